@@ -1,0 +1,45 @@
+"""kcxai: provably precise, succinct explanations of classifiers through knowledge compilation.
+
+Compile a classifier to a language that supports conditioning and model
+counting (a decision tree's paths, SDD, OBDD), then ask for explanations
+whose probabilities are exact ratios of model counts.
+
+>>> import kcxai
+>>> tree = kcxai.datasets.running_example_tree()
+>>> print(kcxai.min_idrs(tree, (1, 1, 1, 1, 0, 0, 0, 0, 1), 0).rule())
+IF x1 = 1 AND x2 = 1 AND x3 = 1 AND x8 = 0 AND x9 = 1 THEN class = 1
+"""
+
+from kcxai import datasets
+from kcxai._errors import (
+    CompilationLimitError,
+    InvalidInputError,
+    InvalidTypeError,
+    KcxaiError,
+    MissingDependencyError,
+    ModelFormatError,
+    NotRelevantError,
+    ProblemTooLargeError,
+    UnknownLanguageError,
+)
+from kcxai.compilers import CompiledModel, available_languages, compile_model
+from kcxai.explain import Explanation, idrs_error, is_idrs, is_min_idrs, min_idrs, precision
+from kcxai.models import Classifier, DecisionTree, Leaf, Split, load_model
+from kcxai.oracle import CountingOracle, OracleSession
+from kcxai.space import Feature, FeatureSpace, Interval
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "__version__",
+    # feature space and models
+    "Feature", "FeatureSpace", "Interval", "Classifier", "DecisionTree", "Leaf", "Split", "load_model",
+    # compilation
+    "compile_model", "available_languages", "CompiledModel", "CountingOracle", "OracleSession",
+    # explanations
+    "Explanation", "min_idrs", "idrs_error", "is_idrs", "is_min_idrs", "precision",
+    # errors
+    "KcxaiError", "InvalidInputError", "InvalidTypeError", "ModelFormatError", "NotRelevantError",
+    "MissingDependencyError", "UnknownLanguageError", "CompilationLimitError", "ProblemTooLargeError",
+    "datasets",
+]

@@ -1,0 +1,55 @@
+"""Exception hierarchy of kcxai.
+
+Every error kcxai raises on purpose derives from :class:`KcxaiError`, and also
+from the built-in exception that fits, so ``except ValueError`` keeps working.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "KcxaiError",
+    "InvalidInputError",
+    "InvalidTypeError",
+    "ModelFormatError",
+    "NotRelevantError",
+    "MissingDependencyError",
+    "UnknownLanguageError",
+    "CompilationLimitError",
+    "ProblemTooLargeError",
+]
+
+
+class KcxaiError(Exception):
+    """Root of every error raised by kcxai."""
+
+
+class InvalidInputError(KcxaiError, ValueError):
+    """An argument has the right type but a value outside what is accepted."""
+
+
+class InvalidTypeError(KcxaiError, TypeError):
+    """An argument has a type kcxai does not accept."""
+
+
+class ModelFormatError(KcxaiError, ValueError):
+    """A model file or model description is malformed."""
+
+
+class NotRelevantError(InvalidInputError):
+    """A set given as the start of a deletion loop is not relevant."""
+
+
+class MissingDependencyError(KcxaiError, ImportError):
+    """An optional dependency needed for the requested feature is not installed."""
+
+
+class UnknownLanguageError(InvalidInputError):
+    """The requested knowledge-compilation language is not known."""
+
+
+class CompilationLimitError(KcxaiError, RuntimeError):
+    """Compilation exceeded the size or time limit it was given."""
+
+
+class ProblemTooLargeError(KcxaiError, RuntimeError):
+    """An exact search would exceed the limit it was given."""

@@ -1,0 +1,66 @@
+"""The brute-force reference oracle (language ``"brute"``): enumerate feature space.
+
+Every point is classified once; each query sums the weights of the matching
+points. It is the ground truth the tests hold every other language to, and it
+only accepts small spaces.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from typing import Any
+
+from kcxai._errors import InvalidInputError, ProblemTooLargeError
+from kcxai.compilers._base import CompiledModel
+from kcxai.oracle import GenericSession, OracleSession
+from kcxai.space import Weight
+
+__all__ = ["BruteForceOracle", "compile", "DEFAULT_MAX_POINTS"]
+
+#: Largest feature space the brute-force oracle enumerates by default.
+DEFAULT_MAX_POINTS = 1 << 18
+
+
+class BruteForceOracle:
+    """Answers every query by enumerating all points of feature space."""
+
+    language = "brute"
+
+    def __init__(self, model: Any, *, max_points: int = DEFAULT_MAX_POINTS) -> None:
+        space = model.space
+        if space.size > max_points:
+            raise ProblemTooLargeError(
+                f"The brute-force oracle enumerates feature space, which has {space.size} points here; "
+                f"the limit 'max_points' is {max_points}.")
+        self.space = space
+        self.n_classes = len(model.classes)
+        self._points = list(itertools.product(*(range(s) for s in space.domain_sizes)))
+        self._labels = [model.predict_point(p) for p in self._points]
+        self._weights = [space.point_weight(p) for p in self._points]
+        self._where = {p: k for k, p in enumerate(self._points)}
+
+    def predict_point(self, point: tuple[int, ...]) -> int:
+        return self._labels[self._where[tuple(point)]]
+
+    def disagree_weight(self, point: tuple[int, ...], label: int, fixed: frozenset[int]) -> Weight:
+        fixed = sorted(fixed)
+        total: Weight = 0
+        for x, lab, w in zip(self._points, self._labels, self._weights):
+            if lab != label and all(x[i] == point[i] for i in fixed):
+                total += w
+        return total
+
+    def session(self, point: tuple[int, ...], label: int, fixed: frozenset[int]) -> OracleSession:
+        return GenericSession(self, point, label, fixed)
+
+
+def compile(model: Any, *, max_points: int = DEFAULT_MAX_POINTS) -> CompiledModel:
+    """Tabulate ``model`` over its whole feature space."""
+    if not isinstance(max_points, int) or max_points < 1:
+        raise InvalidInputError(f"'max_points' must be a positive int. Got {max_points!r} instead.")
+    t0 = time.perf_counter()
+    oracle = BruteForceOracle(model, max_points=max_points)
+    return CompiledModel(model=model, oracle=oracle, language="brute", backend="kcxai",
+                         stats={"size": model.space.size, "variables": model.space.n_features,
+                                "compile_seconds": time.perf_counter() - t0})

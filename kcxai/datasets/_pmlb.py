@@ -1,0 +1,121 @@
+"""The five PMLB datasets of the paper's experiment, shipped with kcxai (offline)."""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import re
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+import numpy as np
+
+from kcxai._errors import InvalidInputError
+
+__all__ = ["Dataset", "load_dataset", "DATASETS", "reference_tree", "REFERENCE_TREES"]
+
+#: Names of the bundled PMLB datasets.
+DATASETS = ("adult", "allhyper", "ann_thyroid", "fars", "kddcup")
+#: Names of the bundled reference trees (``.dt`` format, adult).
+REFERENCE_TREES = ("IAI12", "IAI14", "SKL14")
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """A bundled dataset.
+
+    Attributes
+    ----------
+    name : str
+    X : numpy.ndarray
+        Feature values (float64), one row per instance.
+    y : numpy.ndarray
+        Target values (int64).
+    feature_names : tuple of str
+    feature_types : tuple of str
+        PMLB's types: ``"continuous"``, ``"categorical"``, ``"ordinal"`` or ``"binary"``.
+    """
+
+    name: str
+    X: Any
+    y: Any
+    feature_names: tuple[str, ...]
+    feature_types: tuple[str, ...]
+
+    @property
+    def continuous(self) -> tuple[int, ...]:
+        """Indices of the continuous columns."""
+        return tuple(i for i, t in enumerate(self.feature_types) if t == "continuous")
+
+    def __repr__(self) -> str:
+        return (f"Dataset({self.name!r}, {self.X.shape[0]} rows, {self.X.shape[1]} features, "
+                f"{len(self.continuous)} continuous)")
+
+
+def _data(name: str) -> Any:
+    return resources.files("kcxai.datasets").joinpath("data", name)
+
+
+def _feature_types(name: str) -> dict[str, str]:
+    text = _data(f"pmlb/{name}.metadata.yaml").read_text(encoding="utf-8")
+    return dict(re.findall(r"^\s*- name:\s*(\S+)\s*\n\s*type:\s*(\w+)", text, flags=re.M))
+
+
+def load_dataset(name: str, *, drop_duplicates: bool = True) -> Dataset:
+    """Load one of the bundled PMLB datasets.
+
+    Parameters
+    ----------
+    name : {"adult", "allhyper", "ann_thyroid", "fars", "kddcup"}
+    drop_duplicates : bool, default True
+        Remove duplicate rows (features and target), as the paper's protocol does.
+
+    Examples
+    --------
+    >>> from kcxai.datasets import load_dataset
+    >>> ds = load_dataset("allhyper")
+    >>> ds.X.shape[1], len(ds.feature_names)
+    (29, 29)
+    """
+    if name not in DATASETS:
+        raise InvalidInputError(f"Unknown dataset {name!r}; the bundled datasets are {list(DATASETS)}.")
+    with _data(f"pmlb/{name}.tsv.gz").open("rb") as raw, gzip.open(raw, "rt", encoding="utf-8") as fh:
+        rows = list(csv.reader(fh, delimiter="\t"))
+    header, body = rows[0], rows[1:]
+    data = np.array(body, dtype=np.float64)
+    if drop_duplicates:
+        _, keep = np.unique(data, axis=0, return_index=True)
+        data = data[np.sort(keep)]
+    types = _feature_types(name)
+    names = tuple(header[:-1])
+    return Dataset(name=name, X=data[:, :-1], y=data[:, -1].astype(np.int64), feature_names=names,
+                   feature_types=tuple(types.get(n, "continuous") for n in names))
+
+
+def reference_tree(name: str = "SKL14") -> Any:
+    """One of the three real adult trees published with the authors' tool (``.dt`` format).
+
+    Examples
+    --------
+    >>> from kcxai.datasets import reference_tree
+    >>> reference_tree("IAI12").n_nodes
+    849
+    """
+    from kcxai.models.tree import DecisionTree
+
+    if name not in REFERENCE_TREES:
+        raise InvalidInputError(f"Unknown reference tree {name!r}; choose one of {list(REFERENCE_TREES)}.")
+    with resources.as_file(_data(f"ref_trees/adult_{name}.dt")) as dt, \
+            resources.as_file(_data(f"ref_trees/adult_{name}.map")) as mp:
+        return DecisionTree.from_dt(dt, mp)
+
+
+def reference_instances(name: str = "SKL14") -> Any:
+    """The instances published with the reference trees (tree values), as an int array."""
+    if name not in REFERENCE_TREES:
+        raise InvalidInputError(f"Unknown reference tree {name!r}; choose one of {list(REFERENCE_TREES)}.")
+    fname = "adult_SKL14_instances.csv" if name == "SKL14" else "adult_IAI_instances.csv"
+    with _data(f"ref_trees/{fname}").open("r", encoding="utf-8") as fh:
+        rows = list(csv.reader(fh))
+    return np.array(rows[1:], dtype=np.int64)[:, :-1]

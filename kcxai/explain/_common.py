@@ -1,0 +1,203 @@
+"""What every explainer shares: argument checks and a counting view of the oracle."""
+
+from __future__ import annotations
+
+import numbers
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from fractions import Fraction
+from typing import Any
+
+from kcxai._errors import InvalidInputError, InvalidTypeError
+from kcxai.explain._result import Explanation
+from kcxai.oracle import CountingOracle, OracleSession
+from kcxai.space import FeatureSpace, Probability, Weight
+
+__all__ = ["Query", "prepare", "check_delta", "check_order", "check_start"]
+
+
+def resolve(obj: Any) -> tuple[CountingOracle, Any]:
+    """The oracle and the source model (or ``None``) of what a user passed."""
+    from kcxai.compilers._base import CompiledModel
+    from kcxai.models._base import Classifier
+
+    if isinstance(obj, CompiledModel):
+        return obj.oracle, obj.model
+    if isinstance(obj, Classifier):
+        return obj.native_oracle(), obj
+    if isinstance(obj, CountingOracle):
+        return obj, None
+    raise InvalidTypeError(
+        "'obj' must be a kcxai model (e.g. DecisionTree), a CompiledModel from compile_model(), "
+        f"or a CountingOracle. Got {type(obj).__name__} instead.")
+
+
+def check_delta(delta: Any, *, argument: str = "delta", exact: bool = True) -> Probability:
+    """A probability bound in [0, 1].
+
+    ``int`` and ``Fraction`` stay exact. A ``float`` is read as the decimal it
+    prints as (``0.03`` means ``3/100``), so that a bound written in decimal is
+    compared exactly; in a float-weighted space it stays a float.
+    """
+    if isinstance(delta, bool) or not isinstance(delta, numbers.Real):
+        raise InvalidTypeError(f"'{argument}' must be a real number in [0, 1]. Got {delta!r} instead.")
+    if isinstance(delta, numbers.Rational):
+        value: Probability = Fraction(int(delta.numerator), int(delta.denominator))
+    else:
+        f = float(delta)
+        if f != f:
+            raise InvalidInputError(f"'{argument}' must be a real number in [0, 1]. Got nan instead.")
+        value = Fraction(repr(f)) if exact and f not in (float("inf"), float("-inf")) else f
+    if not 0 <= value <= 1:
+        raise InvalidInputError(f"'{argument}' must be in [0, 1]. Got {delta!r} instead.")
+    return value
+
+
+class Query:
+    """One instance against one oracle, counting the calls made."""
+
+    __slots__ = ("oracle", "model", "space", "instance", "point", "label", "calls", "t0")
+
+    def __init__(self, oracle: CountingOracle, model: Any, instance: Any) -> None:
+        self.t0 = time.perf_counter()
+        self.oracle = oracle
+        self.model = model
+        self.space: FeatureSpace = oracle.space
+        self.point = self.space.encode(instance)
+        if isinstance(instance, Mapping):
+            self.instance = tuple(instance[n] for n in self.space.names)
+        else:
+            self.instance = tuple(instance.tolist() if hasattr(instance, "tolist") else instance)
+        self.label = oracle.predict_point(self.point)
+        self.calls = 0
+
+    @property
+    def prediction(self) -> Any:
+        classes = getattr(self.model, "classes", None)
+        return classes[self.label] if classes is not None else self.label
+
+    # -- counting -----------------------------------------------------------
+
+    def disagree_weight(self, fixed: Iterable[int]) -> Weight:
+        self.calls += 1
+        return self.oracle.disagree_weight(self.point, self.label, frozenset(fixed))
+
+    def session(self, fixed: Iterable[int]) -> "CountingSession":
+        return CountingSession(self, self.oracle.session(self.point, self.label, frozenset(fixed)))
+
+    def error_of(self, weight: Weight) -> Probability:
+        return self.space.probability(weight)
+
+    def precision_of(self, fixed: Iterable[int], weight: Weight) -> Probability:
+        cons = self.space.consistent_weight(self.point, fixed)
+        if self.space.is_exact:
+            return 1 - Fraction(weight, cons)  # type: ignore[arg-type]
+        return 1.0 - float(weight) / float(cons)
+
+    def within(self, delta: Probability) -> "Bound":
+        """A test ``weight <= delta * total_weight`` done exactly."""
+        return Bound(delta, self.space.total_weight)
+
+    # -- results ------------------------------------------------------------
+
+    def explanation(self, features: Iterable[int], *, weight: Weight, delta: Probability | None,
+                    method: str, kind: str = "relevant") -> Explanation:
+        feats = tuple(sorted(features))
+        space, point = self.space, self.point
+        fixed = feats if kind == "relevant" else tuple(i for i in range(space.n_features) if i not in feats)
+        return Explanation(
+            features=feats,
+            names=tuple(space.features[i].name for i in feats),
+            values=tuple(space.features[i].values[point[i]] for i in feats),
+            literals=tuple(space.literal(i, point) for i in feats),
+            prediction=self.prediction, delta=delta,
+            error=self.error_of(weight), precision=self.precision_of(fixed, weight),
+            language=self.oracle.language, oracle_calls=self.calls,
+            seconds=time.perf_counter() - self.t0, kind=kind, method=method, instance=self.instance)
+
+
+class Bound:
+    """``weight <= delta * total`` (or ``>``), exactly for Fraction deltas."""
+
+    __slots__ = ("_num", "_den", "_float")
+
+    def __init__(self, delta: Probability, total: Weight) -> None:
+        if isinstance(delta, Fraction) and isinstance(total, int):
+            self._num, self._den, self._float = delta.numerator * total, delta.denominator, None
+        else:
+            self._num, self._den, self._float = 0, 1, float(delta) * float(total)
+
+    def holds(self, weight: Weight) -> bool:
+        """Whether ``weight <= delta * total``."""
+        if self._float is None:
+            return weight * self._den <= self._num
+        return weight <= self._float
+
+
+class CountingSession:
+    """An :class:`OracleSession` that counts its queries on the :class:`Query`."""
+
+    __slots__ = ("_q", "_s")
+
+    def __init__(self, q: Query, s: OracleSession) -> None:
+        self._q = q
+        self._s = s
+
+    @property
+    def fixed(self) -> frozenset[int]:
+        return self._s.fixed
+
+    def weight(self) -> Weight:
+        self._q.calls += 1
+        return self._s.weight()
+
+    def weight_if_freed(self, feature: int) -> Weight:
+        self._q.calls += 1
+        return self._s.weight_if_freed(feature)
+
+    def free(self, feature: int) -> None:
+        self._s.free(feature)
+
+
+def prepare(obj: Any, instance: Any) -> Query:
+    """Resolve ``obj`` and encode ``instance``; the start of every explainer."""
+    oracle, model = resolve(obj)
+    return Query(oracle, model, instance)
+
+
+def check_features(q: Query, features: Any, *, argument: str = "features") -> frozenset[int]:
+    """A validated set of feature indices."""
+    return q.space.feature_set(features, argument=argument)
+
+
+def check_start(q: Query, start: Any) -> frozenset[int] | None:
+    """``None`` (all features), ``"path"`` (a tree's path) or a feature collection."""
+    if start is None:
+        return None
+    if isinstance(start, str) and start == "path":
+        from kcxai.models.tree import DecisionTree
+
+        if not isinstance(q.model, DecisionTree):
+            raise InvalidInputError(
+                f"start='path' needs a DecisionTree model. Got {type(q.model).__name__} instead.")
+        return frozenset(q.model.path_of(q.point).features())
+    return check_features(q, start, argument="start")
+
+
+def check_order(q: Query, order: Any, fixed: Iterable[int]) -> list[int]:
+    """The order in which features are tried.
+
+    ``None`` is feature-index order. Otherwise a sequence of distinct features
+    (indices or names); features already free are skipped, and features of the
+    start set that ``order`` leaves out are tried afterwards in index order.
+    """
+    fixed = set(fixed)
+    if order is None:
+        return sorted(fixed)
+    if isinstance(order, (str, bytes)) or not isinstance(order, Sequence):
+        raise InvalidTypeError(f"'order' must be a sequence of feature indices or names. Got {order!r} instead.")
+    seq = [q.space.feature_index(f) for f in order]
+    if len(set(seq)) != len(seq):
+        raise InvalidInputError(f"'order' must not repeat a feature. Got {list(order)!r} instead.")
+    listed = set(seq)
+    return [i for i in seq if i in fixed] + sorted(fixed - listed)

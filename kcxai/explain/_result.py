@@ -1,0 +1,136 @@
+"""The result type of every explainer."""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+from kcxai.space import Probability
+
+__all__ = ["Explanation", "format_probability"]
+
+
+def format_probability(p: Probability) -> str:
+    """``7/512 (0.01367)`` for exact values, ``0.01367`` for floats."""
+    if isinstance(p, Fraction):
+        if p.denominator == 1:
+            return str(p.numerator)
+        if p.denominator < 10**6:
+            return f"{p} ({float(p):.4g})"
+        return f"{float(p):.6g}"
+    return f"{p:.6g}"
+
+
+def _plain(x: Any) -> Any:
+    return x if isinstance(x, (str, int, float, bool)) or x is None else str(x)
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """A set of features explaining a prediction, with its exact measures.
+
+    Attributes
+    ----------
+    features : tuple of int
+        Sorted 0-based indices of the features in the set.
+    names : tuple of str
+        Their names.
+    values : tuple
+        The instance's values on them (domain values: intervals for numeric features).
+    literals : tuple of str
+        Readable literals ``name = value`` / ``name in (a, b]``.
+    prediction : object
+        The class predicted for the instance.
+    delta : Fraction or float
+        The bound the set was computed for (``None`` where the problem has none).
+    error : Fraction or float
+        ``Pr(kappa(x) != c and x_S = v_S)`` (the paper's eq. idr).
+    precision : Fraction or float
+        ``Pr(kappa(x) = c | x_S = v_S)`` (the paper's eq. drs).
+    language : str
+        The knowledge-compilation language that answered the counting queries.
+    oracle_calls : int
+        Number of counting queries made.
+    seconds : float
+        Wall-clock time of the computation.
+    kind : str
+        ``"relevant"`` for a relevant set, ``"dual"`` for a dual (contrastive) set.
+    method : str
+        The function that produced it (``"min_idrs"``, ...).
+    instance : tuple
+        The explained instance (user values).
+    """
+
+    features: tuple[int, ...]
+    names: tuple[str, ...]
+    values: tuple[Any, ...]
+    literals: tuple[str, ...]
+    prediction: Any
+    delta: Probability | None
+    error: Probability
+    precision: Probability
+    language: str
+    oracle_calls: int
+    seconds: float
+    kind: str = "relevant"
+    method: str = "min_idrs"
+    instance: tuple[Any, ...] = ()
+
+    def __len__(self) -> int:
+        return len(self.features)
+
+    def __iter__(self) -> Any:
+        return iter(self.features)
+
+    def __contains__(self, feature: object) -> bool:
+        return feature in self.features or feature in self.names
+
+    def to_dict(self) -> dict[str, Any]:
+        """A flat, JSON-ready dict (one row of a pandas DataFrame).
+
+        Probabilities appear as floats and, when exact, also as strings
+        (``"error_exact": "7/512"``).
+        """
+        d: dict[str, Any] = {
+            "method": self.method, "kind": self.kind,
+            "features": list(self.features), "names": list(self.names),
+            "values": [_plain(v) for v in self.values], "literals": list(self.literals),
+            "size": len(self.features), "prediction": _plain(self.prediction),
+            "delta": None if self.delta is None else float(self.delta),
+            "error": float(self.error), "precision": float(self.precision),
+            "language": self.language, "oracle_calls": self.oracle_calls, "seconds": self.seconds,
+        }
+        for key in ("delta", "error", "precision"):
+            v = getattr(self, key)
+            if isinstance(v, Fraction):
+                d[key + "_exact"] = str(v)
+        return d
+
+    def rule(self) -> str:
+        """``IF lit AND lit THEN class = c``."""
+        body = " AND ".join(self.literals) if self.literals else "TRUE"
+        if self.kind == "dual":
+            return f"CHANGE {{{', '.join(self.names)}}} MAY CHANGE class = {self.prediction}"
+        return f"IF {body} THEN class = {self.prediction}"
+
+    def __str__(self) -> str:
+        bound = "" if self.delta is None else f" (delta {format_probability(self.delta)})"
+        return (f"{self.rule()}\n  error {format_probability(self.error)}{bound}, "
+                f"precision {format_probability(self.precision)}; {self.method} via {self.language}, "
+                f"{self.oracle_calls} oracle calls, {self.seconds * 1000:.3g} ms")
+
+    def _repr_html_(self) -> str:
+        lits = "".join(f"<li><code>{html.escape(lit)}</code></li>" for lit in self.literals) or "<li>(empty)</li>"
+        title = "Dual (contrastive) set" if self.kind == "dual" else "Relevant set"
+        delta = "" if self.delta is None else (
+            f"<tr><th>delta</th><td>{html.escape(format_probability(self.delta))}</td></tr>")
+        return (
+            f"<div class='kcxai-explanation'><b>{title}</b> for class "
+            f"<b>{html.escape(str(self.prediction))}</b> ({len(self.features)} features)"
+            f"<ul>{lits}</ul><table>"
+            f"<tr><th>error</th><td>{html.escape(format_probability(self.error))}</td></tr>{delta}"
+            f"<tr><th>precision</th><td>{html.escape(format_probability(self.precision))}</td></tr>"
+            f"<tr><th>computed by</th><td>{html.escape(self.method)} via {html.escape(self.language)}, "
+            f"{self.oracle_calls} oracle calls, {self.seconds * 1000:.3g} ms</td></tr></table></div>")

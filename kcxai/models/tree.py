@@ -1,0 +1,405 @@
+"""Decision trees with multi-valued features (the paper's "Decision trees" paragraph).
+
+Every internal node tests one feature; each outgoing edge carries a set of
+values of that feature (the literal ``x_i in E_i``); leaves carry a class.
+A path means the intersection of the value sets along it, so a tree may test a
+feature again. Construction checks that every point of feature space reaches
+exactly one leaf.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Union
+
+from kcxai._errors import InvalidInputError, InvalidTypeError, ModelFormatError
+from kcxai.models._base import Classifier
+from kcxai.space import Feature, FeatureSpace
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kcxai.oracle import CountingOracle
+
+__all__ = ["DecisionTree", "Leaf", "Split", "TreePath"]
+
+
+@dataclass(frozen=True)
+class Leaf:
+    """A leaf predicting ``label``."""
+
+    label: Any
+
+
+@dataclass(frozen=True)
+class Split:
+    """An internal node testing ``feature``.
+
+    ``branches`` is a sequence of ``(values, child)``: ``values`` is the set of
+    domain values (user values; intervals or numbers inside them for numeric
+    features) that lead to ``child``, a :class:`Leaf` or :class:`Split`.
+    A mapping ``{value: child}`` is accepted for one value per branch.
+    """
+
+    feature: int | str
+    branches: Any
+
+    @classmethod
+    def threshold(cls, feature: int | str, threshold: float, left: "Node", right: "Node") -> "Split":
+        """The test ``x <= threshold`` on a numeric feature (left when true)."""
+        return cls(feature, _ThresholdBranches(float(threshold), left, right))
+
+
+@dataclass(frozen=True)
+class _ThresholdBranches:
+    threshold: float
+    left: Any
+    right: Any
+
+
+Node = Union[Leaf, Split]
+
+
+@dataclass(frozen=True)
+class TreePath:
+    """A root-to-leaf path: its leaf's class index and, per tested feature, the
+    bitmask of the values consistent with it (bit ``k`` is value number ``k``)."""
+
+    label: int
+    masks: tuple[tuple[int, int], ...]  # (feature, mask), sorted by feature, only features restricted
+    leaf: int
+
+    def features(self) -> tuple[int, ...]:
+        """Features the path restricts."""
+        return tuple(f for f, _ in self.masks)
+
+
+def _full(size: int) -> int:
+    return (1 << size) - 1
+
+
+class DecisionTree(Classifier):
+    """A decision tree over a finite feature space.
+
+    Parameters
+    ----------
+    space : FeatureSpace
+        The features and distribution.
+    classes : sequence
+        The class labels.
+    root : Leaf or Split
+        The tree, built from :class:`Leaf` and :class:`Split` nodes.
+
+    Examples
+    --------
+    >>> from kcxai import Feature, FeatureSpace, DecisionTree, Leaf, Split
+    >>> space = FeatureSpace([Feature.categorical("x1", [0, 1]), Feature.categorical("x2", [0, 1])])
+    >>> tree = DecisionTree(space, [0, 1], Split("x1", {0: Leaf(0), 1: Split("x2", {0: Leaf(0), 1: Leaf(1)})}))
+    >>> tree.predict([1, 1])
+    1
+    >>> tree.n_nodes
+    5
+    """
+
+    model_type = "decision_tree"
+
+    def __init__(self, space: FeatureSpace, classes: Sequence[Any], root: Node) -> None:
+        if not isinstance(space, FeatureSpace):
+            raise InvalidTypeError(f"'space' must be a FeatureSpace. Got {type(space).__name__} instead.")
+        self.space = space
+        self._init_classes(classes)
+        feat: list[int] = []
+        label: list[int] = []
+        branches: list[tuple[tuple[int, int], ...]] = []
+
+        def add(node: Any, where: str) -> int:
+            nid = len(feat)
+            feat.append(-1)
+            label.append(-1)
+            branches.append(())
+            if isinstance(node, Leaf):
+                label[nid] = self.class_index(node.label)
+                return nid
+            if not isinstance(node, Split):
+                raise InvalidTypeError(f"Tree node at {where} must be a Leaf or Split. Got {node!r} instead.")
+            f = space.feature_index(node.feature)
+            feat[nid] = f
+            out = []
+            for values, child in self._branch_masks(space.features[f], node.branches, where):
+                out.append((values, add(child, f"{where}/{space.features[f].name}")))
+            branches[nid] = tuple(out)
+            return nid
+
+        add(root, "root")
+        self._set_arrays(feat, label, branches, names=None)
+
+    @staticmethod
+    def _branch_masks(feature: Feature, spec: Any, where: str) -> list[tuple[int, Any]]:
+        if isinstance(spec, _ThresholdBranches):
+            if not feature.is_numeric:
+                raise InvalidInputError(
+                    f"Split.threshold at {where} needs a numeric feature; {feature.name!r} is categorical.")
+            left = right = 0
+            for k, iv in enumerate(feature.values):
+                if iv.high <= spec.threshold:
+                    left |= 1 << k
+                elif iv.low >= spec.threshold:
+                    right |= 1 << k
+                else:
+                    raise InvalidInputError(
+                        f"Split.threshold at {where}: threshold {spec.threshold} cuts the interval {iv} of "
+                        f"feature {feature.name!r}; add it to the feature's thresholds.")
+            return [(left, spec.left), (right, spec.right)]
+        items = spec.items() if isinstance(spec, Mapping) else spec
+        out = []
+        for item in items:
+            try:
+                values, child = item
+            except (TypeError, ValueError):
+                raise InvalidTypeError(
+                    f"Split branches at {where} must be (values, child) pairs. Got {item!r} instead.") from None
+            if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
+                values = [values]
+            mask = 0
+            for v in values:
+                mask |= 1 << feature.index(v)
+            out.append((mask, child))
+        return out
+
+    def _set_arrays(self, feat: list[int], label: list[int], branches: list[tuple[tuple[int, int], ...]],
+                    names: list[Any] | None, root: int = 0) -> None:
+        """Store the flat arrays, check the tree and extract its paths."""
+        self._feat = tuple(feat)
+        self._label = tuple(label)
+        self._branches = tuple(branches)
+        self._root = root
+        self._node_names = names
+        self._paths = self._check_and_paths()
+
+    def _node_name(self, nid: int) -> str:
+        return f"node {self._node_names[nid]}" if self._node_names is not None else f"node #{nid}"
+
+    def _check_and_paths(self) -> tuple[TreePath, ...]:
+        space = self.space
+        full = [_full(f.size) for f in space.features]
+        paths: list[TreePath] = []
+        n = len(self._feat)
+        seen = [False] * n
+        stack: list[tuple[int, tuple[int, ...]]] = [(self._root, tuple(full))]
+        while stack:
+            nid, allowed = stack.pop()
+            if not 0 <= nid < n:
+                raise ModelFormatError(f"Tree refers to a missing node (index {nid}).")
+            if seen[nid]:
+                raise ModelFormatError(f"{self._node_name(nid)} is reached twice: a tree must not share nodes.")
+            seen[nid] = True
+            f = self._feat[nid]
+            if f < 0:
+                if not 0 <= self._label[nid] < len(self.classes):
+                    raise ModelFormatError(f"Leaf {self._node_name(nid)} has no valid class.")
+                masks = tuple((i, m) for i, m in enumerate(allowed) if m != full[i])
+                paths.append(TreePath(self._label[nid], masks, nid))
+                continue
+            here = allowed[f]
+            covered = 0
+            if not self._branches[nid]:
+                raise ModelFormatError(f"Internal {self._node_name(nid)} has no branches.")
+            for mask, child in self._branches[nid]:
+                m = mask & here
+                if m & covered:
+                    vals = [space.features[f].label(k) for k in range(space.features[f].size) if (m & covered) >> k & 1]
+                    raise ModelFormatError(
+                        f"{self._node_name(nid)} (feature {space.features[f].name!r}) sends the values {vals} "
+                        f"down more than one branch: a point must reach exactly one leaf.")
+                covered |= m
+                if m:
+                    stack.append((child, allowed[:f] + (m,) + allowed[f + 1:]))
+                else:
+                    self._mark_unreachable(child, seen)
+            if covered != here:
+                vals = [space.features[f].label(k) for k in range(space.features[f].size) if (here & ~covered) >> k & 1]
+                raise ModelFormatError(
+                    f"{self._node_name(nid)} (feature {space.features[f].name!r}) has no branch for the values "
+                    f"{vals}: every point must reach a leaf.")
+        return tuple(paths)
+
+    def _mark_unreachable(self, nid: int, seen: list[bool]) -> None:
+        stack = [nid]
+        while stack:
+            k = stack.pop()
+            if not 0 <= k < len(seen) or seen[k]:
+                raise ModelFormatError(f"Tree refers to a missing or shared node (index {k}).")
+            seen[k] = True
+            stack.extend(child for _, child in self._branches[k])
+
+    # -- basic facts -----------------------------------------------------
+
+    @property
+    def n_nodes(self) -> int:
+        """Number of nodes."""
+        return len(self._feat)
+
+    @property
+    def n_leaves(self) -> int:
+        """Number of leaves."""
+        return sum(1 for f in self._feat if f < 0)
+
+    @property
+    def depth(self) -> int:
+        """Length of the longest root-to-leaf path (in edges)."""
+        best = 0
+        stack = [(self._root, 0)]
+        while stack:
+            nid, d = stack.pop()
+            best = max(best, d)
+            stack.extend((c, d + 1) for _, c in self._branches[nid])
+        return best
+
+    @property
+    def paths(self) -> tuple[TreePath, ...]:
+        """The reachable root-to-leaf paths."""
+        return self._paths
+
+    def predict_point(self, point: Sequence[int]) -> int:
+        nid = self._root
+        feat, branches = self._feat, self._branches
+        while feat[nid] >= 0:
+            bit = 1 << point[feat[nid]]
+            for mask, child in branches[nid]:
+                if mask & bit:
+                    nid = child
+                    break
+        return self._label[nid]
+
+    def path_of(self, point: Sequence[int]) -> TreePath:
+        """The path a point follows."""
+        for p in self._paths:
+            if all(m >> point[f] & 1 for f, m in p.masks):
+                return p
+        raise AssertionError("unreachable: the tree was checked to cover feature space")  # pragma: no cover
+
+    def path_features(self, instance: Any) -> tuple[int, ...]:
+        """The features restricted on the path followed by an instance (user values)."""
+        return self.path_of(self.space.encode(instance)).features()
+
+    def native_oracle(self) -> "CountingOracle":
+        """The path-counting oracle (language ``"dt"``)."""
+        from kcxai.compilers.dt import TreeOracle
+
+        cached = getattr(self, "_oracle", None)
+        if cached is None:
+            cached = self._oracle = TreeOracle(self)
+        return cached
+
+    def with_distribution(self, distribution: Any) -> "DecisionTree":
+        tree = object.__new__(DecisionTree)
+        tree.space = self.space.with_distribution(distribution)
+        tree._init_classes(self.classes)
+        tree._set_arrays(list(self._feat), list(self._label), list(self._branches), self._node_names, self._root)
+        return tree
+
+    def to_root(self) -> Node:
+        """The tree as nested :class:`Leaf` / :class:`Split` nodes (value sets as domain values)."""
+        def build(nid: int) -> Node:
+            f = self._feat[nid]
+            if f < 0:
+                return Leaf(self.classes[self._label[nid]])
+            feature = self.space.features[f]
+            return Split(feature.name, tuple(
+                (tuple(feature.values[k] for k in range(feature.size) if mask >> k & 1), build(child))
+                for mask, child in self._branches[nid]))
+        return build(self._root)
+
+    # -- JSON --------------------------------------------------------------
+
+    def _body_to_dict(self) -> dict[str, Any]:
+        nodes = []
+        for f, lab, br in zip(self._feat, self._label, self._branches):
+            if f < 0:
+                nodes.append({"class": lab})
+            else:
+                nodes.append({"feature": f, "branches": [
+                    [[k for k in range(self.space.features[f].size) if mask >> k & 1], child]
+                    for mask, child in br]})
+        return {"root": self._root, "nodes": nodes}
+
+    @classmethod
+    def _from_body(cls, space: FeatureSpace, classes: list[Any], body: dict[str, Any]) -> "DecisionTree":
+        nodes = body["nodes"]
+        if not isinstance(nodes, list) or not nodes:
+            raise ModelFormatError("A decision_tree model needs a non-empty 'nodes' list.")
+        feat, label, branches = [], [], []
+        for k, nd in enumerate(nodes):
+            if "class" in nd:
+                feat.append(-1)
+                label.append(nd["class"])
+                branches.append(())
+                continue
+            f = nd["feature"]
+            if not isinstance(f, int) or not 0 <= f < space.n_features:
+                raise ModelFormatError(f"Node {k}: 'feature' must be a feature index. Got {f!r}.")
+            size = space.features[f].size
+            br = []
+            for values, child in nd["branches"]:
+                mask = 0
+                for v in values:
+                    if not isinstance(v, int) or not 0 <= v < size:
+                        raise ModelFormatError(f"Node {k}: value index {v!r} is outside feature {f}'s domain.")
+                    mask |= 1 << v
+                if not isinstance(child, int):
+                    raise ModelFormatError(f"Node {k}: child must be a node index. Got {child!r}.")
+                br.append((mask, child))
+            feat.append(f)
+            label.append(-1)
+            branches.append(tuple(br))
+        tree = object.__new__(cls)
+        tree.space = space
+        tree._init_classes(classes)
+        root = body.get("root", 0)
+        if not isinstance(root, int):
+            raise ModelFormatError(f"'root' must be a node index. Got {root!r}.")
+        tree._set_arrays(feat, label, branches, names=None, root=root)
+        return tree
+
+    # -- importers ---------------------------------------------------------
+
+    @classmethod
+    def from_sklearn(cls, clf: Any, *, feature_names: Sequence[str] | None = None,
+                     domains: Sequence[Sequence[float] | None] | None = None,
+                     distribution: Any = None) -> "DecisionTree":
+        """Import a fitted scikit-learn ``DecisionTreeClassifier``.
+
+        Parameters
+        ----------
+        clf : sklearn.tree.DecisionTreeClassifier
+            A fitted tree (single output).
+        feature_names : sequence of str, optional
+            Defaults to ``clf.feature_names_in_`` if present, else ``x0, x1, ...``.
+        domains : sequence, optional
+            One list of values per feature (``None`` for a feature keeps the
+            default). With a list, the feature's domain is exactly those values
+            and each threshold test becomes a set of values. Without it, the
+            feature is numeric and its domain is the intervals cut by the
+            tree's thresholds on it.
+        distribution : optional
+            Passed to :class:`~kcxai.space.FeatureSpace`.
+        """
+        from kcxai.models._sklearn import tree_from_sklearn
+
+        return tree_from_sklearn(clf, feature_names=feature_names, domains=domains, distribution=distribution)
+
+    @classmethod
+    def from_dt(cls, tree_path: str, map_path: str, *, distribution: Any = None) -> "DecisionTree":
+        """Read a tree in the plain-text ``.dt`` / ``.map`` format of the authors' tools.
+
+        See ``docs/model-format.md`` for the format. Feature ``k`` is named
+        ``f<k>``; its domain is the tree values listed for it in the map, and
+        instances are given in tree values.
+        """
+        from kcxai.models._dtfile import read_dt
+
+        return read_dt(tree_path, map_path, distribution=distribution)
+
+    def __repr__(self) -> str:
+        return (f"DecisionTree({self.n_nodes} nodes, depth {self.depth}, {self.space.n_features} features, "
+                f"{len(self.classes)} classes)")
+
