@@ -1,0 +1,128 @@
+"""Hypothesis strategies: random feature spaces, distributions, trees and instances.
+
+Shared by every test module. Random trees have 1-4 values per feature
+(categorical or numeric), 2-3 classes, re-tested features, edges that list
+values already excluded by an ancestor (as IAI trees do), and uniform, exact
+non-uniform or float distributions.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any
+
+from hypothesis import strategies as st
+
+from kcxai import DecisionTree, Feature, FeatureSpace
+
+DISTRIBUTIONS = ("uniform", "exact", "float")
+
+
+@st.composite
+def feature_spaces(draw: Any, *, min_features: int = 1, max_features: int = 5, max_values: int = 4,
+                   distributions: tuple[str, ...] = ("uniform", "exact")) -> FeatureSpace:
+    """A random feature space with a random product distribution."""
+    n = draw(st.integers(min_features, max_features))
+    feats = []
+    for i in range(n):
+        size = draw(st.integers(1, max_values))
+        if draw(st.booleans()):
+            feats.append(Feature.categorical(f"f{i}", [f"v{k}" for k in range(size)] if i % 2 else list(range(size))))
+        else:
+            feats.append(Feature.numeric(f"f{i}", [10 * k + 0.5 for k in range(size - 1)]))
+    kind = draw(st.sampled_from(distributions))
+    if kind == "uniform":
+        return FeatureSpace(feats)
+    dist = []
+    for f in feats:
+        if draw(st.booleans()) and kind != "float":
+            dist.append(None)
+            continue
+        if kind == "exact":
+            ws = draw(st.lists(st.fractions(min_value=Fraction(1, 7), max_value=5, max_denominator=9),
+                               min_size=f.size, max_size=f.size))
+        else:
+            ws = draw(st.lists(st.floats(min_value=0.05, max_value=3.0), min_size=f.size, max_size=f.size))
+        dist.append(ws)
+    return FeatureSpace(feats, distribution=dist)
+
+
+@st.composite
+def trees(draw: Any, *, space: FeatureSpace | None = None, n_classes: int | None = None,
+          max_depth: int = 5, distributions: tuple[str, ...] = ("uniform", "exact")) -> DecisionTree:
+    """A random decision tree over a random (or the given) space."""
+    if space is None:
+        space = draw(feature_spaces(distributions=distributions))
+    if n_classes is None:
+        n_classes = draw(st.integers(2, 3))
+    classes = list(range(n_classes)) if draw(st.booleans()) else [f"c{k}" for k in range(n_classes)]
+    feat: list[int] = []
+    label: list[int] = []
+    branches: list[tuple[tuple[int, int], ...]] = []
+    full = [(1 << f.size) - 1 for f in space.features]
+
+    def build(allowed: list[int], depth: int) -> int:
+        nid = len(feat)
+        feat.append(-1)
+        label.append(-1)
+        branches.append(())
+        splittable = [i for i, m in enumerate(allowed) if bin(m).count("1") >= 2]
+        if depth >= max_depth or not splittable or draw(st.integers(0, 3)) == 0:
+            label[nid] = draw(st.integers(0, n_classes - 1))
+            return nid
+        f = draw(st.sampled_from(splittable))
+        vals = [k for k in range(space.features[f].size) if allowed[f] >> k & 1]
+        groups = draw(st.lists(st.integers(0, len(vals) - 1), min_size=len(vals), max_size=len(vals)))
+        used = sorted(set(groups))
+        if len(used) < 2:  # force a real split
+            groups = [0] + [1] * (len(vals) - 1)
+            used = [0, 1]
+        masks = []
+        for g in used:
+            masks.append(sum(1 << v for v, gv in zip(vals, groups) if gv == g))
+        if draw(st.booleans()):  # list excluded values too, on the first branch (IAI style)
+            masks[0] |= full[f] & ~allowed[f]
+        feat[nid] = f
+        out = []
+        for m in masks:
+            child_allowed = list(allowed)
+            child_allowed[f] = allowed[f] & m
+            out.append((m, build(child_allowed, depth + 1)))
+        branches[nid] = tuple(out)
+        return nid
+
+    build(list(full), 0)
+    tree = object.__new__(DecisionTree)
+    tree.space = space
+    tree._init_classes(classes)
+    tree._set_arrays(feat, label, branches, names=None)
+    return tree
+
+
+@st.composite
+def points(draw: Any, space: FeatureSpace) -> tuple[int, ...]:
+    """A random point (tuple of value indices)."""
+    return tuple(draw(st.integers(0, s - 1)) for s in space.domain_sizes)
+
+
+def instance_of(space: FeatureSpace, point: tuple[int, ...]) -> list[Any]:
+    """User values for a point (a number inside each interval of numeric features)."""
+    out = []
+    for f, k in zip(space.features, point):
+        if f.is_numeric:
+            iv = f.values[k]
+            out.append(iv.high if iv.high != float("inf") else (iv.low + 1 if iv.low != float("-inf") else 0.0))
+        else:
+            out.append(f.values[k])
+    return out
+
+
+@st.composite
+def tree_and_instance(draw: Any, **kwargs: Any) -> tuple[DecisionTree, list[Any]]:
+    """A random tree and a random instance of its space."""
+    tree = draw(trees(**kwargs))
+    return tree, instance_of(tree.space, draw(points(tree.space)))
+
+
+deltas = st.one_of(st.just(Fraction(0)), st.fractions(min_value=0, max_value=1, max_denominator=64),
+                   st.sampled_from([0.01, 0.05, 0.1, 0.25]))
