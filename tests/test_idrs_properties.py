@@ -82,3 +82,11 @@ def test_with_distribution_changes_only_the_weights(tree, data):
         assert uni.predict_point(q) == tree.predict_point(q)
     x = instance_of(tree.space, p)
     assert kcxai.idrs_error(uni, x, []) == ref.error(uni, p, [])
+
+
+@given(trees(distributions=("uniform",)))
+def test_tree_build_partitions_feature_space(tree):
+    from kcxai.compilers._builder import TruthTableBuilder
+
+    b = TruthTableBuilder(tree.space)
+    b.check_partition(tree.build(b), tree.predict_point)

@@ -12,6 +12,7 @@ from kcxai._errors import InvalidInputError, InvalidTypeError, ModelFormatError
 from kcxai.space import FeatureSpace
 
 if TYPE_CHECKING:  # pragma: no cover
+    from kcxai.compilers._builder import FunctionBuilder
     from kcxai.oracle import CountingOracle
 
 __all__ = ["Classifier", "load_model", "model_from_dict", "FORMAT_NAME", "FORMAT_VERSION"]
@@ -87,6 +88,14 @@ class Classifier(abc.ABC):
         return len(self.classes)
 
     # -- explanation support --------------------------------------------
+
+    @abc.abstractmethod
+    def build(self, builder: "FunctionBuilder[Any]") -> list[Any]:
+        """One Boolean function per class, ``kappa(x) = c``, built with ``builder``.
+
+        The functions partition feature space (exactly one holds at each point).
+        Compilers call this; see :mod:`kcxai.compilers._builder`.
+        """
 
     def native_oracle(self) -> "CountingOracle":
         """The counting oracle used when a model is passed to an explainer directly.

@@ -18,6 +18,7 @@ from kcxai.models._base import Classifier
 from kcxai.space import Feature, FeatureSpace
 
 if TYPE_CHECKING:  # pragma: no cover
+    from kcxai.compilers._builder import FunctionBuilder
     from kcxai.oracle import CountingOracle
 
 __all__ = ["DecisionTree", "Leaf", "Split", "TreePath"]
@@ -280,6 +281,30 @@ class DecisionTree(Classifier):
     def path_features(self, instance: Any) -> tuple[int, ...]:
         """The features restricted on the path followed by an instance (user values)."""
         return self.path_of(self.space.encode(instance)).features()
+
+    def build(self, builder: "FunctionBuilder[Any]") -> list[Any]:
+        """One function per class: the disjunction of the class's paths, built bottom-up."""
+        n_cls = len(self.classes)
+        memo: dict[int, list[Any]] = {}
+        order: list[int] = []
+        stack = [self._root]
+        while stack:  # post-order without recursion (deep trees)
+            nid = stack.pop()
+            order.append(nid)
+            stack.extend(child for _, child in self._branches[nid])
+        for nid in reversed(order):
+            f = self._feat[nid]
+            if f < 0:
+                memo[nid] = [builder.true() if c == self._label[nid] else builder.false() for c in range(n_cls)]
+                continue
+            out = [builder.false()] * n_cls
+            for mask, child in self._branches[nid]:
+                lit = builder.value_in(f, mask)
+                sub = memo.pop(child)
+                for c in range(n_cls):
+                    out[c] = builder.disj(out[c], builder.conj(lit, sub[c]))
+            memo[nid] = out
+        return memo[self._root]
 
     def native_oracle(self) -> "CountingOracle":
         """The path-counting oracle (language ``"dt"``)."""
