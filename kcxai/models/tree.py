@@ -207,7 +207,7 @@ class DecisionTree(Classifier):
             for mask, child in self._branches[nid]:
                 m = mask & here
                 if m & covered:
-                    vals = [space.features[f].label(k) for k in range(space.features[f].size) if (m & covered) >> k & 1]
+                    vals = self._labels_of(f, m & covered)
                     raise ModelFormatError(
                         f"{self._node_name(nid)} (feature {space.features[f].name!r}) sends the values {vals} "
                         f"down more than one branch: a point must reach exactly one leaf.")
@@ -217,11 +217,15 @@ class DecisionTree(Classifier):
                 else:
                     self._mark_unreachable(child, seen)
             if covered != here:
-                vals = [space.features[f].label(k) for k in range(space.features[f].size) if (here & ~covered) >> k & 1]
+                vals = self._labels_of(f, here & ~covered)
                 raise ModelFormatError(
                     f"{self._node_name(nid)} (feature {space.features[f].name!r}) has no branch for the values "
                     f"{vals}: every point must reach a leaf.")
         return tuple(paths)
+
+    def _labels_of(self, f: int, mask: int) -> str:
+        feat = self.space.features[f]
+        return "[" + ", ".join(feat.label(k) for k in range(feat.size) if mask >> k & 1) + "]"
 
     def _mark_unreachable(self, nid: int, seen: list[bool]) -> None:
         stack = [nid]

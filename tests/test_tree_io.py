@@ -1,0 +1,199 @@
+"""Decision trees: construction checks, .dt/.map files, scikit-learn import, JSON round trip."""
+
+import json
+import textwrap
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import kcxai
+from kcxai import DecisionTree, Feature, FeatureSpace, Leaf, ModelFormatError, Split
+import reference as ref
+from strategies import instance_of, trees
+
+EXAMPLE_DT = """\
+5
+1
+I 1 2
+T 3 4 5
+3 T 0
+4 T 1
+5 T 1
+1 f0 0 3
+1 f0 1 2
+2 f1 0 4
+2 f1 1 5
+2 f1 2 5
+"""
+EXAMPLE_MAP = "Categorical\n2\nf0 0 =no\nf0 1 =yes\nf1 0 =low\nf1 1 =mid\nf1 2 =high\n"
+
+
+def write(tmp_path, dt, mp=EXAMPLE_MAP):
+    (tmp_path / "t.dt").write_text(dt)
+    (tmp_path / "t.map").write_text(mp)
+    return tmp_path / "t.dt", tmp_path / "t.map"
+
+
+def test_dt_example(tmp_path):
+    tree = DecisionTree.from_dt(*write(tmp_path, EXAMPLE_DT))
+    assert tree.space.names == ("f0", "f1")
+    assert tree.space.domain_sizes == (2, 3)
+    assert tree.classes == ("0", "1")
+    assert [tree.predict([a, b]) for a in (0, 1) for b in (0, 1, 2)] == ["0"] * 3 + ["1"] * 3
+    e = kcxai.min_idrs(tree, [1, 2], 0)
+    assert e.features == (0,) and e.literals == ("f0 = yes",)
+    assert kcxai.idrs_error(tree, [1, 2], []) == Fraction(1, 2)
+
+
+def test_dt_comments_and_retested_features(tmp_path):
+    # node 2 re-tests f0, listing the whole domain again (IAI style); comments anywhere
+    dt = textwrap.dedent("""\
+        # a tree
+        5
+        1
+        I 1 2
+        T 3 4 5
+        3 T a
+        # leaves
+        4 T b
+        5 T a
+        1 f0 0 3
+        1 f0 1 2
+        1 f0 2 2
+        2 f0 0 4
+        2 f0 1 4
+        2 f0 2 5
+        """)
+    mp = "# map\nCategorical\n1\nf0 0 =x\nf0 1 =y\nf0 2 =z\nf0 1 !=y\n"
+    tree = DecisionTree.from_dt(*write(tmp_path, dt, mp))
+    assert [tree.predict([v]) for v in (0, 1, 2)] == ["a", "b", "a"]
+    assert [p.masks for p in tree.paths if p.label == 1] == [((0, 0b010),)]
+
+
+@pytest.mark.parametrize("dt, match", [
+    (EXAMPLE_DT.replace("5\n1\n", "6\n1\n", 1), "header says 6 nodes"),
+    (EXAMPLE_DT.replace("2 f1 2 5\n", ""), "no branch for the values"),
+    (EXAMPLE_DT.replace("2 f1 2 5", "2 f1 2 4\n2 f1 2 5"), "down more than one branch"),
+    (EXAMPLE_DT.replace("5 T 1\n", ""), "leaf 5 has no class"),
+    (EXAMPLE_DT.replace("1 f0 1 2", "1 f0 7 2"), "value 7 of f0 is not in its domain"),
+    (EXAMPLE_DT.replace("1 f0 1 2", "1 fx 1 2"), "expected a feature"),
+    (EXAMPLE_DT.replace("1 f0 1 2", "1 f1 1 2"), "tests both f0 and f1"),
+    (EXAMPLE_DT.replace("1 f0 1 2", "1 f0 1 9"), "child 9 is not among"),
+    (EXAMPLE_DT.replace("I 1 2", "X 1 2"), "expected the line of internal nodes"),
+    ("3\n", "too short"),
+])
+def test_dt_malformed(tmp_path, dt, match):
+    with pytest.raises(ModelFormatError, match=match):
+        DecisionTree.from_dt(*write(tmp_path, dt))
+
+
+@pytest.mark.parametrize("mp, match", [
+    ("OHE\n2\n", "only 'Categorical' maps"),
+    ("Categorical\nx\n", "must be an integer"),
+    ("Categorical\n2\nf0 0 =no\nf0 1 =yes\n", "f1 has no values"),
+    ("Categorical\n2\nf0 0 no\n", "must start with '=' or '!='"),
+])
+def test_map_malformed(tmp_path, mp, match):
+    with pytest.raises(ModelFormatError, match=match):
+        DecisionTree.from_dt(*write(tmp_path, EXAMPLE_DT, mp))
+
+
+@pytest.mark.parametrize("name, nodes, depth", [("IAI12", 849, 12), ("IAI14", 1241, 14), ("SKL14", 1369, 14)])
+def test_reference_trees(name, nodes, depth):
+    tree = kcxai.datasets.reference_tree(name)
+    assert (tree.n_nodes, tree.depth, tree.n_leaves) == (nodes, depth, len(tree.paths))
+    assert tree.space.domain_sizes == (4, 9, 7, 4, 9, 6, 5, 2, 3, 3, 3, 11)
+    X = kcxai.datasets.reference_instances(name)
+    for x in X[:40]:
+        e = kcxai.min_idrs(tree, x, 0, start="path")
+        assert e.error == 0 and kcxai.is_min_idrs(tree, x, e.features, 0)
+        # the session's incremental counts agree with the direct path count
+        for s in (e.features, tuple(range(0, 12, 2))):
+            point = tree.space.encode(x)
+            assert tree.native_oracle().disagree_weight(point, tree.predict_point(point), frozenset(s)) == (
+                kcxai.idrs_error(tree, x, s) * tree.space.total_weight)
+
+
+def test_constructor_errors():
+    space = FeatureSpace([Feature.categorical("a", [0, 1, 2]), Feature.numeric("b", [1.0])])
+    with pytest.raises(ModelFormatError, match="no branch for the values \\[2\\]"):
+        DecisionTree(space, [0, 1], Split("a", {0: Leaf(0), 1: Leaf(1)}))
+    with pytest.raises(kcxai.InvalidInputError, match="Unknown class 7"):
+        DecisionTree(space, [0, 1], Leaf(7))
+    with pytest.raises(kcxai.InvalidInputError, match="Unknown feature 'zz'"):
+        DecisionTree(space, [0, 1], Split("zz", {0: Leaf(0)}))
+    with pytest.raises(kcxai.InvalidInputError, match="cuts the interval"):
+        DecisionTree(space, [0, 1], Split.threshold("b", 0.5, Leaf(0), Leaf(1)))
+    with pytest.raises(kcxai.InvalidTypeError, match="must be a Leaf or Split"):
+        DecisionTree(space, [0, 1], Split("a", {0: "x", 1: Leaf(0), 2: Leaf(1)}))
+    t = DecisionTree(space, ["n", "y"], Split.threshold("b", 1.0, Leaf("n"), Leaf("y")))
+    assert [t.predict([0, b]) for b in (-3, 1.0, 1.5)] == ["n", "n", "y"]
+    assert kcxai.min_idrs(t, [0, 2.0], 0).literals == ("b > 1",)
+
+
+@settings(max_examples=30)
+@given(trees(distributions=("uniform", "exact", "float")))
+def test_json_round_trip(tree):
+    back = kcxai.models.model_from_dict(json.loads(tree.to_json()))
+    assert back.space == tree.space and back.classes == tree.classes
+    for p in ref.all_points(tree.space):
+        assert back.predict_point(p) == tree.predict_point(p)
+
+
+def test_json_file_and_errors(tmp_path):
+    tree = kcxai.datasets.running_example_tree(distribution=[[Fraction(1, 3), Fraction(2, 3)]] + [None] * 8)
+    tree.save(tmp_path / "m.json")
+    back = kcxai.load_model(tmp_path / "m.json")
+    v = (1, 1, 1, 1, 0, 0, 0, 0, 1)
+    assert kcxai.idrs_error(back, v, [0, 8]) == kcxai.idrs_error(tree, v, [0, 8])
+    d = tree.to_dict()
+    assert d["format"] == "kcxai-model" and d["version"] == 1 and d["type"] == "decision_tree"
+    for bad, match in [({**d, "version": 99}, "Unsupported kcxai model version 99"),
+                       ({**d, "format": "x"}, "Not a kcxai model"),
+                       ({**d, "type": "nope"}, "Unknown model type 'nope'"),
+                       ({**d, "nodes": [{"feature": 0, "branches": [[[0, 5], 1]]}]}, "outside feature 0")]:
+        with pytest.raises(ModelFormatError, match=match):
+            kcxai.models.model_from_dict(bad)
+    (tmp_path / "bad.json").write_text("{not json")
+    with pytest.raises(ModelFormatError, match="not valid JSON"):
+        kcxai.load_model(tmp_path / "bad.json")
+
+
+@settings(max_examples=25)
+@given(st.integers(0, 10**6), st.integers(2, 3), st.integers(2, 4), st.booleans())
+def test_sklearn_import_matches_predict(seed, n_classes, n_values, with_domains):
+    from sklearn.tree import DecisionTreeClassifier
+
+    rng = np.random.default_rng(seed)
+    n_features = 4
+    X = rng.integers(0, n_values, size=(60, n_features)).astype(float)
+    y = rng.integers(0, n_classes, size=60)
+    clf = DecisionTreeClassifier(random_state=seed, max_depth=int(rng.integers(1, 6))).fit(X, y)
+    domains = [list(range(n_values))] * n_features if with_domains else None
+    tree = DecisionTree.from_sklearn(clf, domains=domains)
+    assert tree.classes == tuple(clf.classes_.tolist())
+    if with_domains:
+        grid = np.array(ref.all_points(tree.space), dtype=float)
+    else:  # a representative number inside every interval
+        grid = np.array([instance_of(tree.space, p) for p in ref.all_points(tree.space)], dtype=float)
+    assert tree.predict_many(grid) == clf.predict(grid).tolist()
+    assert tree.n_nodes == clf.tree_.node_count
+
+
+def test_sklearn_import_errors():
+    from sklearn.tree import DecisionTreeClassifier
+
+    with pytest.raises(kcxai.InvalidTypeError, match="DecisionTreeClassifier"):
+        DecisionTree.from_sklearn(object())
+    with pytest.raises(kcxai.InvalidInputError, match="not fitted"):
+        DecisionTree.from_sklearn(DecisionTreeClassifier())
+    clf = DecisionTreeClassifier().fit([[0, 1], [1, 0]], [0, 1])
+    with pytest.raises(kcxai.InvalidInputError, match="'domains' must have 2 entries"):
+        DecisionTree.from_sklearn(clf, domains=[[0, 1]])
+    with pytest.raises(kcxai.InvalidInputError, match="'feature_names' must have 2 names"):
+        DecisionTree.from_sklearn(clf, feature_names=["a"])
+    tree = DecisionTree.from_sklearn(clf, feature_names=["a", "b"])
+    assert tree.space.names == ("a", "b")
