@@ -1,14 +1,214 @@
-"""The ``kcxai`` command line."""
+"""The ``kcxai`` command line.
+
+Subcommands: ``demo`` (the README's main job), ``explain`` (one instance of a
+saved model) and ``compile`` (compile a saved model and report its size).
+Each subcommand is added to the parser by its own ``_add_<name>`` function.
+
+User errors print one line ``kcxai: error: ...`` to stderr and exit with
+status 2; they never show a traceback.
+"""
 
 from __future__ import annotations
 
 import argparse
+import json
+import math
+import os
 import sys
 from collections.abc import Sequence
+from fractions import Fraction
+from typing import Any, NoReturn
 
-from kcxai._errors import KcxaiError
+from kcxai._errors import InvalidInputError, KcxaiError
 
-__all__ = ["main"]
+__all__ = ["main", "parse_instance"]
+
+#: Models shipped with kcxai that ``MODEL`` can name as ``bundled:<name>``.
+BUNDLED = ("running_example", "SKL14", "IAI12", "IAI14")
+
+
+class _Parser(argparse.ArgumentParser):
+    """An ``ArgumentParser`` whose usage errors are one line on stderr."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+
+
+# -- shared helpers ---------------------------------------------------------------
+
+
+def _fraction(text: str) -> Fraction:
+    """An exact number from ``0.01``, ``1e-3`` or ``1/100``."""
+    try:
+        value = Fraction(text.strip())
+    except (ValueError, ZeroDivisionError):
+        raise argparse.ArgumentTypeError(
+            f"expected a number such as 0.01 or 1/100, got {text!r}") from None
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"must be in [0, 1], got {text!r}")
+    return value
+
+
+def _load_model(model: str, map_file: str | None) -> Any:
+    """A kcxai model from a JSON file, a ``.dt`` + ``.map`` pair or ``bundled:<name>``."""
+    from kcxai.models import DecisionTree, load_model
+
+    if model.startswith("bundled:"):
+        name = model[len("bundled:"):]
+        if map_file is not None:
+            raise InvalidInputError(f"MODEL {model!r} is bundled: it takes no MAP file. Got {map_file!r}.")
+        if name == "running_example":
+            from kcxai.datasets import running_example_tree
+
+            return running_example_tree()
+        if name in BUNDLED:
+            from kcxai.datasets import reference_tree
+
+            return reference_tree(name)
+        raise InvalidInputError(
+            f"Unknown bundled model {name!r}; the bundled models are {['bundled:' + b for b in BUNDLED]}.")
+    try:
+        if map_file is not None:
+            return DecisionTree.from_dt(model, map_file)
+        if model.lower().endswith(".dt"):
+            raise InvalidInputError(
+                f"MODEL {model!r} looks like a .dt tree: give its .map file as the second argument "
+                f"(kcxai ... {model} {model[:-3]}.map).")
+        return load_model(model)
+    except OSError as e:
+        where = e.filename if e.filename is not None else model
+        raise InvalidInputError(f"cannot read {os.fspath(where)!r}: {e.strerror or e}") from None
+    except UnicodeDecodeError:
+        raise InvalidInputError(f"MODEL {model!r} is not a text file (a kcxai JSON model or a .dt tree).") from None
+
+
+def _shown(values: Sequence[Any], limit: int = 12) -> str:
+    out = [str(v) for v in values[:limit]]
+    if len(values) > limit:
+        out.append(f"... ({len(values)} values)")
+    return ", ".join(out)
+
+
+def _number(token: str) -> float | None:
+    try:
+        x = float(token)
+    except ValueError:
+        return None
+    return x if math.isfinite(x) else None
+
+
+def _value(feature: Any, token: Any, where: str) -> Any:
+    """The domain value of ``feature`` that ``token`` (text, or a JSON scalar) names."""
+    if feature.is_numeric:
+        if isinstance(token, (int, float)) and not isinstance(token, bool):
+            return token
+        x = _number(str(token)) if isinstance(token, str) else None
+        if x is None or math.isnan(x):
+            raise InvalidInputError(f"{where}: feature {feature.name!r} is numeric: give a number. Got {token!r}.")
+        return x
+    if not isinstance(token, str):
+        try:
+            feature.index(token)
+            return token
+        except KcxaiError:
+            token = json.dumps(token)
+    token = token.strip()
+    values = feature.values
+    for v in values:  # the value as it prints
+        if str(v) == token:
+            return v
+    x = _number(token)
+    if x is not None:  # 1 matches 1.0 and the reverse
+        for v in values:
+            if isinstance(v, (int, float)) and not isinstance(v, bool) and v == x:
+                return v
+    if feature.labels is not None:  # original values of a .map file
+        hits = [v for v, lab in zip(values, feature.labels) if lab == token]
+        if len(hits) == 1:
+            return hits[0]
+    shown = _shown(list(values))
+    if feature.labels is not None:
+        shown += " (or their labels " + _shown(list(feature.labels)) + ")"
+    raise InvalidInputError(f"{where}: feature {feature.name!r} takes one of the values {shown}. Got {token!r}.")
+
+
+def parse_instance(space: Any, text: str, *, where: str = "--instance") -> list[Any]:
+    """An instance in user values from command-line text.
+
+    ``text`` is comma-separated values in feature order, or a JSON list, or a
+    JSON object mapping every feature name to its value. Numeric features
+    take numbers; categorical features take one of their domain values
+    (matched as printed, numerically, or by label).
+
+    Examples
+    --------
+    >>> from kcxai import Feature, FeatureSpace
+    >>> space = FeatureSpace([Feature.categorical("colour", ["red", "green"]),
+    ...                       Feature.numeric("age", [30]), Feature.categorical("n", [0, 1])])
+    >>> parse_instance(space, "green, 35, 1.0")
+    ['green', 35.0, 1]
+    >>> parse_instance(space, '{"age": 20, "colour": "red", "n": 0}')
+    ['red', 20, 0]
+    """
+    names = space.names
+    text = text.strip()
+    if text[:1] in ("[", "{"):
+        try:
+            parsed = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise InvalidInputError(f"{where}: not valid JSON: {e}") from None
+        if isinstance(parsed, dict):
+            missing = [n for n in names if n not in parsed]
+            extra = [k for k in parsed if k not in names]
+            if missing or extra:
+                raise InvalidInputError(
+                    f"{where}: a JSON object must give exactly the features {list(names)}. "
+                    f"Missing {missing}, unknown {extra}.")
+            tokens = [parsed[n] for n in names]
+        elif isinstance(parsed, list):
+            tokens = parsed
+        else:
+            raise InvalidInputError(f"{where}: JSON must be a list or an object. Got {type(parsed).__name__}.")
+    else:
+        tokens = [t.strip() for t in text.split(",")] if text else []
+    if len(tokens) != len(names):
+        raise InvalidInputError(
+            f"{where}: expected {len(names)} values, one per feature ({_shown(list(names))}). "
+            f"Got {len(tokens)}.")
+    return [_value(f, t, where) for f, t in zip(space.features, tokens)]
+
+
+def _features(space: Any, text: str, where: str) -> list[int | str]:
+    """Features given by name or 0-based index, comma-separated."""
+    out: list[int | str] = []
+    for tok in (t.strip() for t in text.split(",")):
+        if not tok:
+            continue
+        if tok in space.names:
+            out.append(tok)
+        elif tok.isdigit() and int(tok) < space.n_features:
+            out.append(int(tok))
+        else:
+            raise InvalidInputError(
+                f"{where}: unknown feature {tok!r}; give names ({_shown(list(space.names))}) "
+                f"or 0-based indices below {space.n_features}.")
+    return out
+
+
+def _plain(x: Any) -> Any:
+    if isinstance(x, float) and not math.isfinite(x):
+        return str(x)
+    return x if isinstance(x, (str, int, float, bool)) or x is None else str(x)
+
+
+def _add_model_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("model", metavar="MODEL",
+                   help="a kcxai JSON model (kcxai.load_model), a .dt tree followed by its MAP file, "
+                        f"or a bundled model: {', '.join('bundled:' + b for b in BUNDLED)}")
+    p.add_argument("map", metavar="MAP", nargs="?", default=None, help="the .map file of a .dt tree")
+
+
+# -- demo ---------------------------------------------------------------------------
 
 
 def _demo(args: argparse.Namespace) -> int:
@@ -40,9 +240,7 @@ def _demo(args: argparse.Namespace) -> int:
     return 0
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="kcxai", description="Exact relevant-set explanations via knowledge compilation.")
-    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+def _add_demo(sub: Any) -> None:
     d = sub.add_parser("demo", help="explain a tree trained on the bundled adult dataset",
                        description="Train a decision tree on the bundled adult dataset and print "
                                    "min-I-delta-relevant sets for a few instances.")
@@ -51,13 +249,139 @@ def _parser() -> argparse.ArgumentParser:
     d.add_argument("--max-depth", type=int, default=10, help="depth of the trained tree (default 10)")
     d.add_argument("--seed", type=int, default=0)
     d.set_defaults(func=_demo)
+
+
+# -- explain ------------------------------------------------------------------------
+
+
+def _explain(args: argparse.Namespace) -> int:
+    import kcxai
+
+    model = _load_model(args.model, args.map)
+    space = model.space
+    instance = parse_instance(space, args.instance)
+    order = None if args.order is None else _features(space, args.order, "--order")
+    start: Any = None
+    if args.start == "path":
+        start = "path"
+    elif args.start not in (None, "all"):
+        start = _features(space, args.start, "--start")
+    target = model if args.language is None else kcxai.compile_model(model, args.language)
+    e = kcxai.min_idrs(target, instance, args.delta, order=order, start=start)
+    if args.json:
+        d = {"model": args.model, "instance": [_plain(v) for v in instance], **e.to_dict()}
+        d["values"] = [_plain(v) for v in d["values"]]
+        print(json.dumps(d, indent=2))
+        return 0
+    shown = ", ".join(f"{n}={v}" for n, v in zip(space.names, instance))
+    print(f"model: {args.model} ({model!r})")
+    print(f"instance: {shown}")
+    print(f"predicted class: {e.prediction}")
+    print(f"{len(e)} of {space.n_features} features are {'' if e.delta == 0 else 'delta-'}relevant:")
+    print(e)
+    return 0
+
+
+def _add_explain(sub: Any) -> None:
+    p = sub.add_parser(
+        "explain", help="explain one prediction of a saved model",
+        description="Compute a subset-minimal I-delta-relevant set (the paper's Algorithm 1) for one "
+                    "instance of a saved model, with its exact error and precision.",
+        epilog="Examples:\n"
+               "  kcxai explain bundled:running_example --instance 1,1,1,1,0,0,0,0,1 --delta 0.03 --start path\n"
+               "  kcxai explain tree.dt tree.map --instance 3,6,4,0,6,0,4,1,0,2,0,9 --delta 1/100 --json\n"
+               "  kcxai explain model.json --instance '{\"age\": 37, \"colour\": \"red\"}' --language sdd",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    _add_model_args(p)
+    p.add_argument("--instance", "-i", required=True,
+                   help="the instance: comma-separated values in feature order, a JSON list, or a JSON "
+                        "object {name: value}; numeric features take numbers, categorical ones one of "
+                        "their domain values")
+    p.add_argument("--delta", "-d", type=_fraction, default=Fraction(0),
+                   help="the bound on the error, read exactly (0.01, 1/100); default 0 (an abductive "
+                        "explanation)")
+    p.add_argument("--language", "-l", default=None,
+                   help="knowledge-compilation language answering the counting queries (dt, sdd, obdd, "
+                        "brute, ...); default: the model's native oracle")
+    p.add_argument("--order", default=None,
+                   help="comma-separated features (names or 0-based indices) in the order they are tried")
+    p.add_argument("--start", default=None,
+                   help="'all' (default), 'path' (a tree's path for the instance), or comma-separated "
+                        "features forming a relevant set")
+    p.add_argument("--json", action="store_true", help="print the explanation as JSON")
+    p.set_defaults(func=_explain)
+
+
+# -- compile ------------------------------------------------------------------------
+
+
+def _compile(args: argparse.Namespace) -> int:
+    import kcxai
+
+    model = _load_model(args.model, args.map)
+    rows = []
+    for language in args.language:
+        c = kcxai.compile_model(model, language)
+        rows.append({"language": c.language, "backend": c.backend,
+                     **{k: _plain(v) for k, v in c.stats.items()}})
+    if args.json:
+        print(json.dumps(rows if len(rows) > 1 else rows[0], indent=2))
+        return 0
+    print(f"model: {args.model} ({model!r})")
+    for r in rows:
+        extra = ", ".join(f"{k} {v}" for k, v in r.items()
+                          if k not in ("language", "backend", "size", "compile_seconds"))
+        secs = r.get("compile_seconds")
+        t = f"{secs:.4f} s" if isinstance(secs, (int, float)) else "?"
+        print(f"{r['language']:>6}: size {r.get('size', '?')}, compiled in {t} by {r['backend']}"
+              + (f" ({extra})" if extra else ""))
+    return 0
+
+
+def _add_compile(sub: Any) -> None:
+    p = sub.add_parser(
+        "compile", help="compile a saved model and report size and time",
+        description="Compile a saved model to one or more knowledge-compilation languages and print "
+                    "the size of the compiled form and the compile time.",
+        epilog="Example:\n  kcxai compile bundled:SKL14 --language dt sdd obdd",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    _add_model_args(p)
+    p.add_argument("--language", "-l", nargs="+", default=["dt"],
+                   help="one or more languages (dt, sdd, obdd, brute, ...); default dt")
+    p.add_argument("--json", action="store_true", help="print the figures as JSON")
+    p.set_defaults(func=_compile)
+
+
+# -- entry point --------------------------------------------------------------------
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="kcxai", description="Exact relevant-set explanations via knowledge compilation.")
+    p.add_argument("--version", action="version", version=f"kcxai {_version()}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    _add_demo(sub)
+    _add_explain(sub)
+    _add_compile(sub)
     return p
 
 
+def _version() -> str:
+    from kcxai import __version__
+
+    return __version__
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``kcxai`` command."""
+    """Entry point of the ``kcxai`` command.
+
+    Returns the exit status: 0 on success, 2 on a user error (one line on
+    stderr, no traceback).
+    """
     parser = _parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as e:  # --help, --version and usage errors (already printed)
+        return e.code if isinstance(e.code, int) else 2
     if not getattr(args, "func", None):
         parser.print_help()
         return 2

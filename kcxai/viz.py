@@ -1,0 +1,255 @@
+"""Drawing decision trees with an explanation: Graphviz source text.
+
+:func:`tree_to_dot` returns the DOT source of a tree as a ``str`` (no
+dependency); :func:`render` turns DOT source into SVG/PNG/PDF with the
+Graphviz ``dot`` program when it is installed. Graphviz is never required to
+use the rest of kcxai.
+
+In a drawing, the instance's root-to-leaf path is drawn in bold blue, and the
+internal nodes that test a feature of the explanation are filled orange;
+tests on the path of features the explanation frees are dashed.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from typing import Any
+
+from kcxai._errors import InvalidInputError, InvalidTypeError, MissingDependencyError
+
+__all__ = ["tree_to_dot", "render", "graphviz_available", "TreeDrawing", "draw_tree"]
+
+_PATH_COLOUR = "#1f5fbf"
+_EXPL_FILL = "#ffcc80"
+_FORMATS = ("svg", "png", "pdf")
+
+
+def _quote(text: str) -> str:
+    """A DOT double-quoted string."""
+    return '"' + str(text).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+
+def _edge_label(feature: Any, mask: int) -> str:
+    """The values of one branch, without the feature name (``<= 30``, ``= 1``, ``in {a, b}``)."""
+    ks = [k for k in range(feature.size) if mask >> k & 1]
+    lit = feature.set_literal(ks)
+    prefix = feature.name + " "
+    return lit[len(prefix):] if lit.startswith(prefix) else lit
+
+
+def tree_to_dot(tree: Any, explanation: Any = None, instance: Any = None, *,
+                max_depth: int | None = None, title: str | None = None) -> str:
+    """Graphviz DOT source of a decision tree, optionally with an explanation.
+
+    Parameters
+    ----------
+    tree : DecisionTree
+        The tree to draw.
+    explanation : Explanation, optional
+        Internal nodes testing one of its features are filled orange, and its
+        rule is the graph's caption. Its instance is highlighted unless
+        ``instance`` is given.
+    instance : sequence or mapping, optional
+        An instance (user values): its root-to-leaf path is drawn in bold.
+    max_depth : int, optional
+        Collapse subtrees below this depth into one ``...`` node, except along
+        the highlighted path (useful for large trees).
+    title : str, optional
+        A caption; defaults to the explanation's rule.
+
+    Returns
+    -------
+    str
+        DOT source; pass it to :func:`render` or any Graphviz tool.
+
+    Examples
+    --------
+    >>> import kcxai
+    >>> from kcxai.viz import tree_to_dot
+    >>> tree = kcxai.datasets.running_example_tree()
+    >>> v = (1, 1, 1, 1, 0, 0, 0, 0, 1)
+    >>> e = kcxai.min_idrs(tree, v, 0.03, start="path")
+    >>> dot = tree_to_dot(tree, e)
+    >>> dot.splitlines()[0]
+    'digraph tree {'
+    >>> sum('->' in line and 'penwidth=3' in line for line in dot.splitlines())  # v's path
+    5
+    >>> print([line for line in dot.splitlines() if 'fillcolor' in line][0])
+      n0 [label="x1", shape=ellipse, style=filled, fillcolor="#ffcc80", color="#1f5fbf", penwidth=3];
+    """
+    from kcxai.explain._result import Explanation
+    from kcxai.models.tree import DecisionTree
+
+    if not isinstance(tree, DecisionTree):
+        raise InvalidTypeError(f"'tree' must be a DecisionTree. Got {type(tree).__name__} instead.")
+    if explanation is not None and not isinstance(explanation, Explanation):
+        raise InvalidTypeError(f"'explanation' must be an Explanation. Got {type(explanation).__name__} instead.")
+    if max_depth is not None and (isinstance(max_depth, bool) or not isinstance(max_depth, int) or max_depth < 0):
+        raise InvalidInputError(f"'max_depth' must be a non-negative int or None. Got {max_depth!r} instead.")
+    space = tree.space
+    expl_features: frozenset[int] = frozenset()
+    if explanation is not None:
+        names = space.names
+        if any(not 0 <= i < len(names) or names[i] != n for i, n in zip(explanation.features, explanation.names)):
+            raise InvalidInputError(
+                f"'explanation' is over features {list(explanation.names)}, which are not features of "
+                f"this tree (its features are {list(names)}).")
+        expl_features = frozenset(explanation.features)
+        if instance is None and explanation.instance:
+            instance = explanation.instance
+    point = None if instance is None else space.encode(instance)
+
+    feat, label, branches, root = tree._feat, tree._label, tree._branches, tree._root
+    on_path: set[int] = set()
+    path_edges: set[tuple[int, int]] = set()
+    if point is not None:
+        nid = root
+        on_path.add(nid)
+        while feat[nid] >= 0:
+            bit = 1 << point[feat[nid]]
+            child = next(c for m, c in branches[nid] if m & bit)
+            path_edges.add((nid, child))
+            nid = child
+            on_path.add(nid)
+
+    lines = ["digraph tree {",
+             '  graph [fontname="Helvetica", fontsize=12];',
+             '  node [fontname="Helvetica", fontsize=11];',
+             '  edge [fontname="Helvetica", fontsize=10];']
+    caption = title if title is not None else (explanation.rule() if explanation is not None else None)
+    if caption:
+        lines.append(f'  labelloc="t"; label={_quote(caption)};')
+
+    stack: list[tuple[int, int]] = [(root, 0)]
+    while stack:
+        nid, depth = stack.pop()
+        f = feat[nid]
+        if f < 0:
+            attrs = [f"label={_quote(f'class {tree.classes[label[nid]]}')}", "shape=box", "style=rounded"]
+        else:
+            attrs = [f"label={_quote(space.features[f].name)}", "shape=ellipse"]
+            if f in expl_features:
+                attrs += ["style=filled", f'fillcolor="{_EXPL_FILL}"']
+        if nid in on_path:
+            attrs += [f'color="{_PATH_COLOUR}"', "penwidth=3"]
+        lines.append(f"  n{nid} [{', '.join(attrs)}];")
+        if f < 0:
+            continue
+        collapse = max_depth is not None and depth >= max_depth
+        for mask, child in branches[nid]:
+            eattrs = [f"label={_quote(_edge_label(space.features[f], mask))}"]
+            if (nid, child) in path_edges:
+                eattrs += [f'color="{_PATH_COLOUR}"', "penwidth=3"]
+                if f not in expl_features and explanation is not None:
+                    eattrs.append("style=dashed")
+            if collapse and child not in on_path:
+                lines.append(f'  c{child} [label="...", shape=plaintext];')
+                lines.append(f"  n{nid} -> c{child} [{', '.join(eattrs)}];")
+                continue
+            lines.append(f"  n{nid} -> n{child} [{', '.join(eattrs)}];")
+            stack.append((child, depth + 1))
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def graphviz_available() -> bool:
+    """Whether the Graphviz ``dot`` program is on the ``PATH``."""
+    return shutil.which("dot") is not None
+
+
+def render(source: str, path: str | os.PathLike[str] | None = None, *, format: str = "svg") -> bytes:
+    """Render DOT source with the Graphviz ``dot`` program.
+
+    Parameters
+    ----------
+    source : str
+        DOT source, e.g. from :func:`tree_to_dot`.
+    path : str or path-like, optional
+        Where to write the drawing. The bytes are returned either way.
+    format : {"svg", "png", "pdf"}
+
+    Returns
+    -------
+    bytes
+        The drawing.
+
+    Raises
+    ------
+    MissingDependencyError
+        When ``dot`` is not installed (``apt-get install graphviz``,
+        ``brew install graphviz`` or ``conda install graphviz``).
+    """
+    if not isinstance(source, str):
+        raise InvalidTypeError(f"'source' must be DOT source text (str). Got {type(source).__name__} instead.")
+    if format not in _FORMATS:
+        raise InvalidInputError(f"'format' must be one of {list(_FORMATS)}. Got {format!r} instead.")
+    dot = shutil.which("dot")
+    if dot is None:
+        raise MissingDependencyError(
+            "Rendering needs the Graphviz 'dot' program, which is not on the PATH. Install Graphviz "
+            "(apt-get install graphviz, brew install graphviz or conda install graphviz), or pass the "
+            "DOT text from tree_to_dot() to any Graphviz viewer.")
+    done = subprocess.run([dot, f"-T{format}"], input=source.encode("utf-8"), capture_output=True, check=False)
+    if done.returncode != 0:
+        msg = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise InvalidInputError(f"Graphviz could not render the source: {msg[0] if msg else 'unknown error'}")
+    if path is not None:
+        with open(path, "wb") as fh:
+            fh.write(done.stdout)
+    return done.stdout
+
+
+class TreeDrawing:
+    """DOT source that shows itself as SVG in notebooks when Graphviz is installed.
+
+    ``str(drawing)`` and :attr:`source` are the DOT text; without Graphviz a
+    notebook shows that text.
+    """
+
+    __slots__ = ("source",)
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+
+    def __str__(self) -> str:
+        return self.source
+
+    def __repr__(self) -> str:
+        return f"TreeDrawing({self.source.count(' -> ')} edges; .source is the DOT text)"
+
+    def _repr_svg_(self) -> str | None:
+        if not graphviz_available():
+            return None
+        return render(self.source, format="svg").decode("utf-8")
+
+    def _repr_markdown_(self) -> str | None:
+        if graphviz_available():
+            return None
+        return "Graphviz is not installed; DOT source:\n\n```dot\n" + self.source + "```\n"
+
+    def save(self, path: str | os.PathLike[str], *, format: str | None = None) -> None:
+        """Write the DOT text (``.dot``/``.gv``) or, with Graphviz, a drawing (``.svg``/``.png``/``.pdf``)."""
+        ext = os.fspath(path).rsplit(".", 1)[-1].lower()
+        fmt = format or ext
+        if fmt in ("dot", "gv"):
+            with open(path, "w", encoding="utf-8") as fh:
+                fh.write(self.source)
+            return
+        render(self.source, path, format=fmt)
+
+
+def draw_tree(tree: Any, explanation: Any = None, instance: Any = None, *,
+              max_depth: int | None = None, title: str | None = None) -> TreeDrawing:
+    """:func:`tree_to_dot` wrapped in a :class:`TreeDrawing` (displays in notebooks).
+
+    Examples
+    --------
+    >>> import kcxai
+    >>> from kcxai.viz import draw_tree
+    >>> drawing = draw_tree(kcxai.datasets.running_example_tree(), instance=(1, 1, 1, 1, 0, 0, 0, 0, 1))
+    >>> drawing
+    TreeDrawing(34 edges; .source is the DOT text)
+    """
+    return TreeDrawing(tree_to_dot(tree, explanation, instance, max_depth=max_depth, title=title))
