@@ -27,11 +27,37 @@ algorithms in :mod:`kcxai.explain` never import a backend.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from fractions import Fraction
 from typing import Protocol, runtime_checkable
 
-from kcxai.space import FeatureSpace, Weight
+from kcxai.space import FeatureSpace, Probability, Weight
 
-__all__ = ["CountingOracle", "OracleSession", "GenericSession"]
+__all__ = ["CountingOracle", "OracleSession", "SessionBase", "GenericSession", "Bound"]
+
+
+class Bound:
+    """The test ``weight <= delta * total_weight``, decided exactly for ``Fraction`` deltas.
+
+    Attributes
+    ----------
+    delta : Fraction or float
+        The probability bound.
+    """
+
+    __slots__ = ("delta", "_num", "_den", "_float")
+
+    def __init__(self, delta: Probability, total: Weight) -> None:
+        self.delta = delta
+        if isinstance(delta, Fraction) and isinstance(total, int):
+            self._num, self._den, self._float = delta.numerator * total, delta.denominator, None
+        else:
+            self._num, self._den, self._float = 0, 1, float(delta) * float(total)
+
+    def holds(self, weight: Weight) -> bool:
+        """Whether ``weight <= delta * total``."""
+        if self._float is None:
+            return weight * self._den <= self._num
+        return weight <= self._float
 
 
 @runtime_checkable
@@ -54,6 +80,15 @@ class OracleSession(Protocol):
 
     def weight_if_freed(self, feature: int) -> Weight:
         """``disagree_weight(v, c, S \\ {feature})``; ``S`` is unchanged."""
+        ...
+
+    def holds_if_freed(self, feature: int, bound: Bound) -> bool:
+        """Whether ``bound.holds(weight_if_freed(feature))``.
+
+        The deletion loop only needs this decision; an oracle may decide it
+        without the exact weight (e.g. by a float computation with a proven
+        error bound), but the answer must be exactly right.
+        """
         ...
 
     def free(self, feature: int) -> None:
@@ -93,7 +128,19 @@ class CountingOracle(Protocol):
         ...
 
 
-class GenericSession:
+class SessionBase:
+    """Default :meth:`OracleSession.holds_if_freed` from ``weight_if_freed``; sessions may subclass it."""
+
+    __slots__ = ()
+
+    def weight_if_freed(self, feature: int) -> Weight:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def holds_if_freed(self, feature: int, bound: Bound) -> bool:
+        return bound.holds(self.weight_if_freed(feature))
+
+
+class GenericSession(SessionBase):
     """An :class:`OracleSession` that asks ``oracle.disagree_weight`` for every query."""
 
     __slots__ = ("_oracle", "_point", "_label", "_fixed")

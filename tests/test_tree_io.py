@@ -110,11 +110,26 @@ def test_reference_trees(name, nodes, depth):
     for x in X[:40]:
         e = kcxai.min_idrs(tree, x, 0, start="path")
         assert e.error == 0 and kcxai.is_min_idrs(tree, x, e.features, 0)
-        # the session's incremental counts agree with the direct path count
-        for s in (e.features, tuple(range(0, 12, 2))):
-            point = tree.space.encode(x)
-            assert tree.native_oracle().disagree_weight(point, tree.predict_point(point), frozenset(s)) == (
-                kcxai.idrs_error(tree, x, s) * tree.space.total_weight)
+        # the pruned traversal agrees with the paper's path formula, sum of ||R_j|| over other-class paths
+        point = tree.space.encode(x)
+        for s in (set(e.features), set(range(0, 12, 2)), {1, 4}):
+            assert kcxai.idrs_error(tree, x, s) == path_formula_error(tree, point, s)
+
+
+def path_formula_error(tree, point, fixed):
+    """Pr(kappa != c, x_S = v_S) as the sum over other-class paths of prod_f d_f / |D_f| (uniform)."""
+    c = tree.predict_point(point)
+    total = Fraction(0)
+    for p in tree.paths:
+        if p.label == c:
+            continue
+        masks = dict(p.masks)
+        prob = Fraction(1)
+        for f, size in enumerate(tree.space.domain_sizes):
+            m = masks.get(f, (1 << size) - 1)
+            prob *= Fraction(int(m >> point[f] & 1) if f in fixed else bin(m).count("1"), size)
+        total += prob
+    return total
 
 
 def test_constructor_errors():

@@ -10,10 +10,10 @@ from typing import Any
 
 from kcxai._errors import InvalidInputError, InvalidTypeError
 from kcxai.explain._result import Explanation
-from kcxai.oracle import CountingOracle, OracleSession
+from kcxai.oracle import Bound, CountingOracle, OracleSession
 from kcxai.space import FeatureSpace, Probability, Weight
 
-__all__ = ["Query", "prepare", "check_delta", "check_order", "check_start"]
+__all__ = ["Query", "Bound", "prepare", "check_delta", "check_order", "check_start"]
 
 
 def resolve(obj: Any) -> tuple[CountingOracle, Any]:
@@ -116,24 +116,6 @@ class Query:
             seconds=time.perf_counter() - self.t0, kind=kind, method=method, instance=self.instance)
 
 
-class Bound:
-    """``weight <= delta * total`` (or ``>``), exactly for Fraction deltas."""
-
-    __slots__ = ("_num", "_den", "_float")
-
-    def __init__(self, delta: Probability, total: Weight) -> None:
-        if isinstance(delta, Fraction) and isinstance(total, int):
-            self._num, self._den, self._float = delta.numerator * total, delta.denominator, None
-        else:
-            self._num, self._den, self._float = 0, 1, float(delta) * float(total)
-
-    def holds(self, weight: Weight) -> bool:
-        """Whether ``weight <= delta * total``."""
-        if self._float is None:
-            return weight * self._den <= self._num
-        return weight <= self._float
-
-
 class CountingSession:
     """An :class:`OracleSession` that counts its queries on the :class:`Query`."""
 
@@ -154,6 +136,10 @@ class CountingSession:
     def weight_if_freed(self, feature: int) -> Weight:
         self._q.calls += 1
         return self._s.weight_if_freed(feature)
+
+    def holds_if_freed(self, feature: int, bound: Bound) -> bool:
+        self._q.calls += 1
+        return self._s.holds_if_freed(feature, bound)
 
     def free(self, feature: int) -> None:
         self._s.free(feature)

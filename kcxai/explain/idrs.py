@@ -68,12 +68,14 @@ def min_idrs(obj: Any, instance: Any, delta: Any, *, order: Any = None, start: A
         raise NotRelevantError(
             f"'start' must be an I-delta-relevant set: its error is {format_probability(q.error_of(weight))}, "
             f"above delta = {format_probability(delta_v)}.")
+    freed = False
     for i in tries:
-        w = session.weight_if_freed(i)
-        if bound.holds(w):
+        if session.holds_if_freed(i, bound):
             session.free(i)
             fixed.discard(i)
-            weight = w
+            freed = True
+    if freed:
+        weight = session.weight()
     return q.explanation(fixed, weight=weight, delta=delta_v, method="min_idrs")
 
 
