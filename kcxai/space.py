@@ -46,6 +46,13 @@ class Interval:
 
     Thresholds follow scikit-learn's convention: a test ``x <= t`` sends the
     interval ``(low, t]`` left. ``low`` may be ``-inf`` and ``high`` ``inf``.
+
+    Examples
+    --------
+    >>> from kcxai import Interval
+    >>> iv = Interval(30.0, 40.5)
+    >>> 35 in iv, 30 in iv, str(iv)
+    (True, False, '(30, 40.5]')
     """
 
     low: float
@@ -85,6 +92,16 @@ class Feature:
     labels : sequence of str, optional
         Display labels of the values (e.g. the original values a tree file maps
         its codes to). Only used to print literals.
+
+    Examples
+    --------
+    >>> from kcxai import Feature
+    >>> colour = Feature.categorical("colour", ["red", "green", "blue"])
+    >>> colour.index("green"), colour.literal(1), colour.set_literal([0, 2])
+    (1, 'colour = green', 'colour in {red, blue}')
+    >>> age = Feature.numeric("age", [30, 50])
+    >>> age.size, age.index(42), age.literal(1), age.literal(2)
+    (3, 1, 'age in (30, 50]', 'age > 50')
     """
 
     __slots__ = ("name", "values", "thresholds", "labels", "_index")

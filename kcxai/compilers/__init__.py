@@ -25,7 +25,15 @@ LANGUAGES: dict[str, tuple[str, str | None, str | None]] = {
 
 
 def available_languages() -> dict[str, bool]:
-    """Which languages can be used here (their backend imports)."""
+    """Which languages can be used here (their backend imports).
+
+    Examples
+    --------
+    >>> from kcxai import available_languages
+    >>> langs = available_languages()
+    >>> langs["dt"], langs["brute"]
+    (True, True)
+    """
     out = {}
     for name, (_, package, _) in LANGUAGES.items():
         if package is None:

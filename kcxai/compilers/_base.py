@@ -28,6 +28,16 @@ class CompiledModel:
         The library doing the work (``"kcxai"``, ``"pysdd"``, ``"dd.cudd"``, ``"dd.autoref"``).
     stats : dict
         At least ``size`` (nodes or path literals), ``variables`` and ``compile_seconds``.
+
+    Examples
+    --------
+    >>> import kcxai
+    >>> tree = kcxai.datasets.running_example_tree()
+    >>> compiled = kcxai.compile_model(tree, "brute")
+    >>> compiled.language, compiled.stats["size"], compiled.predict((1, 1, 1, 1, 0, 0, 0, 0, 1))
+    ('brute', 512, 1)
+    >>> kcxai.min_idrs(compiled, (1, 1, 1, 1, 0, 0, 0, 0, 1), 0.03, start="path").names
+    ('x1', 'x9')
     """
 
     model: Any

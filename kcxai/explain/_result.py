@@ -61,6 +61,18 @@ class Explanation:
         The function that produced it (``"min_idrs"``, ...).
     instance : tuple
         The explained instance (user values).
+
+    Examples
+    --------
+    >>> import kcxai
+    >>> e = kcxai.min_idrs(kcxai.datasets.running_example_tree(), (1, 1, 1, 1, 0, 0, 0, 0, 1), 0.03,
+    ...                    start="path")
+    >>> len(e), e.names, e.literals
+    (2, ('x1', 'x9'), ('x1 = 1', 'x9 = 1'))
+    >>> e.error, e.precision
+    (Fraction(7, 512), Fraction(121, 128))
+    >>> e.to_dict()["error_exact"], "x9" in e
+    ('7/512', True)
     """
 
     features: tuple[int, ...]

@@ -96,7 +96,16 @@ def idrs_error(obj: Any, instance: Any, features: Any) -> Probability:
 
 
 def is_idrs(obj: Any, instance: Any, features: Any, delta: Any) -> bool:
-    """Whether ``features`` is an I-delta-relevant set (eq. idr holds), decided exactly."""
+    """Whether ``features`` is an I-delta-relevant set (eq. idr holds), decided exactly.
+
+    Examples
+    --------
+    >>> import kcxai
+    >>> tree = kcxai.datasets.running_example_tree()
+    >>> v = (1, 1, 1, 1, 0, 0, 0, 0, 1)
+    >>> kcxai.is_idrs(tree, v, ["x1", "x9"], 0.03), kcxai.is_idrs(tree, v, ["x1"], 0.03)
+    (True, False)
+    """
     q = prepare(obj, instance)
     bound = q.within(check_delta(delta, exact=q.space.is_exact))
     return bound.holds(q.disagree_weight(check_features(q, features)))
@@ -107,6 +116,18 @@ def is_min_idrs(obj: Any, instance: Any, features: Any, delta: Any) -> bool:
 
     By monotonicity it suffices that the set is relevant and that dropping any
     single feature breaks relevance.
+
+    Examples
+    --------
+    The running example's two AXps (delta 0) are subset-minimal; their union is not:
+
+    >>> import kcxai
+    >>> tree = kcxai.datasets.running_example_tree()
+    >>> v = (1, 1, 1, 1, 0, 0, 0, 0, 1)
+    >>> [kcxai.is_min_idrs(tree, v, s, 0) for s in (["x1", "x2", "x3", "x4", "x9"],
+    ...                                             ["x1", "x2", "x3", "x8", "x9"],
+    ...                                             ["x1", "x2", "x3", "x4", "x8", "x9"])]
+    [True, True, False]
     """
     q = prepare(obj, instance)
     bound = q.within(check_delta(delta, exact=q.space.is_exact))

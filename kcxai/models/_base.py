@@ -172,7 +172,19 @@ def model_from_dict(d: Any) -> Classifier:
 
 
 def load_model(path: str | os.PathLike[str]) -> Classifier:
-    """Read any kcxai model from a JSON file."""
+    """Read any kcxai model from a JSON file.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import kcxai
+    >>> tree = kcxai.datasets.running_example_tree()
+    >>> path = os.path.join(tempfile.mkdtemp(), "tree.json")
+    >>> tree.save(path)
+    >>> again = kcxai.load_model(path)
+    >>> type(again).__name__, again.predict((1, 1, 1, 1, 0, 0, 0, 0, 1)), again.n_nodes
+    ('DecisionTree', 1, 35)
+    """
     try:
         with open(path, encoding="utf-8") as fh:
             d = json.load(fh)

@@ -283,7 +283,14 @@ class DecisionTree(Classifier):
         raise AssertionError("unreachable: the tree was checked to cover feature space")  # pragma: no cover
 
     def path_features(self, instance: Any) -> tuple[int, ...]:
-        """The features restricted on the path followed by an instance (user values)."""
+        """The features restricted on the path followed by an instance (user values).
+
+        Examples
+        --------
+        >>> import kcxai
+        >>> kcxai.datasets.running_example_tree().path_features((1, 1, 1, 1, 0, 0, 0, 0, 1))
+        (0, 1, 2, 3, 8)
+        """
         return self.path_of(self.space.encode(instance)).features()
 
     def build(self, builder: "FunctionBuilder[Any]") -> list[Any]:
@@ -411,6 +418,16 @@ class DecisionTree(Classifier):
             tree's thresholds on it.
         distribution : optional
             Passed to :class:`~kcxai.space.FeatureSpace`.
+
+        Examples
+        --------
+        >>> from sklearn.tree import DecisionTreeClassifier
+        >>> from kcxai import DecisionTree
+        >>> X, y = [[20, 0], [30, 1], [40, 0], [50, 1]], [0, 0, 1, 1]
+        >>> clf = DecisionTreeClassifier(random_state=0).fit(X, y)
+        >>> tree = DecisionTree.from_sklearn(clf, feature_names=["age", "owner"])
+        >>> tree.classes, tree.predict([45, 0]), tree.space.features[0]
+        ((0, 1), 1, Feature.numeric('age', [35.0]))
         """
         from kcxai.models._sklearn import tree_from_sklearn
 
