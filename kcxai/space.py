@@ -104,11 +104,11 @@ class Feature:
     (3, 1, 'age in (30, 50]', 'age > 50')
     """
 
-    __slots__ = ("name", "values", "thresholds", "labels", "_index")
+    __slots__ = ("name", "values", "thresholds", "labels", "float32", "_index")
 
     def __init__(self, name: str, values: Sequence[Any], *,
                  thresholds: Sequence[float] | None = None,
-                 labels: Sequence[str] | None = None) -> None:
+                 labels: Sequence[str] | None = None, float32: bool = False) -> None:
         if not isinstance(name, str) or not name:
             raise InvalidTypeError(f"Feature 'name' must be a non-empty str. Got {name!r} instead.")
         values = tuple(values)
@@ -117,6 +117,15 @@ class Feature:
         self.name = name
         self.values = values
         self.thresholds = None if thresholds is None else tuple(float(t) for t in thresholds)
+        if self.thresholds is not None:
+            bounds = [-math.inf, *self.thresholds, math.inf]
+            if values != tuple(Interval(a, b) for a, b in zip(bounds, bounds[1:])):
+                raise InvalidInputError(
+                    f"Feature {name!r}: with 'thresholds', 'values' must be the intervals they cut; "
+                    "use Feature.numeric(name, thresholds) to build a numeric feature.")
+        elif float32:
+            raise InvalidInputError(f"Feature {name!r}: 'float32' only applies to numeric features.")
+        self.float32 = bool(float32)
         if labels is not None:
             labels = tuple(str(lab) for lab in labels)
             if len(labels) != len(values):
@@ -144,7 +153,7 @@ class Feature:
         return cls(name, values, labels=labels)
 
     @classmethod
-    def numeric(cls, name: str, thresholds: Sequence[float] = ()) -> "Feature":
+    def numeric(cls, name: str, thresholds: Sequence[float] = (), *, float32: bool = False) -> "Feature":
         """A real-valued feature cut into ``len(thresholds) + 1`` intervals.
 
         Parameters
@@ -153,6 +162,9 @@ class Feature:
         thresholds : sequence of float
             Strictly increasing finite cut points; the domain is
             ``(-inf, t1], (t1, t2], ..., (tk, inf)``.
+        float32 : bool, default False
+            Round a value to float32 before placing it in an interval, as
+            scikit-learn's trees do (set by ``DecisionTree.from_sklearn``).
         """
         ts = []
         for t in thresholds:
@@ -164,7 +176,7 @@ class Feature:
             raise InvalidInputError(
                 f"Feature {name!r}: thresholds must be strictly increasing. Got {ts!r} instead.")
         bounds = [-math.inf, *ts, math.inf]
-        return cls(name, [Interval(a, b) for a, b in zip(bounds, bounds[1:])], thresholds=ts)
+        return cls(name, [Interval(a, b) for a, b in zip(bounds, bounds[1:])], thresholds=ts, float32=float32)
 
     @property
     def is_numeric(self) -> bool:
@@ -183,12 +195,20 @@ class Feature:
                 if value in self.values:
                     return self.values.index(value)
             elif _is_real(value) and not math.isnan(float(value)):
-                return bisect.bisect_left(self.thresholds, float(value))
+                x = float(value)
+                if self.float32:
+                    import numpy as np
+
+                    x = float(np.float32(x))
+                return bisect.bisect_left(self.thresholds, x)
             raise InvalidInputError(
                 f"Feature {self.name!r} is numeric: its value must be a real number "
                 f"(or one of its intervals). Got {value!r} instead.")
         try:
-            return self._index[value]
+            k = self._index[value]
+            if isinstance(value, bool) != isinstance(self.values[k], bool):
+                raise KeyError(value)  # True is not the value 1, nor 1 the value True
+            return k
         except (KeyError, TypeError):
             shown = list(self.values[:10]) + (["..."] if len(self.values) > 10 else [])
             raise InvalidInputError(
@@ -228,7 +248,10 @@ class Feature:
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready description."""
         if self.thresholds is not None:
-            return {"name": self.name, "kind": "numeric", "thresholds": list(self.thresholds)}
+            d = {"name": self.name, "kind": "numeric", "thresholds": list(self.thresholds)}
+            if self.float32:
+                d["float32"] = True
+            return d
         for v in self.values:
             if not isinstance(v, (str, int, float)) or isinstance(v, bool):
                 raise InvalidTypeError(
@@ -245,7 +268,7 @@ class Feature:
         try:
             kind = d["kind"]
             if kind == "numeric":
-                return cls.numeric(d["name"], d["thresholds"])
+                return cls.numeric(d["name"], d["thresholds"], float32=bool(d.get("float32", False)))
             if kind == "categorical":
                 return cls.categorical(d["name"], d["values"], labels=d.get("labels"))
         except (KeyError, TypeError) as e:
@@ -254,7 +277,8 @@ class Feature:
 
     def __eq__(self, other: object) -> bool:
         return (isinstance(other, Feature) and self.name == other.name and self.values == other.values
-                and self.thresholds == other.thresholds and self.labels == other.labels)
+                and self.thresholds == other.thresholds and self.labels == other.labels
+                and self.float32 == other.float32)
 
     def __hash__(self) -> int:
         return hash((self.name, self.values))
@@ -410,6 +434,11 @@ class FeatureSpace:
         return math.prod(f.size for f in self.features)
 
     @property
+    def distribution(self) -> tuple[tuple[Any, ...], ...] | None:
+        """The weights as given (``Fraction`` or ``float`` per value), or ``None`` for uniform."""
+        return self._raw
+
+    @property
     def is_uniform(self) -> bool:
         """Whether the distribution is uniform over each domain."""
         return self._raw is None or all(len(set(ws)) == 1 for ws in self.weights)
@@ -441,6 +470,10 @@ class FeatureSpace:
 
     def encode(self, instance: Any, *, argument: str = "instance") -> tuple[int, ...]:
         """Convert an instance in user values to a point (a tuple of value indices)."""
+        if not isinstance(instance, Mapping) and hasattr(instance, "keys") and hasattr(instance, "tolist"):
+            keys = list(instance.keys())  # a pandas Series: read it by label when it is labelled by feature
+            if all(isinstance(k, str) for k in keys):
+                instance = {k: instance[k] for k in keys}
         if isinstance(instance, Mapping):
             missing = [n for n in self._names if n not in instance]
             extra = [k for k in instance if k not in self._names]

@@ -1,7 +1,7 @@
 """Ground truth by enumeration, written independently of kcxai's oracles.
 
-Probabilities come straight from ``space.value_probability`` as Fractions (or
-floats), so these functions also check the integer weight scaling the oracles use.
+Probabilities come from the weights as the user gave them (``space.distribution``),
+normalised here, so these functions also check the integer weight scaling the oracles use.
 """
 
 from __future__ import annotations
@@ -11,10 +11,22 @@ from fractions import Fraction
 from typing import Any
 
 
+def value_probability(space: Any, f: int, k: int) -> Any:
+    """Pr(x_f = value k) from the weights as the user gave them (not kcxai's integer scaling)."""
+    raw = space.distribution
+    size = space.features[f].size
+    if raw is None:
+        return Fraction(1, size)
+    ws = raw[f]
+    if space.is_exact:
+        return Fraction(ws[k]) / sum(Fraction(w) for w in ws)
+    return float(ws[k]) / sum(float(w) for w in ws)
+
+
 def _prob(space: Any, x: tuple[int, ...]) -> Any:
     p: Any = Fraction(1) if space.is_exact else 1.0
     for i, k in enumerate(x):
-        p *= space.value_probability(i, k)
+        p *= value_probability(space, i, k)
     return p
 
 
@@ -56,3 +68,12 @@ def close(a: Any, b: Any) -> bool:
     if isinstance(a, float) or isinstance(b, float):
         return abs(float(a) - float(b)) <= 1e-9
     return a == b
+
+
+def deletion(model: Any, point: tuple[int, ...], delta: Any, order: Any, start: Any) -> frozenset[int]:
+    """Algorithm 1 written out with ``error``: try the features of ``start`` in ``order``."""
+    s = set(start)
+    for i in order:
+        if i in s and error(model, point, s - {i}) <= delta:
+            s.discard(i)
+    return frozenset(s)

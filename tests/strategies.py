@@ -73,15 +73,16 @@ def trees(draw: Any, *, space: FeatureSpace | None = None, n_classes: int | None
         f = draw(st.sampled_from(splittable))
         vals = [k for k in range(space.features[f].size) if allowed[f] >> k & 1]
         groups = draw(st.lists(st.integers(0, len(vals) - 1), min_size=len(vals), max_size=len(vals)))
-        used = sorted(set(groups))
-        if len(used) < 2:  # force a real split
-            groups = [0] + [1] * (len(vals) - 1)
-            used = [0, 1]
+        used = sorted(set(groups))  # a single group makes a node with one reachable branch
         masks = []
         for g in used:
             masks.append(sum(1 << v for v, gv in zip(vals, groups) if gv == g))
-        if draw(st.booleans()):  # list excluded values too, on the first branch (IAI style)
-            masks[0] |= full[f] & ~allowed[f]
+        excluded = full[f] & ~allowed[f]
+        if excluded and draw(st.booleans()):
+            if draw(st.booleans()):  # list excluded values too, on the first branch (IAI style)
+                masks[0] |= excluded
+            else:  # a branch no point can take (unreachable subtree)
+                masks.append(excluded)
         feat[nid] = f
         out = []
         for m in masks:
@@ -92,11 +93,7 @@ def trees(draw: Any, *, space: FeatureSpace | None = None, n_classes: int | None
         return nid
 
     build(list(full), 0)
-    tree = object.__new__(DecisionTree)
-    tree.space = space
-    tree._init_classes(classes)
-    tree._set_arrays(feat, label, branches, names=None)
-    return tree
+    return DecisionTree._from_arrays(space, classes, feat, label, branches)
 
 
 @st.composite

@@ -18,7 +18,8 @@ def tree():
 
 @pytest.mark.parametrize("instance, exc, match", [
     ((1, 1, 1), kcxai.InvalidInputError, "'instance' must have 9 values .* Got 3"),
-    ((1, 1, 1, 1, 0, 0, 0, 0, 5), kcxai.InvalidInputError, "Feature 'x9' must take one of the values \\[0, 1\\]. Got 5"),
+    ((1, 1, 1, 1, 0, 0, 0, 0, 5), kcxai.InvalidInputError,
+     "Feature 'x9' must take one of the values \\[0, 1\\]. Got 5"),
     ("110", kcxai.InvalidTypeError, "'instance' must be a sequence"),
     ({"x1": 1}, kcxai.InvalidInputError, "Missing"),
 ])

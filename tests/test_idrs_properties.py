@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 import kcxai
 import reference as ref
+from kcxai.explain._common import check_delta
 from strategies import deltas, instance_of, points, tree_and_instance, trees
 
 
@@ -53,12 +54,36 @@ def test_native_and_brute_give_the_same_set(ti, delta, data):
     assert b.language == "brute"
 
 
+@given(tree_and_instance(distributions=("uniform", "exact")), deltas, st.data())
+def test_min_idrs_is_algorithm1_for_any_order_and_start(ti, delta, data):
+    tree, x = ti
+    point = tree.space.encode(x)
+    n = tree.space.n_features
+    d = check_delta(delta)  # a float delta means the decimal it prints as
+    start = data.draw(st.sets(st.integers(0, n - 1)))
+    if ref.error(tree, point, start) > d:
+        start = set(range(n))
+    order = data.draw(st.permutations(range(n)))
+    e = kcxai.min_idrs(tree, x, delta, order=order, start=start)
+    assert set(e.features) == ref.deletion(tree, point, d, order, start)
+
+
 @given(tree_and_instance(), deltas)
 def test_start_from_path(ti, delta):
     tree, x = ti
+    point = tree.space.encode(x)
+    path = set(tree.path_features(x))
+    assert ref.error(tree, point, path) == 0  # the path's features are an AXp candidate
     e = kcxai.min_idrs(tree, x, delta, start="path")
-    assert set(e.features) <= set(tree.path_features(x))
-    assert kcxai.is_min_idrs(tree, x, e.features, delta)
+    assert set(e.features) == ref.deletion(tree, point, e.delta, sorted(path), path)
+
+
+@given(trees(distributions=("uniform",)))
+def test_public_split_construction_round_trip(tree):
+    # Leaf/Split objects (the public constructor) rebuild the same classifier
+    back = kcxai.DecisionTree(tree.space, tree.classes, tree.to_root())
+    for p in ref.all_points(tree.space):
+        assert back.predict_point(p) == tree.predict_point(p)
 
 
 @given(tree_and_instance(), st.data())

@@ -49,10 +49,13 @@ def test_algorithm1_from_all_features(tree):
 
 
 def test_the_two_axps(tree):
-    axps = ref.minimal_sets(lambda s: kcxai.is_idrs(tree, V, s, 0), 9)
+    axps = ref.minimal_sets(lambda s: ref.error(tree, V, s) == 0, 9)
     assert axps == {frozenset({0, 1, 2, 3, 8}), frozenset({0, 1, 2, 7, 8})}
     assert kcxai.is_min_idrs(tree, V, {0, 1, 2, 3, 8}, 0)
     assert not kcxai.is_min_idrs(tree, V, {0, 1, 2, 3, 7, 8}, 0)
+    # the deletion order decides which AXp Algorithm 1 finds
+    assert kcxai.min_idrs(tree, V, 0).features == (0, 1, 2, 7, 8)
+    assert kcxai.min_idrs(tree, V, 0, order=[7]).features == (0, 1, 2, 3, 8)
 
 
 def test_path_axp_is_relevant_at_zero(tree):

@@ -169,7 +169,11 @@ def test_json_file_and_errors(tmp_path):
     for bad, match in [({**d, "version": 99}, "Unsupported kcxai model version 99"),
                        ({**d, "format": "x"}, "Not a kcxai model"),
                        ({**d, "type": "nope"}, "Unknown model type 'nope'"),
-                       ({**d, "nodes": [{"feature": 0, "branches": [[[0, 5], 1]]}]}, "outside feature 0")]:
+                       ({**d, "nodes": [{"feature": 0, "branches": [[[0, 5], 1]]}]},
+                        "a value index of feature 0 .* Got 5"),
+                       ({**d, "nodes": [{"class": 0.5}]}, "'class' \\(a class index\\) must be an integer"),
+                       ({**d, "root": True}, "'root' must be an integer"),
+                       ({**d, "nodes": [{"feature": 0, "branches": [[[0], 1, 2]]}]}, "a branch must be")]:
         with pytest.raises(ModelFormatError, match=match):
             kcxai.models.model_from_dict(bad)
     (tmp_path / "bad.json").write_text("{not json")
@@ -212,3 +216,71 @@ def test_sklearn_import_errors():
         DecisionTree.from_sklearn(clf, feature_names=["a"])
     tree = DecisionTree.from_sklearn(clf, feature_names=["a", "b"])
     assert tree.space.names == ("a", "b")
+
+
+@settings(max_examples=20)
+@given(st.integers(0, 10**6))
+def test_sklearn_import_float_data_matches_predict(seed):
+    # thresholds are float32 midpoints: kcxai must round inputs to float32 as scikit-learn does
+    from sklearn.tree import DecisionTreeClassifier
+
+    rng = np.random.default_rng(seed)
+    X = rng.random((80, 3))
+    y = rng.integers(0, 3, size=80)
+    clf = DecisionTreeClassifier(random_state=seed).fit(X, y)
+    tree = DecisionTree.from_sklearn(clf)
+    probe = np.concatenate([X, rng.random((200, 3))])
+    ts = sorted({float(t) for t in clf.tree_.threshold if t != -2})
+    probe = np.concatenate([probe, np.array([[t, t, t] for t in ts]), np.array([[np.nextafter(t, 2)] * 3 for t in ts])])
+    assert tree.predict_many(probe) == clf.predict(probe).tolist()
+    back = kcxai.models.model_from_dict(json.loads(tree.to_json()))
+    assert back.predict_many(probe) == clf.predict(probe).tolist()
+
+
+def test_eighty_boolean_features_exact():
+    # a chain x0 & x1 & ... & x79 -> class 1; error(S) = 2^-|S| - 2^-80 for the all-ones instance
+    space = FeatureSpace([Feature.categorical(f"x{i}", [0, 1]) for i in range(80)])
+    node = Leaf(1)
+    for i in reversed(range(80)):
+        node = Split(f"x{i}", {0: Leaf(0), 1: node})
+    tree = DecisionTree(space, [0, 1], node)
+    v = [1] * 80
+    for k in (0, 1, 40, 79, 80):
+        assert kcxai.idrs_error(tree, v, range(k)) == Fraction(1, 2**k) - Fraction(1, 2**80)
+    e = kcxai.min_idrs(tree, v, Fraction(1, 2**70))
+    assert e.features == tuple(range(10, 80)) and e.error == Fraction(1, 2**70) - Fraction(1, 2**80)
+
+
+def test_unreachable_and_strict_values(tmp_path):
+    dt = EXAMPLE_DT.replace("5\n1\n", "6\n1\n", 1).replace("T 3 4 5", "T 3 4 5 9").replace("5 T 1\n", "5 T 1\n9 T 0\n")
+    with pytest.raises(ModelFormatError, match="node 9 is not reachable from the root"):
+        DecisionTree.from_dt(*write(tmp_path, dt))
+    space = FeatureSpace([Feature.categorical("a", [0, 1])])
+    tree = DecisionTree(space, [0, 1], Split("a", {0: Leaf(0), 1: Leaf(1)}))
+    with pytest.raises(kcxai.InvalidInputError, match="Got True"):
+        tree.predict([True])
+    with pytest.raises(kcxai.InvalidInputError, match="Unknown class True"):
+        DecisionTree(space, [0, 1], Leaf(True))
+    with pytest.raises(kcxai.InvalidTypeError, match="Split branches at root must be a mapping"):
+        DecisionTree(space, [0, 1], Split("a", 5))
+    with pytest.raises(ModelFormatError, match="the node at root / a = 0 .* no branch"):
+        DecisionTree(space, [0, 1], Split("a", {0: Split("a", {1: Leaf(0)}), 1: Leaf(1)}))
+
+
+def test_series_like_instances_are_read_by_label():
+    class Row:  # what pandas.Series offers: labelled values
+        def __init__(self, d):
+            self.d = d
+
+        def keys(self):
+            return list(self.d)
+
+        def tolist(self):
+            return list(self.d.values())
+
+        def __getitem__(self, k):
+            return self.d[k]
+
+    tree = kcxai.datasets.running_example_tree()
+    v = dict(zip([f"x{i}" for i in range(9, 0, -1)], (1, 0, 0, 0, 0, 1, 1, 1, 1)))  # x9 first
+    assert kcxai.min_idrs(tree, Row(v), 0).features == (0, 1, 2, 7, 8)

@@ -8,6 +8,7 @@ so a missing optional backend only matters to those who use it.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from typing import Any
 
 from kcxai._errors import InvalidTypeError, MissingDependencyError, UnknownLanguageError
@@ -35,15 +36,9 @@ def available_languages() -> dict[str, bool]:
     (True, True)
     """
     out = {}
-    for name, (_, package, _) in LANGUAGES.items():
-        if package is None:
-            out[name] = True
-            continue
-        try:
-            importlib.import_module(package)
-            out[name] = True
-        except ImportError:
-            out[name] = False
+    for name, (module, package, _) in LANGUAGES.items():
+        out[name] = (importlib.util.find_spec(module) is not None
+                     and (package is None or importlib.util.find_spec(package) is not None))
     return out
 
 

@@ -41,7 +41,6 @@ class TreeOracle:
         self.n_classes = len(tree.classes)
         ws = space.weights
         self._feat = tree._feat
-        self._label = tree._label
         self._root = tree._root
         # Traversal tables, per node: w(A) of its tested feature (A = values allowed by the ancestors);
         # per branch (child, A & m, w(A & m)); the exact weight R of the node's region

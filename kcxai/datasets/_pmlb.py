@@ -59,7 +59,7 @@ def _data(name: str) -> Any:
 
 def _feature_types(name: str) -> dict[str, str]:
     text = _data(f"pmlb/{name}.metadata.yaml").read_text(encoding="utf-8")
-    return dict(re.findall(r"^\s*- name:\s*(\S+)\s*\n\s*type:\s*(\w+)", text, flags=re.M))
+    return dict(re.findall(r"^\s*- name:\s*(.+?)\s*\n\s*type:\s*(\w+)", text, flags=re.M))
 
 
 def load_dataset(name: str, *, drop_duplicates: bool = True) -> Dataset:
@@ -89,8 +89,11 @@ def load_dataset(name: str, *, drop_duplicates: bool = True) -> Dataset:
         data = data[np.sort(keep)]
     types = _feature_types(name)
     names = tuple(header[:-1])
+    missing = [n for n in names if n not in types]
+    if missing:  # pragma: no cover - the bundled metadata types every column
+        raise InvalidInputError(f"Dataset {name!r}: the metadata gives no type for the columns {missing}.")
     return Dataset(name=name, X=data[:, :-1], y=data[:, -1].astype(np.int64), feature_names=names,
-                   feature_types=tuple(types.get(n, "continuous") for n in names))
+                   feature_types=tuple(types[n] for n in names))
 
 
 def reference_tree(name: str = "SKL14") -> Any:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numbers
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping
 from fractions import Fraction
 from typing import Any
 
@@ -47,7 +47,8 @@ def check_delta(delta: Any, *, argument: str = "delta", exact: bool = True) -> P
         f = float(delta)
         if f != f:
             raise InvalidInputError(f"'{argument}' must be a real number in [0, 1]. Got nan instead.")
-        value = Fraction(repr(f)) if exact and f not in (float("inf"), float("-inf")) else f
+        # str() gives the shortest decimal that reads back as the same number (also for numpy floats)
+        value = Fraction(str(delta)) if exact and f not in (float("inf"), float("-inf")) else f
     if not 0 <= value <= 1:
         raise InvalidInputError(f"'{argument}' must be in [0, 1]. Got {delta!r} instead.")
     return value
@@ -63,8 +64,10 @@ class Query:
         self.oracle = oracle
         self.model = model
         self.space: FeatureSpace = oracle.space
+        if isinstance(instance, Iterator):  # read a generator once
+            instance = list(instance)
         self.point = self.space.encode(instance)
-        if isinstance(instance, Mapping):
+        if isinstance(instance, Mapping) or hasattr(instance, "keys"):
             self.instance = tuple(instance[n] for n in self.space.names)
         else:
             self.instance = tuple(instance.tolist() if hasattr(instance, "tolist") else instance)
@@ -180,8 +183,9 @@ def check_order(q: Query, order: Any, fixed: Iterable[int]) -> list[int]:
     fixed = set(fixed)
     if order is None:
         return sorted(fixed)
-    if isinstance(order, (str, bytes)) or not isinstance(order, Sequence):
+    if isinstance(order, (str, bytes, Mapping)) or not isinstance(order, Iterable):
         raise InvalidTypeError(f"'order' must be a sequence of feature indices or names. Got {order!r} instead.")
+    order = list(order.tolist() if hasattr(order, "tolist") else order)
     seq = [q.space.feature_index(f) for f in order]
     if len(set(seq)) != len(seq):
         raise InvalidInputError(f"'order' must not repeat a feature. Got {list(order)!r} instead.")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import html
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
@@ -85,7 +85,7 @@ class Explanation:
     precision: Probability
     language: str
     oracle_calls: int
-    seconds: float
+    seconds: float = field(compare=False)
     kind: str = "relevant"
     method: str = "min_idrs"
     instance: tuple[Any, ...] = ()

@@ -82,7 +82,18 @@ def min_idrs(obj: Any, instance: Any, delta: Any, *, order: Any = None, start: A
 def idrs_error(obj: Any, instance: Any, features: Any) -> Probability:
     """``Pr(kappa(x) != c and x_S = v_S)``, the error of a set (the paper's eq. idr).
 
-    Exact (a ``Fraction``) unless the distribution has float weights.
+    Parameters
+    ----------
+    obj : Classifier, CompiledModel or CountingOracle
+    instance : sequence or mapping
+        The instance ``v``, in user values; ``c`` is its predicted class.
+    features : collection of int or str
+        The set ``S`` (indices or names).
+
+    Returns
+    -------
+    Fraction or float
+        Exact (a ``Fraction``) unless the distribution has float weights.
 
     Examples
     --------
@@ -139,6 +150,19 @@ def is_min_idrs(obj: Any, instance: Any, features: Any, delta: Any) -> bool:
 
 def precision(obj: Any, instance: Any, features: Any) -> Probability:
     """``Pr(kappa(x) = c | x_S = v_S)``, Anchor's precision (the paper's eq. drs), exactly.
+
+    Parameters
+    ----------
+    obj : Classifier, CompiledModel or CountingOracle
+    instance : sequence or mapping
+        The instance ``v``, in user values; ``c`` is its predicted class.
+    features : collection of int or str
+        The set ``S`` (indices or names).
+
+    Returns
+    -------
+    Fraction or float
+        Exact (a ``Fraction``) unless the distribution has float weights.
 
     Examples
     --------

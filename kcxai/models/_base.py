@@ -26,11 +26,13 @@ _MODEL_TYPES: dict[str, type["Classifier"]] = {}
 
 
 def _json_scalar(x: Any, what: str) -> Any:
-    """A class label or value as a plain JSON scalar (numpy scalars become Python ones)."""
-    if hasattr(x, "item") and callable(x.item) and not isinstance(x, (str, bytes)):
+    """A class label as a plain JSON scalar (numpy scalars become the Python ones they stand for)."""
+    if isinstance(x, str):
+        return str(x)
+    if hasattr(x, "item") and callable(x.item):
         x = x.item()
-    if isinstance(x, bool) or not isinstance(x, (str, int, float)):
-        raise InvalidTypeError(f"{what} must be str, int or float. Got {x!r} ({type(x).__name__}) instead.")
+    if not isinstance(x, (str, int, float, bool)):
+        raise InvalidTypeError(f"{what} must be str, int, float or bool. Got {x!r} ({type(x).__name__}) instead.")
     return x
 
 
@@ -72,13 +74,19 @@ class Classifier(abc.ABC):
         return self.classes[self.predict_point(self.space.encode(instance))]
 
     def predict_many(self, instances: Iterable[Any]) -> list[Any]:
-        """Class labels for many instances (rows of a 2-D array, or any iterable of instances)."""
+        """Class labels for many instances: rows of a 2-D array or of a pandas DataFrame (read by
+        column name), or any iterable of instances."""
+        if hasattr(instances, "iterrows"):
+            return [self.predict(row) for _, row in instances.iterrows()]
         return [self.predict(x) for x in instances]
 
     def class_index(self, label: Any) -> int:
         """The index of a class label in :attr:`classes`."""
         try:
-            return self._class_index[label]
+            k = self._class_index[label]
+            if isinstance(label, bool) != isinstance(self.classes[k], bool):
+                raise KeyError(label)  # True is not the class 1
+            return k
         except (KeyError, TypeError):
             raise InvalidInputError(f"Unknown class {label!r}; the classes are {list(self.classes)}.") from None
 

@@ -47,7 +47,7 @@ def _int(tok: str, path: Any, no: int, what: str) -> int:
 
 
 def _feature_number(tok: str, path: Any, no: int) -> int:
-    if len(tok) < 2 or tok[0] != "f" or not tok[1:].isdigit():
+    if len(tok) < 2 or tok[0] != "f" or not tok[1:].isdigit() or tok[1:] != str(int(tok[1:])):
         raise ModelFormatError(f"{os.fspath(path)}:{no}: expected a feature like 'f3'. Got {tok!r}.")
     return int(tok[1:])
 
@@ -64,6 +64,9 @@ def read_map(map_path: str | os.PathLike[str]) -> list[tuple[list[int], list[str
     if len(lines) < 2 or len(lines[1][1]) != 1:
         raise ModelFormatError(f"{os.fspath(map_path)}: the second line must be the number of features.")
     n = _int(lines[1][1][0], map_path, lines[1][0], "the number of features")
+    if n < 1:
+        raise ModelFormatError(
+            f"{os.fspath(map_path)}:{lines[1][0]}: the number of features must be positive. Got {n}.")
     doms: list[dict[int, str]] = [{} for _ in range(n)]
     for no, toks in lines[2:]:
         if len(toks) < 3:
@@ -103,6 +106,9 @@ def read_dt(tree_path: str | os.PathLike[str], map_path: str | os.PathLike[str],
     lines = _lines(tree_path)
     if len(lines) < 4:
         raise ModelFormatError(f"{where!r} is too short for a .dt tree (needs node count, root, I and T lines).")
+    for no, toks in lines[:2]:
+        if len(toks) != 1:
+            raise ModelFormatError(f"{where}:{no}: expected a single integer. Got {' '.join(toks)!r}.")
     n_nodes = _int(lines[0][1][0], where, lines[0][0], "the number of nodes")
     root = _int(lines[1][1][0], where, lines[1][0], "the root id")
     no, toks = lines[2]
@@ -165,7 +171,7 @@ def read_dt(tree_path: str | os.PathLike[str], map_path: str | os.PathLike[str],
     for nid in internal:
         if not edges[nid]:
             raise ModelFormatError(f"{where}: internal node {nid} has no edges.")
-    classes.sort()
+    classes.sort(key=lambda c: (0, int(c), c) if c.lstrip("-").isdigit() else (1, 0, c))
     cls_index = {c: i for i, c in enumerate(classes)}
     feat_arr, lab_arr, br_arr = [], [], []
     for nid in ids:
@@ -177,8 +183,4 @@ def read_dt(tree_path: str | os.PathLike[str], map_path: str | os.PathLike[str],
             feat_arr.append(feature_of[nid])
             lab_arr.append(-1)
             br_arr.append(tuple((mask, index[child]) for child, mask in edges[nid].items()))
-    tree = object.__new__(DecisionTree)
-    tree.space = space
-    tree._init_classes(classes)
-    tree._set_arrays(feat_arr, lab_arr, br_arr, names=ids, root=index[root])
-    return tree
+    return DecisionTree._from_arrays(space, classes, feat_arr, lab_arr, br_arr, names=ids, root=index[root])

@@ -111,27 +111,36 @@ class DecisionTree(Classifier):
         feat: list[int] = []
         label: list[int] = []
         branches: list[tuple[tuple[int, int], ...]] = []
-
-        def add(node: Any, where: str) -> int:
+        names: list[str] = []
+        # iterative pre-order build (deep trees must not hit the recursion limit)
+        todo: list[tuple[Any, str, int, int]] = [(root, "root", -1, -1)]  # node, where, parent, branch
+        pending: dict[int, list[tuple[int, int]]] = {}
+        while todo:
+            node, where, parent, slot = todo.pop()
             nid = len(feat)
-            feat.append(-1)
-            label.append(-1)
-            branches.append(())
+            if parent >= 0:
+                pending[parent][slot] = (pending[parent][slot][0], nid)
+            names.append(where)
             if isinstance(node, Leaf):
-                label[nid] = self.class_index(node.label)
-                return nid
+                feat.append(-1)
+                label.append(self.class_index(node.label))
+                branches.append(())
+                continue
             if not isinstance(node, Split):
                 raise InvalidTypeError(f"Tree node at {where} must be a Leaf or Split. Got {node!r} instead.")
             f = space.feature_index(node.feature)
-            feat[nid] = f
-            out = []
-            for values, child in self._branch_masks(space.features[f], node.branches, where):
-                out.append((values, add(child, f"{where}/{space.features[f].name}")))
+            feat.append(f)
+            label.append(-1)
+            branches.append(())
+            masks = self._branch_masks(space.features[f], node.branches, where)
+            pending[nid] = [(mask, -1) for mask, _ in masks]
+            for slot_k in range(len(masks) - 1, -1, -1):
+                mask, child = masks[slot_k]
+                value = space.features[f].set_literal(k for k in range(space.features[f].size) if mask >> k & 1)
+                todo.append((child, f"{where} / {value}", nid, slot_k))
+        for nid, out in pending.items():
             branches[nid] = tuple(out)
-            return nid
-
-        add(root, "root")
-        self._set_arrays(feat, label, branches, names=None)
+        self._set_arrays(feat, label, branches, names=names)
 
     @staticmethod
     def _branch_masks(feature: Feature, spec: Any, where: str) -> list[tuple[int, Any]]:
@@ -150,7 +159,14 @@ class DecisionTree(Classifier):
                         f"Split.threshold at {where}: threshold {spec.threshold} cuts the interval {iv} of "
                         f"feature {feature.name!r}; add it to the feature's thresholds.")
             return [(left, spec.left), (right, spec.right)]
-        items = spec.items() if isinstance(spec, Mapping) else spec
+        if isinstance(spec, Mapping):
+            items: Any = spec.items()
+        elif isinstance(spec, Iterable) and not isinstance(spec, (str, bytes)):
+            items = spec
+        else:
+            raise InvalidTypeError(
+                f"Split branches at {where} must be a mapping {{value: child}} or a sequence of "
+                f"(values, child) pairs. Got {spec!r} instead.")
         out = []
         for item in items:
             try:
@@ -166,6 +182,18 @@ class DecisionTree(Classifier):
             out.append((mask, child))
         return out
 
+    @classmethod
+    def _from_arrays(cls, space: FeatureSpace, classes: Sequence[Any], feat: list[int], label: list[int],
+                     branches: list[tuple[tuple[int, int], ...]], *, names: list[Any] | None = None,
+                     root: int = 0) -> "DecisionTree":
+        """Build from flat arrays (node ``k`` tests ``feat[k]``, or is a leaf of class index ``label[k]``,
+        with ``branches[k]`` = ((value mask, child index), ...)); checked like any tree."""
+        tree = object.__new__(cls)
+        tree.space = space
+        tree._init_classes(classes)
+        tree._set_arrays(feat, label, branches, names=names, root=root)
+        return tree
+
     def _set_arrays(self, feat: list[int], label: list[int], branches: list[tuple[tuple[int, int], ...]],
                     names: list[Any] | None, root: int = 0) -> None:
         """Store the flat arrays, check the tree and extract its paths."""
@@ -177,7 +205,10 @@ class DecisionTree(Classifier):
         self._paths = self._check_and_paths()
 
     def _node_name(self, nid: int) -> str:
-        return f"node {self._node_names[nid]}" if self._node_names is not None else f"node #{nid}"
+        if self._node_names is None:
+            return f"node #{nid}"
+        name = self._node_names[nid]
+        return f"the node at {name}" if isinstance(name, str) else f"node {name}"
 
     def _check_and_paths(self) -> tuple[TreePath, ...]:
         space = self.space
@@ -221,6 +252,9 @@ class DecisionTree(Classifier):
                 raise ModelFormatError(
                     f"{self._node_name(nid)} (feature {space.features[f].name!r}) has no branch for the values "
                     f"{vals}: every point must reach a leaf.")
+        if not all(seen):
+            nid = seen.index(False)
+            raise ModelFormatError(f"{self._node_name(nid)} is not reachable from the root.")
         return tuple(paths)
 
     def _labels_of(self, f: int, mask: int) -> str:
@@ -327,11 +361,9 @@ class DecisionTree(Classifier):
         return cached
 
     def with_distribution(self, distribution: Any) -> "DecisionTree":
-        tree = object.__new__(DecisionTree)
-        tree.space = self.space.with_distribution(distribution)
-        tree._init_classes(self.classes)
-        tree._set_arrays(list(self._feat), list(self._label), list(self._branches), self._node_names, self._root)
-        return tree
+        return DecisionTree._from_arrays(self.space.with_distribution(distribution), self.classes,
+                                         list(self._feat), list(self._label), list(self._branches),
+                                         names=self._node_names, root=self._root)
 
     def to_root(self) -> Node:
         """The tree as nested :class:`Leaf` / :class:`Split` nodes (value sets as domain values)."""
@@ -363,38 +395,38 @@ class DecisionTree(Classifier):
         nodes = body["nodes"]
         if not isinstance(nodes, list) or not nodes:
             raise ModelFormatError("A decision_tree model needs a non-empty 'nodes' list.")
+
+        def index(x: Any, bound: int, what: str) -> int:
+            if isinstance(x, bool) or not isinstance(x, int) or not 0 <= x < bound:
+                raise ModelFormatError(f"{what} must be an integer in [0, {bound - 1}]. Got {x!r}.")
+            return x
+
         feat, label, branches = [], [], []
         for k, nd in enumerate(nodes):
+            if not isinstance(nd, dict):
+                raise ModelFormatError(f"Node {k} must be an object. Got {nd!r}.")
             if "class" in nd:
                 feat.append(-1)
-                label.append(nd["class"])
+                label.append(index(nd["class"], len(classes), f"Node {k}: 'class' (a class index)"))
                 branches.append(())
                 continue
-            f = nd["feature"]
-            if not isinstance(f, int) or not 0 <= f < space.n_features:
-                raise ModelFormatError(f"Node {k}: 'feature' must be a feature index. Got {f!r}.")
+            f = index(nd.get("feature"), space.n_features, f"Node {k}: 'feature' (a feature index)")
             size = space.features[f].size
             br = []
-            for values, child in nd["branches"]:
+            if not isinstance(nd.get("branches"), list):
+                raise ModelFormatError(f"Node {k}: 'branches' must be a list. Got {nd.get('branches')!r}.")
+            for b in nd["branches"]:
+                if not isinstance(b, list) or len(b) != 2 or not isinstance(b[0], list):
+                    raise ModelFormatError(f"Node {k}: a branch must be [[value indices], child]. Got {b!r}.")
                 mask = 0
-                for v in values:
-                    if not isinstance(v, int) or not 0 <= v < size:
-                        raise ModelFormatError(f"Node {k}: value index {v!r} is outside feature {f}'s domain.")
-                    mask |= 1 << v
-                if not isinstance(child, int):
-                    raise ModelFormatError(f"Node {k}: child must be a node index. Got {child!r}.")
-                br.append((mask, child))
+                for v in b[0]:
+                    mask |= 1 << index(v, size, f"Node {k}: a value index of feature {f}")
+                br.append((mask, index(b[1], len(nodes), f"Node {k}: a child")))
             feat.append(f)
             label.append(-1)
             branches.append(tuple(br))
-        tree = object.__new__(cls)
-        tree.space = space
-        tree._init_classes(classes)
-        root = body.get("root", 0)
-        if not isinstance(root, int):
-            raise ModelFormatError(f"'root' must be a node index. Got {root!r}.")
-        tree._set_arrays(feat, label, branches, names=None, root=root)
-        return tree
+        root = index(body.get("root", 0), len(nodes), "'root'")
+        return cls._from_arrays(space, classes, feat, label, branches, root=root)
 
     # -- importers ---------------------------------------------------------
 
