@@ -362,6 +362,9 @@ def _parser() -> argparse.ArgumentParser:
     _add_demo(sub)
     _add_explain(sub)
     _add_compile(sub)
+    from kcxai.experiments.cli import add_subparser as _add_experiment
+
+    _add_experiment(sub)
     return p
 
 

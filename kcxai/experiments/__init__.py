@@ -1,0 +1,21 @@
+"""Reproduce the paper's experiment and compare knowledge-compilation languages.
+
+``kcxai experiment paper-table`` (:func:`run_paper_table`) runs the paper's
+Table "tab:res": min-I-delta-relevant sets against Anchor on decision trees for
+five PMLB datasets. ``kcxai experiment languages`` (:func:`run_languages`)
+times the same explanations with every knowledge-compilation language.
+See ``docs/experiments.md``.
+"""
+
+from kcxai.experiments._data import PreparedData, discretise, explained_instances, prepare_data, subsample
+from kcxai.experiments._metrics import sampled_precision
+from kcxai.experiments._trees import TREE_SETTINGS, TrainedTree, train_tree
+from kcxai.experiments.languages import LanguagesConfig, run_languages
+from kcxai.experiments.paper_table import ExperimentCheckError, PaperTableConfig, run_paper_table
+
+__all__ = [
+    "PreparedData", "prepare_data", "discretise", "explained_instances", "subsample", "sampled_precision",
+    "TREE_SETTINGS", "TrainedTree", "train_tree",
+    "PaperTableConfig", "run_paper_table", "ExperimentCheckError",
+    "LanguagesConfig", "run_languages",
+]

@@ -1,0 +1,266 @@
+"""Summary of the experiment's records, and the tables (Markdown, CSV, LaTeX)."""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+__all__ = ["summarise", "write_tables", "PAPER_RESULTS", "TABLE_COLUMNS"]
+
+#: The paper's Table "tab:res" (idrs = the paper's prototype, ITI trees, Anchor
+#: on the same trees): per dataset ``(#F, #I, {delta: (len M, len avg, prec avg,
+#: prec dev, time m, time M, time avg)}, (anchor len M, len avg, prec avg, prec
+#: dev, time m, time M, time avg))``; precision in %, times in seconds.
+PAPER_RESULTS: dict[str, tuple[int, int, dict[float, tuple[float, ...]], tuple[float, ...]]] = {
+    "adult": (12, 1766, {0.0: (10, 5.1, 100, 0.0, 0.04, 0.07, 0.05), 0.01: (6, 3.3, 85.7, 20.8, 0.04, 0.08, 0.04),
+                         0.02: (6, 2.8, 83.0, 16.4, 0.04, 0.08, 0.05), 0.05: (5, 1.9, 77.7, 21.0, 0.04, 0.11, 0.06)},
+              (12, 5.3, 87.8, 16.7, 0.14, 2.99, 1.20)),
+    "allhyper": (29, 1113, {0.0: (7, 4.4, 100, 0.0, 0.05, 0.05, 0.05), 0.01: (6, 3.0, 98.4, 4.3, 0.04, 0.08, 0.05),
+                            0.02: (6, 1.0, 97.7, 6.3, 0.05, 0.07, 0.05), 0.05: (4, 1.0, 97.7, 6.3, 0.04, 0.10, 0.05)},
+                 (29, 1.2, 89.5, 7.0, 0.28, 5.75, 0.35)),
+    "ann_thyroid": (21, 2139, {0.0: (10, 3.9, 100, 0.0, 0.08, 0.10, 0.08),
+                               0.01: (6, 1.4, 96.9, 11.4, 0.07, 0.13, 0.08),
+                               0.02: (6, 1.0, 96.8, 11.2, 0.08, 0.12, 0.08),
+                               0.05: (5, 0.1, 95.2, 9.9, 0.07, 0.17, 0.10)},
+                    (21, 1.3, 96.4, 8.7, 0.22, 8.63, 0.48)),
+    "fars": (29, 2790, {0.0: (15, 5.9, 100, 0.0, 0.67, 0.92, 0.69), 0.01: (6, 2.0, 75.2, 30.9, 0.58, 0.81, 0.69),
+                        0.02: (6, 2.1, 70.2, 35.5, 0.67, 0.98, 0.71), 0.05: (5, 1.7, 58.6, 38.0, 0.63, 0.89, 0.70)},
+             (29, 9.0, 73.5, 40.3, 0.30, 57.43, 7.54)),
+    "kddcup": (41, 4368, {0.0: (14, 11.4, 100, 0.0, 0.44, 4.14, 0.46), 0.01: (8, 4.4, 53.7, 42.9, 0.42, 0.84, 0.45),
+                          0.02: (7, 4.2, 51.8, 22.0, 0.45, 0.61, 0.46), 0.05: (6, 2.8, 38.7, 22.0, 0.41, 0.54, 0.44)},
+               (39, 2.6, 23.1, 19.0, 0.42, 137.3, 10.59)),
+}
+
+#: Columns of ``table.csv`` (one row per dataset and delta; Anchor's columns repeat per delta).
+TABLE_COLUMNS = (
+    "dataset", "n_features", "n_instances", "delta",
+    "len_max", "len_avg", "prec_avg", "prec_dev", "exact_avg", "exact_dev", "exact_min",
+    "time_min", "time_max", "time_avg",
+    "anchor_instances", "anchor_len_max", "anchor_len_avg", "anchor_prec_avg", "anchor_prec_dev",
+    "anchor_alibi_prec_avg", "anchor_exact_avg", "anchor_exact_dev", "anchor_exact_min",
+    "anchor_time_min", "anchor_time_max", "anchor_time_avg",
+    "anchor_below_threshold_alibi", "anchor_below_threshold_sampled", "anchor_below_threshold_exact",
+    "kcxai_time_avg_same_instances", "ratio_anchor_kcxai",
+)
+
+
+def _stats(values: Sequence[float]) -> dict[str, float]:
+    a = np.asarray(values, dtype=float)
+    return {"max": float(a.max()), "min": float(a.min()), "avg": float(a.mean()), "dev": float(a.std())}
+
+
+def summarise(records: Sequence[dict[str, Any]], info: dict[str, Any]) -> list[dict[str, Any]]:
+    """One row per dataset and delta with the table's statistics.
+
+    Precisions are in %, ``dev`` is the standard deviation (over instances),
+    times are seconds per explanation. ``ratio_anchor_kcxai`` divides
+    Anchor's mean time by kcxai's mean time (all deltas) on the instances
+    both explained.
+    """
+    threshold = float(info["config"]["threshold"])
+    out = []
+    for name in info["config"]["datasets"]:
+        mine = [r for r in records if r["dataset"] == name]
+        kc = [r for r in mine if r["method"] == "kcxai"]
+        an = [r for r in mine if r["method"] == "anchor"]
+        arow: dict[str, Any] = {k: "" for k in TABLE_COLUMNS if k.startswith("anchor_")}
+        arow["anchor_instances"] = len(an)
+        arow["kcxai_time_avg_same_instances"] = arow["ratio_anchor_kcxai"] = ""
+        if an:
+            ln, ps, ex = (_stats([r[k] for r in an]) for k in ("length", "precision_sampled", "precision_exact"))
+            tm = _stats([r["seconds"] for r in an])
+            rows_a = {r["row"] for r in an}
+            kc_same = [r["seconds"] for r in kc if r["row"] in rows_a]
+            arow.update({
+                "anchor_len_max": int(ln["max"]), "anchor_len_avg": ln["avg"],
+                "anchor_prec_avg": 100 * ps["avg"], "anchor_prec_dev": 100 * ps["dev"],
+                "anchor_alibi_prec_avg": 100 * float(np.mean([r["precision_alibi"] for r in an])),
+                "anchor_exact_avg": 100 * ex["avg"], "anchor_exact_dev": 100 * ex["dev"],
+                "anchor_exact_min": 100 * ex["min"],
+                "anchor_time_min": tm["min"], "anchor_time_max": tm["max"], "anchor_time_avg": tm["avg"],
+                "anchor_below_threshold_alibi": sum(r["precision_alibi"] < threshold for r in an),
+                "anchor_below_threshold_sampled": sum(r["precision_sampled"] < threshold for r in an),
+                "anchor_below_threshold_exact": sum(r["precision_exact"] < threshold for r in an),
+            })
+            if kc_same:
+                arow["kcxai_time_avg_same_instances"] = float(np.mean(kc_same))
+                arow["ratio_anchor_kcxai"] = tm["avg"] / float(np.mean(kc_same))
+        for d in sorted({float(r["delta"]) for r in kc}):
+            sel = [r for r in kc if float(r["delta"]) == d]
+            ln, ps, ex = (_stats([r[k] for r in sel]) for k in ("length", "precision_sampled", "precision_exact"))
+            tm = _stats([r["seconds"] for r in sel])
+            out.append({
+                "dataset": name, "n_features": info["trees"][name]["n_features"],
+                "n_instances": len({r["row"] for r in sel}), "delta": d,
+                "len_max": int(ln["max"]), "len_avg": ln["avg"],
+                "prec_avg": 100 * ps["avg"], "prec_dev": 100 * ps["dev"],
+                "exact_avg": 100 * ex["avg"], "exact_dev": 100 * ex["dev"], "exact_min": 100 * ex["min"],
+                "time_min": tm["min"], "time_max": tm["max"], "time_avg": tm["avg"], **arow})
+    return out
+
+
+# -- formatting ---------------------------------------------------------------------------
+
+
+def _f(v: Any, kind: str) -> str:
+    """``kind``: ``int``, ``1`` (one decimal), ``t`` (seconds, 3 significant digits), ``x`` (ratio)."""
+    if v == "" or v is None:
+        return ""
+    if kind == "int":
+        return str(int(v))
+    if kind == "1":
+        return f"{v:.1f}"
+    if kind == "x":
+        return f"{v:,.0f}x" if v >= 100 else f"{v:.1f}x"
+    if v == 0:
+        return "0"
+    return f"{v:.3g}" if v >= 1e-3 else f"{v:.2g}"
+
+
+_MAIN = [  # (column, header, format); the paper's layout plus exact precision
+    ("dataset", "Dataset", "s"), ("n_features", "#F", "int"), ("n_instances", "#I", "int"), ("delta", "δ", "d"),
+    ("len_max", "Len M", "int"), ("len_avg", "Len avg", "1"), ("prec_avg", "Prec avg", "1"),
+    ("prec_dev", "Prec dev", "1"), ("time_min", "Time m", "t"), ("time_max", "Time M", "t"),
+    ("time_avg", "Time avg", "t"),
+    ("anchor_len_max", "A Len M", "int"), ("anchor_len_avg", "A Len avg", "1"),
+    ("anchor_prec_avg", "A Prec avg", "1"), ("anchor_prec_dev", "A Prec dev", "1"),
+    ("anchor_time_min", "A Time m", "t"), ("anchor_time_max", "A Time M", "t"),
+    ("anchor_time_avg", "A Time avg", "t"), ("ratio_anchor_kcxai", "A/kcxai time", "x"),
+]
+
+_EXACT = [
+    ("dataset", "Dataset", "s"), ("delta", "δ", "d"), ("exact_avg", "kcxai exact avg", "1"),
+    ("exact_dev", "kcxai exact dev", "1"), ("exact_min", "kcxai exact min", "1"),
+    ("anchor_instances", "Anchor #I", "int"), ("anchor_alibi_prec_avg", "Anchor alibi avg", "1"),
+    ("anchor_exact_avg", "Anchor exact avg", "1"), ("anchor_exact_dev", "Anchor exact dev", "1"),
+    ("anchor_exact_min", "Anchor exact min", "1"),
+    ("anchor_below_threshold_alibi", "< thr (alibi)", "int"),
+    ("anchor_below_threshold_sampled", "< thr (sampled)", "int"),
+    ("anchor_below_threshold_exact", "< thr (exact)", "int"),
+]
+
+
+def _cell(row: dict[str, Any], col: str, kind: str, first: bool) -> str:
+    if col.startswith("anchor_") or col == "ratio_anchor_kcxai":
+        if not first:
+            return ""
+    if col in ("dataset", "n_features", "n_instances") and not first:
+        return ""
+    v = row[col]
+    if kind == "s":
+        return str(v)
+    if kind == "d":
+        return f"{v:g}"
+    return _f(v, kind)
+
+
+def _grid(rows: Sequence[dict[str, Any]], cols: Sequence[tuple[str, str, str]]) -> list[list[str]]:
+    grid, prev = [], None
+    for r in rows:
+        first = r["dataset"] != prev
+        prev = r["dataset"]
+        grid.append([_cell(r, c, k, first) for c, _, k in cols])
+    return grid
+
+
+def _markdown(headers: Sequence[str], grid: Sequence[Sequence[str]]) -> str:
+    lines = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
+    lines += ["| " + " | ".join(g) + " |" for g in grid]
+    return "\n".join(lines) + "\n"
+
+
+def _comparison(rows: Sequence[dict[str, Any]]) -> str:
+    """Markdown: the paper's figures beside ours, per dataset and delta."""
+    head = ["Dataset", "δ", "#I paper/ours", "Len avg paper/ours", "Len M paper/ours",
+            "Prec avg paper/ours", "Time avg (s) paper/ours",
+            "Anchor Len avg paper/ours", "Anchor Prec avg paper/ours", "Anchor Time avg (s) paper/ours"]
+    grid, prev = [], None
+    for r in rows:
+        p = PAPER_RESULTS.get(r["dataset"])
+        if p is None:
+            continue
+        pk = p[2].get(round(float(r["delta"]), 4))
+        if pk is None:
+            continue
+        first = r["dataset"] != prev
+        prev = r["dataset"]
+        pa = p[3]
+        anchor = ["", "", ""]
+        if first:
+            anchor = [f"{pa[1]} / {_f(r['anchor_len_avg'], '1') or '-'}",
+                      f"{pa[2]} / {_f(r['anchor_prec_avg'], '1') or '-'}",
+                      f"{pa[6]} / {_f(r['anchor_time_avg'], 't') or '-'}"]
+        grid.append([r["dataset"] if first else "", f"{r['delta']:g}",
+                     f"{p[1]} / {r['n_instances']}" if first else "",
+                     f"{pk[1]} / {r['len_avg']:.1f}", f"{pk[0]} / {r['len_max']}",
+                     f"{pk[2]} / {r['prec_avg']:.1f}", f"{pk[6]} / {_f(r['time_avg'], 't')}", *anchor])
+    return _markdown(head, grid)
+
+
+def _latex(rows: Sequence[dict[str, Any]]) -> str:
+    grid = _grid(rows, _MAIN)
+    out = [r"\begin{tabular}{lrrr|rrrrrrr|rrrrrrr|r}", r"\toprule",
+           r" & & & & \multicolumn{7}{c|}{kcxai (min-I$\delta$-relevant sets)} & "
+           r"\multicolumn{7}{c|}{Anchor} & \\",
+           r"Dataset & \#F & \#I & $\delta$ & \multicolumn{2}{c}{Length} & \multicolumn{2}{c}{Precision (\%)} & "
+           r"\multicolumn{3}{c|}{Runtime (s)} & \multicolumn{2}{c}{Length} & \multicolumn{2}{c}{Precision (\%)} & "
+           r"\multicolumn{3}{c|}{Runtime (s)} & Anchor/kcxai \\",
+           r" & & & & M & avg & avg & dev & m & M & avg & M & avg & avg & dev & m & M & avg & time \\",
+           r"\midrule"]
+    prev = None
+    for r, g in zip(rows, grid):
+        if prev is not None and r["dataset"] != prev:
+            out.append(r"\midrule")
+        prev = r["dataset"]
+        cells = [c.replace("_", r"\_").replace("x", r"$\times$") if i == len(g) - 1 else c.replace("_", r"\_")
+                 for i, c in enumerate(g)]
+        out.append(" & ".join(cells) + r" \\")
+    out += [r"\bottomrule", r"\end{tabular}"]
+    return "\n".join(out) + "\n"
+
+
+def trees_markdown(info: dict[str, Any]) -> str:
+    """The trees: settings, size, accuracy, and how many instances each method explained."""
+    head = ["Dataset", "rows", "#F", "sklearn settings", "nodes", "depth", "train acc", "test acc",
+            "protocol #I", "kcxai #I", "Anchor #I"]
+    grid = []
+    for name, t in info["trees"].items():
+        sets = ", ".join(f"{k}={v}" for k, v in t["settings"].items())
+        grid.append([name, str(t["n_rows"]), str(t["n_features"]), sets, str(t["n_nodes"]), str(t["depth"]),
+                     f"{100 * t['train_accuracy']:.1f}%", f"{100 * t['test_accuracy']:.1f}%",
+                     str(t["protocol_instances"]), str(t["kcxai_instances"]), str(t["anchor_instances"])])
+    return _markdown(head, grid)
+
+
+def write_tables(out: Path, rows: Sequence[dict[str, Any]], info: dict[str, Any],
+                 records: Sequence[dict[str, Any]] = (), *, plots: bool = True) -> None:
+    """``table.md``, ``table.csv``, ``table.tex``, ``comparison.md`` and, with ``plots``, the PNG plots."""
+    with (out / "table.csv").open("w", newline="", encoding="utf-8") as fh:
+        w = csv.DictWriter(fh, fieldnames=TABLE_COLUMNS)
+        w.writeheader()
+        for r in rows:
+            w.writerow({k: r[k] for k in TABLE_COLUMNS})
+    m = info["machine"]
+    cfg = info["config"]
+    header = (f"Run {info['date']} on {m['cpu']} ({m['cores']} cores), {m['os']}, Python {m['python']}; "
+              f"n_jobs={cfg['n_jobs']}, seed={cfg['seed']}, {cfg['bins']} quantile bins, "
+              f"{cfg['n_samples']} samples per sampled precision, Anchor threshold {cfg['threshold']}"
+              f"{', quick mode' if cfg['quick'] else ''}; total {info['seconds']} s.\n")
+    md = ["# kcxai vs Anchor (the paper's Table tab:res)\n", header,
+          "\n## Trees\n", trees_markdown(info),
+          "\n## Main table (precision: Anchor's sampled metric on data, %; runtime: seconds per explanation)\n",
+          _markdown([h for _, h, _ in _MAIN], _grid(rows, _MAIN)),
+          "\n## Exact precision (%, uniform distribution over the finite feature space) and Anchor's misses\n",
+          _markdown([h for _, h, _ in _EXACT], _grid(rows, _EXACT))]
+    (out / "table.md").write_text("".join(md), encoding="utf-8")
+    (out / "table.tex").write_text(_latex(rows), encoding="utf-8")
+    (out / "comparison.md").write_text(
+        "# The paper's figures / ours\n\n" + header + "\n" + _comparison(rows), encoding="utf-8")
+    if plots:
+        from kcxai.experiments._plots import plot_paper_table
+
+        plot_paper_table(out, rows, records)

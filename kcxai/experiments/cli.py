@@ -1,0 +1,126 @@
+"""``kcxai experiment ...``: the argparse wiring of the experiment runners."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+__all__ = ["add_subparser"]
+
+_DATASETS = ("adult", "allhyper", "ann_thyroid", "fars", "kddcup")
+
+
+def _delta(text: str) -> Fraction:
+    try:
+        value = Fraction(text.strip())
+    except (ValueError, ZeroDivisionError):
+        raise argparse.ArgumentTypeError(f"expected a number such as 0.01 or 1/100, got {text!r}") from None
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"must be in [0, 1], got {text!r}")
+    return value
+
+
+def _positive(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return v
+
+
+def _n_jobs(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a non-zero integer (-1: all cores), got {text!r}") from None
+    if v == 0:
+        raise argparse.ArgumentTypeError("expected a non-zero integer (-1: all cores), got 0")
+    return v
+
+
+def _paper_table(args: argparse.Namespace) -> int:
+    from kcxai.experiments.paper_table import PaperTableConfig, run_paper_table
+
+    cfg = PaperTableConfig(
+        datasets=tuple(args.datasets), deltas=tuple(args.delta), seed=args.seed, bins=args.bins,
+        max_instances=args.max_instances, anchor=not args.no_anchor, anchor_max_instances=args.anchor_max_instances,
+        threshold=args.threshold, n_samples=args.samples, n_jobs=args.n_jobs, out=args.out, resume=args.resume,
+        quick=args.quick, plots=not args.no_plots, progress=not args.no_progress)
+    res = run_paper_table(cfg)
+    print((Path(args.out) / "table.md").read_text(encoding="utf-8"))
+    print(f"Written to {args.out}/ (table.md, table.csv, table.tex, comparison.md, run.json, records/"
+          f"{'' if args.no_plots else ', length_vs_delta.png, runtime.png'}) in {res['seconds']} s.",
+          file=sys.stderr)
+    return 0
+
+
+def _languages(args: argparse.Namespace) -> int:
+    from kcxai.experiments.languages import LanguagesConfig, run_languages
+
+    cfg = LanguagesConfig(datasets=tuple(args.datasets), languages=tuple(args.languages), instances=args.instances,
+                          deltas=tuple(args.delta), seed=args.seed, bins=args.bins, out=args.out,
+                          quick=args.quick, plots=not args.no_plots, progress=not args.no_progress)
+    run_languages(cfg)
+    print((Path(args.out) / "languages.md").read_text(encoding="utf-8"))
+    return 0
+
+
+def _common(p: argparse.ArgumentParser, out: str) -> None:
+    p.add_argument("--datasets", nargs="+", choices=_DATASETS, default=list(_DATASETS), metavar="NAME",
+                   help=f"datasets to run (default: all five: {', '.join(_DATASETS)})")
+    p.add_argument("--delta", nargs="+", type=_delta, default=[Fraction(0), Fraction(1, 100), Fraction(2, 100),
+                                                               Fraction(5, 100)],
+                   help="error bounds (default: the paper's 0 0.01 0.02 0.05)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the split, trees and samples (default 0)")
+    p.add_argument("--bins", type=_positive, default=10,
+                   help="quantile bins per continuous column (default 10)")
+    p.add_argument("--quick", action="store_true", help="a small seeded sample (a smoke run, under 2 minutes)")
+    p.add_argument("--out", default=out, help=f"output directory (default {out})")
+    p.add_argument("--no-plots", action="store_true", help="do not write PNG plots (no matplotlib needed)")
+    p.add_argument("--no-progress", action="store_true", help="no progress indicator on stderr")
+
+
+def add_subparser(subparsers: Any) -> argparse.ArgumentParser:
+    """Add ``experiment`` (with ``paper-table`` and ``languages``) to the ``kcxai`` command's subparsers."""
+    e = subparsers.add_parser(
+        "experiment", help="reproduce the paper's experiment; compare KC languages",
+        description="Reproduce the paper's experiment (Table tab:res) and compare knowledge-compilation "
+                    "languages. See docs/experiments.md.")
+    sub = e.add_subparsers(dest="experiment", metavar="EXPERIMENT")
+    e.set_defaults(func=lambda args: (e.print_help(), 2)[1])
+
+    p = sub.add_parser(
+        "paper-table", help="min-I-delta-relevant sets vs Anchor on the five datasets",
+        description="The paper's Table tab:res: explain the protocol's instances (30%% of a dataset with "
+                    "< 10,000 rows, 3%% otherwise) with min_idrs for each delta and with Anchor, and write "
+                    "Markdown/CSV/LaTeX tables and PNG plots.")
+    _common(p, "results/paper-table")
+    p.add_argument("--n-jobs", type=_n_jobs, default=1, help="joblib workers over instances (default 1; -1: all)")
+    p.add_argument("--no-anchor", action="store_true", help="skip the Anchor baseline (no alibi needed)")
+    p.add_argument("--max-instances", type=_positive, default=None,
+                   help="explain at most N of the protocol's instances per dataset (seeded subsample)")
+    p.add_argument("--anchor-max-instances", type=_positive, default=None,
+                   help="run Anchor on at most N of the explained instances per dataset (seeded subsample)")
+    p.add_argument("--threshold", type=float, default=0.95, help="Anchor's precision threshold (default 0.95)")
+    p.add_argument("--samples", type=_positive, default=1000,
+                   help="samples per explanation for Anchor's sampled precision metric (default 1000)")
+    p.add_argument("--resume", action="store_true",
+                   help="reuse the per-dataset record files of an earlier run with the same settings")
+    p.set_defaults(func=_paper_table)
+
+    q = sub.add_parser(
+        "languages", help="compile time, size and min_idrs time per KC language",
+        description="For the experiment's trees: compile to each language and time min_idrs on the same "
+                    "instances and deltas; every language must find dt's sets.")
+    _common(q, "results/languages")
+    q.add_argument("--languages", nargs="+", default=["dt", "sdd", "obdd"], metavar="LANG",
+                   help="languages to compare (default: dt sdd obdd)")
+    q.add_argument("--instances", type=_positive, default=50,
+                   help="instances per dataset (seeded subsample of the protocol's; default 50)")
+    q.set_defaults(func=_languages)
+    return e
