@@ -24,7 +24,21 @@ from kcxai._errors import (
 )
 from kcxai.compilers import CompiledModel, available_languages, compile_model
 from kcxai.explain import Explanation, idrs_error, is_idrs, is_min_idrs, min_idrs, precision
-from kcxai.models import Classifier, DecisionTree, Leaf, Split, load_model
+from kcxai.models import (
+    BddClassifier,
+    Classifier,
+    DecisionList,
+    DecisionTree,
+    Leaf,
+    LinearClassifier,
+    NaiveBayes,
+    RandomForest,
+    Rule,
+    RuleSet,
+    Split,
+    from_sklearn,
+    load_model,
+)
 from kcxai.oracle import CountingOracle, OracleSession
 from kcxai.space import Feature, FeatureSpace, Interval
 
@@ -34,6 +48,8 @@ __all__ = [
     "__version__",
     # feature space and models
     "Feature", "FeatureSpace", "Interval", "Classifier", "DecisionTree", "Leaf", "Split", "load_model",
+    "DecisionList", "RuleSet", "Rule", "BddClassifier", "NaiveBayes", "LinearClassifier", "RandomForest",
+    "from_sklearn",
     # compilation
     "compile_model", "available_languages", "CompiledModel", "CountingOracle", "OracleSession",
     # explanations

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from fractions import Fraction
 from typing import Any
 
 from kcxai._errors import InvalidInputError, InvalidTypeError
 from kcxai.space import Feature, FeatureSpace
 
-__all__ = ["tree_from_sklearn", "sklearn_feature_names", "check_domains"]
+__all__ = ["from_sklearn", "tree_from_sklearn", "forest_from_sklearn", "naive_bayes_from_sklearn",
+           "linear_from_sklearn", "sklearn_feature_names", "check_domains", "SUPPORTED"]
 
 
 def sklearn_feature_names(est: Any, n: int, feature_names: Sequence[str] | None) -> list[str]:
@@ -17,6 +19,8 @@ def sklearn_feature_names(est: Any, n: int, feature_names: Sequence[str] | None)
     if feature_names is None:
         names = getattr(est, "feature_names_in_", None)
         return [str(x) for x in names] if names is not None else [f"x{i}" for i in range(n)]
+    if isinstance(feature_names, (str, bytes)):
+        raise InvalidTypeError(f"'feature_names' must be a sequence of names. Got the string {feature_names!r}.")
     names = list(feature_names)
     if len(names) != n:
         raise InvalidInputError(f"'feature_names' must have {n} names (one per feature). Got {len(names)} instead.")
@@ -35,6 +39,8 @@ def check_domains(domains: Sequence[Any] | None, n: int) -> list[list[float] | N
         if dom is None:
             out.append(None)
             continue
+        if isinstance(dom, (str, bytes)) or not hasattr(dom, "__iter__"):
+            raise InvalidTypeError(f"'domains[{i}]' must be a list of values or None. Got {dom!r} instead.")
         vals = [v.item() if hasattr(v, "item") else v for v in dom]
         for v in vals:
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
@@ -62,34 +68,34 @@ def _fitted_tree(clf: Any) -> Any:
     return clf.tree_
 
 
-def tree_from_sklearn(clf: Any, *, feature_names: Sequence[str] | None = None,
-                      domains: Sequence[Any] | None = None, distribution: Any = None,
-                      classes: Sequence[Any] | None = None) -> Any:
-    """See :meth:`kcxai.DecisionTree.from_sklearn`. ``classes`` overrides ``clf.classes_``
-    (forests store class indices in their trees)."""
+def _space_for(n: int, names: list[str], doms: list[list[float] | None], trees: Sequence[Any],
+               distribution: Any) -> FeatureSpace:
+    """Categorical features for given domains; numeric ones cut by the thresholds of ``trees`` otherwise."""
+    cuts: list[set[float]] = [set() for _ in range(n)]
+    for t in trees:
+        left, feat, thr = t.children_left, t.feature, t.threshold
+        for k in range(t.node_count):
+            if left[k] != -1:
+                cuts[feat[k]].add(float(thr[k]))
+    features = []
+    for i in range(n):
+        if doms[i] is None:
+            features.append(Feature.numeric(names[i], sorted(cuts[i]), float32=True))
+        else:
+            features.append(Feature.categorical(names[i], doms[i]))
+    return FeatureSpace(features, distribution=distribution)
+
+
+def _tree_over_space(t: Any, space: FeatureSpace, doms: list[list[float] | None], labels: Sequence[Any]) -> Any:
+    """A kcxai tree (node ids = sklearn's) for the sklearn tree structure ``t`` over ``space``."""
     import numpy as np
 
     from kcxai.models.tree import DecisionTree
 
-    t = _fitted_tree(clf)
-    n = int(clf.n_features_in_)
-    names = sklearn_feature_names(clf, n, feature_names)
-    doms = check_domains(domains, n)
-    left, right, feat, thr = t.children_left, t.children_right, t.feature, t.threshold
-    internal = [k for k in range(t.node_count) if left[k] != -1]
-    cuts: list[set[float]] = [set() for _ in range(n)]
-    for k in internal:
-        cuts[feat[k]].add(float(thr[k]))
-    features = []
-    for i in range(n):
-        if doms[i] is None:
-            features.append(Feature.numeric(names[i], sorted(cuts[i])))
-        else:
-            features.append(Feature.categorical(names[i], doms[i]))
-    space = FeatureSpace(features, distribution=distribution)
+    features = space.features
     # sklearn compares float32(x) <= threshold; do the same for explicit domains.
     f32 = [None if d is None else [float(np.float32(v)) for v in d] for d in doms]
-    labels = list(clf.classes_) if classes is None else list(classes)
+    left, right, feat, thr = t.children_left, t.children_right, t.feature, t.threshold
     fl: list[int] = []
     lab: list[int] = []
     br: list[tuple[tuple[int, int], ...]] = []
@@ -115,3 +121,226 @@ def tree_from_sklearn(clf: Any, *, feature_names: Sequence[str] | None = None,
     tree._init_classes(labels)
     tree._set_arrays(fl, lab, br, names=None)
     return tree
+
+
+def tree_from_sklearn(clf: Any, *, feature_names: Sequence[str] | None = None,
+                      domains: Sequence[Any] | None = None, distribution: Any = None,
+                      classes: Sequence[Any] | None = None) -> Any:
+    """See :meth:`kcxai.DecisionTree.from_sklearn`. ``classes`` overrides ``clf.classes_``
+    (forests store class indices in their trees)."""
+    t = _fitted_tree(clf)
+    n = int(clf.n_features_in_)
+    names = sklearn_feature_names(clf, n, feature_names)
+    doms = check_domains(domains, n)
+    space = _space_for(n, names, doms, [t], distribution)
+    labels = list(clf.classes_) if classes is None else list(classes)
+    return _tree_over_space(t, space, doms, labels)
+
+
+# -- forests -------------------------------------------------------------------
+
+def forest_from_sklearn(clf: Any, *, domains: Sequence[Any] | None = None,
+                        feature_names: Sequence[str] | None = None, distribution: Any = None,
+                        voting: str = "soft") -> Any:
+    """See :meth:`kcxai.models.RandomForest.from_sklearn`."""
+    from sklearn.ensemble import ExtraTreesClassifier, RandomForestClassifier
+
+    from kcxai.models.forest import VOTINGS, RandomForest
+
+    if not isinstance(clf, (RandomForestClassifier, ExtraTreesClassifier)):
+        raise InvalidTypeError(
+            "'clf' must be a fitted sklearn.ensemble.RandomForestClassifier or ExtraTreesClassifier. "
+            f"Got {type(clf).__name__} instead.")
+    if not hasattr(clf, "estimators_"):
+        raise InvalidInputError("'clf' is not fitted: call fit() first.")
+    if clf.n_outputs_ != 1:
+        raise InvalidInputError(f"'clf' must have a single output. Got {clf.n_outputs_} outputs.")
+    if voting not in VOTINGS:
+        raise InvalidInputError(f"'voting' must be one of {list(VOTINGS)}. Got {voting!r} instead.")
+    n = int(clf.n_features_in_)
+    names = sklearn_feature_names(clf, n, feature_names)
+    doms = check_domains(domains, n)
+    structures = [e.tree_ for e in clf.estimators_]
+    space = _space_for(n, names, doms, structures, distribution)
+    labels = list(clf.classes_)
+    k = len(labels)
+    trees = [_tree_over_space(t, space, doms, labels) for t in structures]
+    scores = None
+    if voting == "soft":
+        # DecisionTreeClassifier.predict_proba returns tree_.value[leaf, 0, :n_classes] (fractions).
+        scores = [{p.leaf: [float(x) for x in t.value[p.leaf, 0, :k]] for p in tree.paths}
+                  for t, tree in zip(structures, trees)]
+    return RandomForest(space, labels, trees, voting=voting, leaf_scores=scores)
+
+
+# -- naive Bayes -----------------------------------------------------------------
+
+def naive_bayes_from_sklearn(clf: Any, *, domains: Sequence[Any] | None = None,
+                             feature_names: Sequence[str] | None = None, distribution: Any = None) -> Any:
+    """See :meth:`kcxai.models.NaiveBayes.from_sklearn`.
+
+    ``CategoricalNB``: value ``v`` of feature ``i`` has the log-likelihoods
+    ``feature_log_prob_[i][:, v]``; the default domain is ``0 .. n_categories_[i] - 1``.
+    ``BernoulliNB``: value ``v`` is first binarised (``v > binarize``, unless
+    ``binarize`` is None); a value ``b`` contributes ``neg + b * (flp - neg)``
+    with ``flp = feature_log_prob_`` and ``neg = log(1 - exp(flp))`` computed as
+    sklearn computes it; the default domain is ``[0, 1]``.
+    """
+    import numpy as np
+    from sklearn.naive_bayes import BernoulliNB, CategoricalNB
+
+    from kcxai.models.linear import NaiveBayes, exact_number
+
+    if not isinstance(clf, (CategoricalNB, BernoulliNB)):
+        raise InvalidTypeError(
+            f"'clf' must be a fitted sklearn CategoricalNB or BernoulliNB. Got {type(clf).__name__} instead.")
+    if not hasattr(clf, "feature_log_prob_"):
+        raise InvalidInputError("'clf' is not fitted: call fit() first.")
+    n = int(clf.n_features_in_)
+    names = sklearn_feature_names(clf, n, feature_names)
+    doms = check_domains(domains, n)
+    labels = list(clf.classes_)
+    k = len(labels)
+    tables: list[list[list[Any]]] = []
+    if isinstance(clf, CategoricalNB):
+        for i in range(n):
+            flp = clf.feature_log_prob_[i]
+            n_cat = flp.shape[1]
+            if doms[i] is None:
+                doms[i] = list(range(n_cat))
+            for v in doms[i]:
+                if not float(v).is_integer() or not 0 <= v < n_cat:
+                    raise InvalidInputError(
+                        f"'domains[{i}]': CategoricalNB feature {i} has categories 0..{n_cat - 1}; "
+                        f"every domain value must be one of them. Got {v!r}.")
+            tables.append([[float(flp[c, int(v)]) for v in doms[i]] for c in range(k)])
+    else:
+        flp = np.asarray(clf.feature_log_prob_)
+        neg = np.log(1 - np.exp(flp))  # as BernoulliNB._joint_log_likelihood computes it
+        thr = clf.binarize
+        for i in range(n):
+            if doms[i] is None:
+                doms[i] = [0, 1]
+            bits = []
+            for v in doms[i]:
+                bits.append(Fraction(int(v > thr)) if thr is not None else exact_number(float(v), "value")[0])
+            tables.append([[Fraction(float(neg[c, i])) + b * (Fraction(float(flp[c, i])) - Fraction(float(neg[c, i])))
+                            for b in bits] for c in range(k)])
+    features = [Feature.categorical(names[i], doms[i]) for i in range(n)]
+    space = FeatureSpace(features, distribution=distribution)
+    priors = [float(x) for x in clf.class_log_prior_]
+    nb = NaiveBayes(space, labels, priors, tables, log=True)
+    nb.weights_from_floats = True
+    return nb
+
+
+# -- linear models -----------------------------------------------------------------
+
+def linear_from_sklearn(clf: Any, *, domains: Sequence[Any] | None = None,
+                        feature_names: Sequence[str] | None = None, distribution: Any = None) -> Any:
+    """See :meth:`kcxai.models.LinearClassifier.from_sklearn`."""
+    import numpy as np
+    from sklearn.linear_model._base import LinearClassifierMixin
+
+    from kcxai.models.linear import LinearClassifier
+
+    if not isinstance(clf, LinearClassifierMixin):
+        raise InvalidTypeError(
+            "'clf' must be a fitted scikit-learn linear classifier (LogisticRegression, LinearSVC, "
+            f"RidgeClassifier, SGDClassifier, Perceptron). Got {type(clf).__name__} instead.")
+    if not hasattr(clf, "coef_"):
+        raise InvalidInputError("'clf' is not fitted: call fit() first.")
+    n = int(clf.n_features_in_)
+    names = sklearn_feature_names(clf, n, feature_names)
+    if domains is None:
+        raise InvalidInputError(
+            f"'domains' is required for {type(clf).__name__}: a linear model over real numbers has no finite "
+            "feature space; give one list of values per feature (e.g. [0, 1] for one-hot features).")
+    doms = check_domains(domains, n)
+    missing = [i for i, d in enumerate(doms) if d is None]
+    if missing:
+        raise InvalidInputError(
+            f"'domains' must give values for every feature of a linear model. Got None for features {missing}.")
+    features = [Feature.categorical(names[i], doms[i]) for i in range(n)]
+    space = FeatureSpace(features, distribution=distribution)
+    # sklearn computes X @ coef_.T + intercept_ on float64 inputs: take each value as that float, exactly.
+    values = [[Fraction(float(v)) for v in doms[i]] for i in range(n)]
+    coef = [[Fraction(float(x)) for x in row] for row in np.atleast_2d(clf.coef_)]
+    intercepts = [Fraction(float(x)) for x in np.atleast_1d(clf.intercept_)]
+    labels = list(clf.classes_)
+    if len(coef) == 1:  # two classes: the second iff coef . x + intercept > 0
+        weights = [[[Fraction(0)] * len(values[i]), [coef[0][i] * v for v in values[i]]] for i in range(n)]
+        intercepts = [Fraction(0), intercepts[0]]
+    else:
+        weights = [[[coef[c][i] * v for v in values[i]] for c in range(len(coef))] for i in range(n)]
+    out = LinearClassifier(space, labels, weights, intercepts)
+    out.weights_from_floats = True
+    return out
+
+
+# -- the one import door -------------------------------------------------------------
+
+#: What :func:`from_sklearn` accepts.
+SUPPORTED = ("DecisionTreeClassifier", "RandomForestClassifier", "ExtraTreesClassifier", "CategoricalNB",
+             "BernoulliNB", "LogisticRegression (and other linear classifiers: LinearSVC, RidgeClassifier, "
+             "SGDClassifier, Perceptron)")
+
+
+def from_sklearn(estimator: Any, *, domains: Sequence[Any] | None = None,
+                 feature_names: Sequence[str] | None = None, distribution: Any = None) -> Any:
+    """The kcxai model of a fitted scikit-learn classifier.
+
+    Parameters
+    ----------
+    estimator
+        A fitted ``DecisionTreeClassifier``, ``RandomForestClassifier`` (or
+        ``ExtraTreesClassifier``; soft voting, as its ``predict``),
+        ``CategoricalNB``, ``BernoulliNB`` or ``LogisticRegression`` (or
+        another linear classifier: ``LinearSVC``, ``RidgeClassifier``,
+        ``SGDClassifier``, ``Perceptron``).
+    domains : sequence, optional
+        One list of values per feature (``None`` for a feature keeps its
+        default): the finite domain the feature ranges over, in the values the
+        estimator sees. Trees and forests default to numeric features cut into
+        intervals by their thresholds; ``CategoricalNB`` to ``0 .. n - 1``;
+        ``BernoulliNB`` to ``[0, 1]``; linear models need it for every feature.
+    feature_names : sequence of str, optional
+        Defaults to ``estimator.feature_names_in_`` if present, else ``x0, x1, ...``.
+    distribution : optional
+        Passed to :class:`~kcxai.FeatureSpace`.
+
+    Returns
+    -------
+    DecisionTree, RandomForest, NaiveBayes or LinearClassifier
+        Its predictions equal the estimator's; float parameters are taken as
+        the exact rationals they store (see ``docs/models.md``).
+
+    Examples
+    --------
+    >>> from sklearn.naive_bayes import CategoricalNB
+    >>> from kcxai.models import from_sklearn
+    >>> X = [[0, 1], [1, 1], [2, 0], [1, 0], [0, 0]]
+    >>> y = ["a", "b", "b", "a", "a"]
+    >>> nb = from_sklearn(CategoricalNB().fit(X, y))
+    >>> nb.space.domain_sizes, nb.predict([2, 1]) == CategoricalNB().fit(X, y).predict([[2, 1]])[0]
+    ((3, 2), True)
+    """
+    try:
+        from sklearn.ensemble import ExtraTreesClassifier, RandomForestClassifier
+        from sklearn.linear_model._base import LinearClassifierMixin
+        from sklearn.naive_bayes import BernoulliNB, CategoricalNB
+        from sklearn.tree import DecisionTreeClassifier
+    except ImportError as e:  # pragma: no cover - scikit-learn is a core dependency
+        raise InvalidTypeError("Importing scikit-learn models needs scikit-learn installed.") from e
+    kw = {"domains": domains, "feature_names": feature_names, "distribution": distribution}
+    if isinstance(estimator, DecisionTreeClassifier):
+        return tree_from_sklearn(estimator, **kw)
+    if isinstance(estimator, (RandomForestClassifier, ExtraTreesClassifier)):
+        return forest_from_sklearn(estimator, **kw)
+    if isinstance(estimator, (CategoricalNB, BernoulliNB)):
+        return naive_bayes_from_sklearn(estimator, **kw)
+    if isinstance(estimator, LinearClassifierMixin):
+        return linear_from_sklearn(estimator, **kw)
+    raise InvalidTypeError(
+        f"from_sklearn() does not support {type(estimator).__name__}. Supported estimators: "
+        f"{', '.join(SUPPORTED)}.")

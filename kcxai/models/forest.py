@@ -1,0 +1,279 @@
+"""Random forests: decision trees over one feature space that vote.
+
+Two votings, both exact:
+
+* ``"soft"`` (scikit-learn's ``RandomForestClassifier``): each tree gives the
+  class distribution stored at the leaf an instance reaches; the forest
+  predicts the first class of highest *sum* (sklearn: mean) of these
+  distributions. Leaf probabilities are exact rationals (sklearn's floats are
+  taken as the rationals they store), so sums are compared exactly.
+* ``"hard"``: each tree votes for its leaf's class; the forest predicts the
+  first class with the most votes (``argmax`` of the vote counts, as
+  ``VotingClassifier(voting="hard")`` does).
+
+Compilation (:meth:`RandomForest.build`) is the construction of
+:mod:`kcxai.models.linear` with the trees as blocks: every pairwise test
+``score_c >= score_d`` is built tree by tree, each tree's leaves branching to
+the sub-function of the partial sum they lead to, with sub-functions shared
+across partial sums no later tree can tell apart. Each class function is the
+conjunction of its pairwise tests.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from fractions import Fraction
+from typing import TYPE_CHECKING, Any
+
+from kcxai._errors import InvalidInputError, InvalidTypeError, ModelFormatError
+from kcxai.models._base import Classifier
+from kcxai.models.linear import _argmax_first, _parse_fraction, argmax_functions, exact_number
+from kcxai.models.tree import DecisionTree
+from kcxai.space import FeatureSpace
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kcxai.compilers._builder import FunctionBuilder
+
+__all__ = ["RandomForest", "VOTINGS"]
+
+#: The votings a :class:`RandomForest` reproduces.
+VOTINGS = ("soft", "hard")
+
+
+def leaf_of(tree: DecisionTree, point: Sequence[int]) -> int:
+    """The node id of the leaf a point reaches."""
+    nid = tree._root
+    feat, branches = tree._feat, tree._branches
+    while feat[nid] >= 0:
+        bit = 1 << point[feat[nid]]
+        for mask, child in branches[nid]:
+            if mask & bit:
+                nid = child
+                break
+    return nid
+
+
+class _TreeBlock:
+    """A tree as a block of an additive score: one outcome per reachable leaf."""
+
+    __slots__ = ("tree", "index")
+
+    def __init__(self, tree: DecisionTree) -> None:
+        self.tree = tree
+        self.index = {p.leaf: k for k, p in enumerate(tree.paths)}
+
+    def outcome(self, point: Sequence[int]) -> int:
+        return self.index[leaf_of(self.tree, point)]
+
+    def assemble(self, builder: "FunctionBuilder[Any]", children: Sequence[Any]) -> Any:
+        """The tree with leaf ``k`` replaced by ``children[k]`` (unreachable leaves by false)."""
+        tree = self.tree
+        order: list[int] = []
+        stack = [tree._root]
+        while stack:
+            nid = stack.pop()
+            order.append(nid)
+            stack.extend(child for _, child in tree._branches[nid])
+        memo: dict[int, Any] = {}
+        for nid in reversed(order):
+            f = tree._feat[nid]
+            if f < 0:
+                k = self.index.get(nid)
+                memo[nid] = builder.false() if k is None else children[k]
+                continue
+            out = builder.false()
+            for mask, child in tree._branches[nid]:
+                out = builder.disj(out, builder.conj(builder.value_in(f, mask), memo.pop(child)))
+            memo[nid] = out
+        return memo[tree._root]
+
+
+class RandomForest(Classifier):
+    """Decision trees over one feature space combined by soft or hard voting.
+
+    Parameters
+    ----------
+    space : FeatureSpace
+        Shared by all trees.
+    classes : sequence
+        The class labels, shared by all trees.
+    trees : sequence of DecisionTree
+        Each over ``space`` (equal features) with the same classes.
+    voting : {"hard", "soft"}, default "hard"
+        ``"hard"``: majority of the trees' classes, ties to the first class.
+        ``"soft"``: highest sum of the leaves' class scores (``leaf_scores``),
+        ties to the first class; this is what scikit-learn's
+        ``RandomForestClassifier.predict`` does.
+    leaf_scores : sequence of mappings, optional
+        For ``voting="soft"``: per tree, ``{leaf node id: scores}`` with one
+        exact number (``int``, ``Fraction``, or a float taken exactly) per
+        class, for every reachable leaf (``tree.paths[k].leaf``).
+
+    Examples
+    --------
+    >>> from kcxai import Feature, FeatureSpace, DecisionTree, Leaf, Split
+    >>> from kcxai.models import RandomForest
+    >>> space = FeatureSpace([Feature.categorical(n, [0, 1]) for n in ("a", "b", "c")])
+    >>> trees = [DecisionTree(space, [0, 1], Split(n, {0: Leaf(0), 1: Leaf(1)})) for n in ("a", "b", "c")]
+    >>> forest = RandomForest(space, [0, 1], trees)
+    >>> forest.predict([1, 1, 0]), forest.predict([0, 0, 1])
+    (1, 0)
+    """
+
+    model_type = "random_forest"
+
+    def __init__(self, space: FeatureSpace, classes: Sequence[Any], trees: Sequence[DecisionTree], *,
+                 voting: str = "hard", leaf_scores: Sequence[Mapping[int, Sequence[Any]]] | None = None) -> None:
+        if not isinstance(space, FeatureSpace):
+            raise InvalidTypeError(f"'space' must be a FeatureSpace. Got {type(space).__name__} instead.")
+        self.space = space
+        self._init_classes(classes)
+        if voting not in VOTINGS:
+            raise InvalidInputError(f"'voting' must be one of {list(VOTINGS)}. Got {voting!r} instead.")
+        self.voting = voting
+        if isinstance(trees, DecisionTree) or not isinstance(trees, Sequence) or not trees:
+            raise InvalidTypeError(f"'trees' must be a non-empty sequence of DecisionTree. Got {trees!r} instead.")
+        for t, tree in enumerate(trees):
+            if not isinstance(tree, DecisionTree):
+                raise InvalidTypeError(f"'trees[{t}]' must be a DecisionTree. Got {type(tree).__name__} instead.")
+            if tree.space.features != space.features:
+                raise InvalidInputError(f"'trees[{t}]' is over other features than 'space'.")
+            if tree.classes != self.classes:
+                raise InvalidInputError(
+                    f"'trees[{t}]' has classes {list(tree.classes)}; the forest's are {list(self.classes)}.")
+        self.trees = tuple(tree if tree.space == space else _tree_over(tree, space) for tree in trees)
+        self._blocks = [_TreeBlock(tree) for tree in self.trees]
+        k = len(self.classes)
+        floats = False
+        terms: list[tuple[tuple[Fraction, ...], ...]] = []
+        if voting == "hard":
+            if leaf_scores is not None:
+                raise InvalidInputError("'leaf_scores' is only used with voting='soft'.")
+            for tree in self.trees:
+                terms.append(tuple(tuple(Fraction(int(p.label == c)) for c in range(k)) for p in tree.paths))
+        else:
+            if leaf_scores is None or isinstance(leaf_scores, Mapping) or len(leaf_scores) != len(self.trees):
+                raise InvalidInputError(
+                    f"voting='soft' needs 'leaf_scores': one mapping per tree ({len(self.trees)}).")
+            for t, (tree, scores) in enumerate(zip(self.trees, leaf_scores)):
+                if not isinstance(scores, Mapping):
+                    raise InvalidTypeError(
+                        f"'leaf_scores[{t}]' must map leaf node ids to class scores. Got {type(scores).__name__}.")
+                rows = []
+                for p in tree.paths:
+                    if p.leaf not in scores:
+                        raise InvalidInputError(f"'leaf_scores[{t}]' has no scores for leaf node {p.leaf}.")
+                    row = list(scores[p.leaf])
+                    if len(row) != k:
+                        raise InvalidInputError(
+                            f"'leaf_scores[{t}][{p.leaf}]' must have one score per class ({k}). Got {len(row)}.")
+                    ex = [exact_number(x, f"'leaf_scores[{t}][{p.leaf}]' entries") for x in row]
+                    floats |= any(fl for _, fl in ex)
+                    rows.append(tuple(x for x, _ in ex))
+                terms.append(tuple(rows))
+        self._terms = tuple(terms)
+        self.weights_from_floats = floats
+        if voting == "hard":
+            self._iterms = tuple(tuple(tuple(int(x) for x in row) for row in t) for t in terms)
+        else:
+            from kcxai.models.linear import _lcm_of_denominators
+
+            scale = _lcm_of_denominators([x for t in terms for row in t for x in row])
+            self._iterms = tuple(tuple(tuple(int(x * scale) for x in row) for row in t) for t in terms)
+
+    @property
+    def n_trees(self) -> int:
+        """Number of trees."""
+        return len(self.trees)
+
+    def leaf_scores(self, tree: int) -> dict[int, tuple[Fraction, ...]]:
+        """The exact class scores of every reachable leaf of tree number ``tree`` (one-hot for hard voting)."""
+        if not isinstance(tree, int) or not 0 <= tree < len(self.trees):
+            raise InvalidInputError(f"'tree' must be a tree index in [0, {len(self.trees) - 1}]. Got {tree!r}.")
+        return {p.leaf: row for p, row in zip(self.trees[tree].paths, self._terms[tree])}
+
+    def scores_point(self, point: Sequence[int]) -> tuple[Fraction, ...]:
+        """The exact summed class scores (votes, or summed leaf probabilities) at a point."""
+        s = [Fraction(0)] * len(self.classes)
+        for blk, t in zip(self._blocks, self._terms):
+            row = t[blk.outcome(point)]
+            s = [a + b for a, b in zip(s, row)]
+        return tuple(s)
+
+    def predict_point(self, point: Sequence[int]) -> int:
+        s = [0] * len(self.classes)
+        for blk, t in zip(self._blocks, self._iterms):
+            row = t[blk.outcome(point)]
+            for c, x in enumerate(row):
+                s[c] += x
+        return _argmax_first(s)
+
+    def build(self, builder: "FunctionBuilder[Any]") -> list[Any]:
+        """One function per class: the exact voting, compiled tree by tree (see the module docstring)."""
+        base = [Fraction(0)] * len(self.classes)
+        return argmax_functions(builder, self._blocks, base, self._terms)
+
+    def with_distribution(self, distribution: Any) -> "RandomForest":
+        space = self.space.with_distribution(distribution)
+        scores = None if self.voting == "hard" else [self.leaf_scores(t) for t in range(len(self.trees))]
+        out = RandomForest(space, self.classes, [_tree_over(t, space) for t in self.trees], voting=self.voting,
+                           leaf_scores=scores)
+        out.weights_from_floats = self.weights_from_floats
+        return out
+
+    @classmethod
+    def from_sklearn(cls, clf: Any, *, domains: Sequence[Any] | None = None,
+                     feature_names: Sequence[str] | None = None, distribution: Any = None,
+                     voting: str = "soft") -> "RandomForest":
+        """Import a fitted scikit-learn ``RandomForestClassifier`` (or ``ExtraTreesClassifier``).
+
+        ``voting="soft"`` (default) reproduces ``clf.predict`` (highest mean of
+        the trees' leaf class probabilities, taken exactly); ``"hard"`` is the
+        majority of the trees' predicted classes. ``domains`` as in
+        :meth:`kcxai.DecisionTree.from_sklearn`; without it a feature's
+        intervals are cut by the thresholds of all trees.
+        """
+        from kcxai.models._sklearn import forest_from_sklearn
+
+        return forest_from_sklearn(clf, domains=domains, feature_names=feature_names, distribution=distribution,
+                                   voting=voting)
+
+    # -- JSON --------------------------------------------------------------
+
+    def _body_to_dict(self) -> dict[str, Any]:
+        body: dict[str, Any] = {"voting": self.voting, "trees": [t._body_to_dict() for t in self.trees]}
+        if self.voting == "soft":
+            body["leaf_scores"] = [[[p.leaf, [str(x) for x in row]] for p, row in zip(tree.paths, t)]
+                                   for tree, t in zip(self.trees, self._terms)]
+            body["weights_from_floats"] = self.weights_from_floats
+        return body
+
+    @classmethod
+    def _from_body(cls, space: FeatureSpace, classes: list[Any], body: dict[str, Any]) -> "RandomForest":
+        trees_json = body["trees"]
+        if not isinstance(trees_json, list) or not trees_json:
+            raise ModelFormatError("A random_forest model needs a non-empty 'trees' list.")
+        trees = [DecisionTree._from_body(space, classes, t) for t in trees_json]
+        voting = body.get("voting")
+        scores = None
+        if voting == "soft":
+            raw = body["leaf_scores"]
+            if not isinstance(raw, list):
+                raise ModelFormatError("'leaf_scores' must be a list with one entry per tree.")
+            scores = [{int(leaf): [_parse_fraction(x, "leaf_scores") for x in row] for leaf, row in t} for t in raw]
+        out = cls(space, classes, trees, voting=voting, leaf_scores=scores)
+        out.weights_from_floats = bool(body.get("weights_from_floats", False))
+        return out
+
+    def __repr__(self) -> str:
+        return (f"RandomForest({len(self.trees)} trees, {self.voting} voting, {self.space.n_features} features, "
+                f"{len(self.classes)} classes)")
+
+
+def _tree_over(tree: DecisionTree, space: FeatureSpace) -> DecisionTree:
+    """The same tree over another space with the same features (another distribution)."""
+    out = object.__new__(DecisionTree)
+    out.space = space
+    out._init_classes(tree.classes)
+    out._set_arrays(list(tree._feat), list(tree._label), list(tree._branches), tree._node_names, tree._root)
+    return out
