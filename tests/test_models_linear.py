@@ -220,3 +220,75 @@ def test_linear_import_needs_domains_and_nb_checks_them():
     sub = from_sklearn(nb, domains=[[0, 2], None, None], feature_names=["a", "b", "c"])
     assert sub.space.names == ("a", "b", "c") and sub.space.domain_sizes == (2, 3, 3)
     assert sub.predict([2, 1, 1]) == nb.predict([[2, 1, 1]])[0]
+
+
+class _HashConsBuilder:
+    """Canonical decision-diagram handles: ``switch`` hash-conses, so equal functions get equal handles.
+
+    Records every ``switch`` request, to check that the interval cache never
+    asks for the same sub-function twice. Only what binary models use.
+    """
+
+    def __init__(self, space):
+        self.space = space
+        self.table = {}
+        self.requests = []
+
+    def true(self):
+        return 1
+
+    def false(self):
+        return 0
+
+    def switch(self, feature, cases):
+        cases = tuple(cases)
+        if all(c == cases[0] for c in cases):
+            return cases[0]
+        key = (feature, cases)
+        self.requests.append(key)
+        if key not in self.table:
+            self.table[key] = len(self.table) + 2
+        return self.table[key]
+
+    def neg(self, a):
+        return ("not", a)
+
+
+@given(st.integers(2, 24), st.data())
+def test_threshold_construction_builds_each_sub_function_once(n, data):
+    """Every partial sum is matched to the interval of its sub-function: no node is requested twice.
+
+    With equal weights (a majority-like threshold) the sub-functions after ``i``
+    features are at most ``i + 1``, so the work is quadratic, not exponential.
+    """
+    space = FeatureSpace([Feature.categorical(f"x{i}", [0, 1]) for i in range(n)])
+    kind = data.draw(st.sampled_from(["equal", "ints", "floats"]))
+    equal = kind == "equal"
+    num = st.integers(-3, 3) if kind == "ints" else st.floats(-2, 2, allow_subnormal=False)
+    w = [1] * n if equal else data.draw(st.lists(num, min_size=n, max_size=n))
+    bias = data.draw(st.integers(-n, n))
+    model = LinearClassifier.from_coefficients(space, w, Fraction(bias, 2))
+    b = _HashConsBuilder(space)
+    f0, f1 = model.build(b)
+    assert f1 == ("not", f0)
+    assert len(b.requests) == len(set(b.requests))
+    if equal:
+        assert len(b.requests) <= (n + 1) * (n + 2) // 2
+    if n <= 12:
+        tt = TruthTableBuilder(space)
+        tt.check_partition(model.build(tt), model.predict_point)
+
+
+def test_sklearn_float_rounding_is_the_only_source_of_disagreement():
+    """A logistic regression whose float64 decision rounds a positive score to a tie."""
+    from sklearn.linear_model import LogisticRegression
+
+    X = np.array([[0, 0], [1, 1], [0, 1], [1, 0]])
+    lr = LogisticRegression().fit(X, [0, 1, 1, 0])
+    lr.coef_ = np.array([[1e16, 1.0]])
+    lr.intercept_ = np.array([-1e16])
+    model = from_sklearn(lr, domains=[[0, 1], [0, 1]])
+    assert lr.decision_function([[1, 1]])[0] == 0.0 and lr.predict([[1, 1]])[0] == 0  # float64: a tie
+    assert model.scores([1, 1])[1] == 1 and model.predict([1, 1]) == 1  # exact: 1e16 + 1 - 1e16 = 1
+    grid = [[a, b] for a in (0, 1) for b in (0, 1)]
+    assert [model.predict(x) for x in grid] == [0, 0, 0, 1] and list(lr.predict(grid)) == [0, 0, 0, 0]
