@@ -187,3 +187,24 @@ def test_wittgenstein_ripper_import_matches_its_predictions():
     assert ours == theirs
     with pytest.raises(kcxai.InvalidTypeError, match="fitted wittgenstein"):
         RuleSet.from_wittgenstein(object(), {})
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_imodels_greedy_rule_list_import_matches_its_predictions(seed):
+    imodels = pytest.importorskip("imodels")
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 4, size=(300, 5))
+    y = np.where(((X[:, 0] >= 2) & (X[:, 2] < 3)) | (X[:, 4] == 1), "yes", "no")
+    clf = imodels.GreedyRuleListClassifier(max_depth=4).fit(X, y)
+    dl = DecisionList.from_imodels(clf, domains=[[0, 1, 2, 3]] * 5, feature_names=list("abcde"))
+    assert dl.classes == ("no", "yes") and dl.space.names == tuple("abcde")
+    grid = np.array(list(itertools.product(range(4), repeat=5)))
+    assert dl.predict_many(grid) == list(clf.predict(grid))
+    b = TruthTableBuilder(dl.space)
+    b.check_partition(dl.build(b), dl.predict_point)
+    with pytest.raises(kcxai.InvalidInputError, match="'domains' must give the values of every feature"):
+        DecisionList.from_imodels(clf, domains=[[0, 1, 2, 3]] * 4 + [None])
+    with pytest.raises(kcxai.InvalidTypeError, match="GreedyRuleListClassifier"):
+        DecisionList.from_imodels(object(), domains=[])

@@ -666,6 +666,29 @@ class DecisionList(_RuleModel):
         dl.default = dl.classes[dl._default]
         return dl
 
+    @classmethod
+    def from_imodels(cls, clf: Any, *, domains: Sequence[Sequence[Any]], feature_names: Sequence[str] | None = None,
+                     distribution: Any = None) -> "DecisionList":
+        """Import a fitted ``imodels.GreedyRuleListClassifier`` (optional extra ``kcxai[rules]``).
+
+        Each of its rules tests one feature, ``x >= cutoff`` (or ``x < cutoff``
+        when flipped), and gives a probability ``p`` of the second class; the
+        rule's class is ``argmax([1 - p, p])`` computed as imodels does, in
+        float64. ``domains`` (required) gives each feature's values; a rule
+        becomes the set of values that satisfy its test.
+
+        Parameters
+        ----------
+        clf : imodels.GreedyRuleListClassifier
+        domains : sequence
+            One list of real values per feature.
+        feature_names : sequence of str, optional
+            Defaults to the names imodels recorded (``clf.feature_names_``).
+        distribution : optional
+            Passed to :class:`~kcxai.FeatureSpace`.
+        """
+        return _from_imodels(cls, clf, domains, feature_names, distribution)
+
     def predict_point(self, point: Sequence[int]) -> int:
         for conds, c in self._rules:
             if _matches(conds, point):
@@ -900,3 +923,37 @@ def _from_wittgenstein(cls: type[RuleSet], clf: Any, space: Any, classes: Sequen
             conds.append((name, val))
         rules.append(Rule(conds, classes[1]))
     return cls(space, classes, rules, classes[0], label=classes[1])
+
+
+def _from_imodels(cls: type[DecisionList], clf: Any, domains: Any, feature_names: Any,
+                  distribution: Any) -> DecisionList:
+    import numpy as np
+
+    from kcxai.models._sklearn import check_domains, sklearn_feature_names
+
+    rules = getattr(clf, "rules_", None)
+    if type(clf).__name__ != "GreedyRuleListClassifier" or not isinstance(rules, list) or not rules:
+        raise InvalidTypeError(
+            f"'clf' must be a fitted imodels GreedyRuleListClassifier. Got {type(clf).__name__} instead.")
+    n = int(clf.n_features_in_)
+    if feature_names is None and getattr(clf, "feature_names_", None) is not None:
+        feature_names = [str(x) for x in clf.feature_names_]
+    names = sklearn_feature_names(clf, n, feature_names)
+    doms = check_domains(domains, n)
+    if any(d is None for d in doms):
+        raise InvalidInputError("'domains' must give the values of every feature (the rules compare them "
+                                "with cutoffs). Got None for some.")
+    space = FeatureSpace([Feature.categorical(names[i], doms[i]) for i in range(n)], distribution=distribution)
+    classes = list(clf.classes_)
+    if len(classes) != 2:
+        raise InvalidInputError(f"A greedy rule list has two classes. Got {classes!r}.")
+
+    def label(p: Any) -> Any:  # imodels: argmax of the row (1 - p, p) in float64; ties to the first
+        return classes[int(np.argmax(np.array([1.0 - float(p), float(p)])))]
+
+    out = []
+    for rule in rules[:-1]:
+        i, cut = int(rule["index_col"]), float(rule["cutoff"])
+        values = [v for v in doms[i] if ((float(v) < cut) if rule["flip"] else (float(v) >= cut))]
+        out.append(Rule([(i, values)], label(rule["val_right"])))
+    return cls(space, classes, out, label(rules[-1]["val"]))
