@@ -199,6 +199,7 @@ def test_records_are_minimal_sets_and_summaries_match(quick_run):
             assert row["len_avg"] == pytest.approx(np.mean([r["length"] for r in sel]))
             assert row["len_max"] == max(r["length"] for r in sel)
             assert row["time_max"] == pytest.approx(max(r["seconds"] for r in sel))
+            assert row["cpu_avg"] == pytest.approx(np.mean([r["cpu_seconds"] for r in sel]))
 
 
 def test_parallel_run_gives_the_same_sets(quick_run, tmp_path):
@@ -337,3 +338,17 @@ def test_cli_usage_errors(argv, message, capsys):
 def test_cli_experiment_without_subcommand_prints_help(capsys):
     assert main(["experiment"]) == 2
     assert "paper-table" in capsys.readouterr().out
+
+
+def test_docs_experiments_python_example_runs(capsys):
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parent.parent / "docs" / "experiments.md").read_text(encoding="utf-8")
+    section = text[text.index("## From Python"):]
+    code = re.findall(r"^```python\n(.*?)^```", section, flags=re.M | re.S)
+    assert code
+    for block in code:
+        exec(compile(block, "docs/experiments.md", "exec"), {"__name__": "docs"})
+    last = capsys.readouterr().out.split()[-1]  # the sampled precision
+    assert 0.0 <= float(last) <= 1.0

@@ -39,8 +39,12 @@ DELTAS = (Fraction(0), Fraction(1, 100), Fraction(2, 100), Fraction(5, 100))
 
 #: Columns of the per-explanation record files.
 RECORD_FIELDS = ("dataset", "row", "method", "delta", "prediction", "length", "features", "seconds",
-                 "precision_exact", "precision_exact_fraction", "precision_sampled", "precision_alibi",
+                 "cpu_seconds", "precision_exact", "precision_exact_fraction", "precision_sampled", "precision_alibi",
                  "coverage_alibi")
+
+
+#: Bumped when the record files change, so that --resume does not reuse older ones.
+RECORDS_VERSION = 2
 
 
 class ExperimentCheckError(KcxaiError, RuntimeError):
@@ -134,9 +138,9 @@ def explain_kcxai(rows: Sequence[int], data: PreparedData, trained: TrainedTree,
         inst = x.tolist()
         pred_skl = predict(x.reshape(1, -1))[0]
         for j, d in enumerate(deltas):
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             e = min_idrs(compiled, inst, d, start="path")
-            sec = time.perf_counter() - t0
+            sec, cpu = time.perf_counter() - t0, time.process_time() - c0
             if e.prediction != pred_skl:
                 raise ExperimentCheckError(
                     f"{data.name} row {r}: kcxai's tree predicts {e.prediction!r}, scikit-learn {pred_skl!r}.")
@@ -147,7 +151,7 @@ def explain_kcxai(rows: Sequence[int], data: PreparedData, trained: TrainedTree,
                                    rng=np.random.default_rng([seed, int(r), j]))
             out.append({"dataset": data.name, "row": int(r), "method": "kcxai", "delta": float(d),
                         "prediction": int(e.prediction), "length": len(e),
-                        "features": " ".join(map(str, e.features)), "seconds": sec,
+                        "features": " ".join(map(str, e.features)), "seconds": sec, "cpu_seconds": cpu,
                         "precision_exact": float(e.precision), "precision_exact_fraction": str(e.precision),
                         "precision_sampled": sp, "precision_alibi": "", "coverage_alibi": ""})
     return out
@@ -180,6 +184,7 @@ def explain_anchor(rows: Sequence[int], data: PreparedData, trained: TrainedTree
         out.append({"dataset": data.name, "row": int(r), "method": "anchor", "delta": "",
                     "prediction": int(trained.clf.predict(x.reshape(1, -1))[0]), "length": len(a.features),
                     "features": " ".join(map(str, a.features)), "seconds": a.seconds,
+                    "cpu_seconds": a.cpu_seconds,
                     "precision_exact": float(exact), "precision_exact_fraction": str(exact),
                     "precision_sampled": sp, "precision_alibi": a.precision, "coverage_alibi": a.coverage})
     return out
@@ -212,7 +217,7 @@ def read_records(path: Path) -> list[dict[str, Any]]:
             d["row"] = int(d["row"])
             d["length"] = int(d["length"])
             d["prediction"] = int(d["prediction"])
-            for k in ("seconds", "precision_exact", "precision_sampled"):
+            for k in ("seconds", "cpu_seconds", "precision_exact", "precision_sampled"):
                 d[k] = float(d[k])
             for k in ("delta", "precision_alibi", "coverage_alibi"):
                 d[k] = float(d[k]) if d[k] != "" else ""
@@ -317,7 +322,7 @@ def run_paper_table(cfg: PaperTableConfig) -> dict[str, Any]:
                        "n_rows": data.n_rows, "n_features": data.n_features, "n_train": int(len(data.train)),
                        "domain_sizes": list(data.domain_sizes), "protocol_instances": int(len(protocol)),
                        "kcxai_instances": int(len(rows)), "anchor_instances": int(len(a_rows))}
-        common = {"seed": cfg.seed, "bins": cfg.bins, "n_samples": cfg.n_samples, "settings": trained.settings,
+        common = {"records_version": RECORDS_VERSION, "seed": cfg.seed, "bins": cfg.bins, "n_samples": cfg.n_samples, "settings": trained.settings,
                   "n_nodes": trained.n_nodes}
         key = {**common, "rows": rows.tolist(), "deltas": [str(d) for d in cfg.deltas]}
         path = _records_path(out, name, "kcxai")
