@@ -272,3 +272,23 @@ def test_subprocess_module_entry_point():
     done = subprocess.run([sys.executable, "-m", "kcxai", "explain", "bundled:running_example", "-i", "1"],
                           capture_output=True, text=True, env=env, timeout=120)
     assert done.returncode == 2 and done.stderr.startswith("kcxai: error:") and "Traceback" not in done.stderr
+
+
+def test_explain_and_compile_a_decision_list(capsys, tmp_path):
+    space = FeatureSpace([Feature.numeric("age", [30, 40]), Feature.categorical("sex", ["F", "M"]),
+                          Feature.categorical("n", [0, 1, 2])])
+    dl = kcxai.DecisionList.from_text("""
+        IF age in (30, 40] AND sex = F THEN yes
+        ELSE IF n = 2 THEN no
+        ELSE yes""", space)
+    path = tmp_path / "dl.json"
+    dl.save(path)
+    code, out, err = run(capsys, "explain", str(path), "-i", "35,F,2", "--language", "brute", "--json")
+    assert code == 0, err
+    d = json.loads(out)
+    e = kcxai.min_idrs(kcxai.compile_model(dl, "brute"), [35, "F", 2], 0)
+    assert d["names"] == list(e.names) == ["age", "sex"] and d["prediction"] == "yes" and d["language"] == "brute"
+    code, out, err = run(capsys, "explain", str(path), "-i", "35,F,2", "--start", "path", "-l", "brute")
+    assert code == 2 and "start='path' needs a DecisionTree" in err
+    code, out, _ = run(capsys, "compile", str(path), "--language", "brute", "--json")
+    assert code == 0 and json.loads(out)["size"] == 18
