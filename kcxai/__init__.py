@@ -23,7 +23,26 @@ from kcxai._errors import (
     UnknownLanguageError,
 )
 from kcxai.compilers import CompiledModel, available_languages, compile_model
-from kcxai.explain import Explanation, idrs_error, is_idrs, is_min_idrs, min_idrs, precision
+from kcxai.explain import (
+    Explanation,
+    enumerate_idrs,
+    idrs_error,
+    is_cdrs,
+    is_dual_idrs,
+    is_idrs,
+    is_min_cdrs,
+    is_min_dual_idrs,
+    is_min_idrs,
+    is_smallest_drs,
+    is_smallest_idrs,
+    local_cdrs,
+    min_cdrs,
+    min_dual_idrs,
+    min_idrs,
+    precision,
+    smallest_drs,
+    smallest_idrs,
+)
 from kcxai.models import (
     BddClassifier,
     Classifier,
@@ -54,6 +73,8 @@ __all__ = [
     "compile_model", "available_languages", "CompiledModel", "CountingOracle", "OracleSession",
     # explanations
     "Explanation", "min_idrs", "idrs_error", "is_idrs", "is_min_idrs", "precision",
+    "local_cdrs", "min_cdrs", "is_cdrs", "is_min_cdrs", "smallest_drs", "is_smallest_drs",
+    "smallest_idrs", "is_smallest_idrs", "min_dual_idrs", "is_dual_idrs", "is_min_dual_idrs", "enumerate_idrs",
     # errors
     "KcxaiError", "InvalidInputError", "InvalidTypeError", "ModelFormatError", "NotRelevantError",
     "MissingDependencyError", "UnknownLanguageError", "CompilationLimitError", "ProblemTooLargeError",

@@ -1,0 +1,88 @@
+"""Shared by the C-delta explainers: the exact precision test, the tree engine and the subset search."""
+
+from __future__ import annotations
+
+import itertools
+import numbers
+from collections.abc import Iterable, Sequence
+from fractions import Fraction
+from typing import Any
+
+from kcxai._errors import InvalidInputError, InvalidTypeError, ProblemTooLargeError
+from kcxai.explain._common import Query
+from kcxai.explain._treesat import TreePrecision
+from kcxai.space import Probability, Weight
+
+__all__ = ["PrecisionTest", "tree_precision", "first_relevant", "check_max_subsets", "DEFAULT_MAX_SUBSETS"]
+
+#: Default limit on the candidate sets an exact search over subsets examines (non-tree models).
+DEFAULT_MAX_SUBSETS = 1 << 16
+
+
+class PrecisionTest:
+    """``precision(S) >= delta`` from the oracle's ``disagree_weight``, decided exactly.
+
+    ``precision(S) = 1 - disagree_weight(S) / consistent_weight(S)``; with an
+    exact delta the test is ``(cons - dis) * den >= num * cons`` on integers.
+    """
+
+    __slots__ = ("q", "delta", "_num", "_den")
+
+    def __init__(self, q: Query, delta: Probability) -> None:
+        self.q = q
+        self.delta = delta
+        if isinstance(delta, Fraction):
+            self._num, self._den = delta.numerator, delta.denominator
+        else:
+            self._num, self._den = delta, 1
+
+    def holds(self, fixed: Iterable[int], weight: Weight) -> bool:
+        """Whether the set ``fixed`` with disagreeing weight ``weight`` has precision ``>= delta``."""
+        cons = self.q.space.consistent_weight(self.q.point, fixed)
+        return (cons - weight) * self._den >= self._num * cons
+
+    def relevant(self, fixed: Iterable[int]) -> bool:
+        """One oracle query: whether ``fixed`` is C-delta-relevant."""
+        fixed = frozenset(fixed)
+        return self.holds(fixed, self.q.disagree_weight(fixed))
+
+
+def tree_precision(q: Query, delta: Probability) -> TreePrecision | None:
+    """The exact path engine when ``q`` is answered by a decision tree's own oracle, else ``None``."""
+    from kcxai.models.tree import DecisionTree
+
+    if q.oracle.language == "dt" and isinstance(q.model, DecisionTree):
+        return TreePrecision(q.model, q.point, q.label, delta)
+    return None
+
+
+def check_max_subsets(max_subsets: Any) -> int:
+    """A positive int."""
+    if isinstance(max_subsets, bool) or not isinstance(max_subsets, numbers.Integral):
+        raise InvalidTypeError(f"'max_subsets' must be a positive int. Got {max_subsets!r} instead.")
+    if max_subsets < 1:
+        raise InvalidInputError(f"'max_subsets' must be a positive int. Got {max_subsets!r} instead.")
+    return int(max_subsets)
+
+
+def first_relevant(test: PrecisionTest, pool: Sequence[int], sizes: Iterable[int], *, max_subsets: int,
+                   what: str) -> frozenset[int] | None:
+    """The first C-delta-relevant subset of ``pool``, trying sizes in the given order, then
+    subsets in lexicographic order; ``None`` if there is none.
+
+    Raises :class:`~kcxai.ProblemTooLargeError` rather than examine more than ``max_subsets`` sets.
+    """
+    seen = 0
+    for k in sizes:
+        for combo in itertools.combinations(pool, k):
+            seen += 1
+            if seen > max_subsets:
+                raise ProblemTooLargeError(
+                    f"{what} searches the subsets of {len(pool)} features exactly and has examined "
+                    f"'max_subsets' = {max_subsets} sets without finishing. Pass a larger 'max_subsets', "
+                    "explain a DecisionTree with its own ('dt') oracle, which uses a SAT search instead, "
+                    "or use local_cdrs.")
+            s = frozenset(combo)
+            if test.relevant(s):
+                return s
+    return None

@@ -1,0 +1,219 @@
+"""C-delta-relevant sets (the paper's "Complementary Definitions"): precision-based, not monotone.
+
+``S`` is C-delta-relevant for ``kappa`` and ``(v, c)`` when
+``precision(S) = Pr(kappa(x) = c | x_S = v_S) >= delta`` (eq. drs). Fixing one
+more feature can lower the precision as well as raise it, so the deletion
+loop only gives a locally minimal set (:func:`local_cdrs`); a subset-minimal
+one (a Min-C-delta-relevant set, :func:`min_cdrs`) needs a search over subsets.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kcxai._errors import NotRelevantError
+from kcxai.explain._common import Query, check_delta, check_features, check_order, check_start, prepare
+from kcxai.explain._result import Explanation, format_probability
+from kcxai.explain._search import (
+    DEFAULT_MAX_SUBSETS,
+    PrecisionTest,
+    check_max_subsets,
+    first_relevant,
+    tree_precision,
+)
+from kcxai.explain._treesat import TreePrecision, TreeSearch
+
+__all__ = ["local_cdrs", "min_cdrs", "is_cdrs", "is_min_cdrs"]
+
+
+def _start(q: Query, test: PrecisionTest, start: Any) -> set[int]:
+    """The checked C-delta-relevant start set (all features by default)."""
+    s0 = check_start(q, start)
+    if s0 is None:
+        return set(range(q.space.n_features))  # precision(F) = 1: v is the only point matching F
+    weight = q.disagree_weight(s0)
+    if not test.holds(s0, weight):
+        raise NotRelevantError(
+            f"'start' must be a C-delta-relevant set: its precision is "
+            f"{format_probability(q.precision_of(s0, weight))}, below delta = {format_probability(test.delta)}.")
+    return set(s0)
+
+
+def _local(q: Query, test: PrecisionTest, fixed: set[int], order: Any) -> set[int]:
+    """Deletion passes with the precision test until no single feature can be dropped."""
+    tries = check_order(q, order, fixed)
+    session = q.session(fixed)
+    changed = True
+    while changed:
+        changed = False
+        for i in tries:
+            if i in fixed and test.holds(fixed - {i}, session.weight_if_freed(i)):
+                session.free(i)
+                fixed.discard(i)
+                changed = True
+    return fixed
+
+
+def _local_tree(engine: TreePrecision, fixed: frozenset[int]) -> frozenset[int]:
+    """:func:`_local` answered by the path engine (same test, no oracle calls)."""
+    out = set(fixed)
+    changed = True
+    while changed:
+        changed = False
+        for i in sorted(out):
+            if engine.relevant(out - {i}):
+                out.discard(i)
+                changed = True
+    return frozenset(out)
+
+
+def local_cdrs(obj: Any, instance: Any, delta: Any, *, order: Any = None, start: Any = None) -> Explanation:
+    """A locally minimal C-delta-relevant set: the deletion loop with the precision test.
+
+    ``S`` is C-delta-relevant when ``Pr(kappa(x) = c | x_S = v_S) >= delta``
+    (the paper's eq. drs, Anchor's precision), with ``c = kappa(v)``. Starting
+    from a relevant set, each feature is dropped if the set stays relevant;
+    as precision is not monotone, passes are repeated until one drops
+    nothing. The result is *locally* minimal (dropping any single feature
+    breaks relevance), but a smaller subset may still be relevant: see
+    :func:`min_cdrs`. Works with any oracle; one counting query per feature
+    tried.
+
+    Parameters
+    ----------
+    obj : Classifier, CompiledModel or CountingOracle
+    instance : sequence or mapping
+        The instance, in the model's user values.
+    delta : int, Fraction or float in [0, 1]
+        The precision threshold (e.g. ``0.95``). A float is read as the
+        decimal it prints as.
+    order : sequence of features, optional
+        The order in which features are tried in each pass (default: feature order).
+    start : collection of features or "path", optional
+        The C-delta-relevant set to start from (checked); default all features.
+
+    Returns
+    -------
+    Explanation
+        ``delta`` is the precision threshold; ``precision`` is the set's exact
+        precision (``>= delta``) and ``error`` its I-delta error
+        ``Pr(kappa(x) != c and x_S = v_S)``.
+
+    Examples
+    --------
+    >>> import kcxai
+    >>> tree = kcxai.datasets.running_example_tree()
+    >>> e = kcxai.local_cdrs(tree, (1, 1, 1, 1, 0, 0, 0, 0, 1), 0.95, start="path")
+    >>> e.names, e.precision
+    (('x1', 'x2', 'x9'), Fraction(61, 64))
+    """
+    q = prepare(obj, instance)
+    test = PrecisionTest(q, check_delta(delta, exact=q.space.is_exact))
+    fixed = _local(q, test, _start(q, test, start), order)
+    return q.explanation(fixed, weight=q.disagree_weight(fixed), delta=test.delta, method="local_cdrs")
+
+
+def min_cdrs(obj: Any, instance: Any, delta: Any, *, start: Any = None,
+             max_subsets: int = DEFAULT_MAX_SUBSETS) -> Explanation:
+    """A subset-minimal C-delta-relevant set (the paper's Min-C-delta-relevant set).
+
+    No proper subset of the result, of any size, has precision ``>= delta``.
+    The search starts from a locally minimal set (:func:`local_cdrs`) and
+    looks for a relevant proper subset until there is none:
+
+    * a :class:`~kcxai.DecisionTree` answered by its own oracle (``"dt"``) is
+      searched with a SAT solver (python-sat) over feature selectors, each
+      candidate checked exactly on the tree's paths and refuted ones cut off
+      with clauses from exact path-weight bounds (see
+      ``kcxai/explain/_treesat.py``): no limit;
+    * any other oracle is searched over the subsets of the locally minimal
+      set, smallest first, one counting query each, at most ``max_subsets``
+      of them.
+
+    Parameters
+    ----------
+    obj : Classifier, CompiledModel or CountingOracle
+    instance : sequence or mapping
+    delta : int, Fraction or float in [0, 1]
+        The precision threshold.
+    start : collection of features or "path", optional
+        A C-delta-relevant set; the result is a subset of it. Default all features.
+    max_subsets : int, default 65536
+        For non-tree oracles: the most candidate sets to examine before
+        raising :class:`~kcxai.ProblemTooLargeError`.
+
+    Returns
+    -------
+    Explanation
+
+    Examples
+    --------
+    >>> import kcxai
+    >>> tree = kcxai.datasets.running_example_tree()
+    >>> e = kcxai.min_cdrs(tree, (1, 1, 1, 1, 0, 0, 0, 0, 1), 0.97)
+    >>> e.names, e.precision
+    (('x1', 'x2', 'x3', 'x8', 'x9'), Fraction(1, 1))
+    """
+    q = prepare(obj, instance)
+    delta_v = check_delta(delta, exact=q.space.is_exact)
+    limit = check_max_subsets(max_subsets)
+    test = PrecisionTest(q, delta_v)
+    fixed = frozenset(_local(q, test, _start(q, test, start), None))
+    engine = tree_precision(q, delta_v)
+    if engine is not None:
+        with TreeSearch(engine) as search:
+            while True:
+                smaller = search.proper_subset(fixed)
+                if smaller is None:
+                    break
+                fixed = _local_tree(engine, smaller)
+    else:  # sets of size |S| - 1 already failed in the local search
+        found = first_relevant(test, sorted(fixed), range(len(fixed) - 1), max_subsets=limit, what="min_cdrs")
+        if found is not None:  # smallest relevant subset of a relevant set: subset-minimal
+            fixed = found
+    return q.explanation(fixed, weight=q.disagree_weight(fixed), delta=delta_v, method="min_cdrs")
+
+
+def is_cdrs(obj: Any, instance: Any, features: Any, delta: Any) -> bool:
+    """Whether ``features`` is C-delta-relevant: ``precision >= delta``, decided exactly.
+
+    Examples
+    --------
+    >>> import kcxai
+    >>> tree = kcxai.datasets.running_example_tree()
+    >>> kcxai.is_cdrs(tree, (1, 1, 1, 1, 0, 0, 0, 0, 1), ["x1", "x9"], 0.95)
+    False
+    """
+    q = prepare(obj, instance)
+    test = PrecisionTest(q, check_delta(delta, exact=q.space.is_exact))
+    return test.relevant(check_features(q, features))
+
+
+def is_min_cdrs(obj: Any, instance: Any, features: Any, delta: Any, *,
+                max_subsets: int = DEFAULT_MAX_SUBSETS) -> bool:
+    """Whether ``features`` is a subset-minimal C-delta-relevant set.
+
+    Precision is not monotone, so every proper subset is ruled out, not only
+    those one feature smaller: by the SAT search for a tree's own oracle, by
+    enumeration (at most ``max_subsets`` sets) otherwise.
+
+    Examples
+    --------
+    >>> import kcxai
+    >>> tree = kcxai.datasets.running_example_tree()
+    >>> v = (1, 1, 1, 1, 0, 0, 0, 0, 1)
+    >>> kcxai.is_min_cdrs(tree, v, ["x1", "x2", "x9"], 0.95), kcxai.is_min_cdrs(tree, v, ["x1", "x2", "x3", "x9"], 0.95)
+    (True, False)
+    """
+    q = prepare(obj, instance)
+    delta_v = check_delta(delta, exact=q.space.is_exact)
+    limit = check_max_subsets(max_subsets)
+    test = PrecisionTest(q, delta_v)
+    s = check_features(q, features)
+    if not test.relevant(s):
+        return False
+    engine = tree_precision(q, delta_v)
+    if engine is not None:
+        with TreeSearch(engine) as search:
+            return search.proper_subset(s) is None
+    return first_relevant(test, sorted(s), range(len(s)), max_subsets=limit, what="is_min_cdrs") is None

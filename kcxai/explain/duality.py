@@ -1,0 +1,239 @@
+"""Dual (probabilistic contrastive) sets and the enumeration of relevant and dual sets.
+
+The paper's section "Duality Results": with ``C(S)`` the I-delta relevance
+predicate ``Pr(kappa(x) != c and x_S = v_S) <= delta`` (eq. idr), the dual
+predicate is ``D(T) = not C(F \\ T)``: freeing the features of ``T`` (fixing
+the others to ``v``) changes the class with probability ``> delta``. Both are
+monotone, and (Proposition "dual") the minimal relevant sets are exactly the
+minimal hitting sets of the dual sets, and vice versa. With ``delta = 0``
+they are the abductive (AXp) and contrastive (CXp) explanations.
+
+For a dual set ``T`` an :class:`~kcxai.Explanation` has ``kind="dual"``, and
+its measures are those of the complement ``F \\ T`` being fixed: ``error`` is
+``Pr(kappa(x) != c and x_{F \\ T} = v_{F \\ T})`` (``> delta``) and
+``precision`` is ``Pr(kappa(x) = c | x_{F \\ T} = v_{F \\ T})``.
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Iterator
+from typing import Any
+
+from kcxai._errors import InvalidInputError, InvalidTypeError, NotRelevantError
+from kcxai.explain._common import Bound, Query, check_delta, check_features, check_order, prepare
+from kcxai.explain._result import Explanation, format_probability
+
+__all__ = ["min_dual_idrs", "is_dual_idrs", "is_min_dual_idrs", "enumerate_idrs"]
+
+
+def _complement(q: Query, features: Any) -> frozenset[int]:
+    return frozenset(range(q.space.n_features)).difference(features)
+
+
+def min_dual_idrs(obj: Any, instance: Any, delta: Any, *, order: Any = None, start: Any = None) -> Explanation:
+    """A subset-minimal dual set of I-delta-relevant sets (a probabilistic contrastive explanation).
+
+    ``T`` is a dual set when ``Pr(kappa(x) != c and x_{F \\ T} = v_{F \\ T}) > delta``:
+    letting the features of ``T`` vary, the others fixed to ``v``, yields
+    another class with probability above ``delta``. The predicate is
+    monotone, so the deletion loop gives a subset-minimal set: each feature
+    of ``T`` is fixed back to ``v`` if the rest is still a dual set. With
+    ``delta = 0`` it is a contrastive explanation (CXp). One counting query
+    per feature tried.
+
+    Parameters
+    ----------
+    obj : Classifier, CompiledModel or CountingOracle
+    instance : sequence or mapping
+    delta : int, Fraction or float in [0, 1]
+    order : sequence of features, optional
+        The order in which features are tried (default: feature order).
+    start : collection of features, optional
+        A dual set to start from (checked); default all features.
+
+    Returns
+    -------
+    Explanation
+        With ``kind="dual"``; ``error`` and ``precision`` are those of the
+        complement ``F \\ T`` (see the module notes).
+
+    Raises
+    ------
+    InvalidInputError
+        If no dual set exists: ``Pr(kappa(x) != c) <= delta``, so the empty
+        set is already I-delta-relevant and nothing can change the class often enough.
+
+    Examples
+    --------
+    >>> import kcxai
+    >>> tree = kcxai.datasets.running_example_tree()
+    >>> e = kcxai.min_dual_idrs(tree, (1, 1, 1, 1, 0, 0, 0, 0, 1), 0)
+    >>> e.names, e.kind
+    (('x9',), 'dual')
+    """
+    q = prepare(obj, instance)
+    delta_v = check_delta(delta, exact=q.space.is_exact)
+    bound = q.within(delta_v)
+    n = q.space.n_features
+    if start is None:
+        free = set(range(n))
+        weight = q.disagree_weight(())
+        if bound.holds(weight):
+            raise InvalidInputError(
+                f"No dual set exists for 'delta' = {format_probability(delta_v)}: Pr(kappa(x) != c) is "
+                f"{format_probability(q.error_of(weight))}, so even freeing every feature changes the class "
+                "with probability <= delta (the empty set is already I-delta-relevant).")
+    else:
+        if isinstance(start, str):
+            raise InvalidTypeError(f"'start' must be a collection of features. Got {start!r} instead.")
+        free = set(check_features(q, start, argument="start"))
+        weight = q.disagree_weight(_complement(q, free))
+        if bound.holds(weight):
+            raise NotRelevantError(
+                f"'start' must be a dual set: fixing the other features gives error "
+                f"{format_probability(q.error_of(weight))}, not above delta = {format_probability(delta_v)}.")
+    for i in check_order(q, order, free):
+        w = q.disagree_weight(_complement(q, free - {i}))
+        if not bound.holds(w):
+            free.discard(i)
+            weight = w
+    return q.explanation(free, weight=weight, delta=delta_v, method="min_dual_idrs", kind="dual")
+
+
+def is_dual_idrs(obj: Any, instance: Any, features: Any, delta: Any) -> bool:
+    """Whether ``features`` is a dual set: ``Pr(kappa(x) != c and x_{F \\ T} = v_{F \\ T}) > delta``.
+
+    Examples
+    --------
+    >>> import kcxai
+    >>> tree = kcxai.datasets.running_example_tree()
+    >>> kcxai.is_dual_idrs(tree, (1, 1, 1, 1, 0, 0, 0, 0, 1), ["x9"], 0)
+    True
+    """
+    q = prepare(obj, instance)
+    bound = q.within(check_delta(delta, exact=q.space.is_exact))
+    return not bound.holds(q.disagree_weight(_complement(q, check_features(q, features))))
+
+
+def is_min_dual_idrs(obj: Any, instance: Any, features: Any, delta: Any) -> bool:
+    """Whether ``features`` is a subset-minimal dual set.
+
+    The dual predicate is monotone, so it suffices that the set is dual and
+    that removing any single feature makes it not dual.
+
+    Examples
+    --------
+    >>> import kcxai
+    >>> tree = kcxai.datasets.running_example_tree()
+    >>> kcxai.is_min_dual_idrs(tree, (1, 1, 1, 1, 0, 0, 0, 0, 1), ["x4", "x8"], 0)
+    True
+    """
+    q = prepare(obj, instance)
+    bound = q.within(check_delta(delta, exact=q.space.is_exact))
+    t = check_features(q, features)
+    if bound.holds(q.disagree_weight(_complement(q, t))):
+        return False
+    return all(bound.holds(q.disagree_weight(_complement(q, t - {i}))) for i in t)
+
+
+def _check_limit(limit: Any) -> int | None:
+    if limit is None:
+        return None
+    if isinstance(limit, bool) or not isinstance(limit, numbers.Integral):
+        raise InvalidTypeError(f"'limit' must be None or a non-negative int. Got {limit!r} instead.")
+    if limit < 0:
+        raise InvalidInputError(f"'limit' must be None or a non-negative int. Got {limit!r} instead.")
+    return int(limit)
+
+
+def enumerate_idrs(obj: Any, instance: Any, delta: Any, *, limit: int | None = None) -> Iterator[Explanation]:
+    """All subset-minimal I-delta-relevant sets and all minimal dual sets, one at a time.
+
+    MARCO-style enumeration over the lattice of feature sets, based on the
+    paper's Proposition "dual" (each side is the minimal hitting sets of the
+    other). A SAT solver (python-sat) holds the sets not yet explored; each
+    round takes an unexplored set, biased towards large ones, and
+
+    * if it is I-delta-relevant, shrinks it by the deletion loop to a minimal
+      relevant set ``S`` (yielded with ``kind="relevant"``) and blocks every
+      superset of ``S``;
+    * otherwise grows it to a maximal irrelevant set whose complement ``T``
+      is a minimal dual set (yielded with ``kind="dual"``) and blocks every
+      set disjoint from ``T``.
+
+    Every round yields a new set, and the enumeration stops when nothing is
+    left unexplored. With ``delta = 0`` it lists the AXps and the CXps.
+
+    Parameters
+    ----------
+    obj : Classifier, CompiledModel or CountingOracle
+    instance : sequence or mapping
+    delta : int, Fraction or float in [0, 1]
+    limit : int, optional
+        Stop after this many sets (both kinds together). Default: all.
+
+    Yields
+    ------
+    Explanation
+        ``kind`` is ``"relevant"`` or ``"dual"`` (for duals, ``error`` and
+        ``precision`` are those of the complement, see :func:`min_dual_idrs`);
+        ``oracle_calls`` and ``seconds`` count from the start of the enumeration.
+
+    Examples
+    --------
+    The running example has two AXps and five CXps:
+
+    >>> import kcxai
+    >>> tree = kcxai.datasets.running_example_tree()
+    >>> for e in kcxai.enumerate_idrs(tree, (1, 1, 1, 1, 0, 0, 0, 0, 1), 0):
+    ...     print(e.kind, e.names)
+    relevant ('x1', 'x2', 'x3', 'x8', 'x9')
+    dual ('x2',)
+    dual ('x1',)
+    dual ('x3',)
+    relevant ('x1', 'x2', 'x3', 'x4', 'x9')
+    dual ('x9',)
+    dual ('x4', 'x8')
+    """
+    q = prepare(obj, instance)
+    delta_v = check_delta(delta, exact=q.space.is_exact)
+    return _marco(q, q.within(delta_v), delta_v, _check_limit(limit))
+
+
+def _marco(q: Query, bound: Bound, delta: Any, limit: int | None) -> Iterator[Explanation]:
+    from pysat.solvers import Solver
+
+    if limit == 0:
+        return
+    n = q.space.n_features
+    count = 0
+    with Solver(name="g4") as solver:
+        if n:
+            solver.set_phases(list(range(1, n + 1)))  # prefer large seeds
+        while solver.solve():
+            true = {lit for lit in solver.get_model() if lit > 0}  # a variable in no clause yet: false
+            seed = {i for i in range(n) if i + 1 in true}
+            session = q.session(seed)
+            weight = session.weight()
+            if bound.holds(weight):
+                for i in sorted(seed):  # shrink to a minimal relevant set (monotone: one pass)
+                    if session.holds_if_freed(i, bound):
+                        session.free(i)
+                        seed.discard(i)
+                weight = session.weight()
+                solver.add_clause([-(i + 1) for i in sorted(seed)])
+                yield q.explanation(seed, weight=weight, delta=delta, method="enumerate_idrs")
+            else:
+                for i in range(n):  # grow to a maximal irrelevant set
+                    if i not in seed:
+                        w = q.disagree_weight(seed | {i})
+                        if not bound.holds(w):
+                            seed.add(i)
+                            weight = w
+                dual = [i for i in range(n) if i not in seed]
+                solver.add_clause([i + 1 for i in dual])
+                yield q.explanation(dual, weight=weight, delta=delta, method="enumerate_idrs", kind="dual")
+            count += 1
+            if limit is not None and count >= limit:
+                return

@@ -1,0 +1,175 @@
+"""Cardinality-minimum relevant sets: Min-delta-relevant sets (precision) and minimum I-delta-relevant sets."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kcxai.explain._common import Bound, Query, check_delta, check_features, prepare
+from kcxai.explain._result import Explanation
+from kcxai.explain._search import (
+    DEFAULT_MAX_SUBSETS,
+    PrecisionTest,
+    check_max_subsets,
+    first_relevant,
+    tree_precision,
+)
+from kcxai.explain._treesat import TreeSearch
+from kcxai.space import Weight
+
+__all__ = ["smallest_drs", "is_smallest_drs", "smallest_idrs", "is_smallest_idrs"]
+
+
+def _smallest_drs(q: Query, test: PrecisionTest, *, below: int | None, max_subsets: int,
+                  what: str) -> frozenset[int] | None:
+    """A minimum-size C-delta-relevant set (of size ``< below`` if given), or ``None``."""
+    engine = tree_precision(q, test.delta)
+    if engine is not None:
+        with TreeSearch(engine) as search:
+            return search.smallest(below=below)
+    n = q.space.n_features
+    sizes = range(n + 1 if below is None else min(n + 1, below))
+    return first_relevant(test, range(n), sizes, max_subsets=max_subsets, what=what)
+
+
+def smallest_drs(obj: Any, instance: Any, delta: Any, *, max_subsets: int = DEFAULT_MAX_SUBSETS) -> Explanation:
+    """A cardinality-minimal delta-relevant set (the paper's Min-delta-relevant set).
+
+    Among all sets ``S`` with ``precision(S) = Pr(kappa(x) = c | x_S = v_S) >= delta``
+    (eq. drs), one of the fewest features. The paper shows the decision
+    problem is in NP for decision trees; a :class:`~kcxai.DecisionTree`
+    answered by its own oracle (``"dt"``) is solved with a SAT solver
+    (python-sat) over selectors ``s_i`` and an incremental totalizer bound
+    ``sum s_i <= k`` for ``k = 0, 1, ...``; each model is checked exactly on
+    the paths (integer path weights) and refuted ones are cut off with
+    clauses from exact path-weight bounds (``kcxai/explain/_treesat.py``
+    explains why the paper's linear inequality is only a bound). Other
+    oracles are searched over all subsets by increasing size, one counting
+    query each, at most ``max_subsets`` of them.
+
+    Parameters
+    ----------
+    obj : Classifier, CompiledModel or CountingOracle
+    instance : sequence or mapping
+    delta : int, Fraction or float in [0, 1]
+        The precision threshold.
+    max_subsets : int, default 65536
+        For non-tree oracles: the most candidate sets to examine before
+        raising :class:`~kcxai.ProblemTooLargeError`.
+
+    Returns
+    -------
+    Explanation
+
+    Examples
+    --------
+    >>> import kcxai
+    >>> tree = kcxai.datasets.running_example_tree()
+    >>> e = kcxai.smallest_drs(tree, (1, 1, 1, 1, 0, 0, 0, 0, 1), 0.9)
+    >>> e.names, e.precision
+    (('x1', 'x9'), Fraction(121, 128))
+    """
+    q = prepare(obj, instance)
+    test = PrecisionTest(q, check_delta(delta, exact=q.space.is_exact))
+    found = _smallest_drs(q, test, below=None, max_subsets=check_max_subsets(max_subsets), what="smallest_drs")
+    if found is None:  # pragma: no cover - all features always have precision 1
+        raise AssertionError("unreachable: the set of all features is C-delta-relevant")
+    return q.explanation(found, weight=q.disagree_weight(found), delta=test.delta, method="smallest_drs")
+
+
+def is_smallest_drs(obj: Any, instance: Any, features: Any, delta: Any, *,
+                    max_subsets: int = DEFAULT_MAX_SUBSETS) -> bool:
+    """Whether ``features`` is C-delta-relevant and no set with fewer features is.
+
+    Useful to check a set found by another tool. Decided by the same search as
+    :func:`smallest_drs`, limited to sizes below ``len(features)``.
+
+    Examples
+    --------
+    >>> import kcxai
+    >>> tree = kcxai.datasets.running_example_tree()
+    >>> kcxai.is_smallest_drs(tree, (1, 1, 1, 1, 0, 0, 0, 0, 1), ["x1", "x9"], 0.9)
+    True
+    """
+    q = prepare(obj, instance)
+    test = PrecisionTest(q, check_delta(delta, exact=q.space.is_exact))
+    limit = check_max_subsets(max_subsets)
+    s = check_features(q, features)
+    if not test.relevant(s):
+        return False
+    return _smallest_drs(q, test, below=len(s), max_subsets=limit, what="is_smallest_drs") is None
+
+
+def _smallest_idrs(q: Query, bound: Bound) -> tuple[frozenset[int], Weight]:
+    """Implicit hitting sets: a minimum hitting set of the minimal dual sets found so far is
+    relevant, or its complement grows a new minimal dual set to hit."""
+    from pysat.examples.hitman import Hitman
+
+    n = q.space.n_features
+    weight = q.disagree_weight(())
+    if bound.holds(weight):
+        return frozenset(), weight
+    with Hitman(htype="sorted") as hitman:
+        while True:
+            hs = frozenset(hitman.get())
+            weight = q.disagree_weight(hs)
+            if bound.holds(weight):
+                return hs, weight
+            grown = set(hs)  # grow to a maximal irrelevant set: its complement is a minimal dual set
+            for i in range(n):
+                if i not in grown and not bound.holds(q.disagree_weight(grown | {i})):
+                    grown.add(i)
+            hitman.hit([i for i in range(n) if i not in grown])
+
+
+def smallest_idrs(obj: Any, instance: Any, delta: Any) -> Explanation:
+    """A cardinality-minimum I-delta-relevant set, for any oracle model.
+
+    Among all sets ``S`` with ``Pr(kappa(x) != c and x_S = v_S) <= delta``
+    (eq. idr), one of the fewest features. By the paper's Proposition on
+    duality, relevant sets are exactly the hitting sets of the dual sets
+    (:func:`min_dual_idrs`); the search is by implicit hitting sets: a
+    minimum hitting set of the minimal dual sets found so far (python-sat's
+    ``Hitman``, MaxSAT-based) is either relevant, hence a minimum relevant
+    set, or its complement yields one more minimal dual set. Each round
+    costs one counting query per feature.
+
+    Parameters
+    ----------
+    obj : Classifier, CompiledModel or CountingOracle
+    instance : sequence or mapping
+    delta : int, Fraction or float in [0, 1]
+        The bound on the error.
+
+    Returns
+    -------
+    Explanation
+
+    Examples
+    --------
+    >>> import kcxai
+    >>> tree = kcxai.datasets.running_example_tree()
+    >>> kcxai.smallest_idrs(tree, (1, 1, 1, 1, 0, 0, 0, 0, 1), 0.03).names
+    ('x1', 'x9')
+    """
+    q = prepare(obj, instance)
+    delta_v = check_delta(delta, exact=q.space.is_exact)
+    found, weight = _smallest_idrs(q, q.within(delta_v))
+    return q.explanation(found, weight=weight, delta=delta_v, method="smallest_idrs")
+
+
+def is_smallest_idrs(obj: Any, instance: Any, features: Any, delta: Any) -> bool:
+    """Whether ``features`` is I-delta-relevant and no set with fewer features is.
+
+    Examples
+    --------
+    >>> import kcxai
+    >>> tree = kcxai.datasets.running_example_tree()
+    >>> kcxai.is_smallest_idrs(tree, (1, 1, 1, 1, 0, 0, 0, 0, 1), ["x1", "x2", "x3", "x4", "x9"], 0)
+    True
+    """
+    q = prepare(obj, instance)
+    bound = q.within(check_delta(delta, exact=q.space.is_exact))
+    s = check_features(q, features)
+    if not bound.holds(q.disagree_weight(s)):
+        return False
+    return len(_smallest_idrs(q, bound)[0]) == len(s)
