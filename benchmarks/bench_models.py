@@ -1,17 +1,21 @@
-"""Model families beyond trees: agreement with scikit-learn, compile time and size per language.
+"""Model families beyond trees: agreement with scikit-learn, construction size, compile time and size.
 
 Run: ``.venv/bin/python benchmarks/bench_models.py [--quick] [--languages sdd obdd]``
 
-Prints three tables:
+Prints:
 
-1. agreement: how many points the kcxai model predicts differently from the scikit-learn estimator
-   (whole space when it has at most 10,000 points, else 10,000 random points);
-2. compile: time (median and max over repeats) and size per language for a naive Bayes with 32
-   three-valued features, a Bernoulli naive Bayes with 40 features, a logistic regression with 30
-   features and a random forest of 10 trees of depth 5, next to a decision tree fitted to the same
-   data (the baseline; ratio = model time / tree time, measured in the same process);
-3. forest growth: compiled size as the number of trees and the depth grow (``over guard`` when
-   the compiler's guard stops it), with the ratio of the forest's size to the sum of its trees'.
+1. agreement: how many points each kcxai model predicts differently from the scikit-learn estimator
+   it came from (whole space when it has at most 10,000 points, else 10,000 random points), and for
+   rounded models their certified ``margin`` (they may differ only where sklearn's two best scores
+   are that close);
+2. construction size (no compiler): the number of sub-functions the interval-cached threshold
+   construction builds, exact and rounded, as the number of naive Bayes features grows;
+3. compile: time (median and max over repeats) and size per language for a naive Bayes and a
+   logistic regression with 30+ features and a forest of 10 trees of depth 5, next to a depth-5
+   decision tree fitted to the same data and compiled the same way (ratio = model time / tree time,
+   in the same process);
+4. forest growth: compiled size as the number of trees and the depth grow, hard voting (exact) and
+   soft voting rounded to 1/1000, with the ratio of the forest's size to the sum of its trees'.
 """
 
 from __future__ import annotations
@@ -21,12 +25,16 @@ import itertools
 import statistics
 import sys
 import time
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
 import kcxai
 from kcxai.models import RandomForest, from_sklearn
+from kcxai.models.linear import FeatureBlock, threshold_function
+
+STEP = Fraction(1, 1000)
 
 
 def _points(space: Any, limit: int, rng: Any) -> list[tuple[int, ...]]:
@@ -35,7 +43,7 @@ def _points(space: Any, limit: int, rng: Any) -> list[tuple[int, ...]]:
     return [tuple(int(rng.integers(0, s)) for s in space.domain_sizes) for _ in range(limit)]
 
 
-def _value(feature: Any, k: int) -> float:
+def _value(feature: Any, k: int) -> Any:
     if not feature.is_numeric:
         return feature.values[k]
     iv = feature.values[k]
@@ -57,36 +65,48 @@ def _data(n_features: int, n_values: int, n_classes: int, n: int = 2000, seed: i
     return X, y
 
 
-def _models(quick: bool) -> dict[str, tuple[Any, Any, Any]]:
-    """name -> (sklearn estimator, kcxai model, training data X) for the acceptance models."""
+def _forest_data() -> tuple[Any, Any]:
+    X, y = _data(12, 4, 2, seed=3)
+    return X + np.random.default_rng(5).normal(scale=0.3, size=X.shape), y
+
+
+def _models() -> dict[str, tuple[Any, Any, Any]]:
+    """name -> (sklearn estimator, kcxai model, training data X)."""
     from sklearn.ensemble import RandomForestClassifier
     from sklearn.linear_model import LogisticRegression
     from sklearn.naive_bayes import BernoulliNB, CategoricalNB
 
     out: dict[str, tuple[Any, Any, Any]] = {}
+    X, y = _data(20, 3, 2)
+    est = CategoricalNB().fit(X, y)
+    out["CategoricalNB 20x3 exact"] = (est, from_sklearn(est), X)
     X, y = _data(32, 3, 2)
     est = CategoricalNB().fit(X, y)
-    out["CategoricalNB 32x3, 2 classes"] = (est, from_sklearn(est), X)
+    out["CategoricalNB 32x3 exact (not compiled)"] = (est, from_sklearn(est), X)
+    out["CategoricalNB 32x3 rounded 1/1000"] = (est, from_sklearn(est).rounded(STEP), X)
     X, y = _data(30, 3, 3, seed=4)
     est = CategoricalNB().fit(X, y)
-    out["CategoricalNB 30x3, 3 classes"] = (est, from_sklearn(est), X)
+    out["CategoricalNB 30x3 3 cls rounded 1/1000"] = (est, from_sklearn(est).rounded(STEP), X)
     X, y = _data(40, 2, 2, seed=1)
     est = BernoulliNB().fit(X, y)
-    out["BernoulliNB 40x2"] = (est, from_sklearn(est), X)
+    out["BernoulliNB 40x2 rounded 1/1000"] = (est, from_sklearn(est).rounded(STEP), X)
     X, y = _data(30, 3, 2, seed=2)
     est = LogisticRegression(max_iter=2000).fit(X, y)
-    out["LogisticRegression 30x3"] = (est, from_sklearn(est, domains=[[0, 1, 2]] * 30), X)
-    X, y = _data(12, 4, 2, seed=3)
-    Xf = X + np.random.default_rng(5).normal(scale=0.3, size=X.shape)
-    est = RandomForestClassifier(n_estimators=10, max_depth=5, random_state=0).fit(Xf, y)
-    out["RandomForest 10 trees depth 5 (soft)"] = (est, from_sklearn(est), Xf)
-    out["RandomForest 10 trees depth 5 (hard)"] = (est, RandomForest.from_sklearn(est, voting="hard"), Xf)
+    out["LogisticRegression 30x3 rounded 1/1000"] = (
+        est, from_sklearn(est, domains=[[0, 1, 2]] * 30).rounded(STEP), X)
+    X, y = _forest_data()
+    est = RandomForestClassifier(n_estimators=10, max_depth=5, random_state=0).fit(X, y)
+    out["RF 10x5 hard (vs hard-vote reference)"] = (est, RandomForest.from_sklearn(est, voting="hard"), X)
+    out["RF 10x5 soft exact (not compiled)"] = (est, from_sklearn(est), X)
+    out["RF 10x5 soft rounded 1/1000"] = (est, from_sklearn(est).rounded(STEP), X)
+    est5 = RandomForestClassifier(n_estimators=5, max_depth=5, random_state=0).fit(X, y)
+    out["RF 5x5 soft exact"] = (est5, from_sklearn(est5), X)
     return out
 
 
 def agreement(models: dict[str, tuple[Any, Any, Any]]) -> None:
-    print("\n== 1. agreement with scikit-learn's predict ==")
-    print(f"{'model':40s} {'points':>8s} {'disagree':>9s} {'near-tie gap':>13s}")
+    print("\n== 1. agreement with scikit-learn ==")
+    print(f"{'model':42s} {'points':>7s} {'differ':>7s} {'max sklearn gap there':>22s} {'margin':>9s}")
     rng = np.random.default_rng(11)
     for name, (est, model, _) in models.items():
         pts = _points(model.space, 10_000, rng)
@@ -109,8 +129,64 @@ def agreement(models: dict[str, tuple[Any, Any, Any]]) -> None:
             for r in bad:
                 s = np.sort(np.atleast_1d(scores[r]))
                 gaps.append(abs(s[-1] - s[-2]) if s.size > 1 else abs(s[0]))
-            gap = f"{max(gaps):.1e}"
-        print(f"{name:40s} {len(pts):8d} {len(bad):9d} {gap:>13s}")
+            gap = f"{max(gaps):.2e}"
+        rounding = getattr(model, "rounding", None)
+        margin = f"{float(rounding[1]):.2e}" if rounding else "-"
+        print(f"{name:42s} {len(pts):7d} {len(bad):7d} {gap:>22s} {margin:>9s}")
+
+
+class _Counter:
+    """A builder that only counts the nodes the construction asks for (no compiler)."""
+
+    def __init__(self, limit: int) -> None:
+        self.n, self.limit = 0, limit
+
+    def true(self) -> int:
+        return 1
+
+    def false(self) -> int:
+        return 0
+
+    def switch(self, feature: int, cases: Any) -> int:
+        self.n += 1
+        if self.n > self.limit:
+            raise OverflowError
+        return self.n + 1
+
+
+def _sub_functions(model: Any, limit: int) -> str:
+    """Number of sub-functions of the (binary) model's threshold test, or '> limit'."""
+    t, base = model._terms, model._base
+    diffs = [[col[0] - col[1] for col in t[i]] for i in range(len(t))]
+    from kcxai.models.linear import _lcm_of_denominators
+
+    scale = _lcm_of_denominators([base[0] - base[1], *(x for r in diffs for x in r)])
+    b = _Counter(limit)
+    try:
+        threshold_function(b, [FeatureBlock(i) for i in range(len(t))], [[int(x * scale) for x in r] for r in diffs],
+                           int((base[0] - base[1]) * scale))
+    except OverflowError:
+        return f"> {limit:,}"
+    return f"{b.n:,}"
+
+
+def construction_size(quick: bool) -> None:
+    from sklearn.naive_bayes import CategoricalNB
+
+    limit = 100_000 if quick else 400_000
+    print("\n== 2. construction size: sub-functions of a binary CategoricalNB (3 values per feature) ==")
+    sizes = [12, 16, 20, 24, 32]
+    print(f"{'features':>8s} {'exact':>12s} {'seconds':>8s} " + " ".join(f"{'step ' + str(s):>14s}" for s in
+                                                                    (Fraction(1, 10), Fraction(1, 100), STEP)))
+    for n in sizes:
+        X, y = _data(n, 3, 2)
+        model = from_sklearn(CategoricalNB().fit(X, y))
+        t0 = time.perf_counter()
+        exact = _sub_functions(model, limit)
+        secs = time.perf_counter() - t0
+        rounded = [_sub_functions(model.rounded(s), limit) for s in (Fraction(1, 10), Fraction(1, 100), STEP)]
+        print(f"{n:8d} {exact:>12s} {secs:8.2f} " + " ".join(f"{r:>14s}" for r in rounded))
+        sys.stdout.flush()
 
 
 def _compile(model: Any, language: str, repeats: int) -> tuple[list[float], Any]:
@@ -135,20 +211,19 @@ def _size(compiled: Any) -> str:
 def compile_table(models: dict[str, tuple[Any, Any, Any]], languages: list[str], repeats: int) -> None:
     from sklearn.tree import DecisionTreeClassifier
 
-    print(f"\n== 2. compile time and size per language (median / max of {repeats}) ==")
-    print(f"{'model':40s} {'lang':5s} {'median s':>9s} {'max s':>8s} {'size':>10s} {'vars':>6s} "
+    print(f"\n== 3. compile time and size per language (median / max of {repeats}) ==")
+    print(f"{'model':42s} {'lang':5s} {'median s':>9s} {'max s':>8s} {'size':>10s} {'vars':>6s} "
           f"{'tree s':>8s} {'ratio':>7s}")
     for name, (est, model, X) in models.items():
-        if "hard" in name:
+        if "not compiled" in name:
             continue
-        # the baseline: a decision tree of depth 5 on the same data, compiled the same way
         base = from_sklearn(DecisionTreeClassifier(max_depth=5, random_state=0).fit(X, est.predict(X)))
         for lang in languages:
             times, compiled = _compile(model, lang, repeats)
             btimes, _ = _compile(base, lang, repeats)
             med, mx, bmed = statistics.median(times), max(times), statistics.median(btimes)
             nvars = "-" if isinstance(compiled, Exception) else compiled.stats.get("variables")
-            print(f"{name:40s} {lang:5s} {med:9.3f} {mx:8.3f} {_size(compiled):>10s} {nvars!s:>6s} "
+            print(f"{name:42s} {lang:5s} {med:9.3f} {mx:8.3f} {_size(compiled):>10s} {nvars!s:>6s} "
                   f"{bmed:8.3f} {med / bmed if bmed else float('nan'):7.1f}")
             sys.stdout.flush()
 
@@ -156,38 +231,40 @@ def compile_table(models: dict[str, tuple[Any, Any, Any]], languages: list[str],
 def forest_growth(languages: list[str], quick: bool) -> None:
     from sklearn.ensemble import RandomForestClassifier
 
-    print("\n== 3. forest compile size as trees and depth grow (soft voting, 12 features, 2 classes) ==")
+    print("\n== 4. forest compile size as trees and depth grow (12 numeric features, 2 classes) ==")
     n_trees = [1, 2, 5, 10] if quick else [1, 2, 5, 10, 20]
     depths = [2, 3, 4, 5] if quick else [2, 3, 4, 5, 6]
-    X, y = _data(12, 4, 2, seed=3)
-    X = X + np.random.default_rng(5).normal(scale=0.3, size=X.shape)
+    X, y = _forest_data()
     for lang in languages:
-        print(f"\n[{lang}] size (seconds); ratio = forest size / sum of its trees' sizes")
-        print(f"{'depth':>5s} " + " ".join(f"{f'{t} trees':>24s}" for t in n_trees))
-        for d in depths:
-            cells = []
-            for t in n_trees:
-                est = RandomForestClassifier(n_estimators=t, max_depth=d, random_state=0).fit(X, y)
-                model = from_sklearn(est)
-                times, compiled = _compile(model, lang, 1)
-                if isinstance(compiled, Exception):
-                    cells.append(f"{'over guard':>24s}")
-                    continue
-                tree_sizes = 0
-                for tree in model.trees:
-                    _, ct = _compile(tree, lang, 1)
-                    tree_sizes += 0 if isinstance(ct, Exception) else int(ct.stats.get("size") or 0)
-                size = int(compiled.stats.get("size") or 0)
-                ratio = size / tree_sizes if tree_sizes else float("nan")
-                cells.append(f"{size:>8d} ({times[0]:6.2f}s) x{ratio:5.1f}")
-            print(f"{d:5d} " + " ".join(f"{c:>24s}" for c in cells))
-            sys.stdout.flush()
+        for voting in ("hard", "soft rounded 1/1000"):
+            print(f"\n[{lang}, {voting}] size (seconds) xratio = forest size / sum of its trees' sizes")
+            print(f"{'depth':>5s} " + " ".join(f"{f'{t} trees':>26s}" for t in n_trees))
+            for d in depths:
+                cells = []
+                for t in n_trees:
+                    est = RandomForestClassifier(n_estimators=t, max_depth=d, random_state=0).fit(X, y)
+                    model = (RandomForest.from_sklearn(est, voting="hard") if voting == "hard"
+                             else from_sklearn(est).rounded(STEP))
+                    times, compiled = _compile(model, lang, 1)
+                    if isinstance(compiled, Exception):
+                        cells.append(f"{'over guard':>26s}")
+                        continue
+                    tree_sizes = 0
+                    for tree in model.trees:
+                        _, ct = _compile(tree, lang, 1)
+                        tree_sizes += 0 if isinstance(ct, Exception) else int(ct.stats.get("size") or 0)
+                    size = int(compiled.stats.get("size") or 0)
+                    ratio = size / tree_sizes if tree_sizes else float("nan")
+                    cells.append(f"{size:>9d} ({times[0]:6.2f}s) x{ratio:5.1f}")
+                print(f"{d:5d} " + " ".join(f"{c:>26s}" for c in cells))
+                sys.stdout.flush()
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="fewer repeats and a smaller growth table")
-    parser.add_argument("--languages", nargs="*", default=None, help="default: sdd and obdd when installed")
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer repeats and smaller tables")
+    parser.add_argument("--languages", nargs="*", default=None, help="default: sdd and obdd when in the tree")
+    parser.add_argument("--skip", nargs="*", default=[], choices=["agreement", "construction", "compile", "growth"])
     args = parser.parse_args(argv)
     from kcxai.compilers import LANGUAGES
 
@@ -195,14 +272,18 @@ def main(argv: list[str] | None = None) -> int:
     if languages is None:
         import importlib.util
 
-        languages = [lang for lang in ("sdd", "obdd")
-                     if importlib.util.find_spec(LANGUAGES[lang][0]) is not None]
+        languages = [lang for lang in ("sdd", "obdd") if importlib.util.find_spec(LANGUAGES[lang][0]) is not None]
     print(f"kcxai {kcxai.__version__}; languages: {languages or 'none available'}")
-    models = _models(args.quick)
-    agreement(models)
+    models = _models()
+    if "agreement" not in args.skip:
+        agreement(models)
+    if "construction" not in args.skip:
+        construction_size(args.quick)
     if languages:
-        compile_table(models, languages, 1 if args.quick else 3)
-        forest_growth(languages, args.quick)
+        if "compile" not in args.skip:
+            compile_table(models, languages, 1 if args.quick else 3)
+        if "growth" not in args.skip:
+            forest_growth(languages, args.quick)
     return 0
 
 

@@ -162,3 +162,28 @@ def test_extra_trees_and_errors():
         RandomForest.from_sklearn(RandomForestClassifier())
     with pytest.raises(kcxai.InvalidTypeError, match="RandomForestClassifier or ExtraTreesClassifier"):
         RandomForest.from_sklearn(GradientBoostingClassifier().fit(X, y))
+
+
+@given(forests().filter(lambda f: f.voting == "soft"))
+def test_rounded_soft_forest_differs_only_within_the_margin(forest):
+    r = forest.rounded(Fraction(1, 4))
+    q, margin = r.rounding
+    assert q == Fraction(1, 4) and "rounded" in r.exactness
+    for p in ref.all_points(forest.space):
+        if r.predict_point(p) != forest.predict_point(p):
+            top = sorted(forest.scores_point(p))[-2:]
+            assert top[1] - top[0] <= margin
+    b = TruthTableBuilder(forest.space)
+    b.check_partition(r.build(b), r.predict_point)
+    again = kcxai.models.model_from_dict(r.to_dict())
+    assert again.rounding == r.rounding and again.to_dict() == r.to_dict()
+    assert r.with_distribution(None).rounding == r.rounding
+
+
+def test_hard_forest_cannot_be_rounded():
+    space = FeatureSpace([Feature.categorical("a", [0, 1])])
+    t = DecisionTree(space, [0, 1], Split("a", {0: Leaf(0), 1: Leaf(1)}))
+    f = RandomForest(space, [0, 1], [t])
+    assert f.exactness.startswith("exact: votes")
+    with pytest.raises(kcxai.InvalidInputError, match="hard votes are already integers"):
+        f.rounded(0.1)

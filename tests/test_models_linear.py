@@ -292,3 +292,41 @@ def test_sklearn_float_rounding_is_the_only_source_of_disagreement():
     assert model.scores([1, 1])[1] == 1 and model.predict([1, 1]) == 1  # exact: 1e16 + 1 - 1e16 = 1
     grid = [[a, b] for a in (0, 1) for b in (0, 1)]
     assert [model.predict(x) for x in grid] == [0, 0, 0, 1] and list(lr.predict(grid)) == [0, 0, 0, 0]
+
+
+@given(st.one_of(linear_models(distributions=("uniform", "exact", "float")),
+                 naive_bayes_models().filter(lambda m: m.log)),
+       st.sampled_from([Fraction(1, 2), Fraction(1, 10), 0.05, 1]))
+def test_rounded_models_differ_only_within_the_certified_margin(model, step):
+    r = model.rounded(step)
+    q, margin = r.rounding
+    assert q == Fraction(str(step)) and "rounded to multiples of" in r.exactness
+    base = r.intercepts if isinstance(r, LinearClassifier) else r.priors
+    assert all(x % q == 0 for x in base)
+    k = len(model.classes)
+    for p in ref.all_points(model.space):
+        s, t = model.scores_point(p), r.scores_point(p)
+        for c in range(k):
+            for d in range(c + 1, k):
+                assert abs((t[c] - t[d]) - (s[c] - s[d])) <= margin
+        if r.predict_point(p) != model.predict_point(p):
+            top = sorted(s)[-2:]
+            assert top[1] - top[0] <= margin
+    b = TruthTableBuilder(model.space)
+    b.check_partition(r.build(b), r.predict_point)
+    again = kcxai.models.model_from_dict(r.to_dict())
+    assert again.rounding == r.rounding and again.to_dict() == r.to_dict()
+    twice = r.rounded(1)
+    assert twice.rounding[1] >= margin
+
+
+def test_rounding_errors():
+    space = FeatureSpace([Feature.categorical("x", [0, 1])])
+    nb = NaiveBayes(space, [0, 1], [1, 1], [[[1, 2], [2, 1]]])
+    with pytest.raises(kcxai.InvalidInputError, match="rounded\\(\\) needs additive scores"):
+        nb.rounded(0.1)
+    lin = LinearClassifier.from_coefficients(space, [1], 0)
+    for bad, err in [(0, kcxai.InvalidInputError), (-1, kcxai.InvalidInputError), ("0.1", kcxai.InvalidTypeError),
+                     (float("inf"), kcxai.InvalidInputError)]:
+        with pytest.raises(err, match="'step'"):
+            lin.rounded(bad)

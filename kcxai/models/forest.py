@@ -27,7 +27,16 @@ from typing import TYPE_CHECKING, Any
 
 from kcxai._errors import InvalidInputError, InvalidTypeError, ModelFormatError
 from kcxai.models._base import Classifier
-from kcxai.models.linear import _argmax_first, _parse_fraction, argmax_functions, exact_number
+from kcxai.models.linear import (
+    _argmax_first,
+    _lcm_of_denominators,
+    _parse_fraction,
+    argmax_functions,
+    check_step,
+    exact_number,
+    round_to,
+    rounding_margin,
+)
 from kcxai.models.tree import DecisionTree
 from kcxai.space import FeatureSpace
 
@@ -171,15 +180,52 @@ class RandomForest(Classifier):
                     floats |= any(fl for _, fl in ex)
                     rows.append(tuple(x for x, _ in ex))
                 terms.append(tuple(rows))
-        self._terms = tuple(terms)
         self.weights_from_floats = floats
-        if voting == "hard":
-            self._iterms = tuple(tuple(tuple(int(x) for x in row) for row in t) for t in terms)
-        else:
-            from kcxai.models.linear import _lcm_of_denominators
+        self._set_terms(tuple(terms))
 
-            scale = _lcm_of_denominators([x for t in terms for row in t for x in row])
-            self._iterms = tuple(tuple(tuple(int(x * scale) for x in row) for row in t) for t in terms)
+    #: ``None``, or ``(step, margin)`` when the leaf scores were rounded by :meth:`rounded`.
+    rounding: tuple[Fraction, Fraction] | None = None
+
+    def _set_terms(self, terms: tuple[tuple[tuple[Fraction, ...], ...], ...]) -> None:
+        self._terms = terms
+        scale = _lcm_of_denominators([x for t in terms for row in t for x in row])
+        self._iterms = tuple(tuple(tuple(int(x * scale) for x in row) for row in t) for t in terms)
+
+    def rounded(self, step: Any) -> "RandomForest":
+        """A soft-voting copy with every leaf score rounded to the nearest multiple of ``step``.
+
+        A *different classifier*, compiled exactly in its own right, for
+        forests whose exact soft vote is too large to compile. Its
+        :attr:`rounding` is ``(step, margin)``: predictions can differ from
+        this forest's only where its two best summed scores are within
+        ``margin``. See :meth:`kcxai.models.LinearClassifier.rounded`.
+        """
+        if self.voting != "soft":
+            raise InvalidInputError("rounded() applies to soft voting; hard votes are already integers.")
+        q = check_step(step)
+        out = object.__new__(RandomForest)
+        out.__dict__.update(self.__dict__)
+        terms = tuple(tuple(tuple(round_to(x, q) for x in row) for row in t) for t in self._terms)
+        zeros = [Fraction(0)] * len(self.classes)
+        margin = rounding_margin(self._terms, terms, zeros, zeros)
+        out.rounding = (q, margin + (self.rounding[1] if self.rounding else 0))
+        out._set_terms(terms)
+        return out
+
+    @property
+    def exactness(self) -> str:
+        """A sentence saying in what sense the model (and its compiled form) is exact."""
+        if self.rounding is not None:
+            step, margin = self.rounding
+            return (f"leaf scores rounded to multiples of {step} by rounded(): a different classifier, compiled "
+                    f"exactly; its predictions can differ from the unrounded forest's only where that forest's "
+                    f"two best summed scores are within {margin} ({float(margin):.3g}) of each other")
+        if self.voting == "hard":
+            return "exact: votes are counted exactly"
+        if self.weights_from_floats:
+            return ("exact w.r.t. the given float leaf scores: each float is taken as the rational it stores and "
+                    "sums are compared exactly; a float-arithmetic implementation may round near-ties differently")
+        return "exact: all leaf scores are rationals and sums are compared exactly"
 
     @property
     def n_trees(self) -> int:
@@ -219,6 +265,7 @@ class RandomForest(Classifier):
         out = RandomForest(space, self.classes, [_tree_over(t, space) for t in self.trees], voting=self.voting,
                            leaf_scores=scores)
         out.weights_from_floats = self.weights_from_floats
+        out.rounding = self.rounding
         return out
 
     @classmethod
@@ -246,6 +293,8 @@ class RandomForest(Classifier):
             body["leaf_scores"] = [[[p.leaf, [str(x) for x in row]] for p, row in zip(tree.paths, t)]
                                    for tree, t in zip(self.trees, self._terms)]
             body["weights_from_floats"] = self.weights_from_floats
+            if self.rounding is not None:
+                body["rounding"] = [str(x) for x in self.rounding]
         return body
 
     @classmethod
@@ -260,9 +309,21 @@ class RandomForest(Classifier):
             raw = body["leaf_scores"]
             if not isinstance(raw, list):
                 raise ModelFormatError("'leaf_scores' must be a list with one entry per tree.")
-            scores = [{int(leaf): [_parse_fraction(x, "leaf_scores") for x in row] for leaf, row in t} for t in raw]
+            scores = []
+            for t in raw:
+                tree_scores = {}
+                for leaf, row in t:
+                    if isinstance(leaf, bool) or not isinstance(leaf, int):
+                        raise ModelFormatError(f"'leaf_scores' must list [leaf node id, scores]. Got {leaf!r}.")
+                    tree_scores[leaf] = [_parse_fraction(x, "leaf_scores") for x in row]
+                scores.append(tree_scores)
         out = cls(space, classes, trees, voting=voting, leaf_scores=scores)
         out.weights_from_floats = bool(body.get("weights_from_floats", False))
+        raw = body.get("rounding")
+        if raw is not None:
+            if not isinstance(raw, list) or len(raw) != 2:
+                raise ModelFormatError(f"'rounding' must be [step, margin]. Got {raw!r}.")
+            out.rounding = (_parse_fraction(raw[0], "rounding"), _parse_fraction(raw[1], "rounding"))
         return out
 
     def __repr__(self) -> str:

@@ -95,6 +95,44 @@ def _parse_fraction(s: Any, where: str) -> Fraction:
         raise ModelFormatError(f"{where} must be an exact number like '3/4'. Got {s!r}.") from None
 
 
+def check_step(step: Any) -> Fraction:
+    """A positive rounding step; a float is read as the decimal it prints as (``0.001`` is ``1/1000``)."""
+    if isinstance(step, bool) or not isinstance(step, numbers.Real):
+        raise InvalidTypeError(f"'step' must be a positive real number. Got {step!r} instead.")
+    if isinstance(step, numbers.Rational):
+        value = Fraction(int(step.numerator), int(step.denominator))
+    else:
+        if not math.isfinite(float(step)):
+            raise InvalidInputError(f"'step' must be finite. Got {step!r} instead.")
+        value = Fraction(repr(float(step)))
+    if value <= 0:
+        raise InvalidInputError(f"'step' must be positive. Got {step!r} instead.")
+    return value
+
+
+def round_to(x: Fraction, step: Fraction) -> Fraction:
+    """``x`` rounded to the nearest multiple of ``step`` (ties to the even multiple), exactly."""
+    return round(x / step) * step
+
+
+def rounding_margin(old: Sequence[Sequence[Sequence[Fraction]]], new: Sequence[Sequence[Sequence[Fraction]]],
+                    base_old: Sequence[Fraction], base_new: Sequence[Fraction]) -> Fraction:
+    """The most any pairwise score difference ``score_c - score_d`` can move from ``old`` to ``new`` terms.
+
+    ``old[b][o][c]``: block ``b``, outcome ``o``, class ``c``. Exact: the base's
+    change plus, per block, the largest change over its outcomes.
+    """
+    k = len(base_old)
+    worst = Fraction(0)
+    for c in range(k):
+        for d in range(c + 1, k):
+            m = abs((base_new[c] - base_old[c]) - (base_new[d] - base_old[d]))
+            for blk_old, blk_new in zip(old, new):
+                m += max(abs((n[c] - o[c]) - (n[d] - o[d])) for o, n in zip(blk_old, blk_new))
+            worst = max(worst, m)
+    return worst
+
+
 # -- the compilation engine -----------------------------------------------------
 
 class Block(Protocol):
@@ -384,9 +422,61 @@ class _FeatureScoreModel(Classifier):
         blocks = [FeatureBlock(i) for i in range(self.space.n_features)]
         return argmax_functions(builder, blocks, self._base, self._terms, mult=self._mult)
 
+    #: ``None``, or ``(step, margin)`` when the weights were rounded by :meth:`rounded`.
+    rounding: tuple[Fraction, Fraction] | None = None
+
+    def rounded(self, step: Any) -> Any:
+        """A copy with every weight rounded to the nearest multiple of ``step`` (exactly).
+
+        This is a *different classifier*, compiled exactly in its own right:
+        use it when the exact model is too large to compile (the size of a
+        threshold function's diagram grows with the number of distinct partial
+        sums; rounding bounds them). Its :attr:`rounding` is ``(step, margin)``:
+        every pairwise score difference moved by at most ``margin`` (exact), so
+        its predictions can differ from this model's only at points where this
+        model's two best class scores are within ``margin`` of each other.
+
+        Parameters
+        ----------
+        step : int, Fraction or float
+            Positive; a float is read as the decimal it prints as.
+
+        Examples
+        --------
+        >>> from fractions import Fraction
+        >>> from kcxai import Feature, FeatureSpace
+        >>> from kcxai.models import LinearClassifier
+        >>> space = FeatureSpace([Feature.categorical(n, [0, 1]) for n in "abc"])
+        >>> clf = LinearClassifier.from_coefficients(
+        ...     space, [Fraction(31, 100), Fraction(52, 100), Fraction(-27, 100)], Fraction(1, 10))
+        >>> r = clf.rounded(0.1)
+        >>> r.rounding  # 0.31, 0.52, -0.27 moved by 0.01, 0.02 and 0.03
+        (Fraction(1, 10), Fraction(3, 50))
+        >>> r.weight("b", 1), r.exactness.startswith("weights rounded to multiples of 1/10")
+        ((Fraction(0, 1), Fraction(1, 2)), True)
+        """
+        if self._mult:
+            raise InvalidInputError(
+                "rounded() needs additive scores: this NaiveBayes multiplies exact probabilities "
+                "(log=False); give log-probabilities (log=True) to round them.")
+        q = check_step(step)
+        out = object.__new__(type(self))
+        out.__dict__.update(self.__dict__)
+        out._base = tuple(round_to(x, q) for x in self._base)
+        out._terms = tuple(tuple(tuple(round_to(x, q) for x in col) for col in t) for t in self._terms)
+        margin = rounding_margin(self._terms, out._terms, self._base, out._base)
+        out.rounding = (q, margin + (self.rounding[1] if self.rounding else 0))
+        out._prepare_predict()
+        return out
+
     @property
     def exactness(self) -> str:
         """A sentence saying in what sense the model (and its compiled form) is exact."""
+        if self.rounding is not None:
+            step, margin = self.rounding
+            return (f"weights rounded to multiples of {step} by rounded(): a different classifier, compiled "
+                    f"exactly; its predictions can differ from the unrounded model's only where that model's "
+                    f"two best class scores are within {margin} ({float(margin):.3g}) of each other")
         if self.weights_from_floats:
             return ("exact w.r.t. the given float weights: each float is taken as the rational it stores and "
                     "scores are compared exactly; a float-arithmetic implementation of the same weights may "
@@ -401,6 +491,16 @@ class _FeatureScoreModel(Classifier):
 
     def with_distribution(self, distribution: Any) -> Any:
         return self._copy_with_space(self.space.with_distribution(distribution))
+
+    def _rounding_json(self) -> dict[str, Any]:
+        return {} if self.rounding is None else {"rounding": [str(x) for x in self.rounding]}
+
+    def _rounding_from_json(self, body: dict[str, Any]) -> None:
+        raw = body.get("rounding")
+        if raw is not None:
+            if not isinstance(raw, list) or len(raw) != 2:
+                raise ModelFormatError(f"'rounding' must be [step, margin]. Got {raw!r}.")
+            self.rounding = (_parse_fraction(raw[0], "rounding"), _parse_fraction(raw[1], "rounding"))
 
     def _tables_to_json(self) -> list[list[list[str]]]:
         k = len(self.classes)
@@ -568,13 +668,14 @@ class LinearClassifier(_FeatureScoreModel):
 
     def _body_to_dict(self) -> dict[str, Any]:
         return {"intercepts": [_fraction_str(x) for x in self._base], "weights": self._tables_to_json(),
-                "weights_from_floats": self.weights_from_floats}
+                "weights_from_floats": self.weights_from_floats, **self._rounding_json()}
 
     @classmethod
     def _from_body(cls, space: FeatureSpace, classes: list[Any], body: dict[str, Any]) -> "LinearClassifier":
         ints = [_parse_fraction(x, "intercepts") for x in body["intercepts"]]
         out = cls(space, classes, _tables_from_json(body, "weights", space.n_features), ints)
         out.weights_from_floats = bool(body.get("weights_from_floats", False))
+        out._rounding_from_json(body)
         return out
 
     def __repr__(self) -> str:
@@ -673,7 +774,8 @@ class NaiveBayes(_FeatureScoreModel):
 
     def _body_to_dict(self) -> dict[str, Any]:
         return {"log": self.log, "priors": [_fraction_str(x) for x in self._base],
-                "likelihoods": self._tables_to_json(), "weights_from_floats": self.weights_from_floats}
+                "likelihoods": self._tables_to_json(), "weights_from_floats": self.weights_from_floats,
+                **self._rounding_json()}
 
     @classmethod
     def _from_body(cls, space: FeatureSpace, classes: list[Any], body: dict[str, Any]) -> "NaiveBayes":
@@ -683,6 +785,7 @@ class NaiveBayes(_FeatureScoreModel):
             raise ModelFormatError(f"'log' must be true or false. Got {log!r}.")
         out = cls(space, classes, priors, _tables_from_json(body, "likelihoods", space.n_features), log=log)
         out.weights_from_floats = bool(body.get("weights_from_floats", False))
+        out._rounding_from_json(body)
         return out
 
     def __repr__(self) -> str:
