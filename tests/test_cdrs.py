@@ -227,3 +227,22 @@ def test_input_errors():
         kcxai.local_cdrs(tree, V, 1.5)
     with pytest.raises(kcxai.InvalidInputError, match="Unknown feature 'x10'"):
         kcxai.is_cdrs(tree, V, ["x10"], 0.9)
+
+
+@pytest.mark.parametrize("fn", [kcxai.min_cdrs, kcxai.smallest_drs])
+@given(trees(distributions=("float",)), st.data())
+def test_tree_search_in_float_spaces(fn, tree, data):
+    """Float weights: the same SAT search in floating point; checked away from float ties."""
+    point = data.draw(points(tree.space))
+    table = SubsetTable(tree, point)
+    delta = data.draw(thresholds)
+    d = float(delta)
+    assume(not any(near(table.precision(s), d, 1e-7) for s in table.sets))
+    e = fn(tree, instance_of(tree.space, point), delta)
+    s = frozenset(e.features)
+    relevant = table.cdrs(d)
+    assert s in relevant and e.precision == pytest.approx(table.precision(s), abs=1e-12)
+    if fn is kcxai.min_cdrs:
+        assert s in minimal(relevant)
+    else:
+        assert len(s) == min(len(r) for r in relevant)

@@ -1,4 +1,5 @@
-"""Explanation algorithms. They only talk to a :class:`~kcxai.oracle.CountingOracle`."""
+"""Explanation algorithms. They only talk to a :class:`~kcxai.oracle.CountingOracle`, except the SAT
+searches for C-delta-relevant sets of decision trees, which read the tree's paths (``_treesat``)."""
 
 from kcxai.explain._result import Explanation
 from kcxai.explain.cdrs import is_cdrs, is_min_cdrs, local_cdrs, min_cdrs

@@ -17,9 +17,11 @@ weight of a value set and ``Z_i`` a feature's total weight::
 
 with ``L = prod_i Z_i`` and ``base_j = prod_{i in I_j} w(E_ji) * prod_{i untested} Z_i``,
 all exact integers. Each path's term is a product over ``T_j``: a linear
-pseudo-Boolean encoding needs one term per subset of ``T_j`` (17,000 to
-36,000 terms with 28-bit coefficients on the adult reference trees), far past
-what an adder encoding handles in a second.
+pseudo-Boolean encoding needs one term per subset of ``T_j``. Measured on the
+adult reference trees, that is a median of 5,600 (IAI14) to 17,500 (SKL14)
+terms per instance, up to 36,000, with 28-bit coefficients; pysat's adder
+encoding (``python-sat[pb]``) of only 700 such terms already takes 0.3 s and
+155,000 clauses.
 
 So the search is lazy (counterexample-guided), in the spirit of SMT: a SAT
 solver (python-sat, Glucose 4) holds the selectors, the cardinality bound (an
