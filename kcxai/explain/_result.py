@@ -11,6 +11,9 @@ from kcxai.space import Probability
 
 __all__ = ["Explanation", "format_probability"]
 
+#: Methods whose ``delta`` bounds precision from below (the paper's C-delta sets and min-delta-relevant sets).
+_PRECISION_BOUNDED = frozenset({"local_cdrs", "min_cdrs", "smallest_drs"})
+
 
 def format_probability(p: Probability) -> str:
     """``7/512 (0.01367)`` for exact values, ``0.01367`` for floats."""
@@ -127,10 +130,20 @@ class Explanation:
             return f"CHANGE {{{', '.join(self.names)}}} MAY CHANGE class = {self.prediction}"
         return f"IF {body} THEN class = {self.prediction}"
 
+    @property
+    def bounds_precision(self) -> bool:
+        """Whether ``delta`` is a lower bound on precision (C-delta problems) rather than on error."""
+        return self.method in _PRECISION_BOUNDED
+
     def __str__(self) -> str:
-        bound = "" if self.delta is None else f" (delta {format_probability(self.delta)})"
-        return (f"{self.rule()}\n  error {format_probability(self.error)}{bound}, "
-                f"precision {format_probability(self.precision)}; {self.method} via {self.language}, "
+        err, prec = format_probability(self.error), format_probability(self.precision)
+        if self.delta is not None:
+            d = format_probability(self.delta)
+            if self.bounds_precision:
+                prec = f"{prec} (precision bound delta {d})"
+            else:
+                err = f"{err} (error bound delta {d})"
+        return (f"{self.rule()}\n  error {err}, precision {prec}; {self.method} via {self.language}, "
                 f"{self.oracle_calls} oracle calls, {self.seconds * 1000:.3g} ms")
 
     def _repr_html_(self) -> str:
