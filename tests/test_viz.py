@@ -192,4 +192,4 @@ def test_explanation_html():
     assert "<b>" not in html.replace("<b>Relevant set</b>", "").replace("<b>yes</b>", "")
     e_running = kcxai.min_idrs(kcxai.datasets.running_example_tree(), V, 0.03, start="path")
     html = e_running._repr_html_()
-    assert "<td>7/512 (0.01367)</td>" in html and "<td>121/128 (0.9453)</td>" in html and "3/100" in html
+    assert "<td>7/512 (~0.01367)</td>" in html and "<td>121/128 (~0.9453)</td>" in html and "3/100" in html

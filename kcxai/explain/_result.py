@@ -16,12 +16,12 @@ _PRECISION_BOUNDED = frozenset({"local_cdrs", "min_cdrs", "smallest_drs"})
 
 
 def format_probability(p: Probability) -> str:
-    """``7/512 (0.01367)`` for exact values, ``0.01367`` for floats."""
+    """``7/512 (~0.01367)`` for exact values, ``0.01367`` for floats."""
     if isinstance(p, Fraction):
         if p.denominator == 1:
             return str(p.numerator)
         if p.denominator < 10**6:
-            return f"{p} ({float(p):.4g})"
+            return f"{p} (~{float(p):.4g})"
         return f"{float(p):.6g}"
     return f"{p:.6g}"
 
@@ -140,9 +140,9 @@ class Explanation:
         if self.delta is not None:
             d = format_probability(self.delta)
             if self.bounds_precision:
-                prec = f"{prec} (precision bound delta {d})"
+                prec = f"{prec} {'>=' if self.precision >= self.delta else '<'} delta {d}"
             else:
-                err = f"{err} (error bound delta {d})"
+                err = f"{err} {'<=' if self.error <= self.delta else '>'} delta {d}"
         return (f"{self.rule()}\n  error {err}, precision {prec}; {self.method} via {self.language}, "
                 f"{self.oracle_calls} oracle calls, {self.seconds * 1000:.3g} ms")
 
