@@ -65,3 +65,17 @@ def test_min_idrs_is_the_same_in_every_language(family, delta, data):
     point = model.space.encode(x)
     assert kcxai.is_min_idrs(kcxai.compile_model(model, "brute"), x, e.features, delta)
     assert e.error == ref.error(model, point, set(e.features))
+
+
+@pytest.mark.parametrize("family", sorted(set(FAMILIES) - {"tree"}))
+@settings(max_examples=10)
+@given(delta=deltas, data=st.data())
+def test_models_explain_directly_through_their_native_oracle(family, delta, data):
+    """A model passed to an explainer is compiled to an OBDD (Classifier.native_oracle)."""
+    _need("obdd")
+    model = data.draw(FAMILIES[family]())
+    x = instance_of(model.space, data.draw(points(model.space)))
+    direct = kcxai.min_idrs(model, x, delta)
+    via = kcxai.min_idrs(kcxai.compile_model(model, "brute"), x, delta)
+    assert direct.language == "obdd"
+    assert (direct.features, direct.error, direct.precision) == (via.features, via.error, via.precision)
