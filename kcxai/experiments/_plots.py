@@ -60,12 +60,12 @@ def plot_paper_table(out: Path, rows: Sequence[dict[str, Any]], records: Sequenc
             secs = _records_by(records, name, method)
             if secs:
                 data.append(secs)
-                labels.append(f"{name}\n{method}")
+                labels.append(f"{name} {method}")
                 pos.append(3 * k + j)
     if data:
         ax.boxplot(data, positions=pos, widths=0.8, showfliers=True, flierprops={"markersize": 2})
         ax.set_xticks(pos)
-        ax.set_xticklabels(labels, fontsize=7)
+        ax.set_xticklabels(labels, fontsize=7, rotation=30, ha="right")
     ax.set_yscale("log")
     ax.set_ylabel("CPU seconds per explanation (log scale)")
     ax.set_title("Runtime per explanation: kcxai (all deltas) vs Anchor")

@@ -262,10 +262,19 @@ def write_tables(out: Path, rows: Sequence[dict[str, Any]], info: dict[str, Any]
             w.writerow({k: r[k] for k in TABLE_COLUMNS})
     m = info["machine"]
     cfg = info["config"]
-    header = (f"Run {info['date']} on {m['cpu']} ({m['cores']} cores), {m['os']}, Python {m['python']}; "
+    parts = info.get("parts", {})
+    done = sorted(p["finished"] for p in parts.values() if p.get("finished"))
+    wall = {meth: sum(p["seconds"] or 0 for k, p in parts.items() if k.endswith("." + meth))
+            for meth in ("kcxai", "anchor")}
+    resumed = sum(1 for p in parts.values() if p.get("resumed"))
+    computed = (f"Explanations computed {done[0]} to {done[-1]}" if done else "Explanations computed")
+    header = (f"{computed} on {m['cpu']} ({m['cores']} cores), {m['os']}, Python {m['python']}; "
               f"n_jobs={cfg['n_jobs']}, seed={cfg['seed']}, {cfg['bins']} quantile bins, "
               f"{cfg['n_samples']} samples per sampled precision, Anchor threshold {cfg['threshold']}"
-              f"{', quick mode' if cfg['quick'] else ''}; total {info['seconds']} s.\n")
+              f"{', quick mode' if cfg['quick'] else ''}; wall-clock {wall['kcxai']:.0f} s for kcxai, "
+              f"{wall['anchor']:.0f} s for Anchor"
+              f"{f' ({resumed} of {len(parts)} parts reused from an earlier run)' if resumed else ''}; "
+              f"tables written {info['date']}.\n")
     md = ["# kcxai vs Anchor (the paper's Table tab:res)\n", header,
           "\n## Trees\n", trees_markdown(info),
           "\n## Main table\n\nPrecision: Anchor's sampled metric on data (%). Runtime: CPU seconds per explanation "

@@ -197,15 +197,18 @@ def _records_path(out: Path, name: str, method: str) -> Path:
     return out / "records" / f"{name}.{method}.csv"
 
 
-def write_records(path: Path, records: Sequence[dict[str, Any]], key: dict[str, Any]) -> None:
-    """Write records as CSV, with the run settings ``key`` beside them (``.json``)."""
+def write_records(path: Path, records: Sequence[dict[str, Any]], key: dict[str, Any], seconds: float) -> None:
+    """Write records as CSV; beside them (``.json``) the run settings ``key``, when they were
+    finished, on what machine and how many wall-clock ``seconds`` they took."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", newline="", encoding="utf-8") as fh:
         w = csv.DictWriter(fh, fieldnames=RECORD_FIELDS)
         w.writeheader()
         for rec in sorted(records, key=lambda r: (r["row"], str(r["delta"]))):
             w.writerow({k: rec[k] for k in RECORD_FIELDS})
-    path.with_suffix(".json").write_text(json.dumps(key, sort_keys=True), encoding="utf-8")
+    meta = {"key": key, "seconds": round(seconds, 1), "machine": machine_info(),
+            "finished": datetime.datetime.now().astimezone().isoformat(timespec="seconds")}
+    path.with_suffix(".json").write_text(json.dumps(meta, sort_keys=True), encoding="utf-8")
 
 
 def read_records(path: Path) -> list[dict[str, Any]]:
@@ -225,15 +228,35 @@ def read_records(path: Path) -> list[dict[str, Any]]:
     return out
 
 
-def _cached(path: Path, key: dict[str, Any], resume: bool) -> list[dict[str, Any]] | None:
-    meta = path.with_suffix(".json")
-    if resume and path.exists() and meta.exists():
+def _cached(path: Path, key: dict[str, Any], resume: bool) -> tuple[list[dict[str, Any]], dict[str, Any]] | None:
+    """The records at ``path`` and their metadata, if resuming and they were made with settings ``key``."""
+    meta_path = path.with_suffix(".json")
+    if resume and path.exists() and meta_path.exists():
         try:
-            if json.loads(meta.read_text(encoding="utf-8")) == json.loads(json.dumps(key, sort_keys=True)):
-                return read_records(path)
-        except (OSError, ValueError):
+            meta = json.loads(meta_path.read_text(encoding="utf-8"))
+            if isinstance(meta, dict) and meta.get("key") == json.loads(json.dumps(key, sort_keys=True)):
+                return read_records(path), meta
+        except (OSError, ValueError, KeyError):
             return None
     return None
+
+
+def _compute(path: Path, key: dict[str, Any], resume: bool, parts: dict[str, Any], label: str,
+             work: Any) -> list[dict[str, Any]]:
+    """Records from an earlier run (``resume``) or from ``work()``; notes where they came from in ``parts``."""
+    hit = _cached(path, key, resume)
+    if hit is not None:
+        recs, meta = hit
+        parts[label] = {"seconds": meta.get("seconds"), "finished": meta.get("finished"), "resumed": True}
+        return recs
+    t0 = time.perf_counter()
+    recs = work()
+    seconds = time.perf_counter() - t0
+    write_records(path, recs, key, seconds)
+    parts[label] = {"seconds": round(seconds, 1),
+                    "finished": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
+                    "resumed": False}
+    return recs
 
 
 # -- the run ----------------------------------------------------------------------------
@@ -311,6 +334,7 @@ def run_paper_table(cfg: PaperTableConfig) -> dict[str, Any]:
     t_start = time.perf_counter()
     records: list[dict[str, Any]] = []
     trees: dict[str, Any] = {}
+    parts: dict[str, Any] = {}
     for name in cfg.datasets:
         data = prepare_data(name, bins=cfg.bins, seed=cfg.seed)
         trained = train_tree(data, seed=cfg.seed)
@@ -322,35 +346,29 @@ def run_paper_table(cfg: PaperTableConfig) -> dict[str, Any]:
                        "n_rows": data.n_rows, "n_features": data.n_features, "n_train": int(len(data.train)),
                        "domain_sizes": list(data.domain_sizes), "protocol_instances": int(len(protocol)),
                        "kcxai_instances": int(len(rows)), "anchor_instances": int(len(a_rows))}
-        common = {"records_version": RECORDS_VERSION, "seed": cfg.seed, "bins": cfg.bins, "n_samples": cfg.n_samples, "settings": trained.settings,
-                  "n_nodes": trained.n_nodes}
+        common = {"records_version": RECORDS_VERSION, "seed": cfg.seed, "bins": cfg.bins,
+                  "n_samples": cfg.n_samples, "settings": trained.settings, "n_nodes": trained.n_nodes}
         key = {**common, "rows": rows.tolist(), "deltas": [str(d) for d in cfg.deltas]}
-        path = _records_path(out, name, "kcxai")
-        recs = _cached(path, key, cfg.resume)
-        if recs is None:
-            size = max(1, min(50, len(rows) // (4 * max(1, abs(cfg.n_jobs))) or 1))
-            prog = Progress(f"{name} kcxai", len(rows), enabled=cfg.progress)
-            recs = run_chunks(explain_kcxai, chunks(rows.tolist(), size), n_jobs=cfg.n_jobs, progress=prog,
-                              args=(data, trained, cfg.deltas, cfg.n_samples, cfg.seed))
-            write_records(path, recs, key)
-        records.extend(recs)
+        size = max(1, min(50, len(rows) // (4 * max(1, abs(cfg.n_jobs))) or 1))
+        records.extend(_compute(
+            _records_path(out, name, "kcxai"), key, cfg.resume, parts, f"{name}.kcxai",
+            lambda: run_chunks(explain_kcxai, chunks(rows.tolist(), size), n_jobs=cfg.n_jobs,
+                               progress=Progress(f"{name} kcxai", len(rows), enabled=cfg.progress),
+                               args=(data, trained, cfg.deltas, cfg.n_samples, cfg.seed))))
         if cfg.anchor and len(a_rows):
             akey = {**common, "rows": a_rows.tolist(), "threshold": cfg.threshold}
-            apath = _records_path(out, name, "anchor")
-            arecs = _cached(apath, akey, cfg.resume)
-            if arecs is None:
-                prog = Progress(f"{name} anchor", len(a_rows), enabled=cfg.progress)
-                arecs = run_chunks(explain_anchor, chunks(a_rows.tolist(), 2), n_jobs=cfg.n_jobs, progress=prog,
-                                   args=(data, trained, cfg.threshold, cfg.n_samples, cfg.seed))
-                write_records(apath, arecs, akey)
-            records.extend(arecs)
+            records.extend(_compute(
+                _records_path(out, name, "anchor"), akey, cfg.resume, parts, f"{name}.anchor",
+                lambda: run_chunks(explain_anchor, chunks(a_rows.tolist(), 2), n_jobs=cfg.n_jobs,
+                                   progress=Progress(f"{name} anchor", len(a_rows), enabled=cfg.progress),
+                                   args=(data, trained, cfg.threshold, cfg.n_samples, cfg.seed))))
     # the check, again on what is reported (also covers resumed records)
     bad = [r for r in records if r["method"] == "kcxai" and r["delta"] == 0 and
            Fraction(r["precision_exact_fraction"]) != 1]
     if bad:
         raise ExperimentCheckError(f"{len(bad)} min-I0-relevant sets are not 100% precise, e.g. {bad[0]}.")
     info = {"date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
-            "machine": machine_info(), "config": _config_dict(cfg), "trees": trees,
+            "machine": machine_info(), "config": _config_dict(cfg), "trees": trees, "parts": parts,
             "seconds": round(time.perf_counter() - t_start, 1)}
     rows_table = summarise(records, info)
     (out / "run.json").write_text(json.dumps(info, indent=1), encoding="utf-8")
