@@ -301,9 +301,33 @@ def test_languages_agree_with_dt_or_say_why_not(tmp_path):
             assert r["disagreements"] == 0 and r["explanations"] == rows[0]["explanations"]
             assert r["compile_seconds"] >= 0 and r["size"] != ""
         else:
-            assert r["status"].startswith("unavailable: ") and len(r["status"]) > 20
+            assert r["status"].startswith(("unavailable: ", "failed: ")) and len(r["status"]) > 20
     assert len(_read_csv(tmp_path / "languages.csv")) == 3
     assert "| allhyper |" in (tmp_path / "languages.md").read_text()
+
+
+def test_languages_count_disagreements_with_dt(tmp_path, monkeypatch, capsys):
+    # a fake second language that tries features in reverse order: some sets must differ from dt's
+    import dataclasses
+
+    real_compile, real_min = kcxai.compile_model, kcxai.min_idrs
+
+    def fake_compile(tree, lang):
+        c = real_compile(tree, "dt")
+        return c if lang == "dt" else dataclasses.replace(c, language=lang, backend="fake")
+
+    def fake_min(obj, x, d, **kw):
+        if obj.language == "dt":
+            return real_min(obj, x, d, **kw)
+        return real_min(obj, x, d, order=list(range(len(x)))[::-1], **kw)
+
+    monkeypatch.setattr(kcxai, "compile_model", fake_compile)
+    monkeypatch.setattr(kcxai, "min_idrs", fake_min)
+    rows = run_languages(LanguagesConfig(datasets=("allhyper",), languages=("dt", "brute"), instances=30,
+                                         out=str(tmp_path), progress=False, plots=False))
+    assert rows[0]["disagreements"] == "" and rows[1]["backend"] == "fake"
+    assert 0 < rows[1]["disagreements"] <= rows[1]["explanations"]
+    assert "differ from dt's" in capsys.readouterr().err
 
 
 def test_languages_bad_input():

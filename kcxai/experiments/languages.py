@@ -4,7 +4,9 @@ For the trees of the paper's experiment, compile each tree to every
 language (``dt``: the tree's own paths; ``sdd``; ``obdd``), then time
 :func:`kcxai.min_idrs` on the same instances and deltas. Every language must
 return the same set as ``dt`` (same start, same deletion order, exact counts);
-disagreements are counted and reported. Runs in one process: a compiled SDD
+disagreements are counted and reported. A language that is not installed
+(or not written yet) is reported as ``unavailable``, one whose compilation
+fails (e.g. a size limit) as ``failed``, each with its error. Runs in one process: a compiled SDD
 or BDD lives in a C library and cannot be sent to joblib workers, and
 sequential timing keeps the languages comparable.
 """
@@ -23,7 +25,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from kcxai._errors import InvalidInputError, KcxaiError
+from kcxai._errors import InvalidInputError, KcxaiError, MissingDependencyError
 from kcxai.experiments._data import explained_instances, prepare_data, subsample
 from kcxai.experiments._progress import Progress
 from kcxai.experiments._trees import train_tree
@@ -83,8 +85,12 @@ def _one_language(tree: Any, lang: str, work: list[tuple[list[int], Fraction]],
     t0 = time.perf_counter()
     try:
         compiled = compile_model(tree, lang)
-    except (KcxaiError, ImportError) as e:  # a language not (yet) available: say why
+    except (MissingDependencyError, ImportError) as e:  # a language not (yet) available here: say why
         row["status"] = f"unavailable: {type(e).__name__}: {e}"
+        progress.update(len(work))
+        return row
+    except KcxaiError as e:  # e.g. a compilation limit: report it, go on with the other languages
+        row["status"] = f"failed: {type(e).__name__}: {e}"
         progress.update(len(work))
         return row
     row["compile_seconds"] = float(compiled.stats.get("compile_seconds", time.perf_counter() - t0))
