@@ -1,0 +1,390 @@
+"""The SDD language (``"sdd"``): sentential decision diagrams through PySDD.
+
+The model's class functions are built in one PySDD manager over the Boolean
+encoding of :mod:`kcxai.compilers._encoding`. The vtree keeps each feature's
+variables together: every block is the set of leaves of one vtree node (a
+balanced vtree over the block's variables), and the blocks are arranged by
+the ``vtree`` option in the feature ``order``. Vtree search (PySDD's
+minimisation) is off: it would split blocks, and it is slow. The SDD is then
+read feature by feature (nodes inside a block become value sets) into a table
+on which every query is an exact weighted count with Python integers
+(:mod:`kcxai.compilers._wmc`): PySDD's ``model_count`` / ``global_model_count``
+(64-bit, wrapping silently) and its WMC (a C double) are never used.
+
+Options
+-------
+order : "auto", "index" or a sequence of features, default "auto"
+    The order of the feature blocks in the vtree (see :mod:`kcxai.compilers._encoding`).
+vtree : "balanced", "right" or "left", default "balanced"
+    The shape of the vtree over the blocks: balanced, right-linear (an OBDD
+    order of blocks) or left-linear.
+encoding : "auto", "order" or "onehot", default "auto"
+max_nodes : int or None, default 2_000_000
+    Limit on the live SDD nodes while building, and on the exported diagram.
+max_seconds : float or None, default None
+    Limit on the compilation time, checked between operations.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Sequence
+from typing import Any
+
+from kcxai._errors import InvalidInputError, InvalidTypeError
+from kcxai.compilers._base import CompiledModel
+from kcxai.compilers._encoding import (
+    Encoding,
+    Guard,
+    check_literal,
+    check_options,
+    check_switch,
+    feature_order,
+)
+from kcxai.compilers._wmc import (
+    FALSE,
+    TRUE,
+    DiagramOracle,
+    VtreeTable,
+    _recursion,
+    check_partition,
+)
+
+__all__ = ["compile", "DEFAULTS", "SddBuilder", "VTREES"]
+
+#: Default options.
+DEFAULTS: dict[str, Any] = {"order": "auto", "vtree": "balanced", "encoding": "auto",
+                            "max_nodes": 2_000_000, "max_seconds": None}
+#: Accepted shapes of the vtree over the feature blocks.
+VTREES = ("balanced", "right", "left")
+
+
+def vtree_text(blocks: Sequence[Sequence[int]], shape: str) -> str:
+    """A ``.vtree`` file: ``shape`` over the blocks, each block balanced over its variables (1-based)."""
+    lines: list[str] = []
+
+    def leaf(v: int) -> int:
+        lines.append(f"L {len(lines)} {v}")
+        return len(lines) - 1
+
+    def internal(a: int, b: int) -> int:
+        lines.append(f"I {len(lines)} {a} {b}")
+        return len(lines) - 1
+
+    def build(items: Sequence[Any], how: str, make: Any) -> int:
+        if len(items) == 1:
+            return make(items[0])
+        if how == "right":
+            return internal(make(items[0]), build(items[1:], how, make))
+        if how == "left":
+            return internal(build(items[:-1], how, make), make(items[-1]))
+        h = len(items) // 2
+        return internal(build(items[:h], how, make), build(items[h:], how, make))
+
+    build(list(blocks), shape, lambda blk: build(list(blk), "balanced", leaf))
+    return f"vtree {len(lines)}\n" + "\n".join(lines) + "\n"
+
+
+class SddBuilder:
+    """A :class:`~kcxai.compilers._builder.FunctionBuilder` making PySDD nodes.
+
+    Functions are ``SddNode`` objects over the variables ``1 .. n`` (variable
+    ``i`` of the :class:`~kcxai.compilers._encoding.Encoding` is SDD variable
+    ``i + 1``); they are right on valid assignments.
+    """
+
+    def __init__(self, mgr: Any, enc: Encoding, guard: Guard | None = None) -> None:
+        self.space = enc.space
+        self.mgr = mgr
+        self.enc = enc
+        self.guard = guard
+        self._lits: dict[tuple[int, int], Any] = {}
+
+    def _tick(self) -> None:
+        if self.guard is not None:
+            self.guard.tick()
+
+    def true(self) -> Any:
+        return self.mgr.true()
+
+    def false(self) -> Any:
+        return self.mgr.false()
+
+    def value_in(self, feature: int, mask: int) -> Any:
+        key = (feature, mask)
+        got = self._lits.get(key)
+        if got is not None:
+            return got
+        check_literal(self.space, feature, mask)
+        negate, cubes = self.enc.terms(feature, mask)
+        mgr = self.mgr
+        out = mgr.false()
+        for cube in cubes:
+            c = mgr.true()
+            for v, pol in cube:
+                c = c & mgr.literal(v + 1 if pol else -(v + 1))
+            out = out | c
+        if negate:
+            out = ~out
+        self._lits[key] = out
+        self._tick()
+        return out
+
+    def conj(self, a: Any, b: Any) -> Any:
+        self._tick()
+        return a & b
+
+    def disj(self, a: Any, b: Any) -> Any:
+        self._tick()
+        return a | b
+
+    def neg(self, a: Any) -> Any:
+        self._tick()
+        return ~a
+
+    def switch(self, feature: int, cases: Sequence[Any]) -> Any:
+        check_switch(self.space, feature, cases)
+        groups: dict[int, list[Any]] = {}
+        for k, c in enumerate(cases):
+            g = groups.get(c.id)
+            if g is None:
+                groups[c.id] = [c, 1 << k]
+            else:
+                g[1] |= 1 << k
+        out = self.mgr.false()
+        for c, mask in groups.values():
+            out = out | (self.value_in(feature, mask) & c)
+            self._tick()
+        return out
+
+
+def _manager(enc: Encoding, order: Sequence[int], shape: str) -> Any:
+    from pysdd.sdd import SddManager, Vtree
+
+    blocks = [[v + 1 for v in enc.blocks[f]] for f in order if enc.blocks[f]]
+    if not blocks:
+        blocks = [[1]]  # a dummy variable: PySDD needs one; no feature uses it
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "blocks.vtree")
+        with open(path, "w", encoding="ascii") as fh:
+            fh.write(vtree_text(blocks, shape))
+        vtree = Vtree.from_file(path.encode())
+    mgr = SddManager.from_vtree(vtree)
+    mgr.auto_gc_and_minimize_off()
+    return mgr
+
+
+def _vtree_layout(mgr: Any, enc: Encoding) -> tuple[dict[int, int], dict[int, int], list[tuple[int, int, int]],
+                                                    list[int], int]:
+    """Read the manager's vtree: which vtree positions lie inside one block, and the vtree above the blocks.
+
+    Returns ``inside`` (position -> feature, for positions within a block),
+    ``vnode_at`` (position -> index of the vtree-above-blocks node),
+    ``vnodes`` (per index: features mask, left, right; children first),
+    ``vnode_of_feature`` and the root index.
+    """
+    n_feat = enc.space.n_features
+    var_feature = enc.var_feature
+    inside: dict[int, int] = {}
+    vnode_at: dict[int, int] = {}
+    vnodes: list[tuple[int, int, int]] = []
+    vnode_of_feature = [-1] * n_feat
+
+    def walk(v: Any) -> tuple[int, int]:
+        """(feature if the subtree is within one block else -1, features mask); fills the maps."""
+        pos = v.position()
+        if v.is_leaf():
+            var = v.var() - 1
+            f = var_feature[var] if var < len(var_feature) else -1
+            if f >= 0:
+                inside[pos] = f
+                return f, 1 << f
+            return -1, 0
+        fl, ml = walk(v.left())
+        fr, mr = walk(v.right())
+        if fl >= 0 and fl == fr:
+            inside[pos] = fl
+            return fl, ml
+        # an internal node above the blocks: its children that are whole blocks become vnodes
+        kids = []
+        for child, fc, mc in ((v.left(), fl, ml), (v.right(), fr, mr)):
+            cpos = child.position()
+            if fc >= 0:
+                vnode_of_feature[fc] = len(vnodes)
+                vnodes.append((mc, -1, -1))
+                kids.append(len(vnodes) - 1)
+            else:
+                kids.append(vnode_at.get(cpos, -1))
+        vnode_at[pos] = len(vnodes)
+        vnodes.append((ml | mr, kids[0], kids[1]))
+        return -1, ml | mr
+
+    with _recursion(2 * enc.n_vars + 10):
+        f, m = walk(mgr.vtree())
+    if f >= 0:  # the whole vtree is one block
+        vnode_of_feature[f] = 0
+        vnodes.append((m, -1, -1))
+    if not vnodes:  # no feature has variables
+        vnodes.append((0, -1, -1))
+    root = len(vnodes) - 1
+    return inside, vnode_at, vnodes, vnode_of_feature, root
+
+
+def _export(roots: Sequence[Any], enc: Encoding, inside: dict[int, int], vnode_at: dict[int, int],
+            guard: Guard) -> tuple[list[int], list[Any], list[int], int, int]:
+    """Read the SDD into table nodes; also returns the SDD's decision nodes and elements (shared)."""
+    space = enc.space
+    var_feature, var_true = enc.var_feature, enc.var_true
+    kind: list[int] = [0, 0]
+    data: list[Any] = [None, None]
+    leaves: dict[tuple[int, int], int] = {}
+    memo: dict[int, int] = {}
+    masks: dict[int, int] = {}
+    counted: set[int] = set()
+    n_elements = 0
+
+    def full(f: int) -> int:
+        return (1 << space.features[f].size) - 1
+
+    def lit_mask(lit: int) -> tuple[int, int]:
+        v = abs(lit) - 1
+        f = var_feature[v]
+        return f, var_true[v] if lit > 0 else full(f) & ~var_true[v]
+
+    def mask(n: Any, f: int) -> int:
+        if n.is_true():
+            return full(f)
+        if n.is_false():
+            return 0
+        if n.is_literal():
+            return lit_mask(n.literal)[1]
+        got = masks.get(n.id)
+        if got is None:
+            got = 0
+            for p, s in n.elements():
+                got |= mask(p, f) & mask(s, f)
+            masks[n.id] = got
+        return got
+
+    def leaf(f: int, m: int) -> int:
+        if m == 0:
+            return FALSE
+        if m == full(f):
+            return TRUE
+        got = leaves.get((f, m))
+        if got is None:
+            got = leaves[(f, m)] = len(kind)
+            kind.append(1)
+            data.append((f, m))
+        return got
+
+    def count_sdd(n: Any) -> None:
+        nonlocal n_elements
+        stack = [n]
+        while stack:
+            u = stack.pop()
+            if not u.is_decision() or u.id in counted:
+                continue
+            counted.add(u.id)
+            els = u.elements()
+            n_elements += len(els)
+            for p, s in els:
+                stack.append(p)
+                stack.append(s)
+
+    def conv(n: Any) -> int:
+        if n.is_false():
+            return FALSE
+        if n.is_true():
+            return TRUE
+        if n.is_literal():
+            return leaf(*lit_mask(n.literal))
+        got = memo.get(n.id)
+        if got is not None:
+            return got
+        pos = n.vtree().position()
+        f = inside.get(pos, -1)
+        if f >= 0:
+            r = leaf(f, mask(n, f))
+        else:
+            els = []
+            for p, s in n.elements():
+                cp = conv(p)
+                if cp == FALSE:
+                    continue
+                cs = conv(s)
+                if cs == FALSE:
+                    continue
+                els.append((cp, cs))
+            if not els:
+                r = FALSE
+            else:
+                r = len(kind)
+                kind.append(2)
+                data.append((vnode_at[pos], tuple(els)))
+                if r & 1023 == 0:
+                    guard.check(r)
+        memo[n.id] = r
+        return r
+
+    with _recursion(4 * enc.n_vars + 10):
+        out = [conv(r) for r in roots]
+    for r in roots:
+        count_sdd(r)
+    return kind, data, out, len(counted), n_elements
+
+
+def compile(model: Any, **options: Any) -> CompiledModel:
+    """Compile ``model`` to an SDD (see the module docstring for the options).
+
+    Examples
+    --------
+    >>> import kcxai
+    >>> tree = kcxai.datasets.running_example_tree()
+    >>> c = kcxai.compile_model(tree, "sdd")
+    >>> c.language, c.backend
+    ('sdd', 'pysdd')
+    >>> e = kcxai.min_idrs(c, (1, 1, 1, 1, 0, 0, 0, 0, 1), 0.03, start="path")
+    >>> e.names, e.error, e.language
+    (('x1', 'x9'), Fraction(7, 512), 'sdd')
+    """
+    opts = check_options("sdd", options, DEFAULTS)
+    shape = opts["vtree"]
+    if not isinstance(shape, str) or shape not in VTREES:
+        raise InvalidInputError(f"'vtree' must be one of {list(VTREES)}. Got {shape!r} instead.")
+    guard = Guard("sdd", opts["max_nodes"], opts["max_seconds"])
+    space = model.space
+    order = feature_order(model, opts["order"])
+    enc = Encoding(space, opts["encoding"], order)
+    mgr = _manager(enc, order, shape)
+    guard.size = mgr.live_count
+
+    def collect() -> None:  # PySDD frees nothing by itself; dead nodes come from dropped intermediates
+        if mgr.dead_count() > 2 * mgr.live_count() + 100_000:
+            mgr.garbage_collect()
+
+    guard.hook = collect
+    builder = SddBuilder(mgr, enc, guard)
+    fns = model.build(builder)
+    if not isinstance(fns, (list, tuple)) or len(fns) != len(model.classes):
+        raise InvalidTypeError(
+            f"{type(model).__name__}.build() must return one function per class ({len(model.classes)}). "
+            f"Got {fns!r} instead.")
+    guard.check()
+    build_seconds = guard.seconds
+    guard.phase = "exporting the diagram"
+    inside, vnode_at, vnodes, vnode_of_feature, root = _vtree_layout(mgr, enc)
+    kind, data, roots, sdd_nodes, sdd_elements = _export(fns, enc, inside, vnode_at, guard)
+    guard.hook = None
+    guard.size = None
+    guard.check(sdd_nodes)
+    table = VtreeTable(space, vnodes, vnode_of_feature, kind, data, roots, root)
+    oracle = DiagramOracle("sdd", space, table)
+    check_partition(oracle, model)
+    stats = {"size": sdd_nodes, "nodes": sdd_nodes, "edges": sdd_elements, "variables": enc.n_vars,
+             "features": space.n_features, "encoding": opts["encoding"], "vtree": shape,
+             "order": tuple(space.names[f] for f in order if enc.blocks[f]),
+             "counting_nodes": table.n_nodes, "counting_edges": table.n_edges,
+             "build_seconds": build_seconds, "compile_seconds": guard.seconds}
+    return CompiledModel(model=model, oracle=oracle, language="sdd", backend="pysdd", stats=stats)
