@@ -201,6 +201,21 @@ def _plain(x: Any) -> Any:
     return x if isinstance(x, (str, int, float, bool)) or x is None else str(x)
 
 
+def _json_value(x: Any) -> Any:
+    """A compile statistic as JSON: sequences become lists, other objects strings."""
+    if isinstance(x, (list, tuple)):
+        return [_json_value(v) for v in x]
+    return _plain(x)
+
+
+def _shown_value(x: Any) -> str:
+    if isinstance(x, float):
+        return f"{x:.4g}"
+    if isinstance(x, list):
+        return "(" + " ".join(map(str, x)) + ")"
+    return str(x)
+
+
 def _add_model_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("model", metavar="MODEL",
                    help="a kcxai JSON model (kcxai.load_model), a .dt tree followed by its MAP file, "
@@ -323,13 +338,13 @@ def _compile(args: argparse.Namespace) -> int:
     for language in args.language:
         c = kcxai.compile_model(model, language)
         rows.append({"language": c.language, "backend": c.backend,
-                     **{k: _plain(v) for k, v in c.stats.items()}})
+                     **{k: _json_value(v) for k, v in c.stats.items()}})
     if args.json:
         print(json.dumps(rows if len(rows) > 1 else rows[0], indent=2))
         return 0
     print(f"model: {args.model} ({model!r})")
     for r in rows:
-        extra = ", ".join(f"{k} {v}" for k, v in r.items()
+        extra = ", ".join(f"{k} {_shown_value(v)}" for k, v in r.items()
                           if k not in ("language", "backend", "size", "compile_seconds"))
         secs = r.get("compile_seconds")
         t = f"{secs:.4f} s" if isinstance(secs, (int, float)) else "?"
@@ -343,7 +358,7 @@ def _add_compile(sub: Any) -> None:
         "compile", help="compile a saved model and report size and time",
         description="Compile a saved model to one or more knowledge-compilation languages and print "
                     "the size of the compiled form and the compile time.",
-        epilog="Example:\n  kcxai compile bundled:SKL14 --language dt sdd obdd",
+        epilog="Example:\n  kcxai compile bundled:IAI12 --language dt sdd obdd",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     _add_model_args(p)
     p.add_argument("--language", "-l", nargs="+", default=["dt"],

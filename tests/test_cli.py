@@ -7,6 +7,7 @@ subprocess.
 
 import json
 import os
+import re
 import subprocess
 import sys
 from fractions import Fraction
@@ -114,7 +115,7 @@ def test_explain_start_set(capsys):
     assert d["features"] == list(e.features)
 
 
-@pytest.mark.parametrize("language", ["dt", "brute"])
+@pytest.mark.parametrize("language", ["dt", "sdd", "obdd", "brute"])
 def test_explain_language(capsys, language):
     code, out, _ = run(capsys, "explain", "bundled:running_example", "-i", V_TEXT, "-d", "0.03",
                        "--start", "path", "--language", language, "--json")
@@ -292,3 +293,18 @@ def test_explain_and_compile_a_decision_list(capsys, tmp_path):
     assert code == 2 and "start='path' needs a DecisionTree" in err
     code, out, _ = run(capsys, "compile", str(path), "--language", "brute", "--json")
     assert code == 0 and json.loads(out)["size"] == 18
+
+
+def test_compile_every_language_json(capsys):
+    code, out, err = run(capsys, "compile", "bundled:running_example", "--language", "dt", "sdd", "obdd", "--json")
+    assert code == 0, err
+    rows = json.loads(out)
+    assert [r["language"] for r in rows] == ["dt", "sdd", "obdd"]
+    tree = kcxai.datasets.running_example_tree()
+    for r in rows:
+        c = kcxai.compile_model(tree, r["language"])
+        assert r["size"] == c.stats["size"] and r["backend"] == c.backend
+        assert all(not isinstance(v, str) or k in ("backend", "language", "encoding", "vtree")
+                   for k, v in r.items())  # sequences stay lists, numbers stay numbers
+    code, out, _ = run(capsys, "compile", "bundled:running_example", "--language", "obdd")
+    assert code == 0 and re.search(r"obdd: size \d+, compiled in [0-9.]+ s by dd\.", out)
