@@ -394,6 +394,19 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     Returns the exit status: 0 on success, 2 on a user error (one line on
     stderr, no traceback).
+
+    Examples
+    --------
+    >>> from kcxai.cli import main
+    >>> main(["explain", "bundled:running_example", "--instance", "1,1,1,1,0,0,0,0,1",
+    ...       "--delta", "3/100", "--start", "path"])  # doctest: +ELLIPSIS
+    model: bundled:running_example (DecisionTree(35 nodes, depth 8, 9 features, 2 classes))
+    instance: x1=1, x2=1, x3=1, x4=1, x5=0, x6=0, x7=0, x8=0, x9=1
+    predicted class: 1
+    2 of 9 features are delta-relevant:
+    IF x1 = 1 AND x9 = 1 THEN class = 1
+    ...
+    0
     """
     parser = _parser()
     try:

@@ -85,3 +85,11 @@ def test_docs_python_blocks_run(tmp_path, monkeypatch):
         namespace: dict = {"__name__": doc}
         for k, block in enumerate(blocks((ROOT / "docs" / doc).read_text(encoding="utf-8"), "python")):
             exec(compile(block, f"docs/{doc} python block {k + 1}", "exec"), namespace)
+
+
+def test_docs_index_links_exist():
+    text = (ROOT / "docs" / "index.md").read_text(encoding="utf-8")
+    targets = [t for t in re.findall(r"\]\(([^)#]+)\)", text) if "://" not in t]
+    assert "api.md" in targets and "results.md" in targets
+    for target in targets:
+        assert (ROOT / "docs" / target).resolve().exists(), target
