@@ -312,7 +312,9 @@ def test_languages_count_disagreements_with_dt(tmp_path, monkeypatch, capsys):
 
     real_compile, real_min = kcxai.compile_model, kcxai.min_idrs
 
-    def fake_compile(tree, lang):
+    def fake_compile(tree, lang, **options):
+        if lang == "obdd":
+            raise kcxai.CompilationLimitError("too big for this test")
         c = real_compile(tree, "dt")
         return c if lang == "dt" else dataclasses.replace(c, language=lang, backend="fake")
 
@@ -323,9 +325,10 @@ def test_languages_count_disagreements_with_dt(tmp_path, monkeypatch, capsys):
 
     monkeypatch.setattr(kcxai, "compile_model", fake_compile)
     monkeypatch.setattr(kcxai, "min_idrs", fake_min)
-    rows = run_languages(LanguagesConfig(datasets=("allhyper",), languages=("dt", "brute"), instances=30,
+    rows = run_languages(LanguagesConfig(datasets=("allhyper",), languages=("dt", "brute", "obdd"), instances=30,
                                          out=str(tmp_path), progress=False, plots=False))
     assert rows[0]["disagreements"] == "" and rows[1]["backend"] == "fake"
+    assert rows[2]["status"] == "failed: CompilationLimitError: too big for this test"
     assert 0 < rows[1]["disagreements"] <= rows[1]["explanations"]
     assert "differ from dt's" in capsys.readouterr().err
 

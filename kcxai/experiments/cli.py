@@ -64,7 +64,8 @@ def _languages(args: argparse.Namespace) -> int:
 
     cfg = LanguagesConfig(datasets=tuple(args.datasets), languages=tuple(args.languages), instances=args.instances,
                           deltas=tuple(args.delta), seed=args.seed, bins=args.bins, out=args.out,
-                          quick=args.quick, plots=not args.no_plots, progress=not args.no_progress)
+                          quick=args.quick, plots=not args.no_plots, progress=not args.no_progress,
+                          max_seconds=args.max_seconds)
     run_languages(cfg)
     print((Path(args.out) / "languages.md").read_text(encoding="utf-8"))
     return 0
@@ -122,5 +123,7 @@ def add_subparser(subparsers: Any) -> argparse.ArgumentParser:
                    help="languages to compare (default: dt sdd obdd)")
     q.add_argument("--instances", type=_positive, default=50,
                    help="instances per dataset (seeded subsample of the protocol's; default 50)")
+    q.add_argument("--max-seconds", type=float, default=600.0,
+                   help="compilation time limit for the compilers that take one (default 600)")
     q.set_defaults(func=_languages)
     return e
