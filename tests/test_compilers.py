@@ -25,7 +25,8 @@ VARIANTS = [
     ("sdd", {"vtree": "right", "encoding": "onehot"}),
     ("sdd", {"vtree": "left", "order": "index", "encoding": "order"}),
     ("obdd", {"backend": "autoref"}),
-    ("obdd", {"reorder": "dynamic", "encoding": "onehot"}),
+    ("obdd", {"reorder": True, "encoding": "onehot"}),
+    ("sdd", {"order": "dfs"}),
     ("obdd", {"reorder": False, "order": "index", "encoding": "order"}),
 ]
 V = (1, 1, 1, 1, 0, 0, 0, 0, 1)
@@ -174,7 +175,7 @@ def test_obdd_backends_agree(running):
     a = kcxai.compile_model(running, "obdd")
     b = kcxai.compile_model(running, "obdd", backend="autoref")
     assert (a.backend, b.backend) == ("dd.cudd", "dd.autoref")
-    assert b.stats["reorder"] is False and a.stats["reorder"] is True
+    assert b.stats["reorder"] is False and a.stats["reorder"] == "dynamic"
     for s in [set(), {0}, {0, 8}, {1, 2, 3}]:
         assert a.oracle.disagree_weight(V, 1, frozenset(s)) == b.oracle.disagree_weight(V, 1, frozenset(s))
 
@@ -251,11 +252,11 @@ def test_dt_needs_a_tree():
     ("obdd", {"backend": "buddy"}, r"'backend' must be 'auto', 'cudd' or 'autoref'. Got 'buddy'"),
     ("obdd", {"reorder": "sift"}, r"'reorder' must be None, True, False or 'dynamic'. Got 'sift'"),
     ("obdd", {"backend": "autoref", "reorder": True}, r"'reorder'=True needs the CUDD backend"),
-    ("sdd", {"order": "random"}, r"'order' must be 'auto', 'index' or a sequence of all the features"),
+    ("sdd", {"order": "random"}, r"'order' must be 'auto', 'dfs', 'index' or a sequence of all the features"),
     ("obdd", {"order": [0, 1]}, r"'order' must list every feature exactly once \(9 features\). Missing \['x3'"),
     ("obdd", {"order": [0, 0, 1, 2, 3, 4, 5, 6, 7]}, r"repeated \['x1'\]"),
     ("sdd", {"order": ["x1", "nope"]}, r"Unknown feature 'nope'"),
-    ("sdd", {"order": 3}, r"'order' must be 'auto', 'index' or a sequence"),
+    ("sdd", {"order": 3}, r"'order' must be 'auto', 'dfs', 'index' or a sequence"),
 ])
 def test_option_errors(running, language, options, message):
     with pytest.raises(kcxai.InvalidInputError if "order" not in options or options["order"] != 3

