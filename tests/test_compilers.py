@@ -175,7 +175,8 @@ def test_obdd_backends_agree(running):
     a = kcxai.compile_model(running, "obdd")
     b = kcxai.compile_model(running, "obdd", backend="autoref")
     assert (a.backend, b.backend) == ("dd.cudd", "dd.autoref")
-    assert b.stats["reorder"] is False and a.stats["reorder"] == "dynamic"
+    assert b.stats["sifting"] is False and a.stats["sifting_while_building"] is True
+    assert kcxai.compile_model(running, "sdd").stats["order_from_obdd"] is True
     for s in [set(), {0}, {0, 8}, {1, 2, 3}]:
         assert a.oracle.disagree_weight(V, 1, frozenset(s)) == b.oracle.disagree_weight(V, 1, frozenset(s))
 

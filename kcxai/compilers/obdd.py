@@ -399,7 +399,8 @@ def compile(model: Any, **options: Any) -> CompiledModel:
     rest = tuple(f for f in range(space.n_features) if f not in set(levels))
     stats = {"size": bdd_nodes, "nodes": bdd_nodes, "edges": 2 * max(bdd_nodes - 1, 0),
              "variables": enc.n_vars, "features": space.n_features, "encoding": opts["encoding"],
-             "order": tuple(space.names[f] for f in (*levels, *rest)), "reorder": reorder,
+             "order": tuple(space.names[f] for f in (*levels, *rest)),
+             "sifting": bool(reorder), "sifting_while_building": reorder == "dynamic",
              "counting_nodes": table.n_nodes, "counting_edges": table.n_edges,
              "build_seconds": build_seconds, "compile_seconds": guard.seconds}
     return CompiledModel(model=model, oracle=oracle, language="obdd", backend=backend, stats=stats)
