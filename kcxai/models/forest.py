@@ -33,6 +33,7 @@ from kcxai.models.linear import (
     _parse_fraction,
     argmax_functions,
     check_step,
+    exclusive_branches,
     exact_number,
     round_to,
     rounding_margin,
@@ -90,10 +91,8 @@ class _TreeBlock:
                 k = self.index.get(nid)
                 memo[nid] = builder.false() if k is None else children[k]
                 continue
-            out = builder.false()
-            for mask, child in tree._branches[nid]:
-                out = builder.disj(out, builder.conj(builder.value_in(f, mask), memo.pop(child)))
-            memo[nid] = out
+            branches = [(mask, memo.pop(child)) for mask, child in tree._branches[nid]]
+            memo[nid] = exclusive_branches(builder, f, branches)
         return memo[tree._root]
 
 

