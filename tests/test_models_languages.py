@@ -79,3 +79,29 @@ def test_models_explain_directly_through_their_native_oracle(family, delta, data
     via = kcxai.min_idrs(kcxai.compile_model(model, "brute"), x, delta)
     assert direct.language == "obdd"
     assert (direct.features, direct.error, direct.precision) == (via.features, via.error, via.precision)
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_threshold_diagrams_stay_the_size_of_their_sub_functions(language):
+    """Branching never mixes sub-functions on invalid encodings (the diagrams leave validity out).
+
+    Disjunctions over one-hot branch literals once made a 16-feature naive Bayes need more than
+    2,000,000 OBDD nodes for 2,588 sub-functions; an if-then-else chain needs a few nodes each.
+    """
+    _need(language)
+    import numpy as np
+    from sklearn.naive_bayes import CategoricalNB
+    from unittest import mock
+
+    from kcxai.models.linear import FeatureBlock
+    from test_models_linear import _Constants, _HashCons
+
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 3, size=(2000, 16))
+    y = np.argmax(X @ rng.normal(size=(16, 2)) + rng.normal(scale=2.0, size=(2000, 2)), axis=1)
+    model = kcxai.from_sklearn(CategoricalNB().fit(X, y))
+    h = _HashCons()
+    with mock.patch.object(FeatureBlock, "assemble", lambda blk, builder, ch: h.assemble(blk, builder, ch)):
+        model.build(_Constants(model.space))
+    compiled = kcxai.compile_model(model, language)
+    assert 1000 < len(h.table) and compiled.stats["size"] <= 4 * len(h.table)
