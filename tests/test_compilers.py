@@ -23,6 +23,7 @@ ALL = ["dt", "sdd", "obdd", "brute"]
 #: Option variants of the diagram compilers (the defaults are covered by ALL).
 VARIANTS = [
     ("sdd", {"vtree": "right", "encoding": "onehot"}),
+    ("sdd", {"encoding": "order"}),
     ("sdd", {"vtree": "left", "order": "index", "encoding": "order"}),
     ("obdd", {"backend": "autoref"}),
     ("obdd", {"reorder": True, "encoding": "onehot"}),
@@ -246,7 +247,7 @@ def test_dt_needs_a_tree():
     ("sdd", {"vtre": "balanced"}, r"Unknown option\(s\) \['vtre'\] for the 'sdd' language; its options are"),
     ("obdd", {"vtree": "balanced"}, r"Unknown option\(s\) \['vtree'\] for the 'obdd'"),
     ("sdd", {"vtree": "random"}, r"'vtree' must be one of \['balanced', 'right', 'left'\]. Got 'random'"),
-    ("sdd", {"encoding": "log"}, r"'encoding' must be one of \['auto', 'order', 'onehot'\]. Got 'log'"),
+    ("sdd", {"encoding": "gray"}, r"'encoding' must be one of \['auto', 'order', 'onehot', 'log'\]. Got 'gray'"),
     ("obdd", {"max_nodes": 0}, r"'max_nodes' must be a positive int or None. Got 0"),
     ("obdd", {"max_nodes": 2.5}, r"'max_nodes' must be a positive int"),
     ("sdd", {"max_seconds": -1}, r"'max_seconds' must be a positive number or None. Got -1"),

@@ -10,7 +10,9 @@ Feature ``f`` with ``d`` values gets a *block* of Boolean variables:
   (``t = 1 .. d-1``) true iff the value number is ``>= t``. A threshold test
   ``x <= threshold`` of a numeric feature is a single literal;
 * ``d >= 3``, ``"onehot"`` encoding: ``d`` variables, variable ``k`` true iff
-  the value number is ``k``.
+  the value number is ``k``;
+* ``d >= 3``, ``"log"`` encoding: ``ceil(log2 d)`` variables, the bits of the
+  value number (most significant first); codes ``>= d`` are not values.
 
 Only *valid* assignments (the encodings of values) correspond to points of
 feature space. The compilers do **not** conjoin the validity constraints
@@ -23,8 +25,12 @@ is what makes the counts equal the weight of points of feature space exactly.
 For that, every feature's block must be contiguous in the variable order (an
 OBDD) or the set of leaves of one vtree node (an SDD).
 
-The default, ``"auto"``, uses the order encoding for numeric features and
-one-hot for categorical ones.
+The default, ``"auto"``, is the log encoding. Measured on a 1,000-node adult
+tree (313 variables in the order encoding, 56 in the log one): OBDD 1.10 s /
+12,239 nodes / 5.0 ms per explanation with ``"order"``, 0.60 s / 11,539 nodes /
+2.9 ms with ``"log"``; SDD 1.19 s / 14,123 nodes / 10.6 ms against 0.64 s /
+4,815 nodes / 4.5 ms. Few variables per feature also make CUDD's group
+sifting, which swaps blocks variable by variable, much cheaper.
 
 Feature orders
 --------------
@@ -57,7 +63,7 @@ __all__ = ["Encoding", "ENCODINGS", "feature_order", "ProbeBuilder", "Guard", "c
            "check_literal", "check_switch"]
 
 #: Accepted values of the ``encoding`` option.
-ENCODINGS = ("auto", "order", "onehot")
+ENCODINGS = ("auto", "order", "onehot", "log")
 
 #: A literal: (variable index, polarity).
 Literal = tuple[int, bool]
@@ -102,9 +108,13 @@ class Encoding:
             elif d == 2:
                 kind = "binary"
                 masks = [0b10]
-            elif encoding == "onehot" or (encoding == "auto" and not feat.is_numeric):
+            elif encoding == "onehot":
                 kind = "onehot"
                 masks = [1 << k for k in range(d)]
+            elif encoding in ("log", "auto"):
+                kind = "log"
+                nbits = (d - 1).bit_length()
+                masks = [sum(1 << k for k in range(d) if k >> (nbits - 1 - j) & 1) for j in range(nbits)]
             else:
                 kind = "order"
                 masks = [full & ~((1 << t) - 1) for t in range(1, d)]
@@ -155,9 +165,10 @@ class Encoding:
                 return False, [[(vs[k], True)] for k in pos]
             return True, [[(vs[k], True)] for k in neg]
         runs_in, runs_out = _runs(mask, d), _runs(full & ~mask, d)
-        if len(runs_in) <= len(runs_out):
-            return False, [self._run_cube(vs, a, b, d) for a, b in runs_in]
-        return True, [self._run_cube(vs, a, b, d) for a, b in runs_out]
+        negate, runs = (False, runs_in) if len(runs_in) <= len(runs_out) else (True, runs_out)
+        if kind == "log":
+            return negate, [cube for a, b in runs for cube in _prefix_cubes(vs, a, b)]
+        return negate, [self._run_cube(vs, a, b, d) for a, b in runs]
 
     @staticmethod
     def _run_cube(vs: Sequence[int], a: int, b: int, d: int) -> list[Literal]:
@@ -168,6 +179,21 @@ class Encoding:
         if b < d - 1:
             cube.append((vs[b], False))
         return cube
+
+
+def _prefix_cubes(vs: Sequence[int], a: int, b: int) -> list[list[Literal]]:
+    """Values ``a..b`` in the log encoding (``vs[j]`` is bit ``len(vs) - 1 - j``): one cube per aligned
+    block ``[p * 2**k, (p + 1) * 2**k)`` of the interval, fixing the block's prefix bits."""
+    nbits = len(vs)
+    cubes = []
+    lo = a
+    while lo <= b:
+        k = 0  # the largest aligned block starting at lo and ending by b
+        while k < nbits and lo % (1 << (k + 1)) == 0 and lo + (1 << (k + 1)) - 1 <= b:
+            k += 1
+        cubes.append([(vs[j], bool(lo >> (nbits - 1 - j) & 1)) for j in range(nbits - k)])
+        lo += 1 << k
+    return cubes
 
 
 def _runs(mask: int, d: int) -> list[tuple[int, int]]:

@@ -379,8 +379,10 @@ def compile(model: Any, **options: Any) -> CompiledModel:
         raise InvalidInputError(f"'vtree' must be one of {list(VTREES)}. Got {shape!r} instead.")
     guard = Guard("sdd", opts["max_nodes"], opts["max_seconds"])
     space = model.space
+    guard.phase = "choosing the block order (sifting the model's OBDD)"
     order, order_source = _order(model, opts)
     guard.check()
+    guard.phase = "building the model's functions"
     enc = Encoding(space, opts["encoding"], order)
     mgr = _manager(enc, order, shape)
     guard.size = mgr.live_count
