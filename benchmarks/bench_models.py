@@ -15,7 +15,7 @@ Prints:
    decision tree fitted to the same data and compiled the same way (ratio = model time / tree time,
    in the same process);
 4. forest growth: compiled size as the number of trees and the depth grow, hard voting (exact) and
-   soft voting rounded to 1/1000, with the ratio of the forest's size to the sum of its trees'.
+   soft voting rounded to 1/100, with the ratio of the forest's size to the sum of its trees'.
 """
 
 from __future__ import annotations
@@ -34,7 +34,10 @@ import kcxai
 from kcxai.models import RandomForest, from_sklearn
 from kcxai.models.linear import FeatureBlock, threshold_function
 
-STEP = Fraction(1, 1000)
+STEP = Fraction(1, 100)  # the rounding used for models too large to compile exactly
+FINE = Fraction(1, 1000)
+MAX_SECONDS = 300.0  # passed to the compilers' guard
+MAX_MEMORY = 8 << 30  # address-space cap for this process, so a runaway compilation cannot exhaust the machine
 
 
 def _points(space: Any, limit: int, rng: Any) -> list[tuple[int, ...]]:
@@ -83,24 +86,29 @@ def _models() -> dict[str, tuple[Any, Any, Any]]:
     X, y = _data(32, 3, 2)
     est = CategoricalNB().fit(X, y)
     out["CategoricalNB 32x3 exact (not compiled)"] = (est, from_sklearn(est), X)
-    out["CategoricalNB 32x3 rounded 1/1000"] = (est, from_sklearn(est).rounded(STEP), X)
+    out["CategoricalNB 32x3 rounded 1/100"] = (est, from_sklearn(est).rounded(STEP), X)
+    out["CategoricalNB 32x3 rounded 1/1000"] = (est, from_sklearn(est).rounded(FINE), X)
     X, y = _data(30, 3, 3, seed=4)
     est = CategoricalNB().fit(X, y)
-    out["CategoricalNB 30x3 3 cls rounded 1/1000"] = (est, from_sklearn(est).rounded(STEP), X)
+    out["CategoricalNB 30x3 3 cls rounded 1/100"] = (est, from_sklearn(est).rounded(STEP), X)
     X, y = _data(40, 2, 2, seed=1)
     est = BernoulliNB().fit(X, y)
-    out["BernoulliNB 40x2 rounded 1/1000"] = (est, from_sklearn(est).rounded(STEP), X)
+    out["BernoulliNB 40x2 rounded 1/100"] = (est, from_sklearn(est).rounded(STEP), X)
     X, y = _data(30, 3, 2, seed=2)
     est = LogisticRegression(max_iter=2000).fit(X, y)
-    out["LogisticRegression 30x3 rounded 1/1000"] = (
+    out["LogisticRegression 30x3 rounded 1/100"] = (
         est, from_sklearn(est, domains=[[0, 1, 2]] * 30).rounded(STEP), X)
+    X, y = _data(12, 4, 2, seed=3)
+    domains = [[0, 1, 2, 3]] * 12
+    est = RandomForestClassifier(n_estimators=10, max_depth=5, random_state=0).fit(X, y)
+    out["RF 10x5 4-valued hard (vs hard votes)"] = (
+        est, RandomForest.from_sklearn(est, voting="hard", domains=domains), X)
+    out["RF 10x5 4-valued soft exact"] = (est, from_sklearn(est, domains=domains), X)
+    out["RF 10x5 4-valued soft rounded 1/100"] = (est, from_sklearn(est, domains=domains).rounded(STEP), X)
     X, y = _forest_data()
     est = RandomForestClassifier(n_estimators=10, max_depth=5, random_state=0).fit(X, y)
-    out["RF 10x5 hard (vs hard-vote reference)"] = (est, RandomForest.from_sklearn(est, voting="hard"), X)
-    out["RF 10x5 soft exact (not compiled)"] = (est, from_sklearn(est), X)
-    out["RF 10x5 soft rounded 1/1000"] = (est, from_sklearn(est).rounded(STEP), X)
-    est5 = RandomForestClassifier(n_estimators=5, max_depth=5, random_state=0).fit(X, y)
-    out["RF 5x5 soft exact"] = (est5, from_sklearn(est5), X)
+    out["RF 10x5 numeric hard (vs hard votes)"] = (est, RandomForest.from_sklearn(est, voting="hard"), X)
+    out["RF 10x5 numeric soft rounded 1/100"] = (est, from_sklearn(est).rounded(STEP), X)
     return out
 
 
@@ -136,7 +144,7 @@ def agreement(models: dict[str, tuple[Any, Any, Any]]) -> None:
 
 
 class _Counter:
-    """A builder that only counts the nodes the construction asks for (no compiler)."""
+    """Counts the sub-functions the construction asks for (stands in for ``FeatureBlock.assemble``)."""
 
     def __init__(self, limit: int) -> None:
         self.n, self.limit = 0, limit
@@ -147,7 +155,7 @@ class _Counter:
     def false(self) -> int:
         return 0
 
-    def switch(self, feature: int, cases: Any) -> int:
+    def assemble(self, block: Any, builder: Any, children: Any) -> int:
         self.n += 1
         if self.n > self.limit:
             raise OverflowError
@@ -156,15 +164,18 @@ class _Counter:
 
 def _sub_functions(model: Any, limit: int) -> str:
     """Number of sub-functions of the (binary) model's threshold test, or '> limit'."""
-    t, base = model._terms, model._base
-    diffs = [[col[0] - col[1] for col in t[i]] for i in range(len(t))]
+    from unittest import mock
+
     from kcxai.models.linear import _lcm_of_denominators
 
+    t, base = model._terms, model._base
+    diffs = [[col[0] - col[1] for col in t[i]] for i in range(len(t))]
     scale = _lcm_of_denominators([base[0] - base[1], *(x for r in diffs for x in r)])
     b = _Counter(limit)
     try:
-        threshold_function(b, [FeatureBlock(i) for i in range(len(t))], [[int(x * scale) for x in r] for r in diffs],
-                           int((base[0] - base[1]) * scale))
+        with mock.patch.object(FeatureBlock, "assemble", lambda blk, builder, ch: b.assemble(blk, builder, ch)):
+            threshold_function(b, [FeatureBlock(i) for i in range(len(t))],
+                               [[int(x * scale) for x in r] for r in diffs], int((base[0] - base[1]) * scale))
     except OverflowError:
         return f"> {limit:,}"
     return f"{b.n:,}"
@@ -177,14 +188,14 @@ def construction_size(quick: bool) -> None:
     print("\n== 2. construction size: sub-functions of a binary CategoricalNB (3 values per feature) ==")
     sizes = [12, 16, 20, 24, 32]
     print(f"{'features':>8s} {'exact':>12s} {'seconds':>8s} " + " ".join(f"{'step ' + str(s):>14s}" for s in
-                                                                    (Fraction(1, 10), Fraction(1, 100), STEP)))
+                                                                    (Fraction(1, 10), STEP, FINE)))
     for n in sizes:
         X, y = _data(n, 3, 2)
         model = from_sklearn(CategoricalNB().fit(X, y))
         t0 = time.perf_counter()
         exact = _sub_functions(model, limit)
         secs = time.perf_counter() - t0
-        rounded = [_sub_functions(model.rounded(s), limit) for s in (Fraction(1, 10), Fraction(1, 100), STEP)]
+        rounded = [_sub_functions(model.rounded(s), limit) for s in (Fraction(1, 10), STEP, FINE)]
         print(f"{n:8d} {exact:>12s} {secs:8.2f} " + " ".join(f"{r:>14s}" for r in rounded))
         sys.stdout.flush()
 
@@ -195,7 +206,7 @@ def _compile(model: Any, language: str, repeats: int) -> tuple[list[float], Any]
     for _ in range(repeats):
         t0 = time.perf_counter()
         try:
-            compiled = kcxai.compile_model(model, language)
+            compiled = kcxai.compile_model(model, language, max_seconds=MAX_SECONDS)
         except kcxai.CompilationLimitError as e:
             return [time.perf_counter() - t0], e
         times.append(time.perf_counter() - t0)
@@ -215,7 +226,7 @@ def compile_table(models: dict[str, tuple[Any, Any, Any]], languages: list[str],
     print(f"{'model':42s} {'lang':5s} {'median s':>9s} {'max s':>8s} {'size':>10s} {'vars':>6s} "
           f"{'tree s':>8s} {'ratio':>7s}")
     for name, (est, model, X) in models.items():
-        if "not compiled" in name:
+        if "not compiled" in name or "1/1000" in name:
             continue
         base = from_sklearn(DecisionTreeClassifier(max_depth=5, random_state=0).fit(X, est.predict(X)))
         for lang in languages:
@@ -231,24 +242,26 @@ def compile_table(models: dict[str, tuple[Any, Any, Any]], languages: list[str],
 def forest_growth(languages: list[str], quick: bool) -> None:
     from sklearn.ensemble import RandomForestClassifier
 
-    print("\n== 4. forest compile size as trees and depth grow (12 numeric features, 2 classes) ==")
+    print("\n== 4. forest compile size as trees and depth grow (12 features with 4 values, 2 classes) ==")
     n_trees = [1, 2, 5, 10] if quick else [1, 2, 5, 10, 20]
     depths = [2, 3, 4, 5] if quick else [2, 3, 4, 5, 6]
-    X, y = _forest_data()
+    X, y = _data(12, 4, 2, seed=3)
+    domains = [[0, 1, 2, 3]] * 12
     for lang in languages:
-        for voting in ("hard", "soft rounded 1/1000"):
+        for voting in ("hard", "soft rounded 1/100"):
             print(f"\n[{lang}, {voting}] size (seconds) xratio = forest size / sum of its trees' sizes")
+            print("(stops a row at the first compilation over the guard)")
             print(f"{'depth':>5s} " + " ".join(f"{f'{t} trees':>26s}" for t in n_trees))
             for d in depths:
                 cells = []
                 for t in n_trees:
                     est = RandomForestClassifier(n_estimators=t, max_depth=d, random_state=0).fit(X, y)
-                    model = (RandomForest.from_sklearn(est, voting="hard") if voting == "hard"
-                             else from_sklearn(est).rounded(STEP))
+                    model = (RandomForest.from_sklearn(est, voting="hard", domains=domains) if voting == "hard"
+                             else from_sklearn(est, domains=domains).rounded(STEP))
                     times, compiled = _compile(model, lang, 1)
                     if isinstance(compiled, Exception):
                         cells.append(f"{'over guard':>26s}")
-                        continue
+                        break
                     tree_sizes = 0
                     for tree in model.trees:
                         _, ct = _compile(tree, lang, 1)
@@ -266,6 +279,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--languages", nargs="*", default=None, help="default: sdd and obdd when in the tree")
     parser.add_argument("--skip", nargs="*", default=[], choices=["agreement", "construction", "compile", "growth"])
     args = parser.parse_args(argv)
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (MAX_MEMORY, MAX_MEMORY))
     from kcxai.compilers import LANGUAGES
 
     languages = args.languages

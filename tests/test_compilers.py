@@ -320,3 +320,18 @@ def test_bad_builds(running, language, cls, err, message):
     bad.__dict__.update(running.__dict__)
     with pytest.raises(err, match=message):
         kcxai.compile_model(bad, language)
+
+
+def test_docs_compilers_python_blocks_run(capsys):
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parent.parent / "docs" / "compilers.md").read_text(encoding="utf-8")
+    code = re.findall(r"^```python\n(.*?)^```", text, flags=re.M | re.S)
+    assert code
+    namespace: dict = {"__name__": "compilers_md"}
+    for k, block in enumerate(code):
+        exec(compile(block, f"docs/compilers.md python block {k + 1}", "exec"), namespace)
+    out = capsys.readouterr().out
+    for language in ("dt", "sdd", "obdd"):
+        assert re.search(rf"^{language} \S+ \('x1', 'x9'\) 7/512$", out, flags=re.M), out
