@@ -21,7 +21,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from kcxai.compilers._builder import FunctionBuilder
     from kcxai.oracle import CountingOracle
 
-__all__ = ["DecisionTree", "Leaf", "Split", "TreePath"]
+__all__ = ["DecisionTree", "Leaf", "Split", "TreePath", "TreeArrays"]
 
 
 @dataclass(frozen=True)
@@ -72,6 +72,32 @@ class TreePath:
     def features(self) -> tuple[int, ...]:
         """Features the path restricts."""
         return tuple(f for f, _ in self.masks)
+
+
+@dataclass(frozen=True)
+class TreeArrays:
+    """A decision tree's flat, read-only node arrays (one entry per node id).
+
+    This is the public view that oracles, importers, ensembles and drawings read;
+    the tuples are immutable, so holding the view cannot change the tree.
+
+    Attributes
+    ----------
+    feature : tuple of int
+        The feature tested at each node, ``-1`` at a leaf.
+    label : tuple of int
+        The class index at each leaf, ``-1`` at an internal node.
+    branches : tuple of tuple of (int, int)
+        Per node, its outgoing edges ``(mask, child)``: bit ``k`` of ``mask`` is set
+        when value number ``k`` of the tested feature follows the edge. Empty at a leaf.
+    root : int
+        The root's node id.
+    """
+
+    feature: tuple[int, ...]
+    label: tuple[int, ...]
+    branches: tuple[tuple[tuple[int, int], ...], ...]
+    root: int
 
 
 def _full(size: int) -> int:
@@ -271,6 +297,11 @@ class DecisionTree(Classifier):
             stack.extend(child for _, child in self._branches[k])
 
     # -- basic facts -----------------------------------------------------
+
+    @property
+    def arrays(self) -> TreeArrays:
+        """The read-only node arrays (see :class:`TreeArrays`)."""
+        return TreeArrays(self._feat, self._label, self._branches, self._root)
 
     @property
     def n_nodes(self) -> int:
