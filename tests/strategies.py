@@ -58,7 +58,7 @@ def mixtures(draw: Any, sizes: list[int], *, exact: bool = True, max_components:
     """A random mixture of 1-``max_components`` product distributions (some components uniform)."""
     k = draw(st.integers(1, max_components))
     if exact:
-        weight = st.fractions(min_value=Fraction(1, 9), max_value=4, max_denominator=7)
+        weight = st.fractions(min_value=Fraction(1, 7), max_value=4, max_denominator=7)
     else:
         weight = st.floats(min_value=0.05, max_value=3.0)
     parts: list[Any] = []
