@@ -23,11 +23,14 @@ from typing import Any, Union
 
 from kcxai._errors import InvalidInputError, InvalidTypeError, ModelFormatError
 
-__all__ = ["Exact", "exact_number", "lcm_of_denominators", "scaled_ints", "parse_fraction", "check_step", "round_to",
+__all__ = ["Exact", "Number", "exact_number", "lcm_of_denominators", "scaled_ints", "parse_fraction", "check_step", "round_to",
            "rounding_margin"]
 
 #: An exact rational: a Python ``int`` or a :class:`~fractions.Fraction`.
 Exact = Union[int, Fraction]
+
+#: A real number as users give it: ``int``, ``Fraction`` or ``float`` (a float is taken as the rational it stores).
+Number = Union[int, Fraction, float]
 
 
 def exact_number(x: Any, what: str) -> tuple[Fraction, bool]:
@@ -87,7 +90,7 @@ def parse_fraction(s: Any, where: str) -> Fraction:
         raise ModelFormatError(f"{where} must be an exact number like '3/4'. Got {s!r}.") from None
 
 
-def check_step(step: Any) -> Fraction:
+def check_step(step: Number) -> Fraction:
     """A positive rounding step; a float is read as the decimal it prints as (``0.001`` is ``1/1000``).
 
     Examples

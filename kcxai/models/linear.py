@@ -30,11 +30,12 @@ from __future__ import annotations
 import numbers
 from collections.abc import Sequence
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from kcxai._errors import InvalidInputError, InvalidTypeError, ModelFormatError
 from kcxai.models._base import Classifier
 from kcxai.models._numbers import (
+    Number,
     check_step,
     exact_number,
     lcm_of_denominators,
@@ -50,6 +51,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from kcxai.compilers._builder import FunctionBuilder
 
 __all__ = ["LinearClassifier", "NaiveBayes"]
+
+_M = TypeVar("_M", bound="_FeatureScoreModel")
 
 
 # -- shared base -------------------------------------------------------------
@@ -163,7 +166,7 @@ class _FeatureScoreModel(Classifier):
     #: ``None``, or ``(step, margin)`` when the weights were rounded by :meth:`rounded`.
     rounding: tuple[Fraction, Fraction] | None = None
 
-    def rounded(self, step: Any) -> Any:
+    def rounded(self: _M, step: Number) -> _M:
         """A copy with every weight rounded to the nearest multiple of ``step`` (exactly).
 
         This is a *different classifier*, compiled exactly in its own right:
@@ -221,13 +224,13 @@ class _FeatureScoreModel(Classifier):
                     "round near-ties differently")
         return "exact: all weights are rationals and scores are compared exactly"
 
-    def _copy_with_space(self, space: FeatureSpace) -> Any:
+    def _copy_with_space(self: _M, space: FeatureSpace) -> _M:
         out = object.__new__(type(self))
         out.__dict__.update(self.__dict__)
         out.space = space
         return out
 
-    def with_distribution(self, distribution: Any) -> Any:
+    def with_distribution(self: _M, distribution: Any) -> _M:
         return self._copy_with_space(self.space.with_distribution(distribution))
 
     def _rounding_json(self) -> dict[str, Any]:

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Union
+from typing import TYPE_CHECKING, Any, TypeVar, Union
 
 from kcxai._errors import InvalidInputError, InvalidTypeError, ModelFormatError
 from kcxai.models._base import Classifier
@@ -43,6 +43,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from kcxai.compilers._builder import FunctionBuilder
 
 __all__ = ["Rule", "RuleLike", "DecisionList", "RuleSet"]
+
+_M = TypeVar("_M", bound="_RuleModel")
 
 
 @dataclass(frozen=True)
@@ -131,13 +133,13 @@ class _RuleModel(Classifier):
             masks[i] = masks.get(i, full_mask(space.features[i].size)) & m
         return conds_from_masks(space, masks)
 
-    def _copy_with_space(self, space: FeatureSpace) -> Any:
+    def _copy_with_space(self: _M, space: FeatureSpace) -> _M:
         out = object.__new__(type(self))
         out.__dict__.update(self.__dict__)
         out.space = space
         return out
 
-    def with_distribution(self, distribution: Any) -> Any:
+    def with_distribution(self: _M, distribution: Any) -> _M:
         return self._copy_with_space(self.space.with_distribution(distribution))
 
     def __str__(self) -> str:
