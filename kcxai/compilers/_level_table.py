@@ -34,8 +34,8 @@ class LevelTable(Table):
         self.order = tuple(order)
         n_levels = len(self.order)
         level_of = [n_levels] * space.n_features
-        for lev, f in enumerate(self.order):
-            level_of[f] = lev
+        for position, f in enumerate(self.order):
+            level_of[f] = position
         self.level_of = level_of
         self.feature = feature
         self.edges = edges
