@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from kcxai._errors import InvalidInputError
 from kcxai.compilers._language import Language, LanguageOptions, NoOptions
+from kcxai.compilers.sampling import SamplingOptions
 
 if TYPE_CHECKING:  # pragma: no cover
     from kcxai.models._base import Classifier
@@ -53,6 +54,10 @@ _DECLARED = (
              options=None, package="dd", install="pip install dd"),
     Language("brute", "kcxai.compilers.brute",
              "enumeration of feature space (small models; the test reference)", options=BruteOptions),
+    Language("sampling", "kcxai.compilers.sampling",
+             "no compilation: counts estimated by sampling the distribution, each deletion-loop decision "
+             "certified by a Clopper-Pearson interval (min_idrs only)",
+             options=SamplingOptions, exact=False, conformance=False),
 )
 
 #: name -> declared language, in the order they are documented.
