@@ -115,7 +115,8 @@ class DiagramOptions:
 
 @dataclass(frozen=True)
 class SddOptions(DiagramOptions):
-    """The options of the ``"sdd"`` language (see :mod:`kcxai.compilers.sdd`).
+    """The options of the ``"sdd"`` language (see :mod:`kcxai.compilers.sdd`): those of
+    :class:`DiagramOptions` (order, encoding and the limits), and:
 
     Attributes
     ----------
@@ -134,7 +135,8 @@ class SddOptions(DiagramOptions):
 
 @dataclass(frozen=True)
 class ObddOptions(DiagramOptions):
-    """The options of the ``"obdd"`` language (see :mod:`kcxai.compilers.obdd`).
+    """The options of the ``"obdd"`` language (see :mod:`kcxai.compilers.obdd`): those of
+    :class:`DiagramOptions` (order, encoding and the limits), and:
 
     Attributes
     ----------
