@@ -253,7 +253,7 @@ def _build(model: Any, bdd: Any, builder: BddBuilder, guard: Guard, reorder: Any
             f"Got {fns!r} instead.")
     guard.check()
     if reorder:
-        guard.phase = "reordering (CUDD's group sifting)"
+        guard.phase += " (CUDD's group sifting at the end)"
         bdd.reorder()
         bdd.configure(reordering=False)
         guard.check()
@@ -292,7 +292,7 @@ def _manager(mod: Any, backend: str, enc: Encoding, reorder: bool | str, max_mem
     return bdd
 
 
-def _run(model: Any, opts: ObddOptions, guard: Guard, export: bool) -> _Built:
+def _run(model: Any, opts: ObddOptions, guard: Guard, export: bool, purpose: str = "") -> _Built:
     """Build (and export) the model's OBDD; frees every dd object before returning or raising a limit."""
     mod, backend = _backend(opts.backend)
     reorder = opts.reorder
@@ -305,7 +305,7 @@ def _run(model: Any, opts: ObddOptions, guard: Guard, export: bool) -> _Built:
     order = feature_order(model, opts.order, guard)
     enc = Encoding(model.space, opts.encoding, order)
     bdd = _manager(mod, backend, enc, reorder, opts.max_memory)
-    guard.phase = "building the model's functions"
+    guard.phase = "building the model's functions" + purpose
     guard.set_size(bdd.__len__)
     builder = BddBuilder(bdd, enc, guard)
     failure: LimitHit | None = None
@@ -342,7 +342,7 @@ def _run(model: Any, opts: ObddOptions, guard: Guard, export: bool) -> _Built:
 def _sifted_order(model: Any, encoding: str, guard: Guard) -> tuple[int, ...]:
     opts = ObddOptions(encoding=encoding, backend="cudd", reorder="dynamic", max_nodes=guard.max_nodes,
                        max_seconds=guard.max_seconds, max_memory=guard.max_memory)
-    levels = _run(model, opts, guard, export=False).levels
+    levels = _run(model, opts, guard, export=False, purpose=" as an OBDD, to sift its block order").levels
     return tuple(levels) + tuple(f for f in range(model.space.n_features) if f not in set(levels))
 
 
