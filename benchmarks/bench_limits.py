@@ -20,6 +20,9 @@ exponential, the issue's ``nb30``), a 10-tree depth-6 random forest with soft vo
 decision tree of about 77,000 nodes, a 20-feature naive Bayes (node cases) and a random DNF over
 60 Boolean features whose single operations are huge (memory). The node cases use
 ``order="index"`` (no probe); the time cases the default ``"auto"``.
+
+Last, the cost of the checks: compile time of models that compile (a 16-feature naive Bayes, a
+599-node tree) with the default limits against no limits, in the same process.
 """
 
 from __future__ import annotations
@@ -98,6 +101,15 @@ class _RandomDnf:
                 cube = builder.conj(cube, builder.value_in(i, rng.choice((1, 2))))
             u = builder.disj(u, cube)
         return [builder.neg(u), u]
+
+
+def _small_tree() -> Any:
+    from sklearn.tree import DecisionTreeClassifier
+
+    rng = np.random.default_rng(8)
+    X = rng.integers(0, 8, size=(3000, 12))
+    y = (X[:, 0] + X[:, 1] > 7).astype(int) ^ (rng.random(3000) < 0.1)
+    return from_sklearn(DecisionTreeClassifier(max_leaf_nodes=300, random_state=0).fit(X, y))
 
 
 def _child(conn: Any, model: Any, language: str, options: dict[str, Any]) -> None:
@@ -193,6 +205,24 @@ def main(argv: list[str] | None = None) -> None:
             msg = r["message"].replace("\n", " ")
             print(f"{name:18s} {kind:7s} {lang:5s} {r['outcome']:8s} {r['seconds']:8.1f} {ratio_s:>8s} "
                   f"{ratio_n:>12s} {r['mb']:7.0f} {ratio_m:>8s}  {msg[:110]}")
+            sys.stdout.flush()
+    overhead({"nb16 exact": _nb(16), "tree (3,000 samples)": _small_tree()}, args.languages, 2 if args.quick else 4)
+
+
+def overhead(models: dict[str, Any], languages: list[str], reps: int) -> None:
+    """Compile time with the default limits against no limits at all (min over ``reps``, alternating)."""
+    print("\n== cost of the checks: default limits vs none (min of repeats, same process) ==")
+    off = {"max_nodes": None, "max_seconds": None, "max_memory": None}
+    for name, model in models.items():
+        for lang in languages:
+            ts: dict[str, list[float]] = {"off": [], "on": []}
+            for _ in range(reps):
+                for key, opts in (("off", off), ("on", {})):
+                    t0 = time.perf_counter()
+                    kcxai.compile_model(model, lang, **opts)
+                    ts[key].append(time.perf_counter() - t0)
+            a, b = min(ts["off"]), min(ts["on"])
+            print(f"{name:18s} {lang:5s} no limits {a:7.3f} s   default limits {b:7.3f} s   ratio {b / a:.2f}")
             sys.stdout.flush()
 
 
