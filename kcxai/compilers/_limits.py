@@ -9,8 +9,8 @@ options:
 * ``max_nodes`` (default :data:`DEFAULT_MAX_NODES`): live nodes of the backend while building
   (intermediate results included), and nodes of the exported diagram;
 * ``max_memory`` (default :data:`DEFAULT_MAX_MEMORY`): growth of the process's resident memory
-  (RSS, read from ``/proc/self/statm``) since the compilation started, in bytes. With CUDD the
-  same bound is also given to CUDD itself, so that one CUDD operation fails cleanly instead of
+  (RSS, read from ``/proc/self/statm``) since the compilation started, in bytes. CUDD is also
+  given twice this bound as its own, so that one CUDD operation fails cleanly instead of
   exhausting the machine.
 
 ``None`` switches a limit off. A :class:`Guard` checks the clock at every builder operation (a
@@ -18,7 +18,10 @@ options:
 adaptively (:class:`_Poll`): rarely while far from the limit (at most about 5% of the time goes
 to polling), more often as the growth measured so far approaches it. What cannot be interrupted:
 one PySDD or CUDD operation (apply, CUDD's sifting) and the model's own Python code between two
-builder operations; a limit is overshot by at most one of them.
+builder operations; a limit is overshot by at most one of them. So that no CUDD sifting
+starts just before the time limit, the OBDD compiler switches sifting off after 90% of
+``max_seconds``, or earlier if less than 2.5 times the longest operation so far is left
+(:attr:`Guard.late`).
 
 Hitting a limit raises :class:`LimitHit` (a :class:`~kcxai.CompilationLimitError`) that names the
 limit, the phase and what was reached, and says what to do.
@@ -42,6 +45,9 @@ DEFAULT_MAX_NODES = 2_000_000
 DEFAULT_MAX_SECONDS = 300.0
 #: Default ``max_memory``: growth of the resident memory during one compilation (4 GiB).
 DEFAULT_MAX_MEMORY = 4 << 30
+
+#: The fraction of ``max_seconds`` after which long uninterruptible steps (CUDD's sifting) are skipped.
+LATE = 0.9
 
 try:
     _PAGE = os.sysconf("SC_PAGE_SIZE")
@@ -142,7 +148,7 @@ class Guard:
     """
 
     __slots__ = ("language", "max_nodes", "max_seconds", "max_memory", "advice", "t0", "deadline", "calls",
-                 "phase", "hook", "_nodes", "_memory", "_next", "_size")
+                 "phase", "hook", "on_late", "late_at", "longest", "_last", "_nodes", "_memory", "_next", "_size")
 
     def __init__(self, language: str, max_nodes: int | None, max_seconds: float | None,
                  max_memory: int | None = None, advice: str = "") -> None:
@@ -156,6 +162,12 @@ class Guard:
         self.calls = 0
         self.phase = "building the model's functions"
         self.hook: Callable[[], None] | None = None
+        #: Called once when :attr:`late` (the OBDD switches CUDD's sifting off then).
+        self.on_late: Callable[[], None] | None = None
+        self.late_at = math.inf if max_seconds is None else self.t0 + LATE * max_seconds
+        #: The longest time between two steps so far (one backend operation, with any sifting inside it).
+        self.longest = 0.0
+        self._last = self.t0
         self._size: Callable[[], int] | None = None
         self._nodes: _Poll | None = None
         self._memory = None if max_memory is None else _Poll(resident_memory, max_memory, resident_memory())
@@ -193,10 +205,29 @@ class Guard:
     def step(self) -> None:
         """Check the clock, and the node count and memory if their polls are due."""
         now = time.perf_counter()
+        gap = now - self._last
+        self._last = now
+        if gap > self.longest:
+            self.longest = gap
+        if now > self.late_at or self.deadline - now < 2.5 * self.longest:
+            self.late_at = -math.inf
+            if self.on_late is not None:
+                self.on_late()
+                self.on_late = None
         if now > self.deadline:
             self._time_out()
         if now >= self._next:
             self._poll(None)
+
+    @property
+    def late(self) -> bool:
+        """Whether 90% of ``max_seconds`` have passed, or less than 2.5 times the longest step so far is left.
+
+        Successive CUDD siftings inside one operation take about twice as long each (the diagram
+        doubles between them), so a sifting is not started when a step that long would not fit.
+        """
+        return self.max_seconds is not None and (
+            time.perf_counter() > self.t0 + LATE * self.max_seconds or self.remaining_seconds < 2.5 * self.longest)
 
     def check(self, nodes: int | None = None) -> None:
         """Check every limit now; ``nodes`` (e.g. of an exported diagram) replaces the backend's count."""

@@ -31,12 +31,15 @@ max_seconds : float or None, default 300
     sifting, export).
 max_memory : int or None, default 4 GiB
     Limit on the growth of the process's resident memory, in bytes; CUDD is
-    also given it as its own memory bound, so that one CUDD operation fails
-    cleanly (a :class:`~kcxai.CompilationLimitError`) instead of exhausting
-    the machine.
+    also given twice this as its own memory bound, so that one runaway CUDD
+    operation fails cleanly (a :class:`~kcxai.CompilationLimitError`) instead
+    of exhausting the machine.
 
 The limits are checked at every operation (see :mod:`kcxai.compilers._limits`);
-one CUDD operation, or one CUDD sifting, cannot be interrupted.
+one CUDD operation, or one CUDD sifting, cannot be interrupted. So that no
+sifting starts shortly before ``max_seconds``, after 90% of it CUDD's dynamic
+sifting is switched off and the final sifting is skipped (the compiled
+model's ``order`` is the order actually used).
 """
 
 from __future__ import annotations
@@ -252,11 +255,11 @@ def _build(model: Any, bdd: Any, builder: BddBuilder, guard: Guard, reorder: Any
             f"{type(model).__name__}.build() must return one function per class ({len(model.classes)}). "
             f"Got {fns!r} instead.")
     guard.check()
-    if reorder:
+    if reorder and not guard.late:
         guard.phase += " (CUDD's group sifting at the end)"
         bdd.reorder()
-        bdd.configure(reordering=False)
         guard.check()
+    bdd.configure(reordering=False)
     return list(fns)
 
 
@@ -278,7 +281,10 @@ def _manager(mod: Any, backend: str, enc: Encoding, reorder: bool | str, max_mem
         bdd = mod.BDD(memory_estimate=max(estimate, 2**20), initial_cache_size=2**14)
         bdd.configure(reordering=False)
         if max_memory is not None:
-            bdd.configure(max_memory=max_memory)
+            # CUDD's own hard bound, so that one runaway operation fails cleanly. Not max_memory itself:
+            # near its bound CUDD collects and sifts instead of growing its tables, and one operation
+            # then ran 13 s instead of under 1 s (random DNF, 200 MiB); the RSS polls enforce max_memory.
+            bdd.configure(max_memory=2 * max_memory)
     else:
         bdd = mod.BDD()
     if enc.n_vars:
@@ -307,6 +313,9 @@ def _run(model: Any, opts: ObddOptions, guard: Guard, export: bool, purpose: str
     bdd = _manager(mod, backend, enc, reorder, opts.max_memory)
     guard.phase = "building the model's functions" + purpose
     guard.set_size(bdd.__len__)
+    if reorder == "dynamic":
+        # one CUDD sifting cannot be interrupted (seconds on a 77,000-node tree): none starts late
+        guard.on_late = lambda: bdd.configure(reordering=False)
     builder = BddBuilder(bdd, enc, guard)
     failure: LimitHit | None = None
     out = _Built(enc, backend, reorder, [])
@@ -332,6 +341,7 @@ def _run(model: Any, opts: ObddOptions, guard: Guard, export: bool, purpose: str
     # manager is alive, then raise the limit without its old traceback.
     builder.release()
     guard.set_size(None)
+    guard.on_late = None
     _release(bdd, backend)
     if failure is not None:
         failure.__traceback__ = failure.__context__ = failure.__cause__ = None
