@@ -192,3 +192,41 @@ def test_builders_implement_the_public_protocol():
     assert isinstance(ProbeBuilder(space), FunctionBuilder)
     assert issubclass(sdd.SddBuilder, kcxai.compilers.builder.DiagramBuilder)
     assert issubclass(obdd.BddBuilder, kcxai.compilers.builder.DiagramBuilder)
+
+
+def test_guard_calls_on_late_once_and_then_times_out():
+    guard = Guard("obdd", None, 1e-9, None)
+    calls = []
+    guard.on_late = lambda: calls.append(1)
+    assert guard.late
+    with pytest.raises(LimitHit, match="exceeded max_seconds=1e-09") as info:
+        guard.tick()
+    assert calls == [1] and info.value.limit == "max_seconds"
+    with pytest.raises(LimitHit):
+        guard.tick()
+    assert calls == [1]
+
+
+def test_no_limits_when_switched_off():
+    guard = Guard("sdd", None, None, None)
+    for _ in range(1000):
+        guard.tick()
+    guard.check(10**9)
+    assert not guard.late and guard.peak_memory() == 0 and guard.remaining_seconds == float("inf")
+    c = kcxai.compile_model(kcxai.datasets.running_example_tree(), "obdd", max_nodes=None, max_seconds=None,
+                            max_memory=None)
+    assert c.stats["memory_bytes"] == 0
+
+
+def test_memory_poll_counts_growth_since_the_start():
+    guard = Guard("sdd", None, None, 64 << 20)
+    held = bytearray(32 << 20)  # touched: resident
+    held[::4096] = b"\x01" * len(held[::4096])
+    assert guard.peak_memory() >= 16 << 20
+    guard.check()  # 32 MiB < 64 MiB
+    more = bytearray(48 << 20)
+    more[::4096] = b"\x01" * len(more[::4096])
+    with pytest.raises(LimitHit, match=r"exceeded max_memory=64 MiB") as info:
+        guard.check()
+    assert info.value.limit == "max_memory"
+    del held, more
