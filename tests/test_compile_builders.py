@@ -17,7 +17,8 @@ import kcxai
 import reference as ref
 from kcxai import Feature, FeatureSpace
 from kcxai.compilers._builder import TruthTableBuilder
-from kcxai.compilers._encoding import Encoding, ProbeBuilder, feature_order
+from kcxai.compilers._encoding import Encoding
+from kcxai.compilers._orders import ProbeBuilder, feature_order
 from kcxai.compilers.obdd import BddBuilder
 from kcxai.compilers.sdd import SddBuilder, _manager, vtree_text
 from kcxai.models._base import Classifier

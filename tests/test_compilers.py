@@ -221,7 +221,7 @@ def test_guard_during_a_large_build():
 # -- errors --------------------------------------------------------------------
 
 def test_unknown_language(running):
-    with pytest.raises(kcxai.UnknownLanguageError, match=r"Unknown language 'zdd'.*\['brute', 'dt', 'obdd', 'sdd'\]"):
+    with pytest.raises(kcxai.UnknownLanguageError, match=r"Unknown language 'zdd'.*\['brute', 'dt', 'obdd', 'sampling', 'sdd'\]"):
         kcxai.compile_model(running, "zdd")
 
 

@@ -1,66 +1,21 @@
-"""How a model describes itself to a compiler: Boolean functions over feature values.
+"""The truth-table builder: the reference every model's ``build`` and every backend's builder is tested against.
 
-A model implements ``Classifier.build(builder)`` and returns one function per
-class, ``kappa(x) = c``, using only the operations of :class:`FunctionBuilder`.
-The builder owns the Boolean encoding of multi-valued features (the SDD and
-OBDD compilers use one-hot variables with an exactly-one constraint), so a
-model never sees variables, only literals ``x_f in E``.
-
-:class:`TruthTableBuilder` implements the same operations on explicit sets of
-points (bitsets over the whole, small, feature space). It is the reference the
-tests hold every model's ``build`` and every backend's builder to.
+:class:`TruthTableBuilder` implements :class:`~kcxai.compilers.builder.FunctionBuilder`
+on explicit sets of points (bitsets over the whole, small, feature space).
+``FunctionBuilder`` is re-exported here for the models that import it from this
+module; its home is :mod:`kcxai.compilers.builder`.
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
-from typing import Any, Protocol, TypeVar, runtime_checkable
+from collections.abc import Callable, Sequence
 
 from kcxai._errors import ProblemTooLargeError
+from kcxai.compilers.builder import FunctionBuilder
 from kcxai.space import FeatureSpace
 
 __all__ = ["FunctionBuilder", "TruthTableBuilder"]
-
-F = TypeVar("F")
-
-
-@runtime_checkable
-class FunctionBuilder(Protocol[F]):
-    """Boolean functions over the points of ``space``.
-
-    Functions are opaque handles of the backend (SDD nodes, BDD nodes, bitsets).
-    """
-
-    space: FeatureSpace
-
-    def true(self) -> F:
-        """The function true on every point."""
-        ...
-
-    def false(self) -> F:
-        """The function true on no point."""
-        ...
-
-    def value_in(self, feature: int, mask: int) -> F:
-        """``x_feature in E`` where bit ``k`` of ``mask`` is value number ``k``."""
-        ...
-
-    def conj(self, a: F, b: F) -> F:
-        """``a and b``."""
-        ...
-
-    def disj(self, a: F, b: F) -> F:
-        """``a or b``."""
-        ...
-
-    def neg(self, a: F) -> F:
-        """``not a`` (within feature space: valid points only)."""
-        ...
-
-    def switch(self, feature: int, cases: Sequence[F]) -> F:
-        """``OR_k (x_feature = k and cases[k])``: branch on a feature's value."""
-        ...
 
 
 class TruthTableBuilder:
@@ -111,7 +66,7 @@ class TruthTableBuilder:
         """Whether function ``f`` is true at ``point``."""
         return bool(f >> self.points.index(tuple(point)) & 1)
 
-    def check_partition(self, functions: Sequence[Any], predict: Any) -> None:
+    def check_partition(self, functions: Sequence[int], predict: Callable[[tuple[int, ...]], int]) -> None:
         """Raise ``AssertionError`` unless ``functions[c]`` holds exactly where ``predict`` gives ``c``."""
         for p, x in enumerate(self.points):
             got = [c for c, f in enumerate(functions) if f >> p & 1]

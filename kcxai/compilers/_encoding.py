@@ -1,4 +1,4 @@
-"""Boolean encodings of multi-valued features and feature orders, shared by the SDD and OBDD compilers.
+"""Boolean encodings of multi-valued features, shared by the SDD and OBDD compilers.
 
 Encodings
 ---------
@@ -33,35 +33,19 @@ tree (313 variables in the order encoding, 56 in the log one): OBDD 1.10 s /
 4,815 nodes / 4.5 ms. Few variables per feature also make CUDD's group
 sifting, which swaps blocks variable by variable, much cheaper.
 
-Feature orders
---------------
-The order of the feature blocks decides the size of an OBDD or SDD. ``"dfs"``
-orders features by their first occurrence in a depth-first walk of the
-expression the model builds (:class:`ProbeBuilder`), from the first class's
-function: for a decision tree this is the preorder of the features from the
-root, for a model built feature by feature (linear models, naive Bayes) it is
-the model's own feature order. ``"index"`` is feature-index order; a sequence
-of features (indices or names) gives the order explicitly. ``"auto"`` is
-``"dfs"`` here; the OBDD compiler then improves it by CUDD's group sifting,
-and the SDD compiler uses the order that sifting finds (see their modules).
-No static order is good everywhere: on an 80-feature tree whose paths follow
-feature-index order, ``"dfs"`` gave an OBDD over 300,000 nodes and ``"index"``
-371 nodes; on a 1,000-node adult tree (order encoding), ``"index"`` did not
-finish in 5 minutes while ``"dfs"`` gave 33,479 nodes and sifting 9,906.
+Feature orders are in :mod:`kcxai.compilers._orders`, limits in
+:mod:`kcxai.compilers._limits`, options in :mod:`kcxai.compilers._options`.
 """
 
 from __future__ import annotations
 
-import math
-import time
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Hashable, Sequence
+from typing import TypeVar
 
-from kcxai._errors import CompilationLimitError, InvalidInputError, InvalidTypeError
+from kcxai._errors import InvalidInputError
 from kcxai.space import FeatureSpace
 
-__all__ = ["Encoding", "ENCODINGS", "feature_order", "ProbeBuilder", "Guard", "check_options", "value_masks",
-           "check_literal", "check_switch"]
+__all__ = ["Encoding", "ENCODINGS", "Literal", "value_masks"]
 
 #: Accepted values of the ``encoding`` option.
 ENCODINGS = ("auto", "order", "onehot", "log")
@@ -213,7 +197,11 @@ def _runs(mask: int, d: int) -> list[tuple[int, int]]:
     return runs
 
 
-def value_masks(enc: Encoding, feature: int, entry: Any, step: Any) -> dict[Any, int]:
+N = TypeVar("N", bound=Hashable)
+
+
+def value_masks(enc: Encoding, feature: int, entry: N,
+                step: Callable[[N], tuple[int, N, N] | None]) -> dict[N, int]:
     """Where each value of ``feature`` leaves its block of a diagram.
 
     ``step(node)`` returns ``None`` if ``node`` is no longer in the block,
@@ -223,7 +211,7 @@ def value_masks(enc: Encoding, feature: int, entry: Any, step: Any) -> dict[Any,
     value set) pairs visited, at most the block's nodes times its values.
     """
     full = (1 << enc.space.features[feature].size) - 1
-    exits: dict[Any, int] = {}
+    exits: dict[N, int] = {}
     stack = [(entry, full)]
     var_true = enc.var_true
     while stack:
@@ -239,191 +227,3 @@ def value_masks(enc: Encoding, feature: int, entry: Any, step: Any) -> dict[Any,
         if values & ~t:
             stack.append((low, values & ~t))
     return exits
-
-
-def check_literal(space: Any, feature: Any, mask: Any) -> None:
-    """A builder's ``value_in`` arguments, checked once per distinct literal (models are code, not users,
-    but a wrong index must not become a wrong count)."""
-    if isinstance(feature, bool) or not isinstance(feature, int) or not 0 <= feature < space.n_features:
-        raise InvalidInputError(
-            f"value_in: 'feature' must be a feature index in [0, {space.n_features - 1}]. Got {feature!r} instead.")
-    if isinstance(mask, bool) or not isinstance(mask, int) or mask < 0:
-        raise InvalidInputError(f"value_in: 'mask' must be a non-negative int bitmask. Got {mask!r} instead.")
-
-
-def check_switch(space: Any, feature: Any, cases: Any) -> None:
-    check_literal(space, feature, 0)
-    size = space.features[feature].size
-    if len(cases) != size:
-        raise InvalidInputError(
-            f"switch: feature {space.names[feature]!r} has {size} values, so 'cases' must have {size} entries. "
-            f"Got {len(cases)} instead.")
-
-
-class ProbeBuilder:
-    """A :class:`~kcxai.compilers._builder.FunctionBuilder` that only records the expression.
-
-    Functions are integers naming expression nodes; :meth:`first_occurrence`
-    walks the expression to find the ``"auto"`` feature order.
-    """
-
-    def __init__(self, space: FeatureSpace) -> None:
-        self.space = space
-        self._feature: list[int] = [-1, -1]
-        self._children: list[tuple[int, ...]] = [(), ()]
-        self._lits: dict[tuple[int, int], int] = {}
-
-    def _new(self, feature: int, children: tuple[int, ...]) -> int:
-        self._feature.append(feature)
-        self._children.append(children)
-        return len(self._feature) - 1
-
-    def true(self) -> int:
-        return 1
-
-    def false(self) -> int:
-        return 0
-
-    def value_in(self, feature: int, mask: int) -> int:
-        key = (feature, mask)
-        got = self._lits.get(key)
-        if got is None:
-            check_literal(self.space, feature, mask)
-            got = self._lits[key] = self._new(feature, ())
-        return got
-
-    def conj(self, a: int, b: int) -> int:
-        return self._new(-1, (a, b))
-
-    def disj(self, a: int, b: int) -> int:
-        return self._new(-1, (a, b))
-
-    def neg(self, a: int) -> int:
-        return self._new(-1, (a,))
-
-    def switch(self, feature: int, cases: Sequence[int]) -> int:
-        check_switch(self.space, feature, cases)
-        return self._new(feature, tuple(cases))
-
-    def first_occurrence(self, roots: Sequence[Any]) -> list[int]:
-        """Features in order of first occurrence in a depth-first walk from ``roots``."""
-        seen_node = bytearray(len(self._feature))
-        seen_feat: set[int] = set()
-        out: list[int] = []
-        for r in roots:
-            if not isinstance(r, int) or not 0 <= r < len(self._feature):
-                continue
-            stack = [r]
-            while stack:
-                n = stack.pop()
-                if seen_node[n]:
-                    continue
-                seen_node[n] = 1
-                f = self._feature[n]
-                if f >= 0 and f not in seen_feat:
-                    seen_feat.add(f)
-                    out.append(f)
-                stack.extend(reversed(self._children[n]))
-        return out
-
-
-def feature_order(model: Any, order: Any) -> tuple[int, ...]:
-    """The feature order (of blocks) for ``order`` = ``"auto"`` / ``"dfs"`` (the same here), ``"index"``
-    or a sequence of features."""
-    space = model.space
-    n = space.n_features
-    if isinstance(order, str):
-        if order == "index":
-            return tuple(range(n))
-        if order in ("auto", "dfs"):
-            probe = ProbeBuilder(space)
-            found = probe.first_occurrence(model.build(probe))
-            return tuple(found) + tuple(f for f in range(n) if f not in set(found))
-        raise InvalidInputError(
-            f"'order' must be 'auto', 'dfs', 'index' or a sequence of all the features. Got {order!r} instead.")
-    if isinstance(order, bytes) or not isinstance(order, Sequence):
-        raise InvalidTypeError(
-            f"'order' must be 'auto', 'dfs', 'index' or a sequence of all the features. Got {order!r} instead.")
-    seq = [space.feature_index(f) for f in order]
-    if sorted(seq) != list(range(n)):
-        missing = sorted(set(range(n)) - set(seq))
-        repeated = sorted({f for f in seq if seq.count(f) > 1})
-        raise InvalidInputError(
-            f"'order' must list every feature exactly once ({n} features). "
-            f"Missing {[space.names[f] for f in missing]}, repeated {[space.names[f] for f in repeated]}.")
-    return tuple(seq)
-
-
-class Guard:
-    """Size and time limits of one compilation.
-
-    ``tick()`` is called by builders once per operation; every 64 calls it
-    checks the clock and, through ``size()``, the number of live nodes. A
-    single backend operation cannot be interrupted, so a limit may be
-    overshot by one operation.
-    """
-
-    __slots__ = ("language", "max_nodes", "max_seconds", "t0", "deadline", "calls", "size", "phase", "hook")
-
-    def __init__(self, language: str, max_nodes: int | None, max_seconds: float | None) -> None:
-        self.language = language
-        self.max_nodes = max_nodes
-        self.max_seconds = max_seconds
-        self.t0 = time.perf_counter()
-        self.deadline = None if max_seconds is None else self.t0 + max_seconds
-        self.calls = 0
-        self.size: Any = None
-        self.hook: Any = None
-        self.phase = "building the model's functions"
-
-    def tick(self) -> None:
-        self.calls += 1
-        if self.calls & 63:
-            return
-        self.check()
-
-    def check(self, nodes: int | None = None) -> None:
-        """Raise :class:`CompilationLimitError` if a limit is exceeded (after running ``hook``, if any)."""
-        if self.hook is not None:
-            self.hook()
-        if self.deadline is not None and time.perf_counter() > self.deadline:
-            raise CompilationLimitError(
-                f"Compiling to {self.language!r} exceeded max_seconds={self.max_seconds:g} while {self.phase} "
-                f"({self.calls} operations, {self.nodes_now(nodes)} nodes). Raise 'max_seconds', try another "
-                "'order', or use another language (a decision tree answers natively with 'dt').")
-        if self.max_nodes is not None:
-            now = self.nodes_now(nodes)
-            if now > self.max_nodes:
-                raise CompilationLimitError(
-                    f"Compiling to {self.language!r} exceeded max_nodes={self.max_nodes} while {self.phase}: "
-                    f"{now} nodes after {self.calls} operations. Raise 'max_nodes', try another 'order', "
-                    "or use another language (a decision tree answers natively with 'dt').")
-
-    def nodes_now(self, nodes: int | None = None) -> int:
-        if nodes is not None:
-            return nodes
-        return int(self.size()) if self.size is not None else 0
-
-    @property
-    def seconds(self) -> float:
-        return time.perf_counter() - self.t0
-
-
-def check_options(language: str, options: dict[str, Any], defaults: dict[str, Any]) -> dict[str, Any]:
-    """Fill in defaults and validate the options shared by the diagram compilers."""
-    unknown = sorted(set(options) - set(defaults))
-    if unknown:
-        raise InvalidInputError(
-            f"Unknown option(s) {unknown} for the {language!r} language; its options are {sorted(defaults)}.")
-    out = {**defaults, **options}
-    mn = out.get("max_nodes")
-    if mn is not None and (isinstance(mn, bool) or not isinstance(mn, int) or mn < 1):
-        raise InvalidInputError(f"'max_nodes' must be a positive int or None. Got {mn!r} instead.")
-    ms = out.get("max_seconds")
-    if ms is not None and (isinstance(ms, bool) or not isinstance(ms, (int, float)) or not ms > 0
-                           or math.isnan(ms)):
-        raise InvalidInputError(f"'max_seconds' must be a positive number or None. Got {ms!r} instead.")
-    enc = out.get("encoding")
-    if not isinstance(enc, str) or enc not in ENCODINGS:
-        raise InvalidInputError(f"'encoding' must be one of {list(ENCODINGS)}. Got {enc!r} instead.")
-    return out

@@ -84,8 +84,9 @@ class Language:
         :class:`~kcxai.compilers.CompiledModel`; imported on first use.
     summary : str
         One line for the documentation and ``kcxai languages``.
-    options : type of LanguageOptions, optional
-        The typed options; ``None`` when the module validates its own
+    options : dataclass type with ``from_kwargs``, optional
+        The typed options (a frozen dataclass such as a :class:`LanguageOptions`
+        subclass, validated by its ``from_kwargs``); ``None`` when the module validates its own
         (``compile`` is then given the keyword arguments as they are).
     package : str, optional
         The backend package it needs, and ``install`` how to get it.
@@ -108,7 +109,7 @@ class Language:
     name: str
     module: str
     summary: str
-    options: type[LanguageOptions] | None = NoOptions
+    options: Any = NoOptions
     package: str | None = None
     install: str | None = None
     accepts: Callable[["Classifier"], bool] | None = field(default=None, compare=False)
@@ -138,7 +139,7 @@ class Language:
     def option_names(self) -> tuple[str, ...]:
         """The names of the options this language takes."""
         if self.options is not None:
-            return self.options.names()
+            return tuple(f.name for f in dataclasses.fields(self.options))
         defaults = getattr(importlib.import_module(self.module), "DEFAULTS", {})
         return tuple(defaults)
 
@@ -146,7 +147,8 @@ class Language:
         """Validated options as keyword arguments for the module's ``compile``."""
         if self.options is None:
             return dict(options)
-        return self.options.from_kwargs(**options).as_kwargs()
+        opts = self.options.from_kwargs(**options)
+        return {f.name: getattr(opts, f.name) for f in dataclasses.fields(opts)}
 
     def compile(self, model: "Classifier", **options: Any) -> "CompiledModel":
         """Compile ``model`` (checks the backend and the options first)."""

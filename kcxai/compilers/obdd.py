@@ -22,13 +22,24 @@ reorder : None, bool or "dynamic", default None
     80-feature tree: 0.16 s and 379 nodes with ``"dynamic"``, 3.3 s and 1,440
     nodes with ``True``; on a 1,000-node adult tree both take under a second
     (12,239 and 9,903 nodes).
-encoding : "auto", "order" or "onehot", default "auto"
+encoding : "auto", "order", "onehot" or "log", default "auto"
 backend : "auto", "cudd" or "autoref", default "auto"
-max_nodes : int or None, default 2_000_000
+max_nodes : int or None, default 2,000,000
     Limit on the live BDD nodes while building, and on the exported diagram.
-max_seconds : float or None, default None
-    Limit on the compilation time, checked between operations (one CUDD
-    operation, or CUDD's sifting, cannot be interrupted).
+max_seconds : float or None, default 300
+    Limit on the whole compilation's wall-clock time (order probe, building,
+    sifting, export).
+max_memory : int or None, default 4 GiB
+    Limit on the growth of the process's resident memory, in bytes; CUDD is
+    also given twice this as its own memory bound, so that one runaway CUDD
+    operation fails cleanly (a :class:`~kcxai.CompilationLimitError`) instead
+    of exhausting the machine.
+
+The limits are checked at every operation (see :mod:`kcxai.compilers._limits`);
+one CUDD operation, or one CUDD sifting, cannot be interrupted. So that no
+sifting starts shortly before ``max_seconds``, after 90% of it CUDD's dynamic
+sifting is switched off and the final sifting is skipped (the compiled
+model's ``order`` is the order actually used).
 """
 
 from __future__ import annotations
@@ -38,34 +49,25 @@ import importlib
 from collections.abc import Sequence
 from typing import Any
 
-from kcxai._errors import (
-    CompilationLimitError,
-    InvalidInputError,
-    InvalidTypeError,
-    MissingDependencyError,
-)
+from kcxai._errors import InvalidInputError, InvalidTypeError, MissingDependencyError
 from kcxai.compilers._base import CompiledModel
-from kcxai.compilers._encoding import (
-    Encoding,
-    Guard,
-    check_literal,
-    check_options,
-    check_switch,
-    feature_order,
-    value_masks,
-)
+from kcxai.compilers._encoding import Encoding, value_masks
+from kcxai.compilers._limits import DEFAULT_MAX_MEMORY, DEFAULT_MAX_NODES, DEFAULT_MAX_SECONDS, Guard, LimitHit, advice
+from kcxai.compilers._options import ObddOptions
+from kcxai.compilers._orders import feature_order
+from kcxai.compilers._stats import ObddStats
 from kcxai.compilers._wmc import FALSE, TRUE, DiagramOracle, LevelTable, check_partition, diagram_oracle
+from kcxai.compilers.builder import DiagramBuilder
 
-__all__ = ["compile", "DEFAULTS", "BddBuilder", "sifted_order"]
+__all__ = ["compile", "DEFAULTS", "ObddOptions", "ObddStats", "BddBuilder", "sifted_order"]
 
-#: Default options.
-DEFAULTS: dict[str, Any] = {"order": "auto", "reorder": None, "encoding": "auto", "backend": "auto",
-                            "max_nodes": 2_000_000, "max_seconds": None}
+#: Default options (see :class:`~kcxai.compilers._options.ObddOptions`).
+DEFAULTS: dict[str, Any] = ObddOptions.defaults()
+#: CUDD's initial memory estimate: its default initial tables take 15 ms to allocate; they grow as needed.
+_CUDD_ESTIMATE = 64 * 2**20
 
 
-def _backend(name: Any) -> tuple[Any, str]:
-    if name not in ("auto", "cudd", "autoref"):
-        raise InvalidInputError(f"'backend' must be 'auto', 'cudd' or 'autoref'. Got {name!r} instead.")
+def _backend(name: str) -> tuple[Any, str]:
     if name in ("auto", "cudd"):
         try:
             return importlib.import_module("dd.cudd"), "dd.cudd"
@@ -78,8 +80,8 @@ def _backend(name: Any) -> tuple[Any, str]:
     return importlib.import_module("dd.autoref"), "dd.autoref"
 
 
-class BddBuilder:
-    """A :class:`~kcxai.compilers._builder.FunctionBuilder` making dd BDD nodes.
+class BddBuilder(DiagramBuilder[Any]):
+    """A :class:`~kcxai.compilers.builder.FunctionBuilder` making dd BDD nodes.
 
     Functions are dd ``Function`` objects over the variables ``v0, v1, ...``
     of an :class:`~kcxai.compilers._encoding.Encoding`; they are right on
@@ -88,16 +90,9 @@ class BddBuilder:
     """
 
     def __init__(self, bdd: Any, enc: Encoding, guard: Guard | None = None) -> None:
-        self.space = enc.space
+        super().__init__(enc, guard)
         self.bdd = bdd
-        self.enc = enc
-        self.guard = guard
         self.vars = [bdd.var(f"v{i}") for i in range(enc.n_vars)]
-        self._lits: dict[tuple[int, int], Any] = {}
-
-    def _tick(self) -> None:
-        if self.guard is not None:
-            self.guard.tick()
 
     def true(self) -> Any:
         return self.bdd.true
@@ -105,60 +100,22 @@ class BddBuilder:
     def false(self) -> Any:
         return self.bdd.false
 
-    def value_in(self, feature: int, mask: int) -> Any:
-        key = (feature, mask)
-        got = self._lits.get(key)
-        if got is not None:
-            return got
-        check_literal(self.space, feature, mask)
-        negate, cubes = self.enc.terms(feature, mask)
-        bdd, vs = self.bdd, self.vars
-        out = bdd.false
-        for cube in cubes:
-            c = bdd.true
-            for v, pol in cube:
-                c = c & (vs[v] if pol else ~vs[v])
-            out = out | c
-        if negate:
-            out = ~out
-        self._lits[key] = out
-        self._tick()
-        return out
+    def literal(self, var: int, positive: bool) -> Any:
+        v = self.vars[var]
+        return v if positive else ~v
 
-    def conj(self, a: Any, b: Any) -> Any:
-        self._tick()
-        return a & b
+    def identity(self, f: Any) -> int:
+        return int(f)
 
-    def disj(self, a: Any, b: Any) -> Any:
-        self._tick()
-        return a | b
-
-    def neg(self, a: Any) -> Any:
-        self._tick()
-        return ~a
-
-    def switch(self, feature: int, cases: Sequence[Any]) -> Any:
-        check_switch(self.space, feature, cases)
-        groups: dict[int, list[Any]] = {}
-        for k, c in enumerate(cases):
-            g = groups.get(int(c))
-            if g is None:
-                groups[int(c)] = [c, 1 << k]
-            else:
-                g[1] |= 1 << k
-        out = self.bdd.false
-        for c, mask in groups.values():
-            out = out | (self.value_in(feature, mask) & c)
-            self._tick()
-        return out
+    def release(self) -> None:
+        super().release()
+        self.vars.clear()
 
 
 def _regular_nodes(bdd: Any, roots: Sequence[Any], backend: str) -> int:
     """Number of BDD nodes (terminal included) reachable from ``roots``, shared nodes once."""
     if backend == "dd.cudd":
-        import dd.cudd
-
-        return int(dd.cudd.count_nodes(list(roots)))
+        return int(importlib.import_module("dd.cudd").count_nodes(list(roots)))
     seen: set[int] = set()
     stack = list(roots)
     while stack:
@@ -255,12 +212,14 @@ def _export(bdd: Any, enc: Encoding, roots: Sequence[Any], guard: Guard) -> tupl
             r = next(iter(by_child))
         else:
             sig = (f, tuple(sorted((m, c) for c, m in by_child.items())))
-            r = uniq.get(sig)
-            if r is None:
+            got = uniq.get(sig)
+            if got is not None:
+                r = got
+            else:
                 r = uniq[sig] = len(feature)
                 feature.append(f)
                 edges.append(sig[1])
-                if len(feature) & 1023 == 0:
+                if len(feature) & 255 == 0:
                     guard.check(len(feature))
         memo[k] = r
         return r
@@ -279,6 +238,15 @@ def _export(bdd: Any, enc: Encoding, roots: Sequence[Any], guard: Guard) -> tupl
     return feature, edges, out
 
 
+def _is_cudd_failure(e: BaseException) -> bool:
+    """Whether ``e`` is how dd.cudd reports a failed CUDD operation (CUDD returns NULL when it runs out of
+    the memory it may use: dd's operators then raise ValueError or SystemError, ``apply`` RuntimeError)."""
+    if isinstance(e, (SystemError, MemoryError)):
+        return True
+    text = str(e)
+    return (isinstance(e, ValueError) and "NULL" in text) or (isinstance(e, RuntimeError) and "memory" in text)
+
+
 def _build(model: Any, bdd: Any, builder: BddBuilder, guard: Guard, reorder: Any) -> list[Any]:
     """Build the class functions and reorder."""
     fns = model.build(builder)
@@ -287,44 +255,38 @@ def _build(model: Any, bdd: Any, builder: BddBuilder, guard: Guard, reorder: Any
             f"{type(model).__name__}.build() must return one function per class ({len(model.classes)}). "
             f"Got {fns!r} instead.")
     guard.check()
-    if reorder:
-        guard.phase = "reordering"
+    if reorder and not guard.late:
+        guard.phase += " (CUDD's group sifting at the end)"
         bdd.reorder()
-        bdd.configure(reordering=False)
         guard.check()
+    bdd.configure(reordering=False)
     return list(fns)
 
 
-def _export_all(bdd: Any, builder: BddBuilder, fns: list[Any], guard: Guard,
-                backend: str) -> tuple[list[int], list[Any], list[int], list[int], int]:
-    guard.phase = "exporting the diagram"
-    bdd_nodes = _regular_nodes(bdd, fns, backend)
-    guard.check(bdd_nodes)
-    levels = _block_order(bdd, builder.enc)
-    feature, edges, roots = _export(bdd, builder.enc, fns, guard)
-    return feature, edges, roots, levels, bdd_nodes
+class _Built:
+    """What :func:`_run` produced: the block order, and the exported diagram if asked for."""
+
+    def __init__(self, enc: Encoding, backend: str, reorder: bool | str, levels: list[int]) -> None:
+        self.enc, self.backend, self.reorder, self.levels = enc, backend, reorder, levels
+        self.feature: list[int] = []
+        self.edges: list[Any] = []
+        self.roots: list[int] = []
+        self.bdd_nodes = 0
+        self.build_seconds = 0.0
 
 
-def _run(model: Any, opts: dict[str, Any], export: bool) -> tuple[Any, ...]:
-    """Build (and export) the model's OBDD; frees every dd object before returning or raising a limit."""
-    mod, backend = _backend(opts["backend"])
-    reorder = opts["reorder"]
-    if reorder is None:
-        reorder = "dynamic" if backend == "dd.cudd" else False
-    if reorder not in (True, False, "dynamic"):
-        raise InvalidInputError(f"'reorder' must be None, True, False or 'dynamic'. Got {reorder!r} instead.")
-    if reorder and backend != "dd.cudd":
-        raise InvalidInputError(
-            f"'reorder'={reorder!r} needs the CUDD backend (group sifting keeps each feature's variables "
-            "together); dd.autoref cannot. Use reorder=False.")
-    guard = Guard("obdd", opts["max_nodes"], opts["max_seconds"])
-    space = model.space
-    order = feature_order(model, opts["order"])
-    enc = Encoding(space, opts["encoding"], order)
-    # CUDD's default initial tables take 15 ms to allocate; they grow as needed
-    bdd = mod.BDD(memory_estimate=64 * 2**20, initial_cache_size=2**14) if backend == "dd.cudd" else mod.BDD()
+def _manager(mod: Any, backend: str, enc: Encoding, reorder: bool | str, max_memory: int | None) -> Any:
     if backend == "dd.cudd":
+        estimate = _CUDD_ESTIMATE if max_memory is None else min(_CUDD_ESTIMATE, max_memory // 4)
+        bdd = mod.BDD(memory_estimate=max(estimate, 2**20), initial_cache_size=2**14)
         bdd.configure(reordering=False)
+        if max_memory is not None:
+            # CUDD's own hard bound, so that one runaway operation fails cleanly. Not max_memory itself:
+            # near its bound CUDD collects and sifts instead of growing its tables, and one operation
+            # then ran 13 s instead of under 1 s (random DNF, 200 MiB); the RSS polls enforce max_memory.
+            bdd.configure(max_memory=2 * max_memory)
+    else:
+        bdd = mod.BDD()
     if enc.n_vars:
         bdd.declare(*(f"v{i}" for i in range(enc.n_vars)))
     if reorder:
@@ -333,33 +295,70 @@ def _run(model: Any, opts: dict[str, Any], export: bool) -> tuple[Any, ...]:
                 bdd.group({f"v{vs[0]}": len(vs)})
         if reorder == "dynamic":
             bdd.configure(reordering=True)
-    guard.size = bdd.__len__
+    return bdd
+
+
+def _run(model: Any, opts: ObddOptions, guard: Guard, export: bool, purpose: str = "") -> _Built:
+    """Build (and export) the model's OBDD; frees every dd object before returning or raising a limit."""
+    mod, backend = _backend(opts.backend)
+    reorder = opts.reorder
+    if reorder is None:
+        reorder = "dynamic" if backend == "dd.cudd" else False
+    if reorder and backend != "dd.cudd":
+        raise InvalidInputError(
+            f"'reorder'={reorder!r} needs the CUDD backend (group sifting keeps each feature's variables "
+            "together); dd.autoref cannot. Use reorder=False.")
+    order = feature_order(model, opts.order, guard)
+    enc = Encoding(model.space, opts.encoding, order)
+    bdd = _manager(mod, backend, enc, reorder, opts.max_memory)
+    guard.phase = "building the model's functions" + purpose
+    guard.set_size(bdd.__len__)
+    if reorder == "dynamic":
+        # one CUDD sifting cannot be interrupted (seconds on a 77,000-node tree): none starts late
+        guard.on_late = lambda: bdd.configure(reordering=False)
     builder = BddBuilder(bdd, enc, guard)
-    limit = None
-    out: tuple[Any, ...] = ()
+    failure: LimitHit | None = None
+    out = _Built(enc, backend, reorder, [])
     try:
         fns = _build(model, bdd, builder, guard, reorder)
-        build_seconds = guard.seconds
+        out.build_seconds = guard.seconds
         if export:
-            out = (*_export_all(bdd, builder, fns, guard, backend), build_seconds)
+            guard.phase = "exporting the diagram"
+            out.bdd_nodes = _regular_nodes(bdd, fns, backend)
+            guard.check(out.bdd_nodes)
+            out.levels = _block_order(bdd, enc)
+            out.feature, out.edges, out.roots = _export(bdd, enc, fns, guard)
         else:
-            out = (_block_order(bdd, enc),)
+            out.levels = _block_order(bdd, enc)
         del fns
-    except CompilationLimitError as e:
-        limit = str(e)
+    except LimitHit as e:
+        failure = e
+    except (SystemError, MemoryError, ValueError, RuntimeError) as e:
+        if not (backend == "dd.cudd" and _is_cudd_failure(e)) and not isinstance(e, MemoryError):
+            raise
+        failure = guard.out_of_memory(f"{'CUDD' if backend == 'dd.cudd' else 'Python'} failed to allocate: {e}")
     # Here the traceback (and the model's frames holding dd Functions) is gone: free them while the
-    # manager is alive, then report the limit with a fresh exception.
-    builder._lits.clear()
-    builder.vars.clear()
-    guard.size = None
+    # manager is alive, then raise the limit without its old traceback.
+    builder.release()
+    guard.set_size(None)
+    guard.on_late = None
     _release(bdd, backend)
-    if limit is not None:
-        raise CompilationLimitError(limit)
-    return (*out, enc, guard, backend, reorder)
+    if failure is not None:
+        failure.__traceback__ = failure.__context__ = failure.__cause__ = None
+        raise failure
+    return out
 
 
-def sifted_order(model: Any, *, encoding: str = "auto", max_nodes: int | None = DEFAULTS["max_nodes"],
-                 max_seconds: float | None = None) -> tuple[int, ...]:
+def _sifted_order(model: Any, encoding: str, guard: Guard) -> tuple[int, ...]:
+    opts = ObddOptions(encoding=encoding, backend="cudd", reorder="dynamic", max_nodes=guard.max_nodes,
+                       max_seconds=guard.max_seconds, max_memory=guard.max_memory)
+    levels = _run(model, opts, guard, export=False, purpose=" as an OBDD, to sift its block order").levels
+    return tuple(levels) + tuple(f for f in range(model.space.n_features) if f not in set(levels))
+
+
+def sifted_order(model: Any, *, encoding: str = "auto", max_nodes: int | None = DEFAULT_MAX_NODES,
+                 max_seconds: float | None = DEFAULT_MAX_SECONDS,
+                 max_memory: int | None = DEFAULT_MAX_MEMORY) -> tuple[int, ...]:
     """The order of the feature blocks CUDD's group sifting finds for ``model``'s OBDD.
 
     Starts from the ``"auto"`` order and sifts while building (``reorder="dynamic"``). The SDD
@@ -371,11 +370,18 @@ def sifted_order(model: Any, *, encoding: str = "auto", max_nodes: int | None = 
         If ``dd.cudd`` does not import.
     CompilationLimitError
         If the OBDD exceeds the limits.
+
+    Examples
+    --------
+    >>> import kcxai
+    >>> order = sifted_order(kcxai.datasets.running_example_tree())
+    >>> sorted(order) == list(range(9))
+    True
     """
-    opts = check_options("obdd", {"encoding": encoding, "max_nodes": max_nodes, "max_seconds": max_seconds,
-                                  "backend": "cudd", "reorder": "dynamic"}, DEFAULTS)
-    levels, *_ = _run(model, opts, export=False)
-    return tuple(levels) + tuple(f for f in range(model.space.n_features) if f not in set(levels))
+    opts = ObddOptions(encoding=encoding, backend="cudd", reorder="dynamic", max_nodes=max_nodes,
+                       max_seconds=max_seconds, max_memory=max_memory)
+    guard = Guard("obdd", opts.max_nodes, opts.max_seconds, opts.max_memory, advice(model, "obdd"))
+    return _sifted_order(model, opts.encoding, guard)
 
 
 def compile(model: Any, **options: Any) -> CompiledModel:
@@ -392,18 +398,20 @@ def compile(model: Any, **options: Any) -> CompiledModel:
     >>> e.names, e.error, e.language
     (('x1', 'x9'), Fraction(7, 512), 'obdd')
     """
-    opts = check_options("obdd", options, DEFAULTS)
-    feature, edges, roots, levels, bdd_nodes, build_seconds, enc, guard, backend, reorder = _run(model, opts, True)
+    opts = ObddOptions.from_kwargs(**options)
+    guard = Guard("obdd", opts.max_nodes, opts.max_seconds, opts.max_memory, advice(model, "obdd"))
+    built = _run(model, opts, guard, export=True)
     space = model.space
-    table = LevelTable(space, levels, feature, edges, roots)
+    guard.phase = "building the counting table"
+    table = LevelTable(space, built.levels, built.feature, built.edges, built.roots)
     oracle = DiagramOracle("obdd", space, table)
     check_partition(oracle, model)
-    rest = tuple(f for f in range(space.n_features) if f not in set(levels))
-    stats = {"size": bdd_nodes, "nodes": bdd_nodes, "edges": 2 * max(bdd_nodes - 1, 0),
-             "variables": enc.n_vars, "features": space.n_features, "encoding": opts["encoding"],
-             "order": tuple(space.names[f] for f in (*levels, *rest)),
-             "sifting": bool(reorder), "sifting_while_building": reorder == "dynamic",
-             "counting_nodes": table.n_nodes, "counting_edges": table.n_edges,
-             "build_seconds": build_seconds, "compile_seconds": guard.seconds}
-    return CompiledModel(model=model, oracle=diagram_oracle("obdd", space, table), language="obdd",
-                         backend=backend, stats=stats)
+    rest = tuple(f for f in range(space.n_features) if f not in set(built.levels))
+    stats = ObddStats(
+        size=built.bdd_nodes, nodes=built.bdd_nodes, edges=2 * max(built.bdd_nodes - 1, 0),
+        variables=built.enc.n_vars, features=space.n_features, encoding=opts.encoding,
+        order=tuple(space.names[f] for f in (*built.levels, *rest)),
+        counting_nodes=table.n_nodes, counting_edges=table.n_edges, build_seconds=built.build_seconds,
+        compile_seconds=guard.seconds, memory_bytes=guard.peak_memory(),
+        sifting=bool(built.reorder), sifting_while_building=built.reorder == "dynamic")
+    return CompiledModel(model=model, oracle=diagram_oracle("obdd", space, table), language="obdd", backend=built.backend, stats=stats.to_dict())

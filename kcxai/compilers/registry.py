@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from kcxai._errors import InvalidInputError
 from kcxai.compilers._language import Language, LanguageOptions, NoOptions
+from kcxai.compilers._options import ObddOptions, SddOptions
 from kcxai.compilers.sampling import SamplingOptions
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -48,10 +49,10 @@ _DECLARED = (
              "a decision tree's own paths: exact pruned traversal, nothing to compile",
              options=NoOptions, accepts=is_tree),
     Language("sdd", "kcxai.compilers.sdd", "sentential decision diagram compiled with PySDD",
-             options=None, package="pysdd", install="pip install pysdd"),
+             options=SddOptions, package="pysdd", install="pip install pysdd"),
     Language("obdd", "kcxai.compilers.obdd",
              "ordered binary decision diagram compiled with dd (CUDD when its wheel exists)",
-             options=None, package="dd", install="pip install dd"),
+             options=ObddOptions, package="dd", install="pip install dd"),
     Language("brute", "kcxai.compilers.brute",
              "enumeration of feature space (small models; the test reference)", options=BruteOptions),
     Language("sampling", "kcxai.compilers.sampling",

@@ -24,35 +24,36 @@ order : "auto", "dfs", "index" or a sequence of features, default "auto"
 vtree : "balanced", "right" or "left", default "balanced"
     The shape of the vtree over the blocks: balanced, right-linear (an OBDD
     order of blocks) or left-linear.
-encoding : "auto", "order" or "onehot", default "auto"
-max_nodes : int or None, default 2_000_000
+encoding : "auto", "order", "onehot" or "log", default "auto"
+max_nodes : int or None, default 2,000,000
     Limit on the live SDD nodes while building, and on the exported diagram.
-max_seconds : float or None, default None
-    Limit on the compilation time, checked between operations.
+max_seconds : float or None, default 300
+    Limit on the whole compilation's wall-clock time (choosing the order,
+    building, export).
+max_memory : int or None, default 4 GiB
+    Limit on the growth of the process's resident memory, in bytes.
+
+The limits are checked at every operation (see :mod:`kcxai.compilers._limits`);
+one PySDD operation cannot be interrupted. When sifting the OBDD for the
+``"auto"`` order hits ``max_nodes``, the ``"dfs"`` order is used instead;
+when it hits the time or memory limit, the compilation stops.
 """
 
 from __future__ import annotations
 
+import importlib
 import os
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from kcxai._errors import (
-    CompilationLimitError,
-    InvalidInputError,
-    InvalidTypeError,
-    MissingDependencyError,
-)
+from kcxai._errors import InvalidTypeError, MissingDependencyError
 from kcxai.compilers._base import CompiledModel
-from kcxai.compilers._encoding import (
-    Encoding,
-    Guard,
-    check_literal,
-    check_options,
-    check_switch,
-    feature_order,
-)
+from kcxai.compilers._encoding import Encoding
+from kcxai.compilers._limits import Guard, LimitHit, advice
+from kcxai.compilers._options import VTREES, SddOptions
+from kcxai.compilers._orders import feature_order
+from kcxai.compilers._stats import SddStats
 from kcxai.compilers._wmc import (
     FALSE,
     TRUE,
@@ -62,14 +63,12 @@ from kcxai.compilers._wmc import (
     check_partition,
     diagram_oracle,
 )
+from kcxai.compilers.builder import DiagramBuilder
 
-__all__ = ["compile", "DEFAULTS", "SddBuilder", "VTREES"]
+__all__ = ["compile", "DEFAULTS", "SddOptions", "SddStats", "SddBuilder", "VTREES"]
 
-#: Default options.
-DEFAULTS: dict[str, Any] = {"order": "auto", "vtree": "balanced", "encoding": "auto",
-                            "max_nodes": 2_000_000, "max_seconds": None}
-#: Accepted shapes of the vtree over the feature blocks.
-VTREES = ("balanced", "right", "left")
+#: Default options (see :class:`~kcxai.compilers._options.SddOptions`).
+DEFAULTS: dict[str, Any] = SddOptions.defaults()
 
 
 def vtree_text(blocks: Sequence[Sequence[int]], shape: str) -> str:
@@ -84,7 +83,7 @@ def vtree_text(blocks: Sequence[Sequence[int]], shape: str) -> str:
         lines.append(f"I {len(lines)} {a} {b}")
         return len(lines) - 1
 
-    def build(items: Sequence[Any], how: str, make: Any) -> int:
+    def build(items: Sequence[Any], how: str, make: Callable[[Any], int]) -> int:
         if len(items) == 1:
             return make(items[0])
         if how == "right":
@@ -98,8 +97,8 @@ def vtree_text(blocks: Sequence[Sequence[int]], shape: str) -> str:
     return f"vtree {len(lines)}\n" + "\n".join(lines) + "\n"
 
 
-class SddBuilder:
-    """A :class:`~kcxai.compilers._builder.FunctionBuilder` making PySDD nodes.
+class SddBuilder(DiagramBuilder[Any]):
+    """A :class:`~kcxai.compilers.builder.FunctionBuilder` making PySDD nodes.
 
     Functions are ``SddNode`` objects over the variables ``1 .. n`` (variable
     ``i`` of the :class:`~kcxai.compilers._encoding.Encoding` is SDD variable
@@ -107,15 +106,8 @@ class SddBuilder:
     """
 
     def __init__(self, mgr: Any, enc: Encoding, guard: Guard | None = None) -> None:
-        self.space = enc.space
+        super().__init__(enc, guard)
         self.mgr = mgr
-        self.enc = enc
-        self.guard = guard
-        self._lits: dict[tuple[int, int], Any] = {}
-
-    def _tick(self) -> None:
-        if self.guard is not None:
-            self.guard.tick()
 
     def true(self) -> Any:
         return self.mgr.true()
@@ -123,57 +115,15 @@ class SddBuilder:
     def false(self) -> Any:
         return self.mgr.false()
 
-    def value_in(self, feature: int, mask: int) -> Any:
-        key = (feature, mask)
-        got = self._lits.get(key)
-        if got is not None:
-            return got
-        check_literal(self.space, feature, mask)
-        negate, cubes = self.enc.terms(feature, mask)
-        mgr = self.mgr
-        out = mgr.false()
-        for cube in cubes:
-            c = mgr.true()
-            for v, pol in cube:
-                c = c & mgr.literal(v + 1 if pol else -(v + 1))
-            out = out | c
-        if negate:
-            out = ~out
-        self._lits[key] = out
-        self._tick()
-        return out
+    def literal(self, var: int, positive: bool) -> Any:
+        return self.mgr.literal(var + 1 if positive else -(var + 1))
 
-    def conj(self, a: Any, b: Any) -> Any:
-        self._tick()
-        return a & b
-
-    def disj(self, a: Any, b: Any) -> Any:
-        self._tick()
-        return a | b
-
-    def neg(self, a: Any) -> Any:
-        self._tick()
-        return ~a
-
-    def switch(self, feature: int, cases: Sequence[Any]) -> Any:
-        check_switch(self.space, feature, cases)
-        groups: dict[int, list[Any]] = {}
-        for k, c in enumerate(cases):
-            g = groups.get(c.id)
-            if g is None:
-                groups[c.id] = [c, 1 << k]
-            else:
-                g[1] |= 1 << k
-        out = self.mgr.false()
-        for c, mask in groups.values():
-            out = out | (self.value_in(feature, mask) & c)
-            self._tick()
-        return out
+    def identity(self, f: Any) -> int:
+        return int(f.id)
 
 
 def _manager(enc: Encoding, order: Sequence[int], shape: str) -> Any:
-    from pysdd.sdd import SddManager, Vtree
-
+    sdd = importlib.import_module("pysdd.sdd")
     blocks = [[v + 1 for v in enc.blocks[f]] for f in order if enc.blocks[f]]
     if not blocks:
         blocks = [[1]]  # a dummy variable: PySDD needs one; no feature uses it
@@ -181,8 +131,8 @@ def _manager(enc: Encoding, order: Sequence[int], shape: str) -> Any:
         path = os.path.join(tmp, "blocks.vtree")
         with open(path, "w", encoding="ascii") as fh:
             fh.write(vtree_text(blocks, shape))
-        vtree = Vtree.from_file(path.encode())
-    mgr = SddManager.from_vtree(vtree)
+        vtree = sdd.Vtree.from_file(path.encode())
+    mgr = sdd.SddManager.from_vtree(vtree)
     mgr.auto_gc_and_minimize_off()
     return mgr
 
@@ -335,7 +285,7 @@ def _export(roots: Sequence[Any], enc: Encoding, inside: dict[int, int], vnode_a
                 r = len(kind)
                 kind.append(2)
                 data.append((vnode_at[pos], tuple(els)))
-                if r & 1023 == 0:
+                if r & 255 == 0:
                     guard.check(r)
         memo[n.id] = r
         return r
@@ -347,17 +297,30 @@ def _export(roots: Sequence[Any], enc: Encoding, inside: dict[int, int], vnode_a
     return kind, data, out, len(counted), n_elements
 
 
-def _order(model: Any, opts: dict[str, Any]) -> tuple[tuple[int, ...], str]:
-    """The block order: for ``"auto"``, CUDD's sifted OBDD order when dd.cudd imports, else ``"dfs"``."""
-    if not (isinstance(opts["order"], str) and opts["order"] == "auto"):
-        return feature_order(model, opts["order"]), "given"
-    from kcxai.compilers.obdd import sifted_order
+def _order(model: Any, opts: SddOptions, guard: Guard) -> tuple[tuple[int, ...], str]:
+    """The block order: for ``"auto"``, CUDD's sifted OBDD order when dd.cudd imports and that OBDD stays
+    within ``max_nodes``, else ``"dfs"``. The time and memory limits are the SDD compilation's own."""
+    if opts.order != "auto":
+        return feature_order(model, opts.order, guard), "given"
+    from kcxai.compilers.obdd import _sifted_order
 
+    guard.phase = "choosing the block order (sifting the model's OBDD)"
     try:
-        return sifted_order(model, encoding=opts["encoding"], max_nodes=opts["max_nodes"],
-                            max_seconds=opts["max_seconds"]), "obdd-sifting"
-    except (MissingDependencyError, CompilationLimitError):
-        return feature_order(model, "dfs"), "dfs"
+        return _sifted_order(model, opts.encoding, guard), "obdd-sifting"
+    except MissingDependencyError:
+        pass
+    except LimitHit as e:
+        if e.limit != "max_nodes":
+            raise
+    return feature_order(model, "dfs", guard), "dfs"
+
+
+def _collector(mgr: Any) -> Callable[[], None]:
+    def collect() -> None:  # PySDD frees nothing by itself; dead nodes come from dropped intermediates
+        if mgr.dead_count() > 2 * mgr.live_count() + 100_000:
+            mgr.garbage_collect()
+
+    return collect
 
 
 def compile(model: Any, **options: Any) -> CompiledModel:
@@ -374,27 +337,21 @@ def compile(model: Any, **options: Any) -> CompiledModel:
     >>> e.names, e.error, e.language
     (('x1', 'x9'), Fraction(7, 512), 'sdd')
     """
-    opts = check_options("sdd", options, DEFAULTS)
-    shape = opts["vtree"]
-    if not isinstance(shape, str) or shape not in VTREES:
-        raise InvalidInputError(f"'vtree' must be one of {list(VTREES)}. Got {shape!r} instead.")
-    guard = Guard("sdd", opts["max_nodes"], opts["max_seconds"])
+    opts = SddOptions.from_kwargs(**options)
+    guard = Guard("sdd", opts.max_nodes, opts.max_seconds, opts.max_memory, advice(model, "sdd"))
     space = model.space
-    guard.phase = "choosing the block order (sifting the model's OBDD)"
-    order, order_source = _order(model, opts)
+    order, order_source = _order(model, opts, guard)
     guard.check()
     guard.phase = "building the model's functions"
-    enc = Encoding(space, opts["encoding"], order)
-    mgr = _manager(enc, order, shape)
-    guard.size = mgr.live_count
-
-    def collect() -> None:  # PySDD frees nothing by itself; dead nodes come from dropped intermediates
-        if mgr.dead_count() > 2 * mgr.live_count() + 100_000:
-            mgr.garbage_collect()
-
-    guard.hook = collect
+    enc = Encoding(space, opts.encoding, order)
+    mgr = _manager(enc, order, opts.vtree)
+    guard.set_size(mgr.live_count)
+    guard.hook = _collector(mgr)
     builder = SddBuilder(mgr, enc, guard)
-    fns = model.build(builder)
+    try:
+        fns = model.build(builder)
+    except MemoryError:
+        raise guard.out_of_memory("Python failed to allocate") from None
     if not isinstance(fns, (list, tuple)) or len(fns) != len(model.classes):
         raise InvalidTypeError(
             f"{type(model).__name__}.build() must return one function per class ({len(model.classes)}). "
@@ -402,18 +359,18 @@ def compile(model: Any, **options: Any) -> CompiledModel:
     guard.check()
     build_seconds = guard.seconds
     guard.phase = "exporting the diagram"
+    guard.hook = None
+    guard.set_size(None)
     inside, vnode_at, vnodes, vnode_of_feature, root = _vtree_layout(mgr, enc)
     kind, data, roots, sdd_nodes, sdd_elements = _export(fns, enc, inside, vnode_at, guard)
-    guard.hook = None
-    guard.size = None
     guard.check(sdd_nodes)
+    guard.phase = "building the counting table"
     table = VtreeTable(space, vnodes, vnode_of_feature, kind, data, roots, root)
     oracle = DiagramOracle("sdd", space, table)
     check_partition(oracle, model)
-    stats = {"size": sdd_nodes, "nodes": sdd_nodes, "edges": sdd_elements, "variables": enc.n_vars,
-             "features": space.n_features, "encoding": opts["encoding"], "vtree": shape,
-             "order": tuple(space.names[f] for f in order), "order_from_obdd": order_source == "obdd-sifting",
-             "counting_nodes": table.n_nodes, "counting_edges": table.n_edges,
-             "build_seconds": build_seconds, "compile_seconds": guard.seconds}
-    return CompiledModel(model=model, oracle=diagram_oracle("sdd", space, table), language="sdd",
-                         backend="pysdd", stats=stats)
+    stats = SddStats(
+        size=sdd_nodes, nodes=sdd_nodes, edges=sdd_elements, variables=enc.n_vars, features=space.n_features,
+        encoding=opts.encoding, order=tuple(space.names[f] for f in order), counting_nodes=table.n_nodes,
+        counting_edges=table.n_edges, build_seconds=build_seconds, compile_seconds=guard.seconds,
+        memory_bytes=guard.peak_memory(), vtree=opts.vtree, order_from_obdd=order_source == "obdd-sifting")
+    return CompiledModel(model=model, oracle=diagram_oracle("sdd", space, table), language="sdd", backend="pysdd", stats=stats.to_dict())

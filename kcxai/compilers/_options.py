@@ -1,0 +1,160 @@
+"""The options of the diagram compilers, typed and checked: :class:`SddOptions`, :class:`ObddOptions`.
+
+Each is a frozen dataclass holding every option with its default; ``from_kwargs(**options)``
+checks the names and values given to ``compile(model, **options)`` and raises
+:class:`~kcxai.InvalidInputError` (or :class:`~kcxai.InvalidTypeError`) naming the option, what is
+accepted and what was given. The limits' defaults are documented in :mod:`kcxai.compilers._limits`.
+
+Examples
+--------
+>>> from kcxai.compilers._options import SddOptions
+>>> o = SddOptions.from_kwargs(vtree="right", max_seconds=60)
+>>> o.vtree, o.max_seconds, o.order
+('right', 60, 'auto')
+>>> SddOptions.from_kwargs(vtre="right")
+Traceback (most recent call last):
+...
+kcxai._errors.InvalidInputError: Unknown option(s) ['vtre'] for the 'sdd' language; its options are \
+['encoding', 'max_memory', 'max_nodes', 'max_seconds', 'order', 'vtree'].
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+from typing import Any, ClassVar, TypeVar, Union
+
+from kcxai._errors import InvalidInputError
+from kcxai.compilers._encoding import ENCODINGS
+from kcxai.compilers._limits import DEFAULT_MAX_MEMORY, DEFAULT_MAX_NODES, DEFAULT_MAX_SECONDS
+from kcxai.compilers._orders import OrderSpec, check_order
+
+__all__ = ["DiagramOptions", "SddOptions", "ObddOptions", "VTREES", "BACKENDS", "REORDERS"]
+
+#: Accepted shapes of the SDD's vtree over the feature blocks.
+VTREES = ("balanced", "right", "left")
+#: Accepted values of the OBDD's ``backend`` option.
+BACKENDS = ("auto", "cudd", "autoref")
+#: Accepted values of the OBDD's ``reorder`` option.
+REORDERS = (None, True, False, "dynamic")
+
+O = TypeVar("O", bound="DiagramOptions")
+
+
+def _positive_int(name: str, value: Any) -> None:
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+        raise InvalidInputError(f"'{name}' must be a positive int or None. Got {value!r} instead.")
+
+
+def _choice(name: str, value: Any, accepted: tuple[Any, ...]) -> None:
+    if not any(value is a or (isinstance(value, str) and value == a) for a in accepted):
+        raise InvalidInputError(f"'{name}' must be one of {list(accepted)}. Got {value!r} instead.")
+
+
+@dataclass(frozen=True)
+class DiagramOptions:
+    """The options every diagram compiler takes.
+
+    Attributes
+    ----------
+    order : "auto", "dfs", "index" or a sequence of features
+        The order of the feature blocks (see :mod:`kcxai.compilers._orders`).
+    encoding : "auto", "order", "onehot" or "log"
+        The Boolean encoding of multi-valued features (see :mod:`kcxai.compilers._encoding`).
+    max_nodes : int or None, default 2,000,000
+        Live nodes while building, and nodes of the exported diagram.
+    max_seconds : float or None, default 300
+        Wall-clock seconds of the whole compilation.
+    max_memory : int or None, default 4 GiB
+        Growth of the process's resident memory during the compilation, in bytes.
+    """
+
+    language: ClassVar[str] = "diagram"
+
+    order: OrderSpec = "auto"
+    encoding: str = "auto"
+    max_nodes: Union[int, None] = DEFAULT_MAX_NODES
+    max_seconds: Union[float, None] = DEFAULT_MAX_SECONDS
+    max_memory: Union[int, None] = DEFAULT_MAX_MEMORY
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "order", check_order(self.order))
+        _choice("encoding", self.encoding, ENCODINGS)
+        _positive_int("max_nodes", self.max_nodes)
+        _positive_int("max_memory", self.max_memory)
+        ms = self.max_seconds
+        if ms is not None and (isinstance(ms, bool) or not isinstance(ms, (int, float)) or not ms > 0
+                               or math.isnan(ms)):
+            raise InvalidInputError(f"'max_seconds' must be a positive number or None. Got {ms!r} instead.")
+
+    @classmethod
+    def from_kwargs(cls: type[O], **options: Any) -> O:
+        """The options from keyword arguments; unknown names and bad values raise :class:`~kcxai.InvalidInputError`."""
+        names = cls.names()
+        unknown = sorted(set(options) - set(names))
+        if unknown:
+            raise InvalidInputError(
+                f"Unknown option(s) {unknown} for the {cls.language!r} language; its options are {sorted(names)}.")
+        return cls(**options)
+
+    @classmethod
+    def names(cls) -> tuple[str, ...]:
+        """The option names."""
+        return tuple(f.name for f in dataclasses.fields(cls))
+
+    @classmethod
+    def defaults(cls) -> dict[str, Any]:
+        """Every option's default."""
+        return cls().to_dict()
+
+    def to_dict(self) -> dict[str, Any]:
+        """Every option's value."""
+        return {name: getattr(self, name) for name in self.names()}
+
+
+@dataclass(frozen=True)
+class SddOptions(DiagramOptions):
+    """The options of the ``"sdd"`` language (see :mod:`kcxai.compilers.sdd`): those of
+    :class:`DiagramOptions` (order, encoding and the limits), and:
+
+    Attributes
+    ----------
+    vtree : "balanced", "right" or "left"
+        The shape of the vtree over the feature blocks.
+    """
+
+    language: ClassVar[str] = "sdd"
+
+    vtree: str = "balanced"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        _choice("vtree", self.vtree, VTREES)
+
+
+@dataclass(frozen=True)
+class ObddOptions(DiagramOptions):
+    """The options of the ``"obdd"`` language (see :mod:`kcxai.compilers.obdd`): those of
+    :class:`DiagramOptions` (order, encoding and the limits), and:
+
+    Attributes
+    ----------
+    reorder : None, bool or "dynamic"
+        CUDD's group sifting: ``"dynamic"`` while building and at the end, ``True`` at the end,
+        ``False`` never; ``None`` is ``"dynamic"`` with CUDD and ``False`` with autoref.
+    backend : "auto", "cudd" or "autoref"
+        dd's CUDD bindings or its pure-Python BDD; ``"auto"`` takes CUDD when it imports.
+    """
+
+    language: ClassVar[str] = "obdd"
+
+    reorder: Union[bool, str, None] = None
+    backend: str = "auto"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if not (self.reorder is None or isinstance(self.reorder, bool) or self.reorder == "dynamic"):
+            raise InvalidInputError(f"'reorder' must be None, True, False or 'dynamic'. Got {self.reorder!r} instead.")
+        if not isinstance(self.backend, str) or self.backend not in BACKENDS:
+            raise InvalidInputError(f"'backend' must be 'auto', 'cudd' or 'autoref'. Got {self.backend!r} instead.")

@@ -1,0 +1,212 @@
+"""How a model describes itself to a compiler: Boolean functions over feature values.
+
+A model implements ``Classifier.build(builder)`` and returns one function per
+class, ``kappa(x) = c``, using only the operations of :class:`FunctionBuilder`.
+The builder owns the Boolean encoding of multi-valued features (see
+:mod:`kcxai.compilers._encoding`), so a model never sees variables, only
+literals ``x_f in E``. A new language implements :class:`FunctionBuilder`
+(usually by subclassing :class:`DiagramBuilder`) and every model family
+compiles to it.
+
+Implementations: :class:`~kcxai.compilers.sdd.SddBuilder` (PySDD nodes),
+:class:`~kcxai.compilers.obdd.BddBuilder` (dd BDD nodes), the feature-order
+probe :class:`~kcxai.compilers._orders.ProbeBuilder`, and the test reference
+:class:`~kcxai.compilers._builder.TruthTableBuilder` (bitsets over a small space).
+
+Examples
+--------
+A builder-agnostic function ``x0 = 1 and x1 in {0, 2}``, built on truth tables:
+
+>>> from kcxai.space import Feature, FeatureSpace
+>>> from kcxai.compilers._builder import TruthTableBuilder
+>>> space = FeatureSpace([Feature.categorical("x0", [0, 1]), Feature.categorical("x1", [0, 1, 2])])
+>>> def f(b: FunctionBuilder) -> object:
+...     return b.conj(b.value_in(0, 0b10), b.value_in(1, 0b101))
+>>> b = TruthTableBuilder(space)
+>>> [p for p in b.points if b.holds(f(b), p)]
+[(1, 0), (1, 2)]
+>>> isinstance(b, FunctionBuilder)
+True
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
+
+from kcxai._errors import InvalidInputError
+from kcxai.compilers._encoding import Encoding
+from kcxai.compilers._limits import Guard
+from kcxai.space import FeatureSpace
+
+__all__ = ["FunctionBuilder", "DiagramBuilder", "BooleanHandle", "check_literal", "check_switch"]
+
+F = TypeVar("F")
+H = TypeVar("H", bound="BooleanHandle")
+
+
+@runtime_checkable
+class FunctionBuilder(Protocol[F]):
+    """Boolean functions over the points of ``space``: what a model may use to describe itself.
+
+    Functions are opaque handles of the backend (SDD nodes, BDD nodes, bitsets,
+    ...); a model combines them only through these methods. A function need only
+    be right on the points of feature space (valid encodings of values).
+
+    Attributes
+    ----------
+    space : FeatureSpace
+        The feature space the functions are over.
+    """
+
+    space: FeatureSpace
+
+    def true(self) -> F:
+        """The function true on every point."""
+        ...
+
+    def false(self) -> F:
+        """The function true on no point."""
+        ...
+
+    def value_in(self, feature: int, mask: int) -> F:
+        """``x_feature in E`` where bit ``k`` of ``mask`` is value number ``k``."""
+        ...
+
+    def conj(self, a: F, b: F) -> F:
+        """``a and b``."""
+        ...
+
+    def disj(self, a: F, b: F) -> F:
+        """``a or b``."""
+        ...
+
+    def neg(self, a: F) -> F:
+        """``not a`` (within feature space: valid points only)."""
+        ...
+
+    def switch(self, feature: int, cases: Sequence[F]) -> F:
+        """``OR_k (x_feature = k and cases[k])``: branch on a feature's value."""
+        ...
+
+
+def check_literal(space: FeatureSpace, feature: Any, mask: Any) -> None:
+    """A builder's ``value_in`` arguments, checked once per distinct literal (models are code, not users,
+    but a wrong index must not become a wrong count)."""
+    if isinstance(feature, bool) or not isinstance(feature, int) or not 0 <= feature < space.n_features:
+        raise InvalidInputError(
+            f"value_in: 'feature' must be a feature index in [0, {space.n_features - 1}]. Got {feature!r} instead.")
+    if isinstance(mask, bool) or not isinstance(mask, int) or mask < 0:
+        raise InvalidInputError(f"value_in: 'mask' must be a non-negative int bitmask. Got {mask!r} instead.")
+
+
+def check_switch(space: FeatureSpace, feature: Any, cases: Sequence[Any]) -> None:
+    """A builder's ``switch`` arguments: a feature index and one case per value."""
+    check_literal(space, feature, 0)
+    size = space.features[feature].size
+    if len(cases) != size:
+        raise InvalidInputError(
+            f"switch: feature {space.names[feature]!r} has {size} values, so 'cases' must have {size} entries. "
+            f"Got {len(cases)} instead.")
+
+
+class BooleanHandle(Protocol):
+    """A diagram package's function: closed under ``&``, ``|`` and ``~`` (PySDD and dd nodes are)."""
+
+    def __and__(self: H, other: H) -> H: ...
+
+    def __or__(self: H, other: H) -> H: ...
+
+    def __invert__(self: H) -> H: ...
+
+
+class DiagramBuilder(Generic[H]):
+    """A :class:`FunctionBuilder` on a diagram package whose functions support ``&``, ``|`` and ``~``.
+
+    Subclasses give the package's constants (:meth:`true`, :meth:`false`), a variable's literal
+    (:meth:`literal`) and a hashable identity of a function (:meth:`identity`, for grouping the cases
+    of a :meth:`switch`). Literals ``x_f in E`` are built once each from the encoding's cubes;
+    every operation ticks the :class:`~kcxai.compilers._limits.Guard`, if any.
+
+    Parameters
+    ----------
+    enc : Encoding
+        The Boolean variables of every feature.
+    guard : Guard or None
+        The limits of the compilation.
+    """
+
+    def __init__(self, enc: Encoding, guard: Guard | None = None) -> None:
+        self.space = enc.space
+        self.enc = enc
+        self.guard = guard
+        self._lits: dict[tuple[int, int], H] = {}
+
+    def true(self) -> H:
+        raise NotImplementedError
+
+    def false(self) -> H:
+        raise NotImplementedError
+
+    def literal(self, var: int, positive: bool) -> H:
+        """Variable ``var`` of the encoding, or its negation."""
+        raise NotImplementedError
+
+    def identity(self, f: H) -> int:
+        """An int that is equal for two handles exactly when they are the same function."""
+        raise NotImplementedError
+
+    def _tick(self) -> None:
+        if self.guard is not None:
+            self.guard.tick()
+
+    def value_in(self, feature: int, mask: int) -> H:
+        key = (feature, mask)
+        got = self._lits.get(key)
+        if got is not None:
+            return got
+        check_literal(self.space, feature, mask)
+        negate, cubes = self.enc.terms(feature, mask)
+        out = self.false()
+        for cube in cubes:
+            c = self.true()
+            for v, pol in cube:
+                c = c & self.literal(v, pol)
+            out = out | c
+        if negate:
+            out = ~out
+        self._lits[key] = out
+        self._tick()
+        return out
+
+    def conj(self, a: H, b: H) -> H:
+        out = a & b
+        self._tick()
+        return out
+
+    def disj(self, a: H, b: H) -> H:
+        out = a | b
+        self._tick()
+        return out
+
+    def neg(self, a: H) -> H:
+        out = ~a
+        self._tick()
+        return out
+
+    def switch(self, feature: int, cases: Sequence[H]) -> H:
+        check_switch(self.space, feature, cases)
+        groups: dict[int, tuple[H, int]] = {}
+        for k, c in enumerate(cases):
+            i = self.identity(c)
+            g = groups.get(i)
+            groups[i] = (c, 1 << k) if g is None else (g[0], g[1] | 1 << k)
+        out = self.false()
+        for c, mask in groups.values():
+            out = out | (self.value_in(feature, mask) & c)
+            self._tick()
+        return out
+
+    def release(self) -> None:
+        """Drop the cached literals (before the backend's manager is freed)."""
+        self._lits.clear()
