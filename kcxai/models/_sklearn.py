@@ -257,7 +257,9 @@ def linear_from_sklearn(clf: Any, *, domains: Sequence[Any] | None = None,
 # -- the one import door -------------------------------------------------------------
 
 #: What :func:`from_sklearn` accepts.
-SUPPORTED = ("DecisionTreeClassifier", "RandomForestClassifier", "ExtraTreesClassifier", "CategoricalNB",
+SUPPORTED = ("DecisionTreeClassifier", "RandomForestClassifier", "ExtraTreesClassifier",
+             "GradientBoostingClassifier", "HistGradientBoostingClassifier", "xgboost.XGBClassifier",
+             "lightgbm.LGBMClassifier", "CategoricalNB",
              "BernoulliNB", "LogisticRegression (and other linear classifiers: LinearSVC, RidgeClassifier, "
              "SGDClassifier, Perceptron)")
 
@@ -271,6 +273,9 @@ def from_sklearn(estimator: Any, *, domains: Sequence[Any] | None = None,
     estimator
         A fitted ``DecisionTreeClassifier``, ``RandomForestClassifier`` (or
         ``ExtraTreesClassifier``; soft voting, as its ``predict``),
+        ``GradientBoostingClassifier``, ``HistGradientBoostingClassifier``,
+        ``xgboost.XGBClassifier`` or ``lightgbm.LGBMClassifier`` (the last two
+        with the ``[boost]`` extra; all as :class:`~kcxai.models.BoostedTrees`),
         ``CategoricalNB``, ``BernoulliNB`` or ``LogisticRegression`` (or
         another linear classifier: ``LinearSVC``, ``RidgeClassifier``,
         ``SGDClassifier``, ``Perceptron``).
@@ -287,7 +292,7 @@ def from_sklearn(estimator: Any, *, domains: Sequence[Any] | None = None,
 
     Returns
     -------
-    DecisionTree, RandomForest, NaiveBayes or LinearClassifier
+    DecisionTree, RandomForest, BoostedTrees, NaiveBayes or LinearClassifier
         Its predictions equal the estimator's; float parameters are taken as
         the exact rationals they store (see ``docs/models.md``).
 
@@ -308,7 +313,19 @@ def from_sklearn(estimator: Any, *, domains: Sequence[Any] | None = None,
         from sklearn.tree import DecisionTreeClassifier
     except ImportError as e:  # pragma: no cover - scikit-learn is a core dependency
         raise InvalidTypeError("Importing scikit-learn models needs scikit-learn installed.") from e
+    from sklearn.ensemble import GradientBoostingClassifier, HistGradientBoostingClassifier
+
+    from kcxai.models import _import_boosted as boosted
+
     kw = {"domains": domains, "feature_names": feature_names, "distribution": distribution}
+    if isinstance(estimator, GradientBoostingClassifier):
+        return boosted.gradient_boosting_from_sklearn(estimator, **kw)
+    if isinstance(estimator, HistGradientBoostingClassifier):
+        return boosted.hist_gradient_boosting_from_sklearn(estimator, **kw)
+    if boosted.is_xgboost(estimator):
+        return boosted.boosted_from_xgboost(estimator, **kw)
+    if boosted.is_lightgbm(estimator):
+        return boosted.boosted_from_lightgbm(estimator, **kw)
     if isinstance(estimator, DecisionTreeClassifier):
         return tree_from_sklearn(estimator, **kw)
     if isinstance(estimator, (RandomForestClassifier, ExtraTreesClassifier)):

@@ -44,7 +44,7 @@ from kcxai.space import FeatureSpace
 if TYPE_CHECKING:  # pragma: no cover
     from kcxai.compilers._builder import FunctionBuilder
 
-__all__ = ["RandomForest", "VOTINGS", "TreeBlock", "leaf_of"]
+__all__ = ["RandomForest", "VOTINGS", "TreeBlock", "leaf_of", "tree_over"]
 
 #: The votings a :class:`RandomForest` reproduces.
 VOTINGS = ("soft", "hard")
@@ -171,7 +171,7 @@ class RandomForest(Classifier):
             if tree.classes != self.classes:
                 raise InvalidInputError(
                     f"'trees[{t}]' has classes {list(tree.classes)}; the forest's are {list(self.classes)}.")
-        self.trees = tuple(tree if tree.space == space else _tree_over(tree, space) for tree in trees)
+        self.trees = tuple(tree if tree.space == space else tree_over(tree, space) for tree in trees)
         self._blocks = [TreeBlock(tree) for tree in self.trees]
         k = len(self.classes)
         floats = False
@@ -301,7 +301,7 @@ class RandomForest(Classifier):
     def with_distribution(self, distribution: Any) -> "RandomForest":
         space = self.space.with_distribution(distribution)
         scores = None if self.voting == "hard" else [self.leaf_scores(t) for t in range(len(self.trees))]
-        out = RandomForest(space, self.classes, [_tree_over(t, space) for t in self.trees], voting=self.voting,
+        out = RandomForest(space, self.classes, [tree_over(t, space) for t in self.trees], voting=self.voting,
                            leaf_scores=scores)
         out.weights_from_floats = self.weights_from_floats
         out.rounding = self.rounding
@@ -370,7 +370,7 @@ class RandomForest(Classifier):
                 f"{len(self.classes)} classes)")
 
 
-def _tree_over(tree: DecisionTree, space: FeatureSpace) -> DecisionTree:
+def tree_over(tree: DecisionTree, space: FeatureSpace) -> DecisionTree:
     """The same tree over another space with the same features (another distribution)."""
     a = tree.arrays
     return DecisionTree._from_arrays(space, tree.classes, list(a.feature), list(a.label), list(a.branches),
