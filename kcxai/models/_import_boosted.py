@@ -72,8 +72,8 @@ def _check_classes(clf: Any) -> list[Any]:
 def gradient_boosting_from_sklearn(clf: Any, *, domains: Sequence[Any] | None = None,
                                    feature_names: Sequence[str] | None = None, distribution: Any = None) -> Any:
     """A fitted ``sklearn.ensemble.GradientBoostingClassifier`` as :class:`BoostedTrees`."""
-    from sklearn.dummy import DummyClassifier
-    from sklearn.ensemble import GradientBoostingClassifier
+    from sklearn.dummy import DummyClassifier  # type: ignore[import-untyped]
+    from sklearn.ensemble import GradientBoostingClassifier  # type: ignore[import-untyped]
 
     from kcxai.models._sklearn import check_domains, raw_tree, sklearn_feature_names
 
@@ -107,7 +107,7 @@ def hist_gradient_boosting_from_sklearn(clf: Any, *, domains: Sequence[Any] | No
                                         feature_names: Sequence[str] | None = None,
                                         distribution: Any = None) -> Any:
     """A fitted ``sklearn.ensemble.HistGradientBoostingClassifier`` as :class:`BoostedTrees`."""
-    from sklearn.ensemble import HistGradientBoostingClassifier
+    from sklearn.ensemble import HistGradientBoostingClassifier  # type: ignore[import-untyped]
 
     from kcxai.models._sklearn import check_domains, sklearn_feature_names
 

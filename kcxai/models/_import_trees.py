@@ -109,7 +109,7 @@ class _MaskTable:
 
 
 def tree_over_space(raw: RawTree, space: FeatureSpace, domains: Sequence[Sequence[float] | None],
-                    classes: Sequence[Any], labels: Sequence[int], *, float32: bool,
+                    classes: Sequence[Any], labels: Sequence[int] | np.ndarray, *, float32: bool,
                     table: _MaskTable | None = None) -> DecisionTree:
     """A kcxai tree (node ids = the library's) for ``raw`` over ``space``.
 

@@ -343,6 +343,8 @@ class RandomForest(Classifier):
             raise ModelFormatError("A random_forest model needs a non-empty 'trees' list.")
         trees = [DecisionTree._from_body(space, classes, t) for t in trees_json]
         voting = body.get("voting")
+        if voting not in VOTINGS:
+            raise ModelFormatError(f"A random_forest model needs 'voting' in {list(VOTINGS)}. Got {voting!r}.")
         scores = None
         if voting == "soft":
             raw = body["leaf_scores"]
