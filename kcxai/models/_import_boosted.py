@@ -14,8 +14,10 @@ How each library decides (checked against its predictions in the tests):
   The margin is the base margin plus the leaves (float32 values); for
   ``binary:logistic`` the stored ``base_score`` is a probability and the base
   margin its logit; multi-class trees add to class ``tree_info[t]``.
-* LightGBM: ``x <= threshold`` on float64 (``decision_type`` ``<=``); the
-  initial score is already in the first trees' leaves.
+* LightGBM: ``x <= threshold`` on float64 (``decision_type`` ``<=``), after
+  reading every ``|x| <= 1e-35f`` as 0 (its ``kZeroThreshold``, a float32
+  constant); a threshold in ``[-1e-35f, 1e-35f)`` is moved to the equivalent
+  test on the raw value. The initial score is already in the first trees' leaves.
 
 Missing values (NaN) are outside kcxai's feature spaces, so default
 directions do not matter. Categorical splits, DART boosters, linear trees and
@@ -261,6 +263,19 @@ def boosted_from_lightgbm(clf: Any, *, domains: Sequence[Any] | None = None,
                      doms, distribution, float32=False, ties="first")
 
 
+#: LightGBM reads a value ``x`` with ``|x| <= _ZERO`` as 0 (``kZeroThreshold = 1e-35f``).
+_ZERO = float(np.float32(1e-35))
+
+
+def _raw_threshold(t: float) -> float:
+    """The threshold ``t'`` with ``x <= t'`` iff LightGBM's ``read(x) <= t`` (``read`` snaps ``|x| <= Z`` to 0)."""
+    if 0 <= t < _ZERO:  # read(x) <= t  <=>  x <= t or |x| <= Z  <=>  x <= Z
+        return _ZERO
+    if -_ZERO <= t < 0:  # read(x) <= t  <=>  x <= t and |x| > Z  <=>  x < -Z
+        return float(np.nextafter(-_ZERO, -np.inf))
+    return t
+
+
 def _lightgbm_tree(root: dict[str, Any]) -> tuple[RawTree, list[float]]:
     """Flat arrays of a LightGBM JSON tree (node ids in pre-order)."""
     left: list[int] = []
@@ -288,7 +303,7 @@ def _lightgbm_tree(root: dict[str, Any]) -> tuple[RawTree, list[float]]:
                 f"'clf' has a {node.get('decision_type')!r} split (categorical): not supported (numeric only).")
         if node.get("missing_type") == "Zero":
             raise InvalidInputError("'clf' treats zero as missing (zero_as_missing=True): not supported.")
-        t = float(node["threshold"])
+        t = _raw_threshold(float(node["threshold"]))
         if not math.isfinite(t):
             raise InvalidInputError(f"'clf' has a non-finite threshold {t!r}.")
         left.append(-2)
