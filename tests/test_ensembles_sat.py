@@ -12,7 +12,8 @@ from pysat.formula import IDPool
 
 import kcxai
 from kcxai import InvalidInputError, InvalidTypeError
-from kcxai.explain._ensemble_cnf import EnsembleCnf, _runs
+from kcxai.explain import prepare_ensemble
+from kcxai.explain._ensemble_cnf import _runs
 from kcxai.explain._sums import guarded_sum_geq
 from kcxai.models import BoostedTrees, RandomForest
 from tests.model_strategies import _classes, _with_classes, forests
@@ -43,6 +44,8 @@ def forest_models(draw: Any) -> RandomForest:
 
 
 ENSEMBLES = st.one_of(forest_models(), boosted_models())
+ENGINES = st.sampled_from(["sat", "search"])
+LANGUAGE = {"sat": "sat", "search": "search"}
 
 
 class Brute:
@@ -68,68 +71,68 @@ class Brute:
 
 
 @settings(max_examples=150, deadline=None)
-@given(data=st.data(), model=ENSEMBLES)
-def test_axp_is_sufficient_and_subset_minimal(data: Any, model: Any) -> None:
+@given(data=st.data(), model=ENSEMBLES, engine=ENGINES)
+def test_axp_is_sufficient_and_subset_minimal(data: Any, model: Any, engine: str) -> None:
     point = data.draw(points(model.space))
     bf = Brute(model, point)
-    e = kcxai.ensemble_axp(model, instance_of(model.space, point))
+    e = kcxai.ensemble_axp(model, instance_of(model.space, point), engine=engine)
     s = set(e.features)
     assert bf.sufficient(s)
     assert all(not bf.sufficient(s - {i}) for i in s)
-    assert e.error == 0 and e.precision == 1 and e.language == "sat" and e.kind == "relevant"
+    assert e.error == 0 and e.precision == 1 and e.language == LANGUAGE[engine] and e.kind == "relevant"
     assert e.prediction == model.classes[bf.label]
-    assert kcxai.is_ensemble_axp(model, instance_of(model.space, point), s)
+    assert kcxai.is_ensemble_axp(model, instance_of(model.space, point), s, engine=engine)
 
 
 @settings(max_examples=150, deadline=None)
-@given(data=st.data(), model=ENSEMBLES)
-def test_cxp_changes_the_class_and_is_minimal(data: Any, model: Any) -> None:
+@given(data=st.data(), model=ENSEMBLES, engine=ENGINES)
+def test_cxp_changes_the_class_and_is_minimal(data: Any, model: Any, engine: str) -> None:
     point = data.draw(points(model.space))
     bf = Brute(model, point)
     x = instance_of(model.space, point)
     if all(c == bf.label for _, c in bf.table):
         with pytest.raises(InvalidInputError, match="No contrastive explanation"):
-            kcxai.ensemble_cxp(model, x)
+            kcxai.ensemble_cxp(model, x, engine=engine)
         return
-    e = kcxai.ensemble_cxp(model, x)
+    e = kcxai.ensemble_cxp(model, x, engine=engine)
     t = set(e.features)
     assert bf.contrastive(t)
     assert all(not bf.contrastive(t - {i}) for i in t)
     assert e.kind == "dual" and e.error is None and "not computed" in str(e)
-    assert kcxai.is_ensemble_cxp(model, x, t)
+    assert kcxai.is_ensemble_cxp(model, x, t, engine=engine)
 
 
 @settings(max_examples=100, deadline=None)
-@given(data=st.data(), model=ENSEMBLES)
-def test_smallest_sets_have_the_brute_force_size(data: Any, model: Any) -> None:
+@given(data=st.data(), model=ENSEMBLES, engine=ENGINES)
+def test_smallest_sets_have_the_brute_force_size(data: Any, model: Any, engine: str) -> None:
     point = data.draw(points(model.space))
     bf = Brute(model, point)
     x = instance_of(model.space, point)
-    e = kcxai.smallest_ensemble_axp(model, x)
+    e = kcxai.smallest_ensemble_axp(model, x, engine=engine)
     assert bf.sufficient(set(e.features))
     assert len(e) == bf.smallest(bf.sufficient)
     if any(c != bf.label for _, c in bf.table):
-        d = kcxai.smallest_ensemble_cxp(model, x)
+        d = kcxai.smallest_ensemble_cxp(model, x, engine=engine)
         assert bf.contrastive(set(d.features))
         assert len(d) == bf.smallest(bf.contrastive)
 
 
 @settings(max_examples=100, deadline=None)
-@given(data=st.data(), model=ENSEMBLES)
-def test_checkers_agree_with_brute_force(data: Any, model: Any) -> None:
+@given(data=st.data(), model=ENSEMBLES, engine=ENGINES)
+def test_checkers_agree_with_brute_force(data: Any, model: Any, engine: str) -> None:
     point = data.draw(points(model.space))
     bf = Brute(model, point)
     n = model.space.n_features
     s = set(data.draw(st.sets(st.integers(0, n - 1))))
     x = instance_of(model.space, point)
-    assert kcxai.is_ensemble_axp(model, x, s) == (bf.sufficient(s) and all(not bf.sufficient(s - {i}) for i in s))
-    assert kcxai.is_ensemble_cxp(model, x, s) == (bf.contrastive(s) and all(not bf.contrastive(s - {i}) for i in s))
+    assert kcxai.is_ensemble_axp(model, x, s, engine=engine) == (bf.sufficient(s) and all(not bf.sufficient(s - {i}) for i in s))
+    assert kcxai.is_ensemble_cxp(model, x, s, engine=engine) == (bf.contrastive(s) and all(not bf.contrastive(s - {i}) for i in s))
 
 
 @settings(max_examples=40, deadline=None)
-@given(data=st.data(), model=ENSEMBLES)
-def test_one_prepared_cnf_serves_many_instances_and_orders(data: Any, model: Any) -> None:
-    cnf = EnsembleCnf(model)
+@given(data=st.data(), model=ENSEMBLES, engine=ENGINES)
+def test_one_prepared_engine_serves_many_instances_and_orders(data: Any, model: Any, engine: str) -> None:
+    cnf = prepare_ensemble(model, engine=engine)
     try:
         for _ in range(3):
             point = data.draw(points(model.space))
@@ -138,7 +141,8 @@ def test_one_prepared_cnf_serves_many_instances_and_orders(data: Any, model: Any
             e = kcxai.ensemble_axp(cnf, instance_of(model.space, point), order=order)
             s = set(e.features)
             assert bf.sufficient(s) and all(not bf.sufficient(s - {i}) for i in s)
-            assert cnf.model_point  # the solver stays usable
+            if cnf.changes(point, bf.label, ()):  # the counterexample really has another class
+                assert model.predict_point(cnf.model_point()) != bf.label
     finally:
         cnf.close()
 
@@ -196,5 +200,8 @@ def test_big_float_margins_are_exact() -> None:
     model = BoostedTrees(space, [0, 1], t, [{1: 0.1, 2: 0.1 + 2 ** -52}, {1: -0.1, 2: -0.1}], init=[0])
     assert model.margin([0, 0]) == 0 and model.margin([1, 0]) > 0
     assert model.predict([0, 0]) == 0 and model.predict([1, 0]) == 1
-    assert kcxai.ensemble_axp(model, [1, 1]).names == ("a",)
-    assert kcxai.ensemble_cxp(model, [0, 1]).names == ("a",)
+    for engine in ("sat", "search"):
+        assert kcxai.ensemble_axp(model, [1, 1], engine=engine).names == ("a",)
+        assert kcxai.ensemble_cxp(model, [0, 1], engine=engine).names == ("a",)
+    with pytest.raises(InvalidInputError, match="'engine'"):
+        kcxai.ensemble_axp(model, [1, 1], engine="magic")

@@ -97,6 +97,8 @@ class EnsembleCnf:
         A pysat solver name that supports assumptions and cores.
     """
 
+    language = "sat"
+
     def __init__(self, model: Any, *, solver: str = "g4") -> None:
         self.model = model
         self.view = ensemble_view(model)

@@ -36,23 +36,55 @@ from fractions import Fraction
 from typing import Any, Union
 
 from kcxai._errors import InvalidInputError, InvalidTypeError
+from kcxai.explain._ensemble_box import EnsembleBox
 from kcxai.explain._ensemble_cnf import EnsembleCnf
 from kcxai.explain._result import Explanation
 
 __all__ = ["ensemble_axp", "ensemble_cxp", "smallest_ensemble_axp", "smallest_ensemble_cxp", "is_ensemble_axp",
-           "is_ensemble_cxp", "EnsembleCnf"]
+           "is_ensemble_cxp", "EnsembleCnf", "EnsembleBox", "prepare_ensemble", "ENGINES"]
 
-#: What the functions accept: a RandomForest, a BoostedTrees, or their prepared CNF.
-EnsembleLike = Union[EnsembleCnf, Any]
+#: What the functions accept: a RandomForest, a BoostedTrees, or a prepared engine (:func:`prepare_ensemble`).
+EnsembleLike = Union[EnsembleCnf, EnsembleBox, Any]
+
+#: The engines that decide "can the class change?": SAT, and branch and bound over value boxes.
+ENGINES = ("auto", "sat", "search")
+
+
+def prepare_ensemble(model: Any, *, engine: str = "auto") -> EnsembleCnf | EnsembleBox:
+    """The engine answering class-change queries for ``model``; pass it instead of the model to reuse it.
+
+    ``"sat"``: the CNF in an incremental SAT solver (:class:`EnsembleCnf`);
+    ``"search"``: branch and bound over value boxes (:class:`EnsembleBox`), exact
+    as well, and much faster when leaf values are floats (boosted trees, soft
+    voting); ``"auto"``: SAT for hard voting, search otherwise.
+
+    Examples
+    --------
+    >>> from kcxai import Feature, FeatureSpace, DecisionTree, Leaf, Split
+    >>> from kcxai.models import RandomForest
+    >>> import kcxai
+    >>> space = FeatureSpace([Feature.categorical(n, [0, 1]) for n in ("a", "b", "c")])
+    >>> trees = [DecisionTree(space, [0, 1], Split(n, {0: Leaf(0), 1: Leaf(1)})) for n in ("a", "b", "c")]
+    >>> engine = kcxai.explain.prepare_ensemble(RandomForest(space, [0, 1], trees), engine="search")
+    >>> [kcxai.ensemble_axp(engine, x).names for x in ([1, 1, 0], [0, 0, 1])]
+    [('a', 'b'), ('a', 'b')]
+    """
+    from kcxai.models.forest import RandomForest
+
+    if engine not in ENGINES:
+        raise InvalidInputError(f"'engine' must be one of {list(ENGINES)}. Got {engine!r} instead.")
+    if engine == "auto":
+        engine = "sat" if isinstance(model, RandomForest) and model.voting == "hard" else "search"
+    return EnsembleCnf(model) if engine == "sat" else EnsembleBox(model)
 
 
 class _Query:
     """One instance against one ensemble CNF, counting the SAT calls."""
 
-    def __init__(self, obj: EnsembleLike, instance: Any) -> None:
+    def __init__(self, obj: EnsembleLike, instance: Any, engine: str = "auto") -> None:
         self.t0 = time.perf_counter()
-        self.owned = not isinstance(obj, EnsembleCnf)
-        self.cnf = obj if isinstance(obj, EnsembleCnf) else EnsembleCnf(obj)
+        self.owned = not isinstance(obj, (EnsembleCnf, EnsembleBox))
+        self.cnf: Any = obj if not self.owned else prepare_ensemble(obj, engine=engine)
         self.model = self.cnf.model
         self.space = self.model.space
         if isinstance(instance, Iterator):
@@ -104,7 +136,7 @@ class _Query:
             literals=tuple(space.literal(i, point) for i in feats),
             prediction=self.model.classes[self.label], delta=Fraction(0),
             error=Fraction(0) if exact else None, precision=Fraction(1) if exact else None,
-            language="sat", oracle_calls=self.calls, seconds=time.perf_counter() - self.t0, kind=kind,
+            language=self.cnf.language, oracle_calls=self.calls, seconds=time.perf_counter() - self.t0, kind=kind,
             method=method, instance=self.instance)
 
 
@@ -132,7 +164,7 @@ def _shrink_cxp(q: _Query, free: set[int], order: list[int]) -> set[int]:
     return free
 
 
-def ensemble_axp(obj: EnsembleLike, instance: Any, *, order: Any = None) -> Explanation:
+def ensemble_axp(obj: EnsembleLike, instance: Any, *, order: Any = None, engine: str = "auto") -> Explanation:
     """A subset-minimal sufficient reason (abductive explanation, AXp) of a tree ensemble's prediction.
 
     Parameters
@@ -160,7 +192,7 @@ def ensemble_axp(obj: EnsembleLike, instance: Any, *, order: Any = None) -> Expl
     >>> e.names, e.error, e.language
     (('a', 'b'), Fraction(0, 1), 'sat')
     """
-    with _Query(obj, instance) as q:
+    with _Query(obj, instance, engine) as q:
         keep = set(range(q.n))
         if q.changes(keep):  # pragma: no cover - the instance itself is classified by the model
             raise AssertionError("the encoding disagrees with the model's prediction")
@@ -168,7 +200,7 @@ def ensemble_axp(obj: EnsembleLike, instance: Any, *, order: Any = None) -> Expl
         return q.result(keep, kind="relevant", method="ensemble_axp")
 
 
-def ensemble_cxp(obj: EnsembleLike, instance: Any, *, order: Any = None) -> Explanation:
+def ensemble_cxp(obj: EnsembleLike, instance: Any, *, order: Any = None, engine: str = "auto") -> Explanation:
     """A subset-minimal contrastive explanation (CXp): freeing these features can change the class.
 
     Raises
@@ -186,7 +218,7 @@ def ensemble_cxp(obj: EnsembleLike, instance: Any, *, order: Any = None) -> Expl
     >>> kcxai.ensemble_cxp(RandomForest(space, [0, 1], trees), [1, 1, 0]).names
     ('b',)
     """
-    with _Query(obj, instance) as q:
+    with _Query(obj, instance, engine) as q:
         if not q.changes(()):
             raise InvalidInputError(
                 f"No contrastive explanation exists: every point is classified {q.model.classes[q.label]!r}.")
@@ -203,7 +235,7 @@ def _hitman() -> Any:
     return Hitman(htype="sorted")
 
 
-def smallest_ensemble_axp(obj: EnsembleLike, instance: Any) -> Explanation:
+def smallest_ensemble_axp(obj: EnsembleLike, instance: Any, *, engine: str = "auto") -> Explanation:
     """A cardinality-minimal sufficient reason (smallest AXp), by hitting-set duality with the CXps.
 
     Each round takes a minimum hitting set ``H`` of the contrastive sets
@@ -222,7 +254,7 @@ def smallest_ensemble_axp(obj: EnsembleLike, instance: Any) -> Explanation:
     >>> len(kcxai.smallest_ensemble_axp(RandomForest(space, [0, 1], trees), [1, 1, 1]))
     2
     """
-    with _Query(obj, instance) as q:
+    with _Query(obj, instance, engine) as q:
         everything = set(range(q.n))
         with _hitman() as hitman:
             while True:
@@ -234,7 +266,7 @@ def smallest_ensemble_axp(obj: EnsembleLike, instance: Any) -> Explanation:
                 hitman.hit(sorted(free))
 
 
-def smallest_ensemble_cxp(obj: EnsembleLike, instance: Any) -> Explanation:
+def smallest_ensemble_cxp(obj: EnsembleLike, instance: Any, *, engine: str = "auto") -> Explanation:
     """A cardinality-minimal contrastive explanation (smallest CXp), by hitting-set duality with the AXps.
 
     Raises
@@ -252,7 +284,7 @@ def smallest_ensemble_cxp(obj: EnsembleLike, instance: Any) -> Explanation:
     >>> len(kcxai.smallest_ensemble_cxp(RandomForest(space, [0, 1], trees), [1, 1, 1]))
     2
     """
-    with _Query(obj, instance) as q:
+    with _Query(obj, instance, engine) as q:
         everything = set(range(q.n))
         if not q.changes(()):
             raise InvalidInputError(
@@ -270,7 +302,7 @@ def smallest_ensemble_cxp(obj: EnsembleLike, instance: Any) -> Explanation:
 
 # -- checkers ----------------------------------------------------------------------------
 
-def is_ensemble_axp(obj: EnsembleLike, instance: Any, features: Any) -> bool:
+def is_ensemble_axp(obj: EnsembleLike, instance: Any, features: Any, *, engine: str = "auto") -> bool:
     """Whether ``features`` is a subset-minimal sufficient reason (AXp) for the instance.
 
     Examples
@@ -284,12 +316,12 @@ def is_ensemble_axp(obj: EnsembleLike, instance: Any, features: Any) -> bool:
     >>> kcxai.is_ensemble_axp(forest, [1, 1, 0], ["a", "b"]), kcxai.is_ensemble_axp(forest, [1, 1, 0], ["a"])
     (True, False)
     """
-    with _Query(obj, instance) as q:
+    with _Query(obj, instance, engine) as q:
         s = set(q.features(features, "features"))
         return not q.changes(s) and all(q.changes(s - {i}) for i in s)
 
 
-def is_ensemble_cxp(obj: EnsembleLike, instance: Any, features: Any) -> bool:
+def is_ensemble_cxp(obj: EnsembleLike, instance: Any, features: Any, *, engine: str = "auto") -> bool:
     """Whether freeing ``features`` can change the class and no smaller subset of them can (a CXp).
 
     Examples
@@ -303,7 +335,7 @@ def is_ensemble_cxp(obj: EnsembleLike, instance: Any, features: Any) -> bool:
     >>> kcxai.is_ensemble_cxp(forest, [1, 1, 0], ["b"]), kcxai.is_ensemble_cxp(forest, [1, 1, 0], ["b", "c"])
     (True, False)
     """
-    with _Query(obj, instance) as q:
+    with _Query(obj, instance, engine) as q:
         t = set(q.features(features, "features"))
         everything = set(range(q.n))
         return q.changes(everything - t) and all(not q.changes(everything - (t - {i})) for i in t)
