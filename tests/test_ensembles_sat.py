@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from fractions import Fraction
 from typing import Any
 
 import pytest
@@ -30,7 +31,9 @@ def boosted_models(draw: Any) -> BoostedTrees:
     ts = [_with_classes(draw(trees(space=space, n_classes=k, max_depth=3)), classes)
           for _ in range(draw(st.integers(1, 5)))]
     num = st.one_of(st.integers(-3, 3), st.fractions(min_value=-2, max_value=2, max_denominator=4),
-                    st.sampled_from([0.1, -0.3, 0.7, 1 / 3, 2.5e-8]))
+                    st.sampled_from([0.1, -0.3, 0.7, 1 / 3, 2.5e-8]),
+                    # denominators past 2^62 make the search sum exact Python integers
+                    st.sampled_from([Fraction(1, 3 ** 41), -Fraction(2, 7 ** 37), Fraction(5, 11 ** 30)]))
     values = [{p.leaf: draw(num) for p in t.paths} for t in ts]
     if k == 2:
         return BoostedTrees(space, classes, ts, values, init=[draw(num)], ties=draw(st.sampled_from(["first", "last"])))

@@ -149,19 +149,15 @@ class EnsembleBox:
         starts = np.flatnonzero(np.r_[True, tree_of[1:] != tree_of[:-1]])
         free = np.flatnonzero(lo0 != hi0)
         llo, lhi = llo[:, free], lhi[:, free]
-        big = np.iinfo(np.int64).max if val.dtype != object else None
+        # above any sum of leaf values: no tree minimum is ever this (a tree always meets the box)
+        big: Any = np.iinfo(np.int64).max if val.dtype != object else 1 << 4096
         stack = [(lo0[free].copy(), hi0[free].copy())]
         while stack:
             lo, hi = stack.pop()
             self.nodes += 1
             meet = np.all((llo <= hi) & (lhi >= lo), axis=1)
-            if big is not None:
-                mins = np.minimum.reduceat(np.where(meet, val, big), starts)
-                bound = r.base + int(mins.sum(dtype=np.int64)) if len(mins) else r.base
-            else:
-                masked = np.where(meet, val, None)
-                bound = r.base + sum(min(x for x in masked[a:b] if x is not None)
-                                     for a, b in zip(starts, [*starts[1:], len(val)]))
+            mins = np.minimum.reduceat(np.where(meet, val, big), starts)
+            bound = r.base + (int(mins.sum(dtype=np.int64)) if val.dtype != object else sum(mins.tolist()))
             if bound > r.threshold:
                 continue
             if np.all(lo == hi):  # one point (relaxed hulls may still meet several leaves): decide exactly

@@ -6,10 +6,14 @@ I-delta-relevant sets with ``delta = 0``, an abductive explanation (AXp) when
 subset-minimal; PyXAI calls them sufficient reasons. A set ``T`` is
 *contrastive* when freeing it (fixing the others to ``v``) can change the
 class; subset-minimal, a contrastive explanation (CXp). Both predicates are
-monotone, and each is decided by one SAT call on the ensemble's CNF
-(:class:`~kcxai.explain._ensemble_cnf.EnsembleCnf`) with the fixed features as
-assumptions, so these functions scale to forests and boosted models whose
-compiled forms (OBDD, SDD) do not fit in memory.
+monotone, and each is decided by one query to an *engine*: a SAT call on the
+ensemble's CNF (:class:`~kcxai.explain._ensemble_cnf.EnsembleCnf`, the fixed
+features as assumptions) or an exact branch and bound over boxes of values
+(:class:`~kcxai.explain._ensemble_box.EnsembleBox`), so these functions scale
+to forests and boosted models whose compiled forms (OBDD, SDD) do not fit in
+memory. ``engine="auto"`` takes SAT for hard voting (cardinality constraints)
+and the search otherwise (CDCL is slow on sums of float leaf values scaled to
+30-50-bit integers).
 
 * :func:`ensemble_axp`: the deletion loop (as pysat's MUSX): drop a feature
   when the rest stays sufficient, and shrink the set to the solver's
@@ -21,11 +25,11 @@ compiled forms (OBDD, SDD) do not fit in memory.
   versa), with pysat's ``Hitman`` proposing minimum hitting sets of the
   explanations found so far until one is itself an explanation.
 
-Every function takes the model or a prepared :class:`EnsembleCnf` (build it
-once to reuse one solver for many instances). Results are
-:class:`~kcxai.Explanation` objects with ``delta = 0`` and ``language =
-"sat"``; for an AXp ``error`` is 0 and ``precision`` 1 (proved by the
-solver); a CXp's measures are not computed (``None``).
+Every function takes the model or a prepared engine (:func:`prepare_ensemble`;
+build it once to reuse it for many instances). Results are
+:class:`~kcxai.Explanation` objects with ``delta = 0`` and ``language`` the
+engine's (``"sat"`` or ``"search"``); for an AXp ``error`` is 0 and
+``precision`` 1 (proved by the engine); a CXp's measures are not computed (``None``).
 """
 
 from __future__ import annotations
