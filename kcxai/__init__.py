@@ -25,10 +25,14 @@ from kcxai._errors import (
 from kcxai.compilers import CompiledModel, available_languages, compile_model
 from kcxai.explain import (
     Explanation,
+    ensemble_axp,
+    ensemble_cxp,
     enumerate_idrs,
     idrs_error,
     is_cdrs,
     is_dual_idrs,
+    is_ensemble_axp,
+    is_ensemble_cxp,
     is_idrs,
     is_min_cdrs,
     is_min_dual_idrs,
@@ -41,10 +45,13 @@ from kcxai.explain import (
     min_idrs,
     precision,
     smallest_drs,
+    smallest_ensemble_axp,
+    smallest_ensemble_cxp,
     smallest_idrs,
 )
 from kcxai.models import (
     BddClassifier,
+    BoostedTrees,
     Classifier,
     DecisionList,
     DecisionTree,
@@ -80,6 +87,8 @@ __all__ = [
     "Explanation", "min_idrs", "idrs_error", "is_idrs", "is_min_idrs", "precision",
     "local_cdrs", "min_cdrs", "is_cdrs", "is_min_cdrs", "smallest_drs", "is_smallest_drs",
     "smallest_idrs", "is_smallest_idrs", "min_dual_idrs", "is_dual_idrs", "is_min_dual_idrs", "enumerate_idrs",
+    "ensemble_axp", "ensemble_cxp", "smallest_ensemble_axp", "smallest_ensemble_cxp", "is_ensemble_axp",
+    "is_ensemble_cxp", "BoostedTrees",
     # errors
     "KcxaiError", "InvalidInputError", "InvalidTypeError", "ModelFormatError", "NotRelevantError",
     "MissingDependencyError", "UnknownLanguageError", "CompilationLimitError", "ProblemTooLargeError",

@@ -15,8 +15,10 @@ __all__ = ["Explanation", "format_probability"]
 _PRECISION_BOUNDED = frozenset({"local_cdrs", "min_cdrs", "smallest_drs"})
 
 
-def format_probability(p: Probability) -> str:
-    """``7/512 (~0.01367)`` for exact values, ``0.01367`` for floats."""
+def format_probability(p: Probability | None) -> str:
+    """``7/512 (~0.01367)`` for exact values, ``0.01367`` for floats, ``not computed`` for ``None``."""
+    if p is None:
+        return "not computed"
     if isinstance(p, Fraction):
         if p.denominator == 1:
             return str(p.numerator)
@@ -49,9 +51,10 @@ class Explanation:
     delta : Fraction or float
         The bound the set was computed for (``None`` where the problem has none).
     error : Fraction or float
-        ``Pr(kappa(x) != c and x_S = v_S)`` (the paper's eq. idr).
+        ``Pr(kappa(x) != c and x_S = v_S)`` (the paper's eq. idr); ``None`` where
+        not computed (contrastive sets found by SAT).
     precision : Fraction or float
-        ``Pr(kappa(x) = c | x_S = v_S)`` (the paper's eq. drs).
+        ``Pr(kappa(x) = c | x_S = v_S)`` (the paper's eq. drs); ``None`` where not computed.
     language : str
         The knowledge-compilation language that answered the counting queries.
     oracle_calls : int
@@ -93,8 +96,8 @@ class Explanation:
     literals: tuple[str, ...]
     prediction: Any
     delta: Probability | None
-    error: Probability
-    precision: Probability
+    error: Probability | None
+    precision: Probability | None
     language: str
     oracle_calls: int
     seconds: float = field(compare=False)
@@ -131,7 +134,8 @@ class Explanation:
             "values": [_plain(v) for v in self.values], "literals": list(self.literals),
             "size": len(self.features), "prediction": _plain(self.prediction),
             "delta": None if self.delta is None else float(self.delta),
-            "error": float(self.error), "precision": float(self.precision),
+            "error": None if self.error is None else float(self.error),
+            "precision": None if self.precision is None else float(self.precision),
             "coverage": None if self.coverage is None else float(self.coverage),
             "distribution": self.distribution, "approximate": self.approximate, "confidence": self.confidence,
             "language": self.language, "oracle_calls": self.oracle_calls, "seconds": self.seconds,
@@ -158,7 +162,7 @@ class Explanation:
         """The measures as printed: what delta bounds, under which distribution, exact or estimated."""
         fmt = format_probability if not self.approximate else (lambda p: f"~{float(p):.4g} (estimated)")
         err, prec = fmt(self.error), fmt(self.precision)
-        if self.delta is not None:
+        if self.delta is not None and self.error is not None and self.precision is not None:
             d = format_probability(self.delta)
             if self.bounds_precision:
                 prec = f"{prec} {'>=' if self.precision >= self.delta else '<'} delta {d}"

@@ -3,6 +3,7 @@
 from kcxai.models._base import Classifier, load_model, model_from_dict
 from kcxai.models._sklearn import from_sklearn
 from kcxai.models.bdd import BddClassifier
+from kcxai.models.boosted import BoostedTrees
 from kcxai.models.forest import RandomForest
 from kcxai.models.linear import LinearClassifier, NaiveBayes
 from kcxai.models.rules import DecisionList, Rule, RuleSet
@@ -10,4 +11,4 @@ from kcxai.models.tree import DecisionTree, Leaf, Split, TreePath
 
 __all__ = ["Classifier", "DecisionTree", "Leaf", "Split", "TreePath", "load_model", "model_from_dict",
            "DecisionList", "RuleSet", "Rule", "BddClassifier", "NaiveBayes", "LinearClassifier", "RandomForest",
-           "from_sklearn"]
+           "from_sklearn", "BoostedTrees"]

@@ -7,7 +7,10 @@ from collections.abc import Sequence
 from fractions import Fraction
 from typing import Any
 
+import numpy as np
+
 from kcxai._errors import InvalidInputError, InvalidTypeError
+from kcxai.models._import_trees import RawTree, gc_paused, mask_table, numeric_space, tree_over_space
 from kcxai.space import Feature, FeatureSpace
 
 __all__ = ["from_sklearn", "tree_from_sklearn", "forest_from_sklearn", "naive_bayes_from_sklearn",
@@ -68,59 +71,23 @@ def _fitted_tree(clf: Any) -> Any:
     return clf.tree_
 
 
-def _space_for(n: int, names: list[str], doms: list[list[float] | None], trees: Sequence[Any],
-               distribution: Any) -> FeatureSpace:
-    """Categorical features for given domains; numeric ones cut by the thresholds of ``trees`` otherwise."""
-    cuts: list[set[float]] = [set() for _ in range(n)]
-    for t in trees:
-        left, feat, thr = t.children_left, t.feature, t.threshold
-        for k in range(t.node_count):
-            if left[k] != -1:
-                cuts[feat[k]].add(float(thr[k]))
-    features = []
-    for i in range(n):
-        if doms[i] is None:
-            features.append(Feature.numeric(names[i], sorted(cuts[i]), float32=True))
-        else:
-            features.append(Feature.categorical(names[i], doms[i]))
-    return FeatureSpace(features, distribution=distribution)
+def raw_tree(t: Any) -> RawTree:
+    """The arrays of a fitted sklearn ``tree_`` (sklearn compares ``float32(x) <= threshold``)."""
+    return RawTree(np.asarray(t.children_left, dtype=np.int64), np.asarray(t.children_right, dtype=np.int64),
+                   np.asarray(t.feature, dtype=np.int64), np.asarray(t.threshold, dtype=np.float64))
 
 
-def _tree_over_space(t: Any, space: FeatureSpace, doms: list[list[float] | None], labels: Sequence[Any]) -> Any:
-    """A kcxai tree (node ids = sklearn's) for the sklearn tree structure ``t`` over ``space``."""
-    import numpy as np
-
-    from kcxai.models.tree import DecisionTree
-
-    features = space.features
-    # sklearn compares float32(x) <= threshold; do the same for explicit domains.
-    f32 = [None if d is None else [float(np.float32(v)) for v in d] for d in doms]
-    left, right, feat, thr = t.children_left, t.children_right, t.feature, t.threshold
-    fl: list[int] = []
-    lab: list[int] = []
-    br: list[tuple[tuple[int, int], ...]] = []
-    arg = np.argmax(t.value[:, 0, :], axis=1)
-    for k in range(t.node_count):
-        if left[k] == -1:
-            fl.append(-1)
-            lab.append(int(arg[k]))
-            br.append(())
-            continue
-        i, th = int(feat[k]), float(thr[k])
-        if f32[i] is None:
-            vals = features[i].values
-            lm = sum(1 << j for j, iv in enumerate(vals) if iv.high <= th)
-        else:
-            lm = sum(1 << j for j, v in enumerate(f32[i]) if v <= th)
-        full = (1 << features[i].size) - 1
-        fl.append(i)
-        lab.append(-1)
-        br.append(((lm, int(left[k])), (full & ~lm, int(right[k]))))
-    tree = object.__new__(DecisionTree)
-    tree.space = space
-    tree._init_classes(labels)
-    tree._set_arrays(fl, lab, br, names=None)
-    return tree
+def _trees_over_space(structures: Sequence[Any], n: int, names: list[str], doms: list[list[float] | None],
+                      labels: Sequence[Any], distribution: Any) -> list[Any]:
+    """kcxai trees (node ids = sklearn's) for sklearn tree structures, over one space cut by all their thresholds."""
+    raws = [raw_tree(t) for t in structures]
+    space = numeric_space(names, doms, raws, distribution, float32=True)
+    table = mask_table(space, doms, float32=True)
+    out = []
+    for t, raw in zip(structures, raws):
+        arg = np.argmax(t.value[:, 0, :], axis=1)
+        out.append(tree_over_space(raw, space, doms, labels, arg, float32=True, table=table))
+    return out
 
 
 def tree_from_sklearn(clf: Any, *, feature_names: Sequence[str] | None = None,
@@ -132,9 +99,8 @@ def tree_from_sklearn(clf: Any, *, feature_names: Sequence[str] | None = None,
     n = int(clf.n_features_in_)
     names = sklearn_feature_names(clf, n, feature_names)
     doms = check_domains(domains, n)
-    space = _space_for(n, names, doms, [t], distribution)
     labels = list(clf.classes_) if classes is None else list(classes)
-    return _tree_over_space(t, space, doms, labels)
+    return _trees_over_space([t], n, names, doms, labels, distribution)[0]
 
 
 # -- forests -------------------------------------------------------------------
@@ -145,7 +111,7 @@ def forest_from_sklearn(clf: Any, *, domains: Sequence[Any] | None = None,
     """See :meth:`kcxai.models.RandomForest.from_sklearn`."""
     from sklearn.ensemble import ExtraTreesClassifier, RandomForestClassifier
 
-    from kcxai.models.forest import VOTINGS, RandomForest
+    from kcxai.models.forest import VOTINGS
 
     if not isinstance(clf, (RandomForestClassifier, ExtraTreesClassifier)):
         raise InvalidTypeError(
@@ -161,15 +127,25 @@ def forest_from_sklearn(clf: Any, *, domains: Sequence[Any] | None = None,
     names = sklearn_feature_names(clf, n, feature_names)
     doms = check_domains(domains, n)
     structures = [e.tree_ for e in clf.estimators_]
-    space = _space_for(n, names, doms, structures, distribution)
     labels = list(clf.classes_)
     k = len(labels)
-    trees = [_tree_over_space(t, space, doms, labels) for t in structures]
+    with gc_paused():
+        return _forest(structures, n, names, doms, labels, distribution, voting, k)
+
+
+def _forest(structures: Sequence[Any], n: int, names: list[str], doms: list[list[float] | None],
+            labels: list[Any], distribution: Any, voting: str, k: int) -> Any:
+    from kcxai.models.forest import RandomForest
+
+    trees = _trees_over_space(structures, n, names, doms, labels, distribution)
+    space = trees[0].space
     scores = None
     if voting == "soft":
         # DecisionTreeClassifier.predict_proba returns tree_.value[leaf, 0, :n_classes] (fractions).
-        scores = [{p.leaf: [float(x) for x in t.value[p.leaf, 0, :k]] for p in tree.paths}
-                  for t, tree in zip(structures, trees)]
+        scores = []
+        for t, tree in zip(structures, trees):
+            values = t.value[:, 0, :k].tolist()
+            scores.append({p.leaf: values[p.leaf] for p in tree.paths})
     return RandomForest(space, labels, trees, voting=voting, leaf_scores=scores)
 
 
@@ -189,7 +165,8 @@ def naive_bayes_from_sklearn(clf: Any, *, domains: Sequence[Any] | None = None,
     import numpy as np
     from sklearn.naive_bayes import BernoulliNB, CategoricalNB
 
-    from kcxai.models.linear import NaiveBayes, exact_number
+    from kcxai.models._numbers import exact_number
+    from kcxai.models.linear import NaiveBayes
 
     if not isinstance(clf, (CategoricalNB, BernoulliNB)):
         raise InvalidTypeError(
@@ -281,7 +258,9 @@ def linear_from_sklearn(clf: Any, *, domains: Sequence[Any] | None = None,
 # -- the one import door -------------------------------------------------------------
 
 #: What :func:`from_sklearn` accepts.
-SUPPORTED = ("DecisionTreeClassifier", "RandomForestClassifier", "ExtraTreesClassifier", "CategoricalNB",
+SUPPORTED = ("DecisionTreeClassifier", "RandomForestClassifier", "ExtraTreesClassifier",
+             "GradientBoostingClassifier", "HistGradientBoostingClassifier", "xgboost.XGBClassifier",
+             "lightgbm.LGBMClassifier", "CategoricalNB",
              "BernoulliNB", "LogisticRegression (and other linear classifiers: LinearSVC, RidgeClassifier, "
              "SGDClassifier, Perceptron)")
 
@@ -295,6 +274,9 @@ def from_sklearn(estimator: Any, *, domains: Sequence[Any] | None = None,
     estimator
         A fitted ``DecisionTreeClassifier``, ``RandomForestClassifier`` (or
         ``ExtraTreesClassifier``; soft voting, as its ``predict``),
+        ``GradientBoostingClassifier``, ``HistGradientBoostingClassifier``,
+        ``xgboost.XGBClassifier`` or ``lightgbm.LGBMClassifier`` (the last two
+        with the ``[boost]`` extra; all as :class:`~kcxai.models.BoostedTrees`),
         ``CategoricalNB``, ``BernoulliNB`` or ``LogisticRegression`` (or
         another linear classifier: ``LinearSVC``, ``RidgeClassifier``,
         ``SGDClassifier``, ``Perceptron``).
@@ -311,7 +293,7 @@ def from_sklearn(estimator: Any, *, domains: Sequence[Any] | None = None,
 
     Returns
     -------
-    DecisionTree, RandomForest, NaiveBayes or LinearClassifier
+    DecisionTree, RandomForest, BoostedTrees, NaiveBayes or LinearClassifier
         Its predictions equal the estimator's; float parameters are taken as
         the exact rationals they store (see ``docs/models.md``).
 
@@ -332,7 +314,19 @@ def from_sklearn(estimator: Any, *, domains: Sequence[Any] | None = None,
         from sklearn.tree import DecisionTreeClassifier
     except ImportError as e:  # pragma: no cover - scikit-learn is a core dependency
         raise InvalidTypeError("Importing scikit-learn models needs scikit-learn installed.") from e
+    from sklearn.ensemble import GradientBoostingClassifier, HistGradientBoostingClassifier
+
+    from kcxai.models import _import_boosted as boosted
+
     kw = {"domains": domains, "feature_names": feature_names, "distribution": distribution}
+    if isinstance(estimator, GradientBoostingClassifier):
+        return boosted.gradient_boosting_from_sklearn(estimator, **kw)
+    if isinstance(estimator, HistGradientBoostingClassifier):
+        return boosted.hist_gradient_boosting_from_sklearn(estimator, **kw)
+    if boosted.is_xgboost(estimator):
+        return boosted.boosted_from_xgboost(estimator, **kw)
+    if boosted.is_lightgbm(estimator):
+        return boosted.boosted_from_lightgbm(estimator, **kw)
     if isinstance(estimator, DecisionTreeClassifier):
         return tree_from_sklearn(estimator, **kw)
     if isinstance(estimator, (RandomForestClassifier, ExtraTreesClassifier)):

@@ -38,7 +38,7 @@ from kcxai.space import FeatureSpace
 if TYPE_CHECKING:  # pragma: no cover
     from kcxai.compilers._builder import FunctionBuilder
 
-__all__ = ["RandomForest", "VOTINGS"]
+__all__ = ["RandomForest", "VOTINGS", "TreeBlock", "leaf_of", "tree_over"]
 
 #: The votings a :class:`RandomForest` reproduces.
 VOTINGS = ("soft", "hard")
@@ -46,8 +46,12 @@ VOTINGS = ("soft", "hard")
 
 def leaf_of(tree: DecisionTree, point: Sequence[int]) -> int:
     """The node id of the leaf a point reaches."""
-    nid = tree._root
-    feat, branches = tree._feat, tree._branches
+    a = tree.arrays
+    return _walk(a.feature, a.branches, a.root, point)
+
+
+def _walk(feat: Sequence[int], branches: Sequence[Sequence[tuple[int, int]]], nid: int,
+          point: Sequence[int]) -> int:
     while feat[nid] >= 0:
         bit = 1 << point[feat[nid]]
         for mask, child in branches[nid]:
@@ -57,37 +61,55 @@ def leaf_of(tree: DecisionTree, point: Sequence[int]) -> int:
     return nid
 
 
-class _TreeBlock:
+def _exact(x: Any, memo: dict[Any, tuple[Fraction, bool]], what: str) -> tuple[Fraction, bool]:
+    """:func:`exact_number` with a cache per distinct value (a forest repeats a few leaf scores many times)."""
+    try:
+        key = (type(x), x)
+        hit = memo.get(key)
+    except TypeError:  # unhashable: let exact_number say what is wrong
+        return exact_number(x, what)
+    if hit is None:
+        hit = memo[key] = exact_number(x, what)
+    return hit
+
+
+class TreeBlock:
     """A tree as a block of an additive score: one outcome per reachable leaf."""
 
-    __slots__ = ("tree", "index")
+    __slots__ = ("tree", "index", "arrays")
 
     def __init__(self, tree: DecisionTree) -> None:
         self.tree = tree
+        self.arrays = tree.arrays
         self.index = {p.leaf: k for k, p in enumerate(tree.paths)}
 
+    def leaf(self, point: Sequence[int]) -> int:
+        """The node id of the leaf ``point`` reaches."""
+        a = self.arrays
+        return _walk(a.feature, a.branches, a.root, point)
+
     def outcome(self, point: Sequence[int]) -> int:
-        return self.index[leaf_of(self.tree, point)]
+        return self.index[self.leaf(point)]
 
     def assemble(self, builder: "FunctionBuilder[Any]", children: Sequence[Any]) -> Any:
         """The tree with leaf ``k`` replaced by ``children[k]`` (unreachable leaves by false)."""
-        tree = self.tree
+        a = self.arrays
         order: list[int] = []
-        stack = [tree._root]
+        stack = [a.root]
         while stack:
             nid = stack.pop()
             order.append(nid)
-            stack.extend(child for _, child in tree._branches[nid])
+            stack.extend(child for _, child in a.branches[nid])
         memo: dict[int, Any] = {}
         for nid in reversed(order):
-            f = tree._feat[nid]
+            f = a.feature[nid]
             if f < 0:
                 k = self.index.get(nid)
                 memo[nid] = builder.false() if k is None else children[k]
                 continue
-            branches = [(mask, memo.pop(child)) for mask, child in tree._branches[nid]]
+            branches = [(mask, memo.pop(child)) for mask, child in a.branches[nid]]
             memo[nid] = exclusive_branches(builder, f, branches)
-        return memo[tree._root]
+        return memo[a.root]
 
 
 class RandomForest(Classifier):
@@ -143,20 +165,23 @@ class RandomForest(Classifier):
             if tree.classes != self.classes:
                 raise InvalidInputError(
                     f"'trees[{t}]' has classes {list(tree.classes)}; the forest's are {list(self.classes)}.")
-        self.trees = tuple(tree if tree.space == space else _tree_over(tree, space) for tree in trees)
-        self._blocks = [_TreeBlock(tree) for tree in self.trees]
+        self.trees = tuple(tree if tree.space == space else tree_over(tree, space) for tree in trees)
+        self._blocks = [TreeBlock(tree) for tree in self.trees]
         k = len(self.classes)
         floats = False
         terms: list[tuple[tuple[Fraction, ...], ...]] = []
         if voting == "hard":
             if leaf_scores is not None:
                 raise InvalidInputError("'leaf_scores' is only used with voting='soft'.")
+            one_hot = [tuple(Fraction(int(c == d)) for c in range(k)) for d in range(k)]
             for tree in self.trees:
-                terms.append(tuple(tuple(Fraction(int(p.label == c)) for c in range(k)) for p in tree.paths))
+                terms.append(tuple(one_hot[p.label] for p in tree.paths))
         else:
             if leaf_scores is None or isinstance(leaf_scores, Mapping) or len(leaf_scores) != len(self.trees):
                 raise InvalidInputError(
                     f"voting='soft' needs 'leaf_scores': one mapping per tree ({len(self.trees)}).")
+            memo: dict[Any, tuple[Fraction, bool]] = {}
+            row_memo: dict[tuple[Any, ...], tuple[tuple[Fraction, ...], bool]] = {}
             for t, (tree, scores) in enumerate(zip(self.trees, leaf_scores)):
                 if not isinstance(scores, Mapping):
                     raise InvalidTypeError(
@@ -165,13 +190,23 @@ class RandomForest(Classifier):
                 for p in tree.paths:
                     if p.leaf not in scores:
                         raise InvalidInputError(f"'leaf_scores[{t}]' has no scores for leaf node {p.leaf}.")
-                    row = list(scores[p.leaf])
-                    if len(row) != k:
-                        raise InvalidInputError(
-                            f"'leaf_scores[{t}][{p.leaf}]' must have one score per class ({k}). Got {len(row)}.")
-                    ex = [exact_number(x, f"'leaf_scores[{t}][{p.leaf}]' entries") for x in row]
-                    floats |= any(fl for _, fl in ex)
-                    rows.append(tuple(x for x, _ in ex))
+                    raw = tuple(scores[p.leaf])
+                    try:
+                        hit = row_memo.get(raw)
+                    except TypeError:
+                        hit = None
+                    if hit is None:
+                        if len(raw) != k:
+                            raise InvalidInputError(
+                                f"'leaf_scores[{t}][{p.leaf}]' must have one score per class ({k}). Got {len(raw)}.")
+                        ex = [_exact(x, memo, f"'leaf_scores[{t}][{p.leaf}]' entries") for x in raw]
+                        hit = (tuple(x for x, _ in ex), any(fl for _, fl in ex))
+                        try:
+                            row_memo[raw] = hit
+                        except TypeError:
+                            pass
+                    floats |= hit[1]
+                    rows.append(hit[0])
                 terms.append(tuple(rows))
         self.weights_from_floats = floats
         self._set_terms(tuple(terms))
@@ -181,8 +216,13 @@ class RandomForest(Classifier):
 
     def _set_terms(self, terms: tuple[tuple[tuple[Fraction, ...], ...], ...]) -> None:
         self._terms = terms
-        scale = _lcm_of_denominators([x for t in terms for row in t for x in row])
-        self._iterms = tuple(tuple(tuple(int(x * scale) for x in row) for row in t) for t in terms)
+        # keyed by object identity: leaf scores repeat a few shared Fraction objects, and hashing a
+        # Fraction cost 1.6 s on a 20-tree adult forest
+        rows = {id(row): row for t in terms for row in t}
+        distinct = {id(x): x for row in rows.values() for x in row}
+        scale = _lcm_of_denominators(distinct.values())
+        scaled = {k: tuple(int(x * scale) for x in row) for k, row in rows.items()}
+        self._iterms = tuple(tuple(scaled[id(row)] for row in t) for t in terms)
 
     def rounded(self, step: Any) -> "RandomForest":
         """A soft-voting copy with every leaf score rounded to the nearest multiple of ``step``.
@@ -255,7 +295,7 @@ class RandomForest(Classifier):
     def with_distribution(self, distribution: Any) -> "RandomForest":
         space = self.space.with_distribution(distribution)
         scores = None if self.voting == "hard" else [self.leaf_scores(t) for t in range(len(self.trees))]
-        out = RandomForest(space, self.classes, [_tree_over(t, space) for t in self.trees], voting=self.voting,
+        out = RandomForest(space, self.classes, [tree_over(t, space) for t in self.trees], voting=self.voting,
                            leaf_scores=scores)
         out.weights_from_floats = self.weights_from_floats
         out.rounding = self.rounding
@@ -297,6 +337,8 @@ class RandomForest(Classifier):
             raise ModelFormatError("A random_forest model needs a non-empty 'trees' list.")
         trees = [DecisionTree._from_body(space, classes, t) for t in trees_json]
         voting = body.get("voting")
+        if voting not in VOTINGS:
+            raise ModelFormatError(f"A random_forest model needs 'voting' in {list(VOTINGS)}. Got {voting!r}.")
         scores = None
         if voting == "soft":
             raw = body["leaf_scores"]
@@ -324,10 +366,8 @@ class RandomForest(Classifier):
                 f"{len(self.classes)} classes)")
 
 
-def _tree_over(tree: DecisionTree, space: FeatureSpace) -> DecisionTree:
+def tree_over(tree: DecisionTree, space: FeatureSpace) -> DecisionTree:
     """The same tree over another space with the same features (another distribution)."""
-    out = object.__new__(DecisionTree)
-    out.space = space
-    out._init_classes(tree.classes)
-    out._set_arrays(list(tree._feat), list(tree._label), list(tree._branches), tree._node_names, tree._root)
-    return out
+    a = tree.arrays
+    return DecisionTree._from_arrays(space, tree.classes, list(a.feature), list(a.label), list(a.branches),
+                                     root=a.root)

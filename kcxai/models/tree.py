@@ -241,9 +241,23 @@ class DecisionTree(Classifier):
         paths: list[TreePath] = []
         n = len(self._feat)
         seen = [False] * n
-        stack: list[tuple[int, tuple[int, ...]]] = [(self._root, tuple(full))]
+        # Depth-first with one mutable array of allowed masks and undo entries (node -1): a tuple copy
+        # per node cost 2.9 s of a 20-tree adult forest's 17 s import.
+        allowed = list(full)
+        restricted: dict[int, int] = {}  # the features whose allowed mask is not full
+        stack: list[tuple[int, int, int]] = [(self._root, -1, 0)]  # (node, feature set on entry, its mask)
         while stack:
-            nid, allowed = stack.pop()
+            nid, g, mg = stack.pop()
+            if g >= 0:
+                if nid >= 0:
+                    stack.append((-1, g, allowed[g]))
+                allowed[g] = mg
+                if mg == full[g]:
+                    restricted.pop(g, None)
+                else:
+                    restricted[g] = mg
+                if nid < 0:
+                    continue
             if not 0 <= nid < n:
                 raise ModelFormatError(f"Tree refers to a missing node (index {nid}).")
             if seen[nid]:
@@ -253,8 +267,7 @@ class DecisionTree(Classifier):
             if f < 0:
                 if not 0 <= self._label[nid] < len(self.classes):
                     raise ModelFormatError(f"Leaf {self._node_name(nid)} has no valid class.")
-                masks = tuple((i, m) for i, m in enumerate(allowed) if m != full[i])
-                paths.append(TreePath(self._label[nid], masks, nid))
+                paths.append(TreePath(self._label[nid], tuple(sorted(restricted.items())), nid))
                 continue
             here = allowed[f]
             covered = 0
@@ -269,7 +282,9 @@ class DecisionTree(Classifier):
                         f"down more than one branch: a point must reach exactly one leaf.")
                 covered |= m
                 if m:
-                    stack.append((child, allowed[:f] + (m,) + allowed[f + 1:]))
+                    if not 0 <= child < n:
+                        raise ModelFormatError(f"Tree refers to a missing node (index {child}).")
+                    stack.append((child, f, m))
                 else:
                     self._mark_unreachable(child, seen)
             if covered != here:

@@ -1,0 +1,317 @@
+"""A tree ensemble as CNF in an incremental SAT solver: "some point with ``x_S = v_S`` gets another class".
+
+Variables and clauses (pysat, Glucose 4):
+
+* **Features**, order encoding: ``y[i][k]`` means ``x_i <= k`` (value numbers
+  ``0 .. d-1``), with ``y[i][k] -> y[i][k+1]``. A value is two literals, so
+  fixing a feature to ``v`` is at most two *assumptions*, and a threshold test
+  (a prefix or suffix of a numeric feature's intervals) is one literal.
+* **Trees**: a literal per node "the point reaches this node", implying its
+  parent and the value set on its incoming edge (one run of consecutive values
+  is at most two binary clauses); at least one reachable leaf per tree. As the
+  leaves partition feature space, exactly one leaf per tree is true in every
+  model, and when all features are fixed unit propagation finds it.
+* **Class change**: for the predicted class ``c`` and each rival ``d``, a
+  selector ``g_cd -> score_d - score_c >= 0`` (``> 0`` when ``c`` wins ties
+  against ``d``), over the trees' leaf scores scaled to integers
+  (:func:`~kcxai.explain._sums.guarded_sum_geq`: a totalizer for votes, adders
+  for float leaf values); ``t_c -> OR_d g_cd``. Built the first time class
+  ``c`` is asked for, and kept.
+
+A query assumes ``t_c`` and the literals of the fixed features; it is
+satisfiable iff some point consistent with them is classified otherwise. The
+encoding holds no instance: one solver serves every instance of a model.
+"""
+
+from __future__ import annotations
+
+import math
+from bisect import bisect_left
+from collections.abc import Iterable, Sequence
+from fractions import Fraction
+from typing import Any
+
+from pysat.formula import IDPool  # type: ignore[import-untyped]
+from pysat.solvers import Solver  # type: ignore[import-untyped]
+
+from kcxai._errors import InvalidTypeError
+from kcxai.explain._sums import guarded_sum_geq
+
+__all__ = ["EnsembleCnf", "ensemble_view"]
+
+
+class _View:
+    """What the encoding reads from a tree ensemble: trees, per-leaf class scores, base scores, tie order."""
+
+    __slots__ = ("trees", "rows", "base", "ties_last")
+
+    def __init__(self, trees: Sequence[Any], rows: Sequence[dict[int, tuple[Fraction, ...]]],
+                 base: Sequence[Fraction], ties_last: bool) -> None:
+        self.trees = trees
+        self.rows = rows
+        self.base = base
+        self.ties_last = ties_last
+
+    def prefers(self, d: int, c: int) -> bool:
+        """Whether ``d`` wins a tie against ``c``."""
+        return d > c if self.ties_last else d < c
+
+
+def ensemble_view(model: Any) -> _View:
+    """The scores of a :class:`~kcxai.models.RandomForest` or :class:`~kcxai.models.BoostedTrees`."""
+    from kcxai.models.boosted import BoostedTrees
+    from kcxai.models.forest import RandomForest
+
+    if isinstance(model, RandomForest):
+        k = len(model.classes)
+        return _View(model.trees, [model.leaf_scores(t) for t in range(model.n_trees)], [Fraction(0)] * k, False)
+    if isinstance(model, BoostedTrees):
+        return _View(model.trees, [model.leaf_scores(t) for t in range(model.n_trees)], model.base_scores,
+                     model.ties == "last")
+    raise InvalidTypeError(
+        f"'model' must be a RandomForest or BoostedTrees (a tree ensemble). Got {type(model).__name__} instead.")
+
+
+def _runs(mask: int) -> list[tuple[int, int]]:
+    """The maximal runs ``(first, last)`` of consecutive set bits of ``mask``."""
+    out = []
+    pos = 0
+    while mask:
+        low = (mask & -mask).bit_length() - 1
+        mask >>= low
+        pos += low
+        length = (mask ^ (mask + 1)).bit_length() - 1  # trailing ones
+        out.append((pos, pos + length - 1))
+        mask >>= length
+        pos += length
+    return out
+
+
+class EnsembleCnf:
+    """The CNF of a tree ensemble in one incremental solver (see the module docstring).
+
+    Parameters
+    ----------
+    model : RandomForest or BoostedTrees
+    solver : str, default "g4"
+        A pysat solver name that supports assumptions and cores.
+    """
+
+    language = "sat"
+
+    def __init__(self, model: Any, *, solver: str = "g4") -> None:
+        self.model = model
+        self.view = ensemble_view(model)
+        self.space = model.space
+        self.pool = IDPool()
+        self.solver = Solver(name=solver)
+        self.clauses = 0
+        self._buffer: list[list[int]] = []
+        self.sizes = [f.size for f in self.space.features]
+        # y[i][k] <=> x_i <= k, k = 0 .. d-2
+        self.y: list[list[int]] = []
+        for d in self.sizes:
+            ys = [self._new() for _ in range(d - 1)]
+            for a, b in zip(ys, ys[1:]):
+                self._add([-a, b])
+            self.y.append(ys)
+        self._run_lits: dict[tuple[int, int, int], int] = {}
+        self.leaves: list[dict[int, int]] = [self._encode_tree(t) for t in self.view.trees]
+        self._targets: dict[int, int] = {}
+        self.encodings: dict[int, list[str]] = {}
+        self._flush()
+
+    # -- building -------------------------------------------------------------
+
+    def _new(self) -> int:
+        return int(self.pool.id())
+
+    def _add(self, clause: list[int]) -> None:
+        self._buffer.append(clause)
+        if len(self._buffer) >= 100_000:
+            self._flush()
+
+    def _flush(self) -> None:
+        self.solver.append_formula(self._buffer)
+        self.clauses += len(self._buffer)
+        self._buffer = []
+
+    def _range_lits(self, i: int, a: int, b: int) -> list[int]:
+        """The literals whose conjunction says ``a <= x_i <= b``."""
+        out = []
+        if a > 0:
+            out.append(-self.y[i][a - 1])
+        if b < self.sizes[i] - 1:
+            out.append(self.y[i][b])
+        return out
+
+    def _in(self, lit: int, i: int, mask: int) -> None:
+        """``lit -> x_i in mask``."""
+        full = (1 << self.sizes[i]) - 1
+        mask &= full
+        if mask == full:
+            return
+        if not mask:
+            self._add([-lit])
+            return
+        runs = _runs(mask)
+        if len(runs) == 1:
+            for x in self._range_lits(i, *runs[0]):
+                self._add([-lit, x])
+            return
+        alts = []
+        for a, b in runs:
+            key = (i, a, b)
+            r = self._run_lits.get(key)
+            if r is None:
+                r = self._run_lits[key] = self._new()
+                for x in self._range_lits(i, a, b):
+                    self._add([-r, x])
+            alts.append(r)
+        self._add([-lit, *alts])
+
+    def _encode_tree(self, tree: Any) -> dict[int, int]:
+        """Node literals; returns ``{leaf node id: literal}`` for the reachable leaves (constant trees: {})."""
+        a = tree.arrays
+        reachable = {p.leaf for p in tree.paths}
+        if a.feature[a.root] < 0:
+            return {}
+        lit_of: dict[int, int] = {}
+        leaves: dict[int, int] = {}
+        stack = [a.root]
+        while stack:
+            nid = stack.pop()
+            f = a.feature[nid]
+            parent = lit_of.get(nid)
+            for mask, child in a.branches[nid]:
+                lit = self._new()
+                lit_of[child] = lit
+                if parent is not None:
+                    self._add([-lit, parent])
+                self._in(lit, f, mask)
+                if a.feature[child] >= 0:
+                    stack.append(child)
+                elif child in reachable:
+                    leaves[child] = lit
+                else:
+                    self._add([-lit])
+        self._add(list(leaves.values()))
+        return leaves
+
+    def target(self, c: int) -> int:
+        """The literal ``t_c``: "a rival beats class ``c``" (built on first use)."""
+        t = self._targets.get(c)
+        if t is not None:
+            return t
+        view = self.view
+        k = len(view.base)
+        rivals = []
+        kinds = []
+        for d in range(k):
+            if d == c:
+                continue
+            g = self._new()
+            kinds.append(self._rival(c, d, g))
+            rivals.append(g)
+        t = self._targets[c] = self._new()
+        self._add([-t, *rivals])
+        self.encodings[c] = kinds
+        self._flush()
+        return t
+
+    def _rival(self, c: int, d: int, g: int) -> str:
+        """``g -> score_d - score_c >= 0`` (``> 0`` unless ``d`` wins ties), scaled to integers."""
+        view = self.view
+        diffs = [{leaf: row[d] - row[c] for leaf, row in rows.items()} for rows in view.rows]
+        base = view.base[d] - view.base[c]
+        scale = 1
+        for x in {base, *(v for t in diffs for v in t.values())}:
+            scale = scale * x.denominator // math.gcd(scale, x.denominator)
+        ints = [{leaf: int(v * scale) for leaf, v in t.items()} for t in diffs]
+        b0 = int(base * scale)
+        common = 0
+        for t in ints:
+            lo = min(t.values(), default=0)
+            for v in set(t.values()):
+                common = math.gcd(common, v - lo)
+        bound_strict = 0 if view.prefers(d, c) else 1
+        blocks: list[list[tuple[int, int]]] = []
+        shift = b0
+        for t, lits in zip(ints, self.leaves):
+            if not t:
+                continue
+            lo = min(t.values())
+            shift += lo
+            groups: dict[int, list[int]] = {}
+            for leaf, v in t.items():
+                if v != lo:
+                    groups.setdefault(v - lo, []).append(lits[leaf])
+            if not groups:
+                continue
+            blk = []
+            for u, ls in groups.items():
+                blk.append((u // common, self._or(ls)))
+            blocks.append(blk)
+        # sum_t (lo_t + u_t) + b0 >= bound  <=>  sum_t u_t >= bound - shift; in units of ``common``
+        need = bound_strict - shift
+        if common > 1:
+            need = -((-need) // common)  # ceiling: the sum of multiples of ``common`` reaches ``need``
+        return guarded_sum_geq(blocks, need, g, self.pool, self._add)
+
+    def _or(self, lits: list[int]) -> int:
+        """A literal equivalent to ``OR lits`` (leaves of one tree: at most one is true)."""
+        if len(lits) == 1:
+            return lits[0]
+        o = self._new()
+        for x in lits:
+            self._add([-x, o])
+        self._add([-o, *lits])
+        return o
+
+    # -- queries --------------------------------------------------------------
+
+    def fixed_literals(self, point: Sequence[int], features: Iterable[int]) -> dict[int, list[int]]:
+        """Per fixed feature, the assumption literals saying ``x_i = point[i]``."""
+        return {i: self._range_lits(i, point[i], point[i]) for i in features}
+
+    def changes(self, point: Sequence[int], label: int, fixed: Iterable[int]) -> bool:
+        """Whether some point with ``x_fixed = point_fixed`` is classified other than ``label``."""
+        lits = [self.target(label)]
+        for ls in self.fixed_literals(point, fixed).values():
+            lits.extend(ls)
+        return bool(self.solver.solve(assumptions=lits))
+
+    def core_features(self, point: Sequence[int], fixed: Iterable[int]) -> set[int]:
+        """After an unsatisfiable :meth:`changes`: the fixed features in the solver's core."""
+        by_lit = {x: i for i, ls in self.fixed_literals(point, fixed).items() for x in ls}
+        core = self.solver.get_core() or []
+        return {by_lit[x] for x in core if x in by_lit}
+
+    def model_point(self) -> tuple[int, ...]:
+        """After a satisfiable :meth:`changes`: the point of the solver's model."""
+        model = self.solver.get_model()
+        assert model is not None  # only called after a satisfiable query
+        out = []
+        for ys in self.y:
+            truth = [model[v - 1] > 0 for v in ys]
+            out.append(bisect_left(truth, True) if truth else 0)  # x <= k holds from k = x on
+        return tuple(out)
+
+    def differs(self, point: Sequence[int], features: Iterable[int]) -> set[int]:
+        """After a satisfiable :meth:`changes`: the features among ``features`` whose model value is not ``point``'s."""
+        model = self.solver.get_model()
+        assert model is not None
+        out = set()
+        for i in features:
+            if any(model[abs(x) - 1] * x < 0 for x in self._range_lits(i, point[i], point[i])):
+                out.add(i)
+        return out
+
+    def close(self) -> None:
+        """Free the solver."""
+        self.solver.delete()
+
+    @property
+    def n_vars(self) -> int:
+        """Number of variables."""
+        return int(self.pool.top)

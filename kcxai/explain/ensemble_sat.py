@@ -1,0 +1,345 @@
+"""Abductive and contrastive explanations (delta = 0) of tree ensembles by incremental SAT.
+
+For an instance ``v`` predicted ``c``, a set ``S`` of features is *sufficient*
+when every point with ``x_S = v_S`` is predicted ``c``: the paper's
+I-delta-relevant sets with ``delta = 0``, an abductive explanation (AXp) when
+subset-minimal; PyXAI calls them sufficient reasons. A set ``T`` is
+*contrastive* when freeing it (fixing the others to ``v``) can change the
+class; subset-minimal, a contrastive explanation (CXp). Both predicates are
+monotone, and each is decided by one query to an *engine*: a SAT call on the
+ensemble's CNF (:class:`~kcxai.explain._ensemble_cnf.EnsembleCnf`, the fixed
+features as assumptions) or an exact branch and bound over boxes of values
+(:class:`~kcxai.explain._ensemble_box.EnsembleBox`), so these functions scale
+to forests and boosted models whose compiled forms (OBDD, SDD) do not fit in
+memory. ``engine="auto"`` takes SAT for hard voting (cardinality constraints)
+and the search otherwise (CDCL is slow on sums of float leaf values scaled to
+30-50-bit integers).
+
+* :func:`ensemble_axp`: the deletion loop (as pysat's MUSX): drop a feature
+  when the rest stays sufficient, and shrink the set to the solver's
+  unsatisfiable core at once.
+* :func:`ensemble_cxp`: the dual deletion loop; a model that changes the
+  class shrinks the set to the features where it differs from ``v``.
+* :func:`smallest_ensemble_axp` / :func:`smallest_ensemble_cxp`: hitting-set
+  duality (minimal AXps are the minimal hitting sets of the CXps and vice
+  versa), with pysat's ``Hitman`` proposing minimum hitting sets of the
+  explanations found so far until one is itself an explanation.
+
+Every function takes the model or a prepared engine (:func:`prepare_ensemble`;
+build it once to reuse it for many instances). Results are
+:class:`~kcxai.Explanation` objects with ``delta = 0`` and ``language`` the
+engine's (``"sat"`` or ``"search"``); for an AXp ``error`` is 0 and
+``precision`` 1 (proved by the engine); a CXp's measures are not computed (``None``).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Iterator, Mapping
+from fractions import Fraction
+from typing import Any, Union
+
+from kcxai._errors import InvalidInputError, InvalidTypeError
+from kcxai.explain._ensemble_box import EnsembleBox
+from kcxai.explain._ensemble_cnf import EnsembleCnf
+from kcxai.explain._result import Explanation
+
+__all__ = ["ensemble_axp", "ensemble_cxp", "smallest_ensemble_axp", "smallest_ensemble_cxp", "is_ensemble_axp",
+           "is_ensemble_cxp", "EnsembleCnf", "EnsembleBox", "prepare_ensemble", "ENGINES"]
+
+#: What the functions accept: a RandomForest, a BoostedTrees, or a prepared engine (:func:`prepare_ensemble`).
+EnsembleLike = Union[EnsembleCnf, EnsembleBox, Any]
+
+#: The engines that decide "can the class change?": SAT, and branch and bound over value boxes.
+ENGINES = ("auto", "sat", "search")
+
+
+def prepare_ensemble(model: Any, *, engine: str = "auto") -> EnsembleCnf | EnsembleBox:
+    """The engine answering class-change queries for ``model``; pass it instead of the model to reuse it.
+
+    ``"sat"``: the CNF in an incremental SAT solver (:class:`EnsembleCnf`);
+    ``"search"``: branch and bound over value boxes (:class:`EnsembleBox`), exact
+    as well, and much faster when leaf values are floats (boosted trees, soft
+    voting); ``"auto"``: SAT for hard voting, search otherwise.
+
+    Examples
+    --------
+    >>> from kcxai import Feature, FeatureSpace, DecisionTree, Leaf, Split
+    >>> from kcxai.models import RandomForest
+    >>> import kcxai
+    >>> space = FeatureSpace([Feature.categorical(n, [0, 1]) for n in ("a", "b", "c")])
+    >>> trees = [DecisionTree(space, [0, 1], Split(n, {0: Leaf(0), 1: Leaf(1)})) for n in ("a", "b", "c")]
+    >>> engine = kcxai.explain.prepare_ensemble(RandomForest(space, [0, 1], trees), engine="search")
+    >>> [kcxai.ensemble_axp(engine, x).names for x in ([1, 1, 0], [0, 0, 1])]
+    [('a', 'b'), ('a', 'b')]
+    """
+    from kcxai.models.forest import RandomForest
+
+    if engine not in ENGINES:
+        raise InvalidInputError(f"'engine' must be one of {list(ENGINES)}. Got {engine!r} instead.")
+    if engine == "auto":
+        engine = "sat" if isinstance(model, RandomForest) and model.voting == "hard" else "search"
+    return EnsembleCnf(model) if engine == "sat" else EnsembleBox(model)
+
+
+class _Query:
+    """One instance against one ensemble CNF, counting the SAT calls."""
+
+    def __init__(self, obj: EnsembleLike, instance: Any, engine: str = "auto") -> None:
+        self.t0 = time.perf_counter()
+        self.owned = not isinstance(obj, (EnsembleCnf, EnsembleBox))
+        self.cnf: Any = obj if not self.owned else prepare_ensemble(obj, engine=engine)
+        self.model = self.cnf.model
+        self.space = self.model.space
+        if isinstance(instance, Iterator):
+            instance = list(instance)
+        self.point = self.space.encode(instance)
+        if isinstance(instance, Mapping) or hasattr(instance, "keys"):
+            self.instance = tuple(instance[n] for n in self.space.names)
+        else:
+            self.instance = tuple(instance.tolist() if hasattr(instance, "tolist") else instance)
+        self.label = self.model.predict_point(self.point)
+        self.n = self.space.n_features
+        self.calls = 0
+
+    def __enter__(self) -> "_Query":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.owned:  # a solver built for this call only
+            self.cnf.close()
+
+    def changes(self, fixed: Iterable[int]) -> bool:
+        """Whether some point agreeing with ``v`` on ``fixed`` gets another class."""
+        self.calls += 1
+        return self.cnf.changes(self.point, self.label, fixed)
+
+    def features(self, features: Any, argument: str) -> frozenset[int]:
+        if isinstance(features, (str, bytes)) or not isinstance(features, Iterable):
+            raise InvalidTypeError(
+                f"'{argument}' must be a collection of feature indices or names. Got {features!r} instead.")
+        return self.space.feature_set(features, argument=argument)
+
+    def order(self, order: Any) -> list[int]:
+        if order is None:
+            return list(range(self.n))
+        if isinstance(order, (str, bytes, Mapping)) or not isinstance(order, Iterable):
+            raise InvalidTypeError(f"'order' must be a sequence of feature indices or names. Got {order!r} instead.")
+        seq = [self.space.feature_index(f) for f in (order.tolist() if hasattr(order, "tolist") else order)]
+        if len(set(seq)) != len(seq):
+            raise InvalidInputError(f"'order' must not repeat a feature. Got {list(order)!r} instead.")
+        return seq + [i for i in range(self.n) if i not in set(seq)]
+
+    def result(self, features: Iterable[int], *, kind: str, method: str) -> Explanation:
+        feats = tuple(sorted(features))
+        space, point = self.space, self.point
+        exact = kind == "relevant"
+        return Explanation(
+            features=feats, names=tuple(space.features[i].name for i in feats),
+            values=tuple(space.features[i].values[point[i]] for i in feats),
+            literals=tuple(space.literal(i, point) for i in feats),
+            prediction=self.model.classes[self.label], delta=Fraction(0),
+            error=Fraction(0) if exact else None, precision=Fraction(1) if exact else None,
+            language=self.cnf.language, oracle_calls=self.calls, seconds=time.perf_counter() - self.t0, kind=kind,
+            method=method, instance=self.instance)
+
+
+# -- subset-minimal -------------------------------------------------------------
+
+def _shrink_axp(q: _Query, keep: set[int], order: list[int]) -> set[int]:
+    """Delete features from a sufficient set while it stays sufficient (MUSX with core refinement)."""
+    for i in order:
+        if i not in keep:
+            continue
+        rest = keep - {i}
+        if not q.changes(rest):
+            keep = rest & q.cnf.core_features(q.point, rest)
+    return keep
+
+
+def _shrink_cxp(q: _Query, free: set[int], order: list[int]) -> set[int]:
+    """Fix features of a contrastive set back to ``v`` while the class can still change."""
+    for i in order:
+        if i not in free:
+            continue
+        rest = free - {i}
+        if q.changes(set(range(q.n)) - rest):
+            free = q.cnf.differs(q.point, rest)
+    return free
+
+
+def ensemble_axp(obj: EnsembleLike, instance: Any, *, order: Any = None, engine: str = "auto") -> Explanation:
+    """A subset-minimal sufficient reason (abductive explanation, AXp) of a tree ensemble's prediction.
+
+    Parameters
+    ----------
+    obj : RandomForest, BoostedTrees or EnsembleCnf
+    instance : sequence or mapping
+        In user values.
+    order : sequence of features, optional
+        The order in which features are tried for deletion (default: feature order).
+
+    Returns
+    -------
+    Explanation
+        ``kind="relevant"``, ``error`` 0, ``precision`` 1, ``language="sat"``.
+
+    Examples
+    --------
+    >>> from kcxai import Feature, FeatureSpace, DecisionTree, Leaf, Split
+    >>> from kcxai.models import RandomForest
+    >>> import kcxai
+    >>> space = FeatureSpace([Feature.categorical(n, [0, 1]) for n in ("a", "b", "c")])
+    >>> trees = [DecisionTree(space, [0, 1], Split(n, {0: Leaf(0), 1: Leaf(1)})) for n in ("a", "b", "c")]
+    >>> forest = RandomForest(space, [0, 1], trees)
+    >>> e = kcxai.ensemble_axp(forest, [1, 1, 0])
+    >>> e.names, e.error, e.language
+    (('a', 'b'), Fraction(0, 1), 'sat')
+    """
+    with _Query(obj, instance, engine) as q:
+        keep = set(range(q.n))
+        if q.changes(keep):  # pragma: no cover - the instance itself is classified by the model
+            raise AssertionError("the encoding disagrees with the model's prediction")
+        keep = _shrink_axp(q, keep & q.cnf.core_features(q.point, keep), q.order(order))
+        return q.result(keep, kind="relevant", method="ensemble_axp")
+
+
+def ensemble_cxp(obj: EnsembleLike, instance: Any, *, order: Any = None, engine: str = "auto") -> Explanation:
+    """A subset-minimal contrastive explanation (CXp): freeing these features can change the class.
+
+    Raises
+    ------
+    InvalidInputError
+        If no point of feature space gets another class (the ensemble is constant).
+
+    Examples
+    --------
+    >>> from kcxai import Feature, FeatureSpace, DecisionTree, Leaf, Split
+    >>> from kcxai.models import RandomForest
+    >>> import kcxai
+    >>> space = FeatureSpace([Feature.categorical(n, [0, 1]) for n in ("a", "b", "c")])
+    >>> trees = [DecisionTree(space, [0, 1], Split(n, {0: Leaf(0), 1: Leaf(1)})) for n in ("a", "b", "c")]
+    >>> kcxai.ensemble_cxp(RandomForest(space, [0, 1], trees), [1, 1, 0]).names
+    ('b',)
+    """
+    with _Query(obj, instance, engine) as q:
+        if not q.changes(()):
+            raise InvalidInputError(
+                f"No contrastive explanation exists: every point is classified {q.model.classes[q.label]!r}.")
+        free = q.cnf.differs(q.point, range(q.n))
+        free = _shrink_cxp(q, free, q.order(order))
+        return q.result(free, kind="dual", method="ensemble_cxp")
+
+
+# -- cardinality-minimal --------------------------------------------------------------
+
+def _hitman() -> Any:
+    from pysat.examples.hitman import Hitman  # type: ignore[import-untyped]
+
+    return Hitman(htype="sorted")
+
+
+def smallest_ensemble_axp(obj: EnsembleLike, instance: Any, *, engine: str = "auto") -> Explanation:
+    """A cardinality-minimal sufficient reason (smallest AXp), by hitting-set duality with the CXps.
+
+    Each round takes a minimum hitting set ``H`` of the contrastive sets
+    found so far (pysat's ``Hitman``); if ``H`` is sufficient it is a smallest
+    AXp (every AXp hits every CXp), otherwise the counterexample gives a new
+    contrastive set outside ``H``, shrunk to a CXp. Worst case exponential in
+    the number of features; ``oracle_calls`` reports the SAT calls.
+
+    Examples
+    --------
+    >>> from kcxai import Feature, FeatureSpace, DecisionTree, Leaf, Split
+    >>> from kcxai.models import RandomForest
+    >>> import kcxai
+    >>> space = FeatureSpace([Feature.categorical(n, [0, 1]) for n in ("a", "b", "c")])
+    >>> trees = [DecisionTree(space, [0, 1], Split(n, {0: Leaf(0), 1: Leaf(1)})) for n in ("a", "b", "c")]
+    >>> len(kcxai.smallest_ensemble_axp(RandomForest(space, [0, 1], trees), [1, 1, 1]))
+    2
+    """
+    with _Query(obj, instance, engine) as q:
+        everything = set(range(q.n))
+        with _hitman() as hitman:
+            while True:
+                hs = set(hitman.get() or ())
+                if not q.changes(hs):
+                    return q.result(hs, kind="relevant", method="smallest_ensemble_axp")
+                free = q.cnf.differs(q.point, everything - hs)
+                free = _shrink_cxp(q, free, sorted(free))
+                hitman.hit(sorted(free))
+
+
+def smallest_ensemble_cxp(obj: EnsembleLike, instance: Any, *, engine: str = "auto") -> Explanation:
+    """A cardinality-minimal contrastive explanation (smallest CXp), by hitting-set duality with the AXps.
+
+    Raises
+    ------
+    InvalidInputError
+        If no point of feature space gets another class.
+
+    Examples
+    --------
+    >>> from kcxai import Feature, FeatureSpace, DecisionTree, Leaf, Split
+    >>> from kcxai.models import RandomForest
+    >>> import kcxai
+    >>> space = FeatureSpace([Feature.categorical(n, [0, 1]) for n in ("a", "b", "c")])
+    >>> trees = [DecisionTree(space, [0, 1], Split(n, {0: Leaf(0), 1: Leaf(1)})) for n in ("a", "b", "c")]
+    >>> len(kcxai.smallest_ensemble_cxp(RandomForest(space, [0, 1], trees), [1, 1, 1]))
+    2
+    """
+    with _Query(obj, instance, engine) as q:
+        everything = set(range(q.n))
+        if not q.changes(()):
+            raise InvalidInputError(
+                f"No contrastive explanation exists: every point is classified {q.model.classes[q.label]!r}.")
+        with _hitman() as hitman:
+            while True:
+                hs = set(hitman.get() or ())
+                fixed = everything - hs
+                if q.changes(fixed):
+                    return q.result(hs, kind="dual", method="smallest_ensemble_cxp")
+                keep = fixed & q.cnf.core_features(q.point, fixed)
+                keep = _shrink_axp(q, keep, sorted(keep))
+                hitman.hit(sorted(keep))
+
+
+# -- checkers ----------------------------------------------------------------------------
+
+def is_ensemble_axp(obj: EnsembleLike, instance: Any, features: Any, *, engine: str = "auto") -> bool:
+    """Whether ``features`` is a subset-minimal sufficient reason (AXp) for the instance.
+
+    Examples
+    --------
+    >>> from kcxai import Feature, FeatureSpace, DecisionTree, Leaf, Split
+    >>> from kcxai.models import RandomForest
+    >>> import kcxai
+    >>> space = FeatureSpace([Feature.categorical(n, [0, 1]) for n in ("a", "b", "c")])
+    >>> trees = [DecisionTree(space, [0, 1], Split(n, {0: Leaf(0), 1: Leaf(1)})) for n in ("a", "b", "c")]
+    >>> forest = RandomForest(space, [0, 1], trees)
+    >>> kcxai.is_ensemble_axp(forest, [1, 1, 0], ["a", "b"]), kcxai.is_ensemble_axp(forest, [1, 1, 0], ["a"])
+    (True, False)
+    """
+    with _Query(obj, instance, engine) as q:
+        s = set(q.features(features, "features"))
+        return not q.changes(s) and all(q.changes(s - {i}) for i in s)
+
+
+def is_ensemble_cxp(obj: EnsembleLike, instance: Any, features: Any, *, engine: str = "auto") -> bool:
+    """Whether freeing ``features`` can change the class and no smaller subset of them can (a CXp).
+
+    Examples
+    --------
+    >>> from kcxai import Feature, FeatureSpace, DecisionTree, Leaf, Split
+    >>> from kcxai.models import RandomForest
+    >>> import kcxai
+    >>> space = FeatureSpace([Feature.categorical(n, [0, 1]) for n in ("a", "b", "c")])
+    >>> trees = [DecisionTree(space, [0, 1], Split(n, {0: Leaf(0), 1: Leaf(1)})) for n in ("a", "b", "c")]
+    >>> forest = RandomForest(space, [0, 1], trees)
+    >>> kcxai.is_ensemble_cxp(forest, [1, 1, 0], ["b"]), kcxai.is_ensemble_cxp(forest, [1, 1, 0], ["b", "c"])
+    (True, False)
+    """
+    with _Query(obj, instance, engine) as q:
+        t = set(q.features(features, "features"))
+        everything = set(range(q.n))
+        return q.changes(everything - t) and all(not q.changes(everything - (t - {i})) for i in t)

@@ -1,0 +1,210 @@
+"""SAT explanations of tree ensembles (AXp, CXp, smallest of each) against brute-force enumeration."""
+
+from __future__ import annotations
+
+import itertools
+from fractions import Fraction
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pysat.formula import IDPool
+
+import kcxai
+from kcxai import InvalidInputError, InvalidTypeError
+from kcxai.explain import prepare_ensemble
+from kcxai.explain._ensemble_cnf import _runs
+from kcxai.explain._sums import guarded_sum_geq
+from kcxai.models import BoostedTrees, RandomForest
+from tests.model_strategies import _classes, _with_classes, forests
+from tests.strategies import feature_spaces, instance_of, points, trees
+
+SPACES = feature_spaces(min_features=3, max_features=6, max_values=4)
+
+
+@st.composite
+def boosted_models(draw: Any) -> BoostedTrees:
+    space = draw(SPACES)
+    k = draw(st.integers(2, 3))
+    classes = _classes(draw, k)
+    ts = [_with_classes(draw(trees(space=space, n_classes=k, max_depth=3)), classes)
+          for _ in range(draw(st.integers(1, 5)))]
+    num = st.one_of(st.integers(-3, 3), st.fractions(min_value=-2, max_value=2, max_denominator=4),
+                    st.sampled_from([0.1, -0.3, 0.7, 1 / 3, 2.5e-8]),
+                    # denominators past 2^62 make the search sum exact Python integers
+                    st.sampled_from([Fraction(1, 3 ** 41), -Fraction(2, 7 ** 37), Fraction(5, 11 ** 30)]))
+    values = [{p.leaf: draw(num) for p in t.paths} for t in ts]
+    if k == 2:
+        return BoostedTrees(space, classes, ts, values, init=[draw(num)], ties=draw(st.sampled_from(["first", "last"])))
+    tree_class = [draw(st.integers(0, k - 1)) for _ in ts]
+    return BoostedTrees(space, classes, ts, values, tree_class=tree_class, init=[draw(num) for _ in range(k)])
+
+
+@st.composite
+def forest_models(draw: Any) -> RandomForest:
+    return draw(forests(space=draw(SPACES), max_trees=5))
+
+
+ENSEMBLES = st.one_of(forest_models(), boosted_models())
+ENGINES = st.sampled_from(["sat", "search"])
+LANGUAGE = {"sat": "sat", "search": "search"}
+
+
+class Brute:
+    """Every point of a small ensemble's space, with its class."""
+
+    def __init__(self, model: Any, point: tuple[int, ...]) -> None:
+        self.n = model.space.n_features
+        self.point = point
+        self.label = model.predict_point(point)
+        self.table = [(p, model.predict_point(p)) for p in itertools.product(*map(range, model.space.domain_sizes))]
+
+    def sufficient(self, s: set[int]) -> bool:
+        return all(c == self.label for p, c in self.table if all(p[i] == self.point[i] for i in s))
+
+    def contrastive(self, t: set[int]) -> bool:
+        return not self.sufficient(set(range(self.n)) - t)
+
+    def smallest(self, pred: Any) -> int:
+        for size in range(self.n + 1):
+            if any(pred(set(c)) for c in itertools.combinations(range(self.n), size)):
+                return size
+        raise AssertionError("no set")  # pragma: no cover
+
+
+@settings(max_examples=150, deadline=None)
+@given(data=st.data(), model=ENSEMBLES, engine=ENGINES)
+def test_axp_is_sufficient_and_subset_minimal(data: Any, model: Any, engine: str) -> None:
+    point = data.draw(points(model.space))
+    bf = Brute(model, point)
+    e = kcxai.ensemble_axp(model, instance_of(model.space, point), engine=engine)
+    s = set(e.features)
+    assert bf.sufficient(s)
+    assert all(not bf.sufficient(s - {i}) for i in s)
+    assert e.error == 0 and e.precision == 1 and e.language == LANGUAGE[engine] and e.kind == "relevant"
+    assert e.prediction == model.classes[bf.label]
+    assert kcxai.is_ensemble_axp(model, instance_of(model.space, point), s, engine=engine)
+
+
+@settings(max_examples=150, deadline=None)
+@given(data=st.data(), model=ENSEMBLES, engine=ENGINES)
+def test_cxp_changes_the_class_and_is_minimal(data: Any, model: Any, engine: str) -> None:
+    point = data.draw(points(model.space))
+    bf = Brute(model, point)
+    x = instance_of(model.space, point)
+    if all(c == bf.label for _, c in bf.table):
+        with pytest.raises(InvalidInputError, match="No contrastive explanation"):
+            kcxai.ensemble_cxp(model, x, engine=engine)
+        return
+    e = kcxai.ensemble_cxp(model, x, engine=engine)
+    t = set(e.features)
+    assert bf.contrastive(t)
+    assert all(not bf.contrastive(t - {i}) for i in t)
+    assert e.kind == "dual" and e.error is None and "not computed" in str(e)
+    assert kcxai.is_ensemble_cxp(model, x, t, engine=engine)
+
+
+@settings(max_examples=100, deadline=None)
+@given(data=st.data(), model=ENSEMBLES, engine=ENGINES)
+def test_smallest_sets_have_the_brute_force_size(data: Any, model: Any, engine: str) -> None:
+    point = data.draw(points(model.space))
+    bf = Brute(model, point)
+    x = instance_of(model.space, point)
+    e = kcxai.smallest_ensemble_axp(model, x, engine=engine)
+    assert bf.sufficient(set(e.features))
+    assert len(e) == bf.smallest(bf.sufficient)
+    if any(c != bf.label for _, c in bf.table):
+        d = kcxai.smallest_ensemble_cxp(model, x, engine=engine)
+        assert bf.contrastive(set(d.features))
+        assert len(d) == bf.smallest(bf.contrastive)
+
+
+@settings(max_examples=100, deadline=None)
+@given(data=st.data(), model=ENSEMBLES, engine=ENGINES)
+def test_checkers_agree_with_brute_force(data: Any, model: Any, engine: str) -> None:
+    point = data.draw(points(model.space))
+    bf = Brute(model, point)
+    n = model.space.n_features
+    s = set(data.draw(st.sets(st.integers(0, n - 1))))
+    x = instance_of(model.space, point)
+    assert kcxai.is_ensemble_axp(model, x, s, engine=engine) == (bf.sufficient(s) and all(not bf.sufficient(s - {i}) for i in s))
+    assert kcxai.is_ensemble_cxp(model, x, s, engine=engine) == (bf.contrastive(s) and all(not bf.contrastive(s - {i}) for i in s))
+
+
+@settings(max_examples=40, deadline=None)
+@given(data=st.data(), model=ENSEMBLES, engine=ENGINES)
+def test_one_prepared_engine_serves_many_instances_and_orders(data: Any, model: Any, engine: str) -> None:
+    cnf = prepare_ensemble(model, engine=engine)
+    try:
+        for _ in range(3):
+            point = data.draw(points(model.space))
+            bf = Brute(model, point)
+            order = data.draw(st.permutations(range(model.space.n_features)))
+            e = kcxai.ensemble_axp(cnf, instance_of(model.space, point), order=order)
+            s = set(e.features)
+            assert bf.sufficient(s) and all(not bf.sufficient(s - {i}) for i in s)
+            if cnf.changes(point, bf.label, ()):  # the counterexample really has another class
+                assert model.predict_point(cnf.model_point()) != bf.label
+    finally:
+        cnf.close()
+
+
+@settings(max_examples=200, deadline=None)
+@given(blocks=st.lists(st.lists(st.integers(1, 40), min_size=1, max_size=3, unique=True), min_size=1, max_size=4),
+       bound=st.integers(-2, 120), big=st.booleans())
+def test_guarded_sum_against_enumeration(blocks: list[list[int]], bound: int, big: bool) -> None:
+    """``g -> sum >= bound`` is satisfiable with each choice of block values exactly when the sum reaches it."""
+    from pysat.solvers import Solver
+
+    scale = 2 ** 40 + 3 if big else 1  # big numbers take the binary (adder) encoding
+    pool = IDPool()
+    clauses: list[list[int]] = []
+    lits = [[(v * scale, pool.id()) for v in blk] for blk in blocks]
+    for blk in lits:  # at most one value literal per block
+        for (_, a), (_, b) in itertools.combinations(blk, 2):
+            clauses.append([-a, -b])
+    guard = pool.id()
+    guarded_sum_geq(lits, bound * scale, guard, pool, clauses.append)
+    with Solver(name="g4", bootstrap_with=clauses) as s:
+        for choice in itertools.product(*[[None, *blk] for blk in lits]):
+            total = sum(v for v, _ in (c for c in choice if c is not None))
+            assume = [guard]
+            for c, blk in zip(choice, lits):
+                assume += [lit if c is not None and lit == c[1] else -lit for _, lit in blk]
+            assert s.solve(assumptions=assume) == (total >= bound * scale)
+
+
+def test_runs_of_a_mask() -> None:
+    assert _runs(0b0111_0010_1100) == [(2, 3), (5, 5), (8, 10)]
+    assert _runs((1 << 70_000) - 1) == [(0, 69_999)]
+    assert _runs(0) == []
+
+
+def test_rejects_what_is_not_an_ensemble() -> None:
+    tree = kcxai.datasets.running_example_tree()
+    with pytest.raises(InvalidTypeError, match="RandomForest or BoostedTrees"):
+        kcxai.ensemble_axp(tree, (1, 1, 1, 1, 0, 0, 0, 0, 1))
+    space = kcxai.FeatureSpace([kcxai.Feature.categorical(n, [0, 1]) for n in "ab"])
+    forest = RandomForest(space, [0, 1], [kcxai.DecisionTree(space, [0, 1], kcxai.Split("a", {0: kcxai.Leaf(0),
+                                                                                          1: kcxai.Leaf(1)}))])
+    with pytest.raises(InvalidTypeError, match="'features'"):
+        kcxai.is_ensemble_axp(forest, [1, 0], "a")
+    with pytest.raises(InvalidInputError, match="'order' must not repeat"):
+        kcxai.ensemble_axp(forest, [1, 0], order=[0, 0])
+    assert kcxai.ensemble_axp(forest, [1, 0]).names == ("a",)
+    assert kcxai.ensemble_cxp(forest, {"a": 1, "b": 0}).names == ("a",)
+
+
+def test_big_float_margins_are_exact() -> None:
+    """Leaf values a float ulp apart decide the class exactly (binary adder encoding, 50+ bit integers)."""
+    space = kcxai.FeatureSpace([kcxai.Feature.categorical(n, [0, 1]) for n in "ab"])
+    t = [kcxai.DecisionTree(space, [0, 1], kcxai.Split(n, {0: kcxai.Leaf(0), 1: kcxai.Leaf(0)})) for n in "ab"]
+    model = BoostedTrees(space, [0, 1], t, [{1: 0.1, 2: 0.1 + 2 ** -52}, {1: -0.1, 2: -0.1}], init=[0])
+    assert model.margin([0, 0]) == 0 and model.margin([1, 0]) > 0
+    assert model.predict([0, 0]) == 0 and model.predict([1, 0]) == 1
+    for engine in ("sat", "search"):
+        assert kcxai.ensemble_axp(model, [1, 1], engine=engine).names == ("a",)
+        assert kcxai.ensemble_cxp(model, [0, 1], engine=engine).names == ("a",)
+    with pytest.raises(InvalidInputError, match="'engine'"):
+        kcxai.ensemble_axp(model, [1, 1], engine="magic")
