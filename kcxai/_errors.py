@@ -46,6 +46,9 @@ class FileAccessError(KcxaiError, OSError):
         super().__init__(message)
         self.filename = path
 
+    def __str__(self) -> str:  # OSError would print "[Errno None] None: path"
+        return str(self.args[0]) if self.args else ""
+
 
 class NotRelevantError(InvalidInputError):
     """A set given as the start of a deletion loop is not relevant."""
