@@ -94,7 +94,11 @@ def test_dt_malformed(tmp_path, dt, match):
     ("OHE\n2\n", "only 'Categorical' maps"),
     ("Categorical\nx\n", "must be an integer"),
     ("Categorical\n2\nf0 0 =no\nf0 1 =yes\n", "f1 has no values"),
-    ("Categorical\n2\nf0 0 no\n", "must start with '=' or '!='"),
+    ("Categorical\n1\nf0 0 no\n", "must start with '=' or '!='"),
+    ("Categorical\n100000000\nf0 0 =a\n", "declares 100000000 features but has only 1 value lines"),
+    ("Categorical\n1\nf\u00b2 0 =a\n", "expected a feature like 'f3'"),
+    ("Categorical\n1\nf0 \u00b2 =a\n", "a tree value must be an integer"),
+    ("Categorical\n1\nf0 " + "9" * 5000 + " =a\n", "at most 18 digits"),
 ])
 def test_map_malformed(tmp_path, mp, match):
     with pytest.raises(ModelFormatError, match=match):
