@@ -74,6 +74,8 @@ def _new_file_mode() -> int:
 def atomic_writer(path: str | os.PathLike[str], *, binary: bool = False) -> Iterator[IO]:  # type: ignore[type-arg]
     """A file handle whose content replaces ``path`` only when the ``with`` block ends without error.
 
+    Text is written as UTF-8 with no newline translation (what ``csv`` needs).
+
     Examples
     --------
     >>> import os, tempfile
@@ -103,7 +105,7 @@ def atomic_writer(path: str | os.PathLike[str], *, binary: bool = False) -> Iter
     except OSError as e:
         raise file_error(e, path, "write") from None
     try:
-        with os.fdopen(fd, "wb" if binary else "w", **({} if binary else {"encoding": "utf-8"})) as fh:
+        with os.fdopen(fd, "wb" if binary else "w", **({} if binary else {"encoding": "utf-8", "newline": ""})) as fh:
             yield fh
             fh.flush()
             os.fsync(fh.fileno())
