@@ -189,6 +189,12 @@ def _checked_space(d: Any) -> FeatureSpace:
         raise ModelFormatError(f"Malformed 'space': {_short(e)}") from None
 
 
+def _short_text(x: str, limit: int) -> str:
+    from kcxai._untrusted import shorten
+
+    return shorten(x, limit)
+
+
 def _short(x: Any, limit: int = 120) -> str:
     from kcxai._untrusted import shorten
 
@@ -202,6 +208,15 @@ def model_from_dict(d: Any) -> Classifier:
     :class:`~kcxai.ModelFormatError` (or another :class:`~kcxai.KcxaiError`)
     naming the field, never a bare ``KeyError`` or ``TypeError``.
     """
+    try:
+        return _model_from_dict(d)
+    except KcxaiError as e:
+        if len(str(e)) <= 500:
+            raise
+        raise type(e)(_short_text(str(e), 500)) from None  # a message quoting a huge value
+
+
+def _model_from_dict(d: Any) -> Classifier:
     if not isinstance(d, dict):
         raise ModelFormatError(f"A kcxai model must be a JSON object. Got {type(d).__name__} instead.")
     if d.get("format") != FORMAT_NAME:
@@ -261,5 +276,5 @@ def load_model(path: str | os.PathLike[str]) -> Classifier:
     d = loads(read_text(path, what="JSON model"), repr(where))
     try:
         return model_from_dict(d)
-    except ModelFormatError as e:
-        raise ModelFormatError(f"{where!r}: {e}") from None
+    except KcxaiError as e:
+        raise type(e)(f"{where!r}: {e}") from None
