@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 import sys
 from collections.abc import Sequence
 from fractions import Fraction
@@ -31,7 +32,12 @@ class _Parser(argparse.ArgumentParser):
     """An ``ArgumentParser`` whose usage errors are one line on stderr."""
 
     def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+        self.exit(2, f"{self.prog}: error: {_one_line(message)} (see '{self.prog} --help')\n")
+
+
+def _one_line(message: str) -> str:
+    """A message on one line, with any run of over 80 non-blank characters (a quoted bad value) cut."""
+    return re.sub(r"\S{81,}", lambda m: f"{m.group()[:60]}...({len(m.group())} characters)", " ".join(message.split()))
 
 
 # -- shared helpers ---------------------------------------------------------------
@@ -473,7 +479,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.func(args))
     except (KcxaiError, OSError) as e:  # OSError: an output that cannot be written (disk full, no permission)
         text = str(e) if isinstance(e, KcxaiError) or not e.strerror else f"{e.strerror}: {e.filename!r}"
-        print(f"kcxai: error: {' '.join(text.split())}", file=sys.stderr)
+        print(f"kcxai: error: {_one_line(text)}", file=sys.stderr)
         return 2
 
 

@@ -193,7 +193,7 @@ def mutate_lines(text: str, rng: random.Random) -> bytes:
             toks = lines[k].split() or [""]
             t = rng.randrange(len(toks))
             tok = toks[t]
-            if op == 3 or not tok.lstrip("-").isdigit():
+            if op == 3 or not tok.lstrip("-").isdigit() or len(tok) > 18:
                 toks[t] = rng.choice(NASTY_TOKENS)
             else:
                 toks[t] = str(int(tok) + rng.choice((-1, 1, 2, 100, 10**8)))
