@@ -105,7 +105,12 @@ def atomic_writer(path: str | os.PathLike[str], *, binary: bool = False) -> Iter
     except OSError as e:
         raise file_error(e, path, "write") from None
     try:
-        with os.fdopen(fd, "wb" if binary else "w", **({} if binary else {"encoding": "utf-8", "newline": ""})) as fh:
+        fh: IO  # type: ignore[type-arg]
+        if binary:
+            fh = os.fdopen(fd, "wb")
+        else:
+            fh = os.fdopen(fd, "w", encoding="utf-8", newline="")
+        with fh:
             yield fh
             fh.flush()
             os.fsync(fh.fileno())

@@ -188,7 +188,9 @@ def read_dt(tree_path: str | os.PathLike[str], map_path: str | os.PathLike[str],
             raise ModelFormatError(f"{where}: internal node {nid} has no edges.")
     classes.sort(key=_class_key)
     cls_index = {c: i for i, c in enumerate(classes)}
-    feat_arr, lab_arr, br_arr = [], [], []
+    feat_arr: list[int] = []
+    lab_arr: list[int] = []
+    br_arr: list[tuple[tuple[int, int], ...]] = []
     for nid in ids:
         if nid in is_terminal:
             feat_arr.append(-1)

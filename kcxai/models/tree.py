@@ -488,7 +488,9 @@ class DecisionTree(Classifier):
                 raise ModelFormatError(f"{what} must be an integer in [0, {bound - 1}]. Got {str(x)[:40]}.")
             return x
 
-        feat, label, branches = [], [], []
+        feat: list[int] = []
+        label: list[int] = []
+        branches: list[tuple[tuple[int, int], ...]] = []
         for k, nd in enumerate(nodes):
             if not isinstance(nd, dict):
                 raise ModelFormatError(f"Node {k} must be an object. Got {str(nd)[:80]}.")
