@@ -12,7 +12,6 @@ their own variable order.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -191,11 +190,19 @@ class BddClassifier(Classifier):
             import dd.autoref
         except ImportError:  # pragma: no cover - dd is a core dependency
             raise MissingDependencyError("Reading dd's JSON needs the 'dd' package: pip install dd") from None
+        from kcxai._files import read_text
+        from kcxai._untrusted import loads
+
         bdd = dd.autoref.BDD()
         try:
-            with open(path, encoding="utf-8") as fh:
-                levels = json.load(fh)["level_of_var"]
+            levels = loads(read_text(path, what="dd JSON file"), repr(os.fspath(path)))["level_of_var"]
+            if not isinstance(levels, dict) or not all(isinstance(v, int) for v in levels.values()):
+                raise ValueError("'level_of_var' must map variable names to levels")
             roots = bdd.load(os.fspath(path))
+        except OSError as e:
+            from kcxai._files import file_error
+
+            raise file_error(e, path) from None
         except (ValueError, KeyError, TypeError, AttributeError) as e:
             raise ModelFormatError(f"{os.fspath(path)!r} is not a BDD in dd's JSON format: {e!r}") from None
         variables = sorted(levels, key=levels.get)
