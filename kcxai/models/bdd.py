@@ -16,7 +16,7 @@ import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from kcxai._errors import InvalidInputError, InvalidTypeError, MissingDependencyError, ModelFormatError
+from kcxai._errors import InvalidInputError, InvalidTypeError, KcxaiError, MissingDependencyError, ModelFormatError
 from kcxai.models._base import Classifier
 from kcxai.space import Feature, FeatureSpace
 
@@ -199,10 +199,10 @@ class BddClassifier(Classifier):
             if not isinstance(levels, dict) or not all(isinstance(v, int) for v in levels.values()):
                 raise ValueError("'level_of_var' must map variable names to levels")
             roots = bdd.load(os.fspath(path))
-        except OSError as e:
+        except OSError as e:  # read_text names the path already; dd's own reading does not
             from kcxai._files import file_error
 
-            raise file_error(e, path) from None
+            raise (e if isinstance(e, KcxaiError) else file_error(e, path)) from None
         except (ValueError, KeyError, TypeError, AttributeError) as e:
             raise ModelFormatError(f"{os.fspath(path)!r} is not a BDD in dd's JSON format: {e!r}") from None
         variables = sorted(levels, key=levels.get)
