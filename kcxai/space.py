@@ -209,7 +209,8 @@ class Feature:
                 if self.float32:
                     import numpy as np
 
-                    x = float(np.float32(x))
+                    with np.errstate(over="ignore"):  # beyond float32: +-inf, as scikit-learn's cast gives
+                        x = float(np.float32(x))
                 return bisect.bisect_left(self.thresholds, x)
             raise InvalidInputError(
                 f"Feature {self.name!r} is numeric: its value must be a real number "

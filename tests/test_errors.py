@@ -108,6 +108,8 @@ def test_huge_numbers_are_input_errors(tree):
     with pytest.raises(kcxai.InvalidInputError, match="an integer of about 5000 digits"):
         num.encode([0, 10**5000])
     assert num.encode([1e308, 1]) == (1, 1) and num.encode([Fraction(10**300, 3), 0]) == (1, 0)
+    f32 = Feature.numeric("x", [1.0], float32=True)  # past float32's range: +-inf, no overflow warning
+    assert (f32.index(1e308), f32.index(-1e308)) == (1, 0)
     with pytest.raises(kcxai.InvalidInputError, match="Feature 'x1' must take one of the values"):
         tree.predict((10**400,) + V[1:])
 
