@@ -62,14 +62,16 @@ class Tally:
     accepted: int = 0
     rejected: int = 0
     slowest: float = 0.0
+    slowest_input: str = ""
     peak_mb: float = 0.0
     errors: dict[str, int] = field(default_factory=dict)
 
     def line(self) -> str:
         kinds = ", ".join(f"{k} {v}" for k, v in sorted(self.errors.items(), key=lambda kv: -kv[1]))
         mem = f", peak {self.peak_mb:.1f} MB" if self.peak_mb else ""
+        slow = f" ({self.slowest_input[:200]})" if os.environ.get("KCXAI_FUZZ_VERBOSE") else ""
         return (f"{self.name}: {self.tries} inputs, {self.accepted} accepted, {self.rejected} rejected with a "
-                f"KcxaiError ({kinds}); slowest {self.slowest * 1000:.0f} ms{mem}")
+                f"KcxaiError ({kinds}); slowest {self.slowest * 1000:.0f} ms{slow}{mem}")
 
 
 def run_one(tally: Tally, what: str, fn: Callable[[], Any]) -> Any:
@@ -96,7 +98,8 @@ def run_one(tally: Tally, what: str, fn: Callable[[], Any]) -> Any:
             tracemalloc.stop()
             tally.peak_mb = max(tally.peak_mb, peak)
             assert peak < MEMORY_MB, f"{peak:.0f} MB on {what}"
-    tally.slowest = max(tally.slowest, seconds)
+    if seconds > tally.slowest:
+        tally.slowest, tally.slowest_input = seconds, what
     assert seconds < SECONDS, f"{seconds:.1f} s on {what}"
     return out
 
