@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from fractions import Fraction
 from typing import Any, NoReturn
 
-from kcxai._cli_args import delta, delta_float, nonnegative_int, positive_int, seed
+from kcxai._cli_args import delta, delta_float, positive_int, seed
 from kcxai._errors import InvalidInputError, KcxaiError, ModelFormatError
 
 __all__ = ["main", "parse_instance"]
@@ -370,7 +370,7 @@ def _add_explain(sub: Any) -> None:
     p.add_argument("--values", choices=("auto", "tree", "original"), default="auto",
                    help="for a .dt tree: read --instance as tree values (the codes in the .dt file), as original "
                         "values (after '=' in the .map), or 'auto' (default): either, and an error when a value "
-                        "means different things in the two")
+                        "means different things in the two; features without a .map have one vocabulary")
     p.add_argument("--delta", "-d", type=delta, default=Fraction(0),
                    help="the bound on the error, read exactly (0.01, 1/100); default 0 (an abductive "
                         "explanation)")
