@@ -13,6 +13,7 @@ IF x1 = 1 AND x2 = 1 AND x3 = 1 AND x8 = 0 AND x9 = 1 THEN class = 1
 from kcxai import datasets
 from kcxai._errors import (
     CompilationLimitError,
+    FileAccessError,
     InvalidInputError,
     InvalidTypeError,
     KcxaiError,
@@ -91,6 +92,6 @@ __all__ = [
     "is_ensemble_cxp", "BoostedTrees",
     # errors
     "KcxaiError", "InvalidInputError", "InvalidTypeError", "ModelFormatError", "NotRelevantError",
-    "MissingDependencyError", "UnknownLanguageError", "CompilationLimitError", "ProblemTooLargeError",
+    "FileAccessError", "MissingDependencyError", "UnknownLanguageError", "CompilationLimitError", "ProblemTooLargeError",
     "datasets",
 ]

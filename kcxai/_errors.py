@@ -11,6 +11,7 @@ __all__ = [
     "InvalidInputError",
     "InvalidTypeError",
     "ModelFormatError",
+    "FileAccessError",
     "NotRelevantError",
     "MissingDependencyError",
     "UnknownLanguageError",
@@ -33,6 +34,20 @@ class InvalidTypeError(KcxaiError, TypeError):
 
 class ModelFormatError(KcxaiError, ValueError):
     """A model file or model description is malformed."""
+
+
+class FileAccessError(KcxaiError, OSError):
+    """A file could not be read or written (missing, a directory, no permission, disk full).
+
+    The message names the path; :attr:`filename` holds it too, as for any ``OSError``.
+    """
+
+    def __init__(self, message: str, path: str | None = None) -> None:
+        super().__init__(message)
+        self.filename = path
+
+    def __str__(self) -> str:  # OSError would print "[Errno None] None: path"
+        return str(self.args[0]) if self.args else ""
 
 
 class NotRelevantError(InvalidInputError):

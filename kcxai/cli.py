@@ -13,13 +13,14 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
+import re
 import sys
 from collections.abc import Sequence
 from fractions import Fraction
 from typing import Any, NoReturn
 
-from kcxai._errors import InvalidInputError, KcxaiError
+from kcxai._cli_args import delta, delta_float, positive_int, seed
+from kcxai._errors import InvalidInputError, KcxaiError, ModelFormatError
 from kcxai.compilers.registry import LANGUAGES
 
 __all__ = ["main", "parse_instance"]
@@ -32,22 +33,15 @@ class _Parser(argparse.ArgumentParser):
     """An ``ArgumentParser`` whose usage errors are one line on stderr."""
 
     def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+        self.exit(2, f"{self.prog}: error: {_one_line(message)} (see '{self.prog} --help')\n")
+
+
+def _one_line(message: str) -> str:
+    """A message on one line, with any run of over 80 non-blank characters (a quoted bad value) cut."""
+    return re.sub(r"\S{81,}", lambda m: f"{m.group()[:60]}...({len(m.group())} characters)", " ".join(message.split()))
 
 
 # -- shared helpers ---------------------------------------------------------------
-
-
-def _fraction(text: str) -> Fraction:
-    """An exact number from ``0.01``, ``1e-3`` or ``1/100``."""
-    try:
-        value = Fraction(text.strip())
-    except (ValueError, ZeroDivisionError):
-        raise argparse.ArgumentTypeError(
-            f"expected a number such as 0.01 or 1/100, got {text!r}") from None
-    if not 0 <= value <= 1:
-        raise argparse.ArgumentTypeError(f"must be in [0, 1], got {text!r}")
-    return value
 
 
 def _load_model(model: str, map_file: str | None) -> Any:
@@ -68,19 +62,13 @@ def _load_model(model: str, map_file: str | None) -> Any:
             return reference_tree(name)
         raise InvalidInputError(
             f"Unknown bundled model {name!r}; the bundled models are {['bundled:' + b for b in BUNDLED]}.")
-    try:
-        if map_file is not None:
-            return DecisionTree.from_dt(model, map_file)
-        if model.lower().endswith(".dt"):
-            raise InvalidInputError(
-                f"MODEL {model!r} looks like a .dt tree: give its .map file as the second argument "
-                f"(kcxai ... {model} {model[:-3]}.map).")
-        return load_model(model)
-    except OSError as e:
-        where = e.filename if e.filename is not None else model
-        raise InvalidInputError(f"cannot read {os.fspath(where)!r}: {e.strerror or e}") from None
-    except UnicodeDecodeError:
-        raise InvalidInputError(f"MODEL {model!r} is not a text file (a kcxai JSON model or a .dt tree).") from None
+    if map_file is not None:
+        return DecisionTree.from_dt(model, map_file)
+    if model.lower().endswith(".dt"):
+        raise InvalidInputError(
+            f"MODEL {model!r} looks like a .dt tree: give its .map file as the second argument "
+            f"(kcxai ... {model} {model[:-3]}.map).")
+    return load_model(model)  # file and format errors are KcxaiErrors naming the path
 
 
 def _shown(values: Sequence[Any], limit: int = 12) -> str:
@@ -98,48 +86,99 @@ def _number(token: str) -> float | None:
     return x if math.isfinite(x) else None
 
 
-def _value(feature: Any, token: Any, where: str) -> Any:
-    """The domain value of ``feature`` that ``token`` (text, or a JSON scalar) names."""
+def _as_text(token: Any) -> str:
+    return token.strip() if isinstance(token, str) else json.dumps(token)
+
+
+def _tree_reading(feature: Any, token: str) -> list[Any]:
+    """The domain values (tree values for a .dt tree) that ``token`` names: as printed, or numerically."""
+    hits = [v for v in feature.values if str(v) == token]
+    if hits:
+        return hits[:1]
+    x = _number(token)
+    if x is None:
+        return []
+    return [v for v in feature.values if isinstance(v, (int, float)) and not isinstance(v, bool) and v == x][:1]
+
+
+def _original_reading(feature: Any, token: str) -> list[Any]:
+    """The domain values whose label (an original value of a .map file) is ``token``, as text or numerically."""
+    hits = [v for v, lab in zip(feature.values, feature.labels) if lab == token]
+    if not hits:
+        x = _number(token)
+        if x is not None:
+            hits = [v for v, lab in zip(feature.values, feature.labels) if _number(lab) == x]
+    return hits
+
+
+def _value(feature: Any, token: Any, where: str, values: str = "auto") -> Any:
+    """The domain value of ``feature`` that ``token`` (text, or a JSON scalar) names; see :func:`parse_instance`."""
     if feature.is_numeric:
         if isinstance(token, (int, float)) and not isinstance(token, bool):
             return token
         x = _number(str(token)) if isinstance(token, str) else None
         if x is None or math.isnan(x):
-            raise InvalidInputError(f"{where}: feature {feature.name!r} is numeric: give a number. Got {token!r}.")
+            raise InvalidInputError(
+                f"{where}: feature {feature.name!r} is numeric: give a finite number. Got {_cut(token)}.")
         return x
-    if not isinstance(token, str):
-        try:
-            feature.index(token)
-            return token
-        except KcxaiError:
-            token = json.dumps(token)
-    token = token.strip()
-    values = feature.values
-    for v in values:  # the value as it prints
-        if str(v) == token:
-            return v
-    x = _number(token)
-    if x is not None:  # 1 matches 1.0 and the reverse
-        for v in values:
-            if isinstance(v, (int, float)) and not isinstance(v, bool) and v == x:
-                return v
-    if feature.labels is not None:  # original values of a .map file
-        hits = [v for v, lab in zip(values, feature.labels) if lab == token]
-        if len(hits) == 1:
+    if feature.labels is None:
+        if not isinstance(token, str):
+            try:
+                feature.index(token)
+                return token
+            except KcxaiError:
+                pass
+        hits = _tree_reading(feature, _as_text(token))
+        if hits:
             return hits[0]
-    shown = _shown(list(values))
-    if feature.labels is not None:
-        shown += " (or their labels " + _shown(list(feature.labels)) + ")"
-    raise InvalidInputError(f"{where}: feature {feature.name!r} takes one of the values {shown}. Got {token!r}.")
+        raise InvalidInputError(
+            f"{where}: feature {feature.name!r} takes one of the values {_shown(list(feature.values))}. "
+            f"Got {_cut(token)}.")
+    text = _as_text(token)
+    tree = _tree_reading(feature, text) if values in ("auto", "tree") else []
+    orig = _original_reading(feature, text) if values in ("auto", "original") else []
+    if len(set(orig)) > 1:
+        raise InvalidInputError(
+            f"{where}: feature {feature.name!r}: the original value {_cut(text)} stands for several tree values "
+            f"{_shown(orig)}; give the tree value (--values tree).")
+    if tree and orig and tree[0] != orig[0]:
+        t, o = tree[0], orig[0]
+        raise InvalidInputError(
+            f"{where}: feature {feature.name!r}: {_cut(text)} is ambiguous: as a tree value it is {t} "
+            f"(original value {feature.label(feature.index(t))}), as an original value it is tree value {o}. "
+            "Choose with --values tree or --values original.")
+    if tree or orig:
+        return (tree or orig)[0]
+    if values == "tree":
+        shown = _shown(list(feature.values))
+    elif values == "original":
+        shown = _shown(list(feature.labels)) + " (original values)"
+    else:
+        shown = _shown(list(feature.values)) + " (tree values) or " + _shown(list(feature.labels)) + " (original values)"
+    raise InvalidInputError(f"{where}: feature {feature.name!r} takes one of the values {shown}. Got {_cut(token)}.")
 
 
-def parse_instance(space: Any, text: str, *, where: str = "--instance") -> list[Any]:
+def _cut(token: Any) -> str:
+    text = repr(token) if isinstance(token, str) else _as_text(token)
+    return text if len(text) <= 60 else text[:45] + f"... ({len(text)} characters)"
+
+
+def parse_instance(space: Any, text: str, *, where: str = "--instance", values: str = "auto") -> list[Any]:
     """An instance in user values from command-line text.
 
     ``text`` is comma-separated values in feature order, or a JSON list, or a
     JSON object mapping every feature name to its value. Numeric features
-    take numbers; categorical features take one of their domain values
-    (matched as printed, numerically, or by label).
+    take finite numbers; categorical features take one of their domain values
+    (matched as printed, or numerically: ``1`` matches ``1.0``).
+
+    Features read from a ``.map`` file have two vocabularies: the tree values
+    (the codes in the ``.dt`` file, which are the domain values of the Python
+    API) and the original values (after ``=`` in the map). ``values`` chooses:
+    ``"tree"`` or ``"original"`` reads every token in that vocabulary only;
+    ``"auto"`` (the default) reads a token in both and takes the value it names
+    if both readings agree or only one exists, and raises
+    :class:`~kcxai.InvalidInputError` when they name different values (the
+    token is ambiguous), never guessing.
 
     Examples
     --------
@@ -150,14 +189,25 @@ def parse_instance(space: Any, text: str, *, where: str = "--instance") -> list[
     ['green', 35.0, 1]
     >>> parse_instance(space, '{"age": 20, "colour": "red", "n": 0}')
     ['red', 20, 0]
+    >>> coded = FeatureSpace([Feature.categorical("f0", [1, 3, 5, 7], labels=["0", "2", "3", "1"])])
+    >>> parse_instance(coded, "7"), parse_instance(coded, "2"), parse_instance(coded, "3", values="original")
+    ([7], [3], [5])
+    >>> parse_instance(coded, "3")
+    Traceback (most recent call last):
+    ...
+    kcxai._errors.InvalidInputError: --instance: feature 'f0': '3' is ambiguous: as a tree value it is 3 (original value 2), as an original value it is tree value 5. Choose with --values tree or --values original.
     """
+    if values not in ("auto", "tree", "original"):
+        raise InvalidInputError(f"'values' must be 'auto', 'tree' or 'original'. Got {values!r}.")
     names = space.names
     text = text.strip()
     if text[:1] in ("[", "{"):
+        from kcxai._untrusted import loads
+
         try:
-            parsed = json.loads(text)
-        except json.JSONDecodeError as e:
-            raise InvalidInputError(f"{where}: not valid JSON: {e}") from None
+            parsed = loads(text, where)
+        except ModelFormatError as e:
+            raise InvalidInputError(str(e)) from None
         if isinstance(parsed, dict):
             missing = [n for n in names if n not in parsed]
             extra = [k for k in parsed if k not in names]
@@ -176,7 +226,7 @@ def parse_instance(space: Any, text: str, *, where: str = "--instance") -> list[
         raise InvalidInputError(
             f"{where}: expected {len(names)} values, one per feature ({_shown(list(names))}). "
             f"Got {len(tokens)}.")
-    return [_value(f, t, where) for f, t in zip(space.features, tokens)]
+    return [_value(f, t, where, values) for f, t in zip(space.features, tokens)]
 
 
 def _features(space: Any, text: str, where: str) -> list[int | str]:
@@ -187,11 +237,11 @@ def _features(space: Any, text: str, where: str) -> list[int | str]:
             continue
         if tok in space.names:
             out.append(tok)
-        elif tok.isdigit() and int(tok) < space.n_features:
+        elif tok.isascii() and tok.isdigit() and len(tok) < 10 and int(tok) < space.n_features:
             out.append(int(tok))
         else:
             raise InvalidInputError(
-                f"{where}: unknown feature {tok!r}; give names ({_shown(list(space.names))}) "
+                f"{where}: unknown feature {_cut(tok)}; give names ({_shown(list(space.names))}) "
                 f"or 0-based indices below {space.n_features}.")
     return out
 
@@ -236,6 +286,8 @@ def _demo(args: argparse.Namespace) -> int:
     from kcxai.datasets import load_dataset
 
     ds = load_dataset("adult")
+    if args.instances > ds.X.shape[0]:
+        raise InvalidInputError(f"--instances must be at most {ds.X.shape[0]} (the rows of adult). Got {args.instances}.")
     rng = np.random.default_rng(args.seed)
     clf = DecisionTreeClassifier(max_depth=args.max_depth, random_state=args.seed).fit(ds.X, ds.y)
     tree = kcxai.DecisionTree.from_sklearn(clf, feature_names=ds.feature_names)
@@ -260,10 +312,11 @@ def _add_demo(sub: Any) -> None:
     d = sub.add_parser("demo", help="explain a tree trained on the bundled adult dataset",
                        description="Train a decision tree on the bundled adult dataset and print "
                                    "min-I-delta-relevant sets for a few instances.")
-    d.add_argument("--instances", type=int, default=5, help="how many instances to explain (default 5)")
-    d.add_argument("--delta", type=float, nargs="+", default=[0.0, 0.01, 0.05], help="error bounds")
-    d.add_argument("--max-depth", type=int, default=10, help="depth of the trained tree (default 10)")
-    d.add_argument("--seed", type=int, default=0)
+    d.add_argument("--instances", type=positive_int, default=5, help="how many instances to explain (default 5)")
+    d.add_argument("--delta", type=delta_float, nargs="+", default=[0.0, 0.01, 0.05],
+                   help="error bounds in [0, 1]")
+    d.add_argument("--max-depth", type=positive_int, default=10, help="depth of the trained tree (default 10)")
+    d.add_argument("--seed", type=seed, default=0, help="seed of the tree and of the instances (default 0)")
     d.set_defaults(func=_demo)
 
 
@@ -275,7 +328,7 @@ def _explain(args: argparse.Namespace) -> int:
 
     model = _load_model(args.model, args.map)
     space = model.space
-    instance = parse_instance(space, args.instance)
+    instance = parse_instance(space, args.instance, values=args.values)
     order = None if args.order is None else _features(space, args.order, "--order")
     start: Any = None
     if args.start == "path":
@@ -289,7 +342,9 @@ def _explain(args: argparse.Namespace) -> int:
         d["values"] = [_plain(v) for v in d["values"]]
         print(json.dumps(d, indent=2))
         return 0
-    shown = ", ".join(f"{n}={v}" for n, v in zip(space.names, instance))
+    shown = ", ".join(f"{f.name}={v}" + ("" if f.labels is None or f.label(f.index(v)) == str(v)
+                                          else f" (original {f.label(f.index(v))})")
+                      for f, v in zip(space.features, instance))
     print(f"model: {args.model} ({model!r})")
     print(f"instance: {shown}")
     print(f"predicted class: {e.prediction}")
@@ -305,7 +360,7 @@ def _add_explain(sub: Any) -> None:
                     "instance of a saved model, with its exact error and precision.",
         epilog="Examples:\n"
                "  kcxai explain bundled:running_example --instance 1,1,1,1,0,0,0,0,1 --delta 0.03 --start path\n"
-               "  kcxai explain tree.dt tree.map --instance 3,6,4,0,6,0,4,1,0,2,0,9 --delta 1/100 --json\n"
+               "  kcxai explain tree.dt tree.map --values tree --instance 3,6,4,0,6,0,4,1,0,2,0,9 --delta 1/100 --json\n"
                "  kcxai explain model.json --instance '{\"age\": 37, \"colour\": \"red\"}' --language sdd",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     _add_model_args(p)
@@ -313,7 +368,11 @@ def _add_explain(sub: Any) -> None:
                    help="the instance: comma-separated values in feature order, a JSON list, or a JSON "
                         "object {name: value}; numeric features take numbers, categorical ones one of "
                         "their domain values")
-    p.add_argument("--delta", "-d", type=_fraction, default=Fraction(0),
+    p.add_argument("--values", choices=("auto", "tree", "original"), default="auto",
+                   help="for a .dt tree: read --instance as tree values (the codes in the .dt file), as original "
+                        "values (after '=' in the .map), or 'auto' (default): either, and an error when a value "
+                        "means different things in the two; features without a .map have one vocabulary")
+    p.add_argument("--delta", "-d", type=delta, default=Fraction(0),
                    help="the bound on the error, read exactly (0.01, 1/100); default 0 (an abductive "
                         "explanation)")
     p.add_argument("--language", "-l", default=None, choices=list(LANGUAGES), metavar="LANG",
@@ -442,8 +501,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         return int(args.func(args))
-    except KcxaiError as e:
-        print(f"kcxai: error: {e}", file=sys.stderr)
+    except (KcxaiError, OSError) as e:  # OSError: an output that cannot be written (disk full, no permission)
+        text = str(e) if isinstance(e, KcxaiError) or not e.strerror else f"{e.strerror}: {e.filename!r}"
+        print(f"kcxai: error: {_one_line(text)}", file=sys.stderr)
         return 2
 
 

@@ -192,12 +192,23 @@ class Feature:
             if isinstance(value, Interval):
                 if value in self.values:
                     return self.values.index(value)
-            elif _is_real(value) and not math.isnan(float(value)):
-                x = float(value)
+            elif _is_real(value):
+                try:
+                    x = float(value)
+                except OverflowError:  # 10**400: no float can hold it, so no interval can place it exactly
+                    raise InvalidInputError(
+                        f"Feature {self.name!r} is numeric: its value must be within the range of a float "
+                        f"(about 1.8e308 in absolute value). Got a number of about "
+                        f"{round(int(value).bit_length() * 0.30103)} digits instead.") from None
+                if math.isnan(x):
+                    raise InvalidInputError(
+                        f"Feature {self.name!r} is numeric: its value must be a real number "
+                        f"(or one of its intervals). Got {value!r} instead.")
                 if self.float32:
                     import numpy as np
 
-                    x = float(np.float32(x))
+                    with np.errstate(over="ignore"):  # beyond float32: +-inf, as scikit-learn's cast gives
+                        x = float(np.float32(x))
                 return bisect.bisect_left(self.thresholds, x)
             raise InvalidInputError(
                 f"Feature {self.name!r} is numeric: its value must be a real number "
@@ -209,8 +220,13 @@ class Feature:
             return k
         except (KeyError, TypeError):
             shown = list(self.values[:10]) + (["..."] if len(self.values) > 10 else [])
+            try:
+                got = repr(value)
+            except ValueError:  # an int too long to print (Python's 4,300-digit limit)
+                got = f"an integer of about {round(int(value).bit_length() * 0.30103)} digits"
+            got = got if len(got) <= 80 else got[:60] + f"... ({len(got)} characters)"
             raise InvalidInputError(
-                f"Feature {self.name!r} must take one of the values {shown}. Got {value!r} instead.") from None
+                f"Feature {self.name!r} must take one of the values {shown}. Got {got} instead.") from None
 
     def label(self, k: int) -> str:
         """How value number ``k`` is printed."""
@@ -483,11 +499,34 @@ class FeatureSpace:
     # -- instances -----------------------------------------------------------
 
     def encode(self, instance: Any, *, argument: str = "instance") -> tuple[int, ...]:
-        """Convert an instance in user values to a point (a tuple of value indices)."""
+        """Convert an instance in user values to a point (a tuple of value indices).
+
+        ``instance`` is a sequence in feature order, a mapping from every feature
+        name, or a pandas Series: read by name when its labels are strings (they
+        must be exactly the feature names, in any order), by position when its
+        labels are ``0, 1, ..., n - 1`` in order (``pd.Series(values)``, a row of a
+        frame without column names); any other labelling is an error.
+
+        Examples
+        --------
+        >>> from kcxai import Feature, FeatureSpace
+        >>> space = FeatureSpace([Feature.categorical("a", [0, 1]), Feature.categorical("b", ["x", "y"])])
+        >>> space.encode({"b": "y", "a": 0}), space.encode([1, "x"])
+        ((0, 1), (1, 0))
+        """
         if not isinstance(instance, Mapping) and hasattr(instance, "keys") and hasattr(instance, "tolist"):
-            keys = list(instance.keys())  # a pandas Series: read it by label when it is labelled by feature
-            if all(isinstance(k, str) for k in keys):
+            # a pandas Series: by name when its labels are strings (exactly the feature names), by
+            # position when they are 0, 1, ..., n - 1 in order (pd.Series(list), a row of an unnamed frame)
+            keys = list(instance.keys())
+            if keys and all(isinstance(k, str) for k in keys):
                 instance = {k: instance[k] for k in keys}
+            elif keys == list(range(len(keys))) and all(not isinstance(k, bool) for k in keys):
+                instance = instance.tolist()
+            else:
+                shown = [str(k) for k in keys[:5]] + (["..."] if len(keys) > 5 else [])
+                raise InvalidInputError(
+                    f"'{argument}' is a pandas Series labelled [{', '.join(shown)}]: label it by feature name "
+                    f"({list(self._names)[:10]}) or by position 0..{len(keys) - 1}, in order.")
         if isinstance(instance, Mapping):
             missing = [n for n in self._names if n not in instance]
             extra = [k for k in instance if k not in self._names]

@@ -159,6 +159,46 @@ def test_explain_dt_and_map_with_labels(capsys, tmp_path):
         assert d["features"] == list(e.features) == [0, 1]
 
 
+def test_dt_vocabulary_is_never_guessed(capsys):
+    """IAI12's f0: tree values 1, 3, 5, 7 stand for the original values 0, 2, 3, 1."""
+    from importlib import resources
+
+    tree = kcxai.datasets.reference_tree("IAI12")
+    inst = kcxai.datasets.reference_instances("IAI12")[0].tolist()  # tree values
+    originals = [f.label(f.index(v)) for f, v in zip(tree.space.features, inst)]
+    f0 = tree.space.features[0]
+    assert f0.values == (1, 3, 5, 7) and f0.labels == ("0", "2", "3", "1")
+    assert parse_instance(tree.space, ",".join(map(str, inst)), values="tree") == inst
+    assert parse_instance(tree.space, ",".join(originals), values="original") == inst
+    n_ambiguous = 0
+    for f in tree.space.features:  # in auto, a token is taken only when its two readings agree
+        one = FeatureSpace([f])
+        for v, lab in zip(f.values, f.labels):
+            for token, other in ((lab, [w for w in f.values if str(w) == lab]),
+                                 (str(v), [w for w, m in zip(f.values, f.labels) if m == str(v)])):
+                if other and other != [v]:
+                    n_ambiguous += 1
+                    with pytest.raises(kcxai.InvalidInputError, match="is ambiguous"):
+                        parse_instance(one, token)
+                else:
+                    assert parse_instance(one, token) == [v]
+    assert n_ambiguous > 20
+    with pytest.raises(kcxai.InvalidInputError, match="'3' is ambiguous: as a tree value it is 3 \\(original value 2\\)"):
+        parse_instance(FeatureSpace([f0]), "3")
+    assert parse_instance(FeatureSpace([f0]), "7") == [7] and parse_instance(FeatureSpace([f0]), "0") == [1]
+    base = resources.files("kcxai.datasets").joinpath("data", "ref_trees")
+    with resources.as_file(base / "adult_IAI12.dt") as dt, resources.as_file(base / "adult_IAI12.map") as mp:
+        outs = []
+        for values, text in (("tree", inst), ("original", originals)):
+            code, out, err = run(capsys, "explain", str(dt), str(mp), "-i", ",".join(map(str, text)),
+                                 "--values", values, "--json")
+            assert code == 0, err
+            outs.append(json.loads(out))
+    e = kcxai.min_idrs(tree, inst, 0)
+    assert outs[0]["features"] == outs[1]["features"] == list(e.features)
+    assert outs[0]["instance"] == outs[1]["instance"] == inst
+
+
 def test_explain_reference_tree_files(capsys):
     from importlib import resources
 
@@ -166,8 +206,11 @@ def test_explain_reference_tree_files(capsys):
     tree = kcxai.datasets.reference_tree("SKL14")
     base = resources.files("kcxai.datasets").joinpath("data", "ref_trees")
     with resources.as_file(base / "adult_SKL14.dt") as dt, resources.as_file(base / "adult_SKL14.map") as mp:
+        code, out, err = run(capsys, "explain", str(dt), str(mp), "-i", ",".join(map(str, inst)),
+                             "-d", "0.01", "--start", "path", "--json")
+        assert code == 2 and "'9' is ambiguous" in err  # f11: tree value 9 is the original 8, original 9 is tree value 10
         code, out, _ = run(capsys, "explain", str(dt), str(mp), "-i", ",".join(map(str, inst)),
-                           "-d", "0.01", "--start", "path", "--json")
+                           "-d", "0.01", "--start", "path", "--json", "--values", "tree")
     assert code == 0
     d = json.loads(out)
     e = kcxai.min_idrs(tree, inst, Fraction(1, 100), start="path")
@@ -226,6 +269,24 @@ ERRORS = [
     (["explain", "bundled:running_example"], "required: --instance"),
     (["compile", "bundled:SKL14", "--language", "brute"], "max_points"),
     (["frobnicate"], "invalid choice"),
+    # the cases a fuzzing campaign found ending in a traceback or exit 0 (issue 14)
+    (["explain", "bundled:running_example", "-i", "[" * 5000], "nested deeper than 32 levels"),
+    (["explain", "bundled:running_example", "-i", "[" + "9" * 5000 + "]"], "an integer with 5000 digits"),
+    (["explain", "bundled:running_example", "-i", "[1e400]"], "beyond the range of a float"),
+    (["explain", "bundled:running_example", "-i", V_TEXT, "--order", "\u00b2"], "unknown feature '\u00b2'"),
+    (["explain", "bundled:running_example", "-i", V_TEXT, "--delta", "1e-30000000"], "exponent at most 1000"),
+    (["explain", "bundled:running_example", "-i", V_TEXT, "--delta", "1/0"], "--delta"),
+    (["demo", "--instances", "-1"], "expected a positive integer, got '-1'"),
+    (["demo", "--max-depth", "0"], "expected a positive integer, got '0'"),
+    (["demo", "--seed", "-1"], "expected a seed"),
+    (["demo", "--delta", "nan"], "--delta"),
+    (["demo", "--instances", "10000000"], "--instances must be at most"),
+    (["experiment", "languages", "--max-seconds", "-1"], "expected a positive number of seconds"),
+    (["experiment", "languages", "--max-seconds", "nan"], "expected a positive number of seconds"),
+    (["experiment", "paper-table", "--threshold", "inf"], "expected a number in [0, 1]"),
+    (["experiment", "paper-table", "--bins", "100000000000"], "at most 1000 bins"),
+    (["experiment", "paper-table", "--out", "/dev/null"], "'/dev/null' is a file, not a directory"),
+    (["experiment", "paper-table", "--out", "/dev/null/x"], "cannot be created: '/dev/null' is a file"),
 ]
 
 

@@ -99,3 +99,65 @@ def test_feature_errors():
         FeatureSpace([Feature.categorical("a", [0]), Feature.categorical("a", [1])])
     with pytest.raises(kcxai.UnknownLanguageError, match="Available languages are"):
         kcxai.compile_model(kcxai.datasets.running_example_tree(), "nnf")
+
+
+def test_huge_numbers_are_input_errors(tree):
+    num = FeatureSpace([Feature.numeric("x", [1.0]), Feature.categorical("c", [0, 1])])
+    with pytest.raises(kcxai.InvalidInputError, match="within the range of a float.*about 400 digits"):
+        num.encode([10**400, 0])
+    with pytest.raises(kcxai.InvalidInputError, match="an integer of about 5000 digits"):
+        num.encode([0, 10**5000])
+    assert num.encode([1e308, 1]) == (1, 1) and num.encode([Fraction(10**300, 3), 0]) == (1, 0)
+    f32 = Feature.numeric("x", [1.0], float32=True)  # past float32's range: +-inf, no overflow warning
+    assert (f32.index(1e308), f32.index(-1e308)) == (1, 0)
+    with pytest.raises(kcxai.InvalidInputError, match="Feature 'x1' must take one of the values"):
+        tree.predict((10**400,) + V[1:])
+
+
+def test_series_by_name_or_by_position(tree):
+    pd = pytest.importorskip("pandas")
+    names = tree.space.names
+    by_name = pd.Series(dict(zip(reversed(names), reversed(V))))
+    frame = pd.DataFrame([V])  # no column names: its rows are labelled 0..n-1
+    assert tree.space.encode(by_name) == tree.space.encode(pd.Series(V)) == tree.space.encode(frame.iloc[0]) \
+        == tree.space.encode(V)
+    with pytest.raises(kcxai.InvalidInputError, match="labelled \\[8, 7, 6, 5, 4, ...\\]"):
+        tree.space.encode(pd.Series(V, index=range(8, -1, -1)))
+    with pytest.raises(kcxai.InvalidInputError, match="Missing \\['x9'\\], unknown \\['zz'\\]"):
+        tree.space.encode(pd.Series(dict(zip(names[:-1] + ("zz",), V))))
+
+
+@pytest.mark.parametrize("save_fails", ["unserialisable", "directory"])
+def test_failed_save_keeps_the_old_file(tmp_path, tree, save_fails):
+    path = tmp_path / "model.json"
+    tree.save(path)
+    before = path.read_bytes()
+    if save_fails == "unserialisable":
+        bad = FeatureSpace([Feature.categorical("a", [(0, 1), 2])])
+        model = kcxai.DecisionTree(bad, [0], kcxai.Leaf(0))
+        with pytest.raises(kcxai.InvalidTypeError):
+            model.save(path)
+    else:
+        with pytest.raises(kcxai.FileAccessError, match="it is a directory"):
+            tree.save(tmp_path)
+    assert path.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["model.json"]
+    assert kcxai.load_model(path).predict(V) == tree.predict(V)
+
+
+def test_file_errors_name_the_path(tmp_path):
+    assert issubclass(kcxai.FileAccessError, OSError) and issubclass(kcxai.FileAccessError, kcxai.KcxaiError)
+    with pytest.raises(kcxai.FileAccessError, match="cannot read '.*nope.json': no such file") as e:
+        kcxai.load_model(tmp_path / "nope.json")
+    assert e.value.filename == str(tmp_path / "nope.json")
+    with pytest.raises(kcxai.FileAccessError, match="is a directory"):
+        kcxai.load_model(tmp_path)
+    (tmp_path / "bin.json").write_bytes(b'{"a": "\xff"}')
+    with pytest.raises(kcxai.ModelFormatError, match="not a UTF-8 text JSON model: undecodable byte at offset 7"):
+        kcxai.load_model(tmp_path / "bin.json")
+
+
+@pytest.mark.xfail(strict=True, raises=KeyError,
+                   reason="explain/_common.py reads a Series by feature name after encode() accepted it by position")
+def test_explainers_read_a_series_by_position(tree):
+    pd = pytest.importorskip("pandas")
+    assert kcxai.min_idrs(tree, pd.Series(V), 0).features == kcxai.min_idrs(tree, V, 0).features

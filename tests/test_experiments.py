@@ -2,6 +2,7 @@
 languages runs on small samples, their checks, outputs and CLI. Anchor only if alibi imports."""
 
 import csv
+import io
 import json
 import sys
 from fractions import Fraction
@@ -229,6 +230,16 @@ def test_resume_reuses_records_and_new_settings_do_not(tmp_path, monkeypatch):
     cfg.max_instances = 5  # other instances: the old records do not apply
     with pytest.raises(RuntimeError, match="must not run"):
         run_paper_table(cfg)
+    cfg.max_instances = 4  # a truncated record file (a run killed mid-write by an older kcxai) is redone
+    (tmp_path / "records" / "allhyper.kcxai.csv").write_text(before[: len(before) // 2])
+    with pytest.raises(RuntimeError, match="must not run"):
+        run_paper_table(cfg)
+    monkeypatch.undo()
+    run_paper_table(cfg)
+    again = pt.read_records(tmp_path / "records" / "allhyper.kcxai.csv")
+    assert [(r["row"], r["delta"], r["features"]) for r in again] == [
+        (r["row"], r["delta"], r["features"]) for r in csv.DictReader(io.StringIO(before, newline=""))
+        for r in [{**r, "row": int(r["row"]), "delta": float(r["delta"])}]]
 
 
 def test_the_delta_zero_check_can_fail(tmp_path, monkeypatch):

@@ -94,7 +94,11 @@ def test_dt_malformed(tmp_path, dt, match):
     ("OHE\n2\n", "only 'Categorical' maps"),
     ("Categorical\nx\n", "must be an integer"),
     ("Categorical\n2\nf0 0 =no\nf0 1 =yes\n", "f1 has no values"),
-    ("Categorical\n2\nf0 0 no\n", "must start with '=' or '!='"),
+    ("Categorical\n1\nf0 0 no\n", "must start with '=' or '!='"),
+    ("Categorical\n100000000\nf0 0 =a\n", "declares 100000000 features but has only 1 value lines"),
+    ("Categorical\n1\nf\u00b2 0 =a\n", "expected a feature like 'f3'"),
+    ("Categorical\n1\nf0 \u00b2 =a\n", "a tree value must be an integer"),
+    ("Categorical\n1\nf0 " + "9" * 5000 + " =a\n", "at most 18 digits"),
 ])
 def test_map_malformed(tmp_path, mp, match):
     with pytest.raises(ModelFormatError, match=match):
@@ -284,3 +288,53 @@ def test_series_like_instances_are_read_by_label():
     tree = kcxai.datasets.running_example_tree()
     v = dict(zip([f"x{i}" for i in range(9, 0, -1)], (1, 0, 0, 0, 0, 1, 1, 1, 1)))  # x9 first
     assert kcxai.min_idrs(tree, Row(v), 0).features == (0, 1, 2, 7, 8)
+
+
+def _threshold_chain(depth: int, n_features: int = 1) -> DecisionTree:
+    """A chain ``depth`` tests deep: node k tests feature k % n_features <= k // n_features."""
+    per = depth // n_features + 1
+    space = FeatureSpace([Feature.numeric(f"x{i}", [float(t) for t in range(per)]) for i in range(n_features)])
+    feat, label, branches = [], [], []
+    for k in range(depth):
+        left = (1 << (k // n_features + 1)) - 1
+        feat += [k % n_features, -1]
+        label += [-1, k % 2]
+        branches += [((left, 2 * k + 1), (((1 << (per + 1)) - 1) ^ left, 2 * k + 2)), ()]
+    feat.append(-1)
+    label.append(1)
+    branches.append(())
+    return DecisionTree._from_arrays(space, [0, 1], feat, label, branches)
+
+
+def test_deep_chains_convert_without_recursion_and_json_stays_linear():
+    tree = _threshold_chain(3000)
+    assert tree.depth == 3000
+    root = tree.to_root()  # recursed before: RecursionError from depth ~1,000
+    node, depth = root, 0
+    while isinstance(node, Split):
+        (values, leaf), (_, node) = node.branches
+        assert isinstance(leaf, Leaf) and len(values) == depth + 1
+        depth += 1
+    assert depth == 3000 and node == Leaf(1)
+    text = tree.to_json()  # value runs are [first, last] pairs: one per branch, not thousands of indices
+    assert len(text) < 120 * tree.n_nodes
+    back = kcxai.models.model_from_dict(json.loads(text))
+    assert back.to_json() == text
+    for x in (-1.0, 0.5, 1499.5, 2999.0, 5000.0):
+        assert back.predict([x]) == tree.predict([x])
+    small = _threshold_chain(40)
+    assert DecisionTree(small.space, [0, 1], small.to_root()).to_json() == small.to_json()
+
+
+def test_json_value_runs():
+    space = FeatureSpace([Feature.categorical("a", list(range(10)))])
+    tree = DecisionTree(space, ["n", "y"], Split("a", [([0, 2, 3, 4, 5, 9], Leaf("y")), ([1, 6, 7, 8], Leaf("n"))]))
+    nodes = tree.to_dict()["nodes"]
+    assert nodes[0]["branches"] == [[[0, [2, 5], 9], 1], [[1, [6, 8]], 2]]
+    d = tree.to_dict()
+    d["nodes"][0]["branches"] = [[[0, 2, 3, 4, 5, 9], 1], [[1, 6, 7, 8], 2]]  # plain indices are read too
+    assert kcxai.models.model_from_dict(d).to_dict() == tree.to_dict()
+    for bad, match in [([[5, 2]], "needs first <= last"), ([[0, 10]], "Got \\[0, 10\\]"), ([[0, 1, 2]], "Got")]:
+        d["nodes"][0]["branches"] = [[bad, 1], [[1, 6, 7, 8], 2]]
+        with pytest.raises(ModelFormatError, match=match):
+            kcxai.models.model_from_dict(d)

@@ -9,6 +9,8 @@ from typing import Any
 
 import numpy as np
 
+from kcxai._files import atomic_writer, write_text
+
 __all__ = ["summarise", "write_tables", "PAPER_RESULTS", "TABLE_COLUMNS"]
 
 #: The paper's Table "tab:res" (idrs = the paper's prototype, ITI trees, Anchor
@@ -255,7 +257,7 @@ def trees_markdown(info: dict[str, Any]) -> str:
 def write_tables(out: Path, rows: Sequence[dict[str, Any]], info: dict[str, Any],
                  records: Sequence[dict[str, Any]] = (), *, plots: bool = True) -> None:
     """``table.md``, ``table.csv``, ``table.tex``, ``comparison.md`` and, with ``plots``, the PNG plots."""
-    with (out / "table.csv").open("w", newline="", encoding="utf-8") as fh:
+    with atomic_writer(out / "table.csv") as fh:
         w = csv.DictWriter(fh, fieldnames=TABLE_COLUMNS)
         w.writeheader()
         for r in rows:
@@ -284,10 +286,9 @@ def write_tables(out: Path, rows: Sequence[dict[str, Any]], info: dict[str, Any]
           _markdown([h for _, h, _ in _WALL], _grid(rows, _WALL)),
           "\n## Exact precision (%, uniform distribution over the finite feature space) and Anchor's misses\n",
           _markdown([h for _, h, _ in _EXACT], _grid(rows, _EXACT))]
-    (out / "table.md").write_text("".join(md), encoding="utf-8")
-    (out / "table.tex").write_text(_latex(rows), encoding="utf-8")
-    (out / "comparison.md").write_text(
-        "# The paper's figures / ours\n\n" + header + "\n" + _comparison(rows), encoding="utf-8")
+    write_text(out / "table.md", "".join(md))
+    write_text(out / "table.tex", _latex(rows))
+    write_text(out / "comparison.md", "# The paper's figures / ours\n\n" + header + "\n" + _comparison(rows))
     if plots:
         from kcxai.experiments._plots import plot_paper_table
 

@@ -8,6 +8,9 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+from kcxai._cli_args import delta as _delta
+from kcxai._cli_args import output_dir, positive_seconds, seed, unit_float
+from kcxai._cli_args import positive_int as _positive
 from kcxai.compilers.registry import LANGUAGES
 
 __all__ = ["add_subparser"]
@@ -15,23 +18,10 @@ __all__ = ["add_subparser"]
 _DATASETS = ("adult", "allhyper", "ann_thyroid", "fars", "kddcup")
 
 
-def _delta(text: str) -> Fraction:
-    try:
-        value = Fraction(text.strip())
-    except (ValueError, ZeroDivisionError):
-        raise argparse.ArgumentTypeError(f"expected a number such as 0.01 or 1/100, got {text!r}") from None
-    if not 0 <= value <= 1:
-        raise argparse.ArgumentTypeError(f"must be in [0, 1], got {text!r}")
-    return value
-
-
-def _positive(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+def _bins(text: str) -> int:
+    v = _positive(text)
+    if v > 1000:
+        raise argparse.ArgumentTypeError(f"expected at most 1000 bins, got {text!r}")
     return v
 
 
@@ -79,11 +69,11 @@ def _common(p: argparse.ArgumentParser, out: str) -> None:
     p.add_argument("--delta", nargs="+", type=_delta, default=[Fraction(0), Fraction(1, 100), Fraction(2, 100),
                                                                Fraction(5, 100)],
                    help="error bounds (default: the paper's 0 0.01 0.02 0.05)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the split, trees and samples (default 0)")
-    p.add_argument("--bins", type=_positive, default=10,
+    p.add_argument("--seed", type=seed, default=0, help="seed of the split, trees and samples (default 0)")
+    p.add_argument("--bins", type=_bins, default=10,
                    help="quantile bins per continuous column (default 10)")
     p.add_argument("--quick", action="store_true", help="a small seeded sample (a smoke run, under 2 minutes)")
-    p.add_argument("--out", default=out, help=f"output directory (default {out})")
+    p.add_argument("--out", type=output_dir, default=out, help=f"output directory (default {out})")
     p.add_argument("--no-plots", action="store_true", help="do not write PNG plots (no matplotlib needed)")
     p.add_argument("--no-progress", action="store_true", help="no progress indicator on stderr")
 
@@ -109,7 +99,7 @@ def add_subparser(subparsers: Any) -> argparse.ArgumentParser:
                    help="explain at most N of the protocol's instances per dataset (seeded subsample)")
     p.add_argument("--anchor-max-instances", type=_positive, default=None,
                    help="run Anchor on at most N of the explained instances per dataset (seeded subsample)")
-    p.add_argument("--threshold", type=float, default=0.95, help="Anchor's precision threshold (default 0.95)")
+    p.add_argument("--threshold", type=unit_float, default=0.95, help="Anchor's precision threshold (default 0.95)")
     p.add_argument("--samples", type=_positive, default=1000,
                    help="samples per explanation for Anchor's sampled precision metric (default 1000)")
     p.add_argument("--resume", action="store_true",
@@ -125,7 +115,7 @@ def add_subparser(subparsers: Any) -> argparse.ArgumentParser:
                    help="languages to compare (default: dt sdd obdd)")
     q.add_argument("--instances", type=_positive, default=50,
                    help="instances per dataset (seeded subsample of the protocol's; default 50)")
-    q.add_argument("--max-seconds", type=float, default=600.0,
+    q.add_argument("--max-seconds", type=positive_seconds, default=600.0,
                    help="compilation time limit for the compilers that take one (default 600)")
     q.set_defaults(func=_languages)
     return e

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from kcxai._errors import InvalidInputError, KcxaiError
+from kcxai._files import atomic_writer, write_text
 from kcxai.experiments._data import PreparedData, explained_instances, prepare_data, subsample
 from kcxai.experiments._metrics import sampled_precision
 from kcxai.experiments._progress import Progress, chunks, run_chunks
@@ -201,14 +202,14 @@ def write_records(path: Path, records: Sequence[dict[str, Any]], key: dict[str, 
     """Write records as CSV; beside them (``.json``) the run settings ``key``, when they were
     finished, on what machine and how many wall-clock ``seconds`` they took."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", newline="", encoding="utf-8") as fh:
+    with atomic_writer(path) as fh:  # an interrupted run leaves no truncated record file behind
         w = csv.DictWriter(fh, fieldnames=RECORD_FIELDS)
         w.writeheader()
         for rec in sorted(records, key=lambda r: (r["row"], str(r["delta"]))):
             w.writerow({k: rec[k] for k in RECORD_FIELDS})
     meta = {"key": key, "seconds": round(seconds, 1), "machine": machine_info(),
             "finished": datetime.datetime.now().astimezone().isoformat(timespec="seconds")}
-    path.with_suffix(".json").write_text(json.dumps(meta, sort_keys=True), encoding="utf-8")
+    write_text(path.with_suffix(".json"), json.dumps(meta, sort_keys=True))
 
 
 def read_records(path: Path) -> list[dict[str, Any]]:
@@ -236,7 +237,7 @@ def _cached(path: Path, key: dict[str, Any], resume: bool) -> tuple[list[dict[st
             meta = json.loads(meta_path.read_text(encoding="utf-8"))
             if isinstance(meta, dict) and meta.get("key") == json.loads(json.dumps(key, sort_keys=True)):
                 return read_records(path), meta
-        except (OSError, ValueError, KeyError):
+        except (OSError, ValueError, KeyError, TypeError):  # damaged files (a short row: TypeError) are redone
             return None
     return None
 
@@ -371,7 +372,7 @@ def run_paper_table(cfg: PaperTableConfig) -> dict[str, Any]:
             "machine": machine_info(), "config": _config_dict(cfg), "trees": trees, "parts": parts,
             "seconds": round(time.perf_counter() - t_start, 1)}
     rows_table = summarise(records, info)
-    (out / "run.json").write_text(json.dumps(info, indent=1), encoding="utf-8")
+    write_text(out / "run.json", json.dumps(info, indent=1))
     write_tables(out, rows_table, info, records, plots=cfg.plots)
     return {**info, "rows": rows_table}
 

@@ -8,7 +8,7 @@ import os
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from kcxai._errors import InvalidInputError, InvalidTypeError, ModelFormatError
+from kcxai._errors import InvalidInputError, InvalidTypeError, KcxaiError, ModelFormatError
 from kcxai.space import FeatureSpace
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -133,10 +133,16 @@ class Classifier(abc.ABC):
         return json.dumps(self.to_dict())
 
     def save(self, path: str | os.PathLike[str]) -> None:
-        """Write the model to a JSON file."""
-        with open(path, "w", encoding="utf-8") as fh:
-            json.dump(self.to_dict(), fh)
-            fh.write("\n")
+        """Write the model to a JSON file.
+
+        The write is atomic: the JSON is built first and written to a temporary file
+        next to ``path``, which then replaces it; if anything fails, an existing
+        file at ``path`` is left as it was. An unwritable place raises
+        :class:`~kcxai.FileAccessError` naming the path.
+        """
+        from kcxai._files import write_text
+
+        write_text(path, json.dumps(self.to_dict()) + "\n")
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> "Classifier":
@@ -148,33 +154,107 @@ class Classifier(abc.ABC):
         return model
 
 
+def _checked_space(d: Any) -> FeatureSpace:
+    """The feature space of a model dict, its shape and exact weights checked before it is built."""
+    from kcxai._untrusted import parse_exact
+
+    if not isinstance(d, dict) or not isinstance(d.get("features"), list):
+        raise ModelFormatError(f"A kcxai model needs a 'space' object with a 'features' list. Got {_short(d)}.")
+    for k, f in enumerate(d["features"]):
+        if not isinstance(f, dict):
+            raise ModelFormatError(f"space.features[{k}] must be an object. Got {_short(f)}.")
+    dist = d.get("distribution")
+    if isinstance(dist, dict) and dist.get("kind") == "mixture":
+        pass  # distribution_from_dict checks it, with bounded numbers (no exponents, short strings)
+    elif dist is not None:
+        if not isinstance(dist, list):
+            raise ModelFormatError(
+                f"space.distribution must be null, a list or a mixture object. Got {_short(dist)}.")
+        for i, ws in enumerate(dist):
+            if ws is None:
+                continue
+            if not isinstance(ws, list):
+                raise ModelFormatError(f"space.distribution[{i}] must be null or a list of weights. Got {_short(ws)}.")
+            for j, w in enumerate(ws):
+                if isinstance(w, str):
+                    parse_exact(w, f"space.distribution[{i}][{j}]")
+    try:
+        return FeatureSpace.from_dict(d)
+    except KcxaiError:
+        raise
+    except (KeyError, TypeError, IndexError, ValueError, AttributeError, OverflowError) as e:
+        raise ModelFormatError(f"Malformed 'space': {_short(e)}") from None
+
+
+def _short_text(x: str, limit: int) -> str:
+    from kcxai._untrusted import shorten
+
+    return shorten(x, limit)
+
+
+def _short(x: Any, limit: int = 120) -> str:
+    from kcxai._untrusted import shorten
+
+    return shorten(repr(x), limit)
+
+
 def model_from_dict(d: Any) -> Classifier:
-    """Build a model from the dict form written by :meth:`Classifier.to_dict`."""
+    """Build a model from the dict form written by :meth:`Classifier.to_dict`.
+
+    Every field is checked before it is used; a malformed description raises
+    :class:`~kcxai.ModelFormatError` (or another :class:`~kcxai.KcxaiError`)
+    naming the field, never a bare ``KeyError`` or ``TypeError``.
+    """
+    try:
+        return _model_from_dict(d)
+    except KcxaiError as e:
+        if len(str(e)) <= 500:
+            raise
+        raise type(e)(_short_text(str(e), 500)) from None  # a message quoting a huge value
+
+
+def _model_from_dict(d: Any) -> Classifier:
     if not isinstance(d, dict):
         raise ModelFormatError(f"A kcxai model must be a JSON object. Got {type(d).__name__} instead.")
     if d.get("format") != FORMAT_NAME:
-        raise ModelFormatError(f"Not a kcxai model: 'format' must be {FORMAT_NAME!r}. Got {d.get('format')!r}.")
+        raise ModelFormatError(f"Not a kcxai model: 'format' must be {FORMAT_NAME!r}. Got {_short(d.get('format'))}.")
     if d.get("version") not in READABLE_VERSIONS or isinstance(d.get("version"), bool):
         raise ModelFormatError(
-            f"Unsupported kcxai model version {d.get('version')!r}; this kcxai reads versions {list(READABLE_VERSIONS)}.")
+            f"Unsupported kcxai model version {_short(d.get('version'))}; this kcxai reads versions "
+            f"{list(READABLE_VERSIONS)}.")
     kind = d.get("type")
+    if not isinstance(kind, str):
+        raise ModelFormatError(f"A kcxai model's 'type' must be a string. Got {_short(kind)}.")
     if kind not in _MODEL_TYPES:
         import kcxai.models  # noqa: F401  (registers every model type)
     if kind not in _MODEL_TYPES:
-        raise ModelFormatError(f"Unknown model type {kind!r}; known types are {sorted(_MODEL_TYPES)}.")
-    space = FeatureSpace.from_dict(d.get("space", {}))
+        raise ModelFormatError(f"Unknown model type {_short(kind)}; known types are {sorted(_MODEL_TYPES)}.")
+    space = _checked_space(d.get("space"))
     classes = d.get("classes")
     if not isinstance(classes, list):
-        raise ModelFormatError(f"A kcxai model needs a 'classes' list. Got {classes!r}.")
+        raise ModelFormatError(f"A kcxai model needs a 'classes' list. Got {_short(classes)}.")
+    for k, c in enumerate(classes):
+        if not isinstance(c, (str, int, float)):
+            raise ModelFormatError(f"classes[{k}] must be a string or a number. Got {_short(c)}.")
     body = {k: v for k, v in d.items() if k not in ("format", "version", "type", "space", "classes")}
     try:
         return _MODEL_TYPES[kind]._from_body(space, classes, body)
-    except (KeyError, TypeError, IndexError) as e:
-        raise ModelFormatError(f"Malformed {kind} model: {e!r}") from None
+    except KcxaiError:
+        raise
+    except KeyError as e:
+        raise ModelFormatError(f"Malformed {kind} model: missing field {_short(e.args[0] if e.args else e)}.") from None
+    except (TypeError, IndexError, ValueError, AttributeError, OverflowError) as e:
+        # the last net: a family's checks missed a shape (a number where a list was expected, ...)
+        raise ModelFormatError(f"Malformed {kind} model: {_short(e, 200)}") from None
 
 
 def load_model(path: str | os.PathLike[str]) -> Classifier:
     """Read any kcxai model from a JSON file.
+
+    The file is checked before anything is built from it (JSON nesting, number
+    sizes, every field; see :mod:`kcxai._untrusted`): a malformed file raises
+    :class:`~kcxai.ModelFormatError` naming the file and the place, and a file
+    that cannot be read raises :class:`~kcxai.FileAccessError` naming the path.
 
     Examples
     --------
@@ -187,9 +267,12 @@ def load_model(path: str | os.PathLike[str]) -> Classifier:
     >>> type(again).__name__, again.predict((1, 1, 1, 1, 0, 0, 0, 0, 1)), again.n_nodes
     ('DecisionTree', 1, 35)
     """
+    from kcxai._files import read_text
+    from kcxai._untrusted import loads
+
+    where = os.fspath(path) if isinstance(path, (str, os.PathLike)) else repr(path)
+    d = loads(read_text(path, what="JSON model"), repr(where))
     try:
-        with open(path, encoding="utf-8") as fh:
-            d = json.load(fh)
-    except json.JSONDecodeError as e:
-        raise ModelFormatError(f"{os.fspath(path)!r} is not valid JSON: {e}") from None
-    return model_from_dict(d)
+        return model_from_dict(d)
+    except KcxaiError as e:
+        raise type(e)(f"{where!r}: {e}") from None

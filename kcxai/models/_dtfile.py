@@ -17,22 +17,27 @@ The domain of feature ``k`` is its tree values listed in the map, sorted.
 from __future__ import annotations
 
 import os
+import re
 from typing import Any
 
 from kcxai._errors import ModelFormatError
+from kcxai._files import read_text
+from kcxai._untrusted import shorten
 from kcxai.space import Feature, FeatureSpace
 
 __all__ = ["read_dt", "read_map"]
 
 
+#: Longest integer token read (node ids and values); longer ones are refused before they are converted.
+_MAX_INT_CHARS = 18
+_INT = re.compile(r"[+-]?[0-9]{1,%d}" % _MAX_INT_CHARS)
+_FEATURE = re.compile(r"f(0|[1-9][0-9]{0,%d})" % (_MAX_INT_CHARS - 1))
+
+
 def _lines(path: str | os.PathLike[str]) -> list[tuple[int, list[str]]]:
-    try:
-        with open(path, encoding="utf-8") as fh:
-            raw = fh.read().splitlines()
-    except UnicodeDecodeError:
-        raise ModelFormatError(f"{os.fspath(path)!r} is not a text file.") from None
+    text = read_text(path, what="tree file")
     out = []
-    for no, line in enumerate(raw, 1):
+    for no, line in enumerate(text.splitlines(), 1):
         s = line.strip()
         if s and not s.startswith("#"):
             out.append((no, s.split()))
@@ -40,16 +45,22 @@ def _lines(path: str | os.PathLike[str]) -> list[tuple[int, list[str]]]:
 
 
 def _int(tok: str, path: Any, no: int, what: str) -> int:
-    try:
-        return int(tok)
-    except ValueError:
-        raise ModelFormatError(f"{os.fspath(path)}:{no}: {what} must be an integer. Got {tok!r}.") from None
+    if _INT.fullmatch(tok) is None:
+        raise ModelFormatError(
+            f"{os.fspath(path)}:{no}: {what} must be an integer of at most {_MAX_INT_CHARS} digits. "
+            f"Got {shorten(repr(tok), 60)}.")
+    return int(tok)
 
 
 def _feature_number(tok: str, path: Any, no: int) -> int:
-    if len(tok) < 2 or tok[0] != "f" or not tok[1:].isdigit() or tok[1:] != str(int(tok[1:])):
-        raise ModelFormatError(f"{os.fspath(path)}:{no}: expected a feature like 'f3'. Got {tok!r}.")
+    if _FEATURE.fullmatch(tok) is None:
+        raise ModelFormatError(f"{os.fspath(path)}:{no}: expected a feature like 'f3'. Got {shorten(repr(tok), 60)}.")
     return int(tok[1:])
+
+
+def _class_key(c: str) -> tuple[int, int, str]:
+    """Classes sort as numbers when they are integers, then as text."""
+    return (0, int(c), c) if _INT.fullmatch(c) else (1, 0, c)
 
 
 def read_map(map_path: str | os.PathLike[str]) -> list[tuple[list[int], list[str]]]:
@@ -60,18 +71,22 @@ def read_map(map_path: str | os.PathLike[str]) -> list[tuple[list[int], list[str
     no, head = lines[0]
     if head != ["Categorical"]:
         raise ModelFormatError(
-            f"{os.fspath(map_path)}:{no}: only 'Categorical' maps are supported. Got {' '.join(head)!r}.")
+            f"{os.fspath(map_path)}:{no}: only 'Categorical' maps are supported. Got {shorten(repr(' '.join(head)), 80)}.")
     if len(lines) < 2 or len(lines[1][1]) != 1:
         raise ModelFormatError(f"{os.fspath(map_path)}: the second line must be the number of features.")
     n = _int(lines[1][1][0], map_path, lines[1][0], "the number of features")
     if n < 1:
         raise ModelFormatError(
             f"{os.fspath(map_path)}:{lines[1][0]}: the number of features must be positive. Got {n}.")
+    if n > len(lines) - 2:  # checked before anything is allocated per feature
+        raise ModelFormatError(
+            f"{os.fspath(map_path)}:{lines[1][0]}: the map declares {n} features but has only "
+            f"{len(lines) - 2} value lines (each feature needs at least one).")
     doms: list[dict[int, str]] = [{} for _ in range(n)]
     for no, toks in lines[2:]:
         if len(toks) < 3:
             raise ModelFormatError(
-                f"{os.fspath(map_path)}:{no}: expected 'f<k> <tree value> =<value>'. Got {' '.join(toks)!r}.")
+                f"{os.fspath(map_path)}:{no}: expected 'f<k> <tree value> =<value>'. Got {shorten(repr(' '.join(toks)), 80)}.")
         k = _feature_number(toks[0], map_path, no)
         if k >= n:
             raise ModelFormatError(f"{os.fspath(map_path)}:{no}: feature f{k} but the map declares {n} features.")
@@ -81,7 +96,7 @@ def read_map(map_path: str | os.PathLike[str]) -> list[tuple[list[int], list[str
             continue
         if not orig.startswith("="):
             raise ModelFormatError(
-                f"{os.fspath(map_path)}:{no}: the original value must start with '=' or '!='. Got {orig!r}.")
+                f"{os.fspath(map_path)}:{no}: the original value must start with '=' or '!='. Got {shorten(repr(orig), 80)}.")
         if val in doms[k]:
             raise ModelFormatError(f"{os.fspath(map_path)}:{no}: f{k} lists the tree value {val} twice.")
         doms[k][val] = orig[1:]
@@ -108,16 +123,16 @@ def read_dt(tree_path: str | os.PathLike[str], map_path: str | os.PathLike[str],
         raise ModelFormatError(f"{where!r} is too short for a .dt tree (needs node count, root, I and T lines).")
     for no, toks in lines[:2]:
         if len(toks) != 1:
-            raise ModelFormatError(f"{where}:{no}: expected a single integer. Got {' '.join(toks)!r}.")
+            raise ModelFormatError(f"{where}:{no}: expected a single integer. Got {shorten(repr(' '.join(toks)), 80)}.")
     n_nodes = _int(lines[0][1][0], where, lines[0][0], "the number of nodes")
     root = _int(lines[1][1][0], where, lines[1][0], "the root id")
     no, toks = lines[2]
     if toks[0] != "I":
-        raise ModelFormatError(f"{where}:{no}: expected the line of internal nodes 'I ...'. Got {toks[0]!r}.")
+        raise ModelFormatError(f"{where}:{no}: expected the line of internal nodes 'I ...'. Got {shorten(repr(toks[0]), 40)}.")
     internal = [_int(t, where, no, "a node id") for t in toks[1:]]
     no, toks = lines[3]
     if toks[0] != "T":
-        raise ModelFormatError(f"{where}:{no}: expected the line of terminal nodes 'T ...'. Got {toks[0]!r}.")
+        raise ModelFormatError(f"{where}:{no}: expected the line of terminal nodes 'T ...'. Got {shorten(repr(toks[0]), 40)}.")
     terminal = [_int(t, where, no, "a node id") for t in toks[1:]]
     ids = internal + terminal
     if len(set(ids)) != len(ids):
@@ -147,7 +162,7 @@ def read_dt(tree_path: str | os.PathLike[str], map_path: str | os.PathLike[str],
         if len(toks) != 4:
             raise ModelFormatError(
                 f"{where}:{no}: expected '<node> f<k> <value> <child>' or '<leaf> T <class>'. "
-                f"Got {' '.join(toks)!r}.")
+                f"Got {shorten(repr(' '.join(toks)), 80)}.")
         nid = _int(toks[0], where, no, "a node id")
         k = _feature_number(toks[1], where, no)
         val = _int(toks[2], where, no, "a value")
@@ -171,9 +186,11 @@ def read_dt(tree_path: str | os.PathLike[str], map_path: str | os.PathLike[str],
     for nid in internal:
         if not edges[nid]:
             raise ModelFormatError(f"{where}: internal node {nid} has no edges.")
-    classes.sort(key=lambda c: (0, int(c), c) if c.lstrip("-").isdigit() else (1, 0, c))
+    classes.sort(key=_class_key)
     cls_index = {c: i for i, c in enumerate(classes)}
-    feat_arr, lab_arr, br_arr = [], [], []
+    feat_arr: list[int] = []
+    lab_arr: list[int] = []
+    br_arr: list[tuple[tuple[int, int], ...]] = []
     for nid in ids:
         if nid in is_terminal:
             feat_arr.append(-1)

@@ -262,10 +262,25 @@ def _scale_table(t: Sequence[Sequence[Fraction]]) -> tuple[tuple[int, ...], ...]
     return tuple(tuple(int(x * scale) for x in col) for col in t)
 
 
+def _json_list(body: Any, key: str) -> list[Any]:
+    if not isinstance(body.get(key), list):
+        raise ModelFormatError(f"'{key}' must be a list. Got {type(body.get(key)).__name__}.")
+    return body[key]
+
+
+def _json_list(body: Any, key: str) -> list[Any]:
+    if not isinstance(body.get(key), list):
+        raise ModelFormatError(f"'{key}' must be a list. Got {type(body.get(key)).__name__}.")
+    return list(body[key])
+
+
 def _tables_from_json(body: Any, key: str, n_features: int) -> list[list[list[Fraction]]]:
     tables = body[key]
     if not isinstance(tables, list) or len(tables) != n_features:
         raise ModelFormatError(f"'{key}' must be a list with one table per feature ({n_features}).")
+    for i, t in enumerate(tables):
+        if not isinstance(t, list) or not all(isinstance(row, list) for row in t):
+            raise ModelFormatError(f"'{key}[{i}]' must be a list of rows (one per class) of exact numbers.")
     return [[[parse_fraction(x, f"{key}[{i}]") for x in row] for row in t] for i, t in enumerate(tables)]
 
 
@@ -408,7 +423,7 @@ class LinearClassifier(_FeatureScoreModel):
 
     @classmethod
     def _from_body(cls, space: FeatureSpace, classes: list[Any], body: dict[str, Any]) -> "LinearClassifier":
-        ints = [parse_fraction(x, "intercepts") for x in body["intercepts"]]
+        ints = [parse_fraction(x, "intercepts") for x in _json_list(body, "intercepts")]
         out = cls(space, classes, _tables_from_json(body, "weights", space.n_features), ints)
         out.weights_from_floats = bool(body.get("weights_from_floats", False))
         out._rounding_from_json(body)
@@ -515,7 +530,7 @@ class NaiveBayes(_FeatureScoreModel):
 
     @classmethod
     def _from_body(cls, space: FeatureSpace, classes: list[Any], body: dict[str, Any]) -> "NaiveBayes":
-        priors = [parse_fraction(x, "priors") for x in body["priors"]]
+        priors = [parse_fraction(x, "priors") for x in _json_list(body, "priors")]
         log = body["log"]
         if not isinstance(log, bool):
             raise ModelFormatError(f"'log' must be true or false. Got {log!r}.")

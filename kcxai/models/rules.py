@@ -122,8 +122,11 @@ class _RuleModel(Classifier):
             raise ModelFormatError(f"{where}: 'conditions' must be a list of [feature, [value indices]].")
         masks: dict[int, int] = {}
         for item in raw:
+            if not isinstance(item, list) or len(item) != 2 or not isinstance(item[1], list):
+                raise ModelFormatError(f"{where}: a condition must be [feature index, [value indices]]. "
+                                       f"Got {str(item)[:80]}.")
             i, ks = item
-            if not isinstance(i, int) or not 0 <= i < space.n_features:
+            if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < space.n_features:
                 raise ModelFormatError(f"{where}: {i!r} is not a feature index.")
             m = 0
             for k in ks:

@@ -9,6 +9,7 @@ exactly one leaf.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Union
@@ -101,6 +102,52 @@ class TreeArrays:
 
 def _full(size: int) -> int:
     return (1 << size) - 1
+
+
+def _bits(mask: int) -> list[int]:
+    """The set bits of ``mask``, in increasing order (linear in its bit length)."""
+    out: list[int] = []
+    for m in re.finditer("1+", bin(mask)[:1:-1]):
+        out.extend(range(m.start(), m.end()))
+    return out
+
+
+def _mask_to_json(mask: int) -> list[Any]:
+    """Value indices for JSON: an index ``k`` alone, a run of three or more as ``[first, last]``.
+
+    The runs keep the file linear in the tree's size: a threshold test on a
+    feature with thousands of intervals is one pair, not thousands of indices.
+    """
+    out: list[Any] = []
+    for m in re.finditer("1+", bin(mask)[:1:-1]):
+        lo, hi = m.start(), m.end() - 1
+        if hi - lo >= 2:
+            out.append([lo, hi])
+        else:
+            out.extend(range(lo, hi + 1))
+    return out
+
+
+def _mask_from_json(items: list[Any], size: int, what: str) -> int:
+    """Inverse of :func:`_mask_to_json`; each index or ``[first, last]`` run is checked against ``size``."""
+    bitmap = bytearray(size)
+    for v in items:
+        if isinstance(v, list) and len(v) == 2:
+            lo, hi = v
+        else:
+            lo = hi = v
+        for x in (lo, hi):
+            if isinstance(x, bool) or not isinstance(x, int) or not 0 <= x < size:
+                raise ModelFormatError(
+                    f"{what} must be an integer in [0, {size - 1}] or a run [first, last] of them. "
+                    f"Got {str(v)[:40]}.")
+        if lo > hi:
+            raise ModelFormatError(f"{what}: a run [first, last] needs first <= last. Got {v}.")
+        bitmap[lo:hi + 1] = b"\x01" * (hi - lo + 1)
+    return int(bytes(bitmap[::-1]).translate(_BIT_CHARS).decode("ascii") or "0", 2)
+
+
+_BIT_CHARS = bytes.maketrans(b"\x00\x01", b"01")
 
 
 class DecisionTree(Classifier):
@@ -402,45 +449,56 @@ class DecisionTree(Classifier):
                                          names=self._node_names, root=self._root)
 
     def to_root(self) -> Node:
-        """The tree as nested :class:`Leaf` / :class:`Split` nodes (value sets as domain values)."""
-        def build(nid: int) -> Node:
+        """The tree as nested :class:`Leaf` / :class:`Split` nodes (value sets as domain values).
+
+        Built bottom-up without recursion, so chains thousands of nodes deep convert too.
+        """
+        order: list[int] = []
+        stack = [self._root]
+        while stack:  # pre-order; children are built before their parent when it is read backwards
+            nid = stack.pop()
+            order.append(nid)
+            stack.extend(child for _, child in self._branches[nid])
+        built: dict[int, Node] = {}
+        for nid in reversed(order):
             f = self._feat[nid]
             if f < 0:
-                return Leaf(self.classes[self._label[nid]])
+                built[nid] = Leaf(self.classes[self._label[nid]])
+                continue
             feature = self.space.features[f]
-            return Split(feature.name, tuple(
-                (tuple(feature.values[k] for k in range(feature.size) if mask >> k & 1), build(child))
+            built[nid] = Split(feature.name, tuple(
+                (tuple(feature.values[k] for k in _bits(mask)), built.pop(child))
                 for mask, child in self._branches[nid]))
-        return build(self._root)
+        return built[self._root]
 
     # -- JSON --------------------------------------------------------------
 
     def _body_to_dict(self) -> dict[str, Any]:
-        nodes = []
+        nodes: list[dict[str, Any]] = []
         for f, lab, br in zip(self._feat, self._label, self._branches):
             if f < 0:
                 nodes.append({"class": lab})
             else:
-                nodes.append({"feature": f, "branches": [
-                    [[k for k in range(self.space.features[f].size) if mask >> k & 1], child]
-                    for mask, child in br]})
+                nodes.append({"feature": f, "branches": [[_mask_to_json(mask), child] for mask, child in br]})
         return {"root": self._root, "nodes": nodes}
 
     @classmethod
     def _from_body(cls, space: FeatureSpace, classes: list[Any], body: dict[str, Any]) -> "DecisionTree":
-        nodes = body["nodes"]
+        nodes = body.get("nodes")
         if not isinstance(nodes, list) or not nodes:
             raise ModelFormatError("A decision_tree model needs a non-empty 'nodes' list.")
 
         def index(x: Any, bound: int, what: str) -> int:
             if isinstance(x, bool) or not isinstance(x, int) or not 0 <= x < bound:
-                raise ModelFormatError(f"{what} must be an integer in [0, {bound - 1}]. Got {x!r}.")
+                raise ModelFormatError(f"{what} must be an integer in [0, {bound - 1}]. Got {str(x)[:40]}.")
             return x
 
-        feat, label, branches = [], [], []
+        feat: list[int] = []
+        label: list[int] = []
+        branches: list[tuple[tuple[int, int], ...]] = []
         for k, nd in enumerate(nodes):
             if not isinstance(nd, dict):
-                raise ModelFormatError(f"Node {k} must be an object. Got {nd!r}.")
+                raise ModelFormatError(f"Node {k} must be an object. Got {str(nd)[:80]}.")
             if "class" in nd:
                 feat.append(-1)
                 label.append(index(nd["class"], len(classes), f"Node {k}: 'class' (a class index)"))
@@ -450,13 +508,11 @@ class DecisionTree(Classifier):
             size = space.features[f].size
             br = []
             if not isinstance(nd.get("branches"), list):
-                raise ModelFormatError(f"Node {k}: 'branches' must be a list. Got {nd.get('branches')!r}.")
+                raise ModelFormatError(f"Node {k}: 'branches' must be a list. Got {str(nd.get('branches'))[:80]}.")
             for b in nd["branches"]:
                 if not isinstance(b, list) or len(b) != 2 or not isinstance(b[0], list):
-                    raise ModelFormatError(f"Node {k}: a branch must be [[value indices], child]. Got {b!r}.")
-                mask = 0
-                for v in b[0]:
-                    mask |= 1 << index(v, size, f"Node {k}: a value index of feature {f}")
+                    raise ModelFormatError(f"Node {k}: a branch must be [[value indices], child]. Got {str(b)[:80]}.")
+                mask = _mask_from_json(b[0], size, f"Node {k}: a value index of feature {f}")
                 br.append((mask, index(b[1], len(nodes), f"Node {k}: a child")))
             feat.append(f)
             label.append(-1)

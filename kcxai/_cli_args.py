@@ -1,0 +1,134 @@
+"""Argument types of the ``kcxai`` command line: every option is checked when it is parsed.
+
+Each function takes the option's text and returns its value, or raises
+``argparse.ArgumentTypeError`` (argparse then prints one line and exits with
+status 2). Numbers are read with bounded cost: ``--delta 1e-30000000`` is
+refused at once instead of building a 30-million-digit integer.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import re
+from fractions import Fraction
+
+from kcxai._errors import ModelFormatError
+
+__all__ = ["positive_int", "nonnegative_int", "seed", "delta", "delta_float", "positive_seconds",
+           "unit_float", "output_dir"]
+
+_INT = re.compile(r"[+-]?[0-9]{1,18}")
+#: The largest seed: NumPy and scikit-learn take seeds below 2**32.
+MAX_SEED = 2**32 - 1
+
+
+def _int(text: str, expected: str) -> int:
+    if _INT.fullmatch(text.strip()) is None:
+        raise argparse.ArgumentTypeError(f"expected {expected}, got {text[:40]!r}")
+    return int(text)
+
+
+def positive_int(text: str) -> int:
+    """An integer >= 1.
+
+    >>> positive_int("3")
+    3
+    """
+    v = _int(text, "a positive integer")
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return v
+
+
+def nonnegative_int(text: str) -> int:
+    """An integer >= 0."""
+    v = _int(text, "a non-negative integer")
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}")
+    return v
+
+
+def seed(text: str) -> int:
+    """A random seed in [0, 2**32 - 1]."""
+    v = _int(text, f"a seed, an integer in [0, {MAX_SEED}]")
+    if not 0 <= v <= MAX_SEED:
+        raise argparse.ArgumentTypeError(f"expected a seed, an integer in [0, {MAX_SEED}], got {text!r}")
+    return v
+
+
+def delta(text: str) -> Fraction:
+    """An exact error bound in [0, 1] from ``0.01``, ``1e-3`` or ``1/100``.
+
+    >>> delta("1/100"), delta("1e-3")
+    (Fraction(1, 100), Fraction(1, 1000))
+    >>> delta("1e-30000000")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: expected a number in [0, 1] such as 0.01 or 1/100 (at most 100 characters, exponent at most 1000), got '1e-30000000'
+    """
+    from kcxai._untrusted import parse_exact
+
+    shown = text if len(text) <= 40 else text[:30] + f"... ({len(text)} characters)"
+    expected = "a number in [0, 1] such as 0.01 or 1/100 (at most 100 characters, exponent at most 1000)"
+    if len(text) > 100:
+        raise argparse.ArgumentTypeError(f"expected {expected}, got {shown!r}")
+    try:
+        value = parse_exact(text.strip(), "--delta")
+    except ModelFormatError:
+        raise argparse.ArgumentTypeError(f"expected {expected}, got {shown!r}") from None
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"must be in [0, 1], got {shown!r}")
+    return value
+
+
+def delta_float(text: str) -> float:
+    """An error bound in [0, 1] as a float (checked as :func:`delta`)."""
+    return float(delta(text))
+
+
+def _finite(text: str, expected: str) -> float:
+    try:
+        v = float(text) if len(text) <= 100 else math.nan
+    except ValueError:
+        v = math.nan
+    if not math.isfinite(v):
+        raise argparse.ArgumentTypeError(f"expected {expected}, got {text[:40]!r}")
+    return v
+
+
+def positive_seconds(text: str) -> float:
+    """A finite number of seconds > 0."""
+    v = _finite(text, "a positive number of seconds")
+    if v <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
+    return v
+
+
+def unit_float(text: str) -> float:
+    """A finite number in [0, 1]."""
+    v = _finite(text, "a number in [0, 1]")
+    if not 0 <= v <= 1:
+        raise argparse.ArgumentTypeError(f"expected a number in [0, 1], got {text!r}")
+    return v
+
+
+def output_dir(text: str) -> str:
+    """A directory that exists and is writable, or that can be created (its nearest existing parent is a
+    writable directory). Nothing is created here."""
+    if not text or "\0" in text:
+        raise argparse.ArgumentTypeError(f"expected a directory path, got {text!r}")
+    path = os.path.abspath(text)
+    probe = path
+    while not os.path.exists(probe):
+        parent = os.path.dirname(probe)
+        if parent == probe:
+            break
+        probe = parent
+    if not os.path.isdir(probe):
+        what = "is a file, not a directory" if probe == path else f"cannot be created: {probe!r} is a file"
+        raise argparse.ArgumentTypeError(f"{text!r} {what}")
+    if not os.access(probe, os.W_OK | os.X_OK):
+        raise argparse.ArgumentTypeError(f"{text!r} is not writable (no write permission on {probe!r})")
+    return text
