@@ -23,6 +23,8 @@ from kcxai._errors import (
     UnknownLanguageError,
 )
 from kcxai.compilers import CompiledModel, available_languages, compile_model
+from kcxai.explainer import Explainer
+from kcxai.explanation_set import ExplanationSet, RowFailure
 from kcxai.explain import (
     Explanation,
     enumerate_idrs,
@@ -75,6 +77,8 @@ __all__ = [
     "Explanation", "min_idrs", "idrs_error", "is_idrs", "is_min_idrs", "precision",
     "local_cdrs", "min_cdrs", "is_cdrs", "is_min_cdrs", "smallest_drs", "is_smallest_drs",
     "smallest_idrs", "is_smallest_idrs", "min_dual_idrs", "is_dual_idrs", "is_min_dual_idrs", "enumerate_idrs",
+    # explainer objects
+    "Explainer", "ExplanationSet", "RowFailure",
     # errors
     "KcxaiError", "InvalidInputError", "InvalidTypeError", "ModelFormatError", "NotRelevantError",
     "MissingDependencyError", "UnknownLanguageError", "CompilationLimitError", "ProblemTooLargeError",

@@ -51,6 +51,14 @@ def _shown(values: Sequence[Any], limit: int = 10) -> list[Any]:
     return vals + ["..."] if len(values) > limit else vals
 
 
+def _column(series: Any) -> np.ndarray:
+    """A DataFrame column as a numpy array: numeric dtypes kept (checked at once), others as objects."""
+    kind = getattr(series.dtype, "kind", "O")
+    if kind in "fiu":
+        return np.asarray(series.to_numpy())
+    return np.asarray(series.to_numpy(dtype=object))
+
+
 @dataclass(frozen=True)
 class ColumnReader:
     """How one input column becomes the value of one feature.
@@ -93,6 +101,18 @@ class ColumnReader:
                         f"Column {self.column!r} has the unknown category {x!r} in row {rid!r}; the model knows "
                         f"{_shown(self.categories)}.") from None
             return out
+        arr = np.asarray(cells) if isinstance(cells, np.ndarray) else None
+        if arr is not None and arr.dtype.kind in "fiu":  # a numeric column: checked at once
+            nums_arr = arr.astype(np.float64)
+            nan = np.flatnonzero(np.isnan(nums_arr))
+            if nan.size:
+                raise InvalidInputError(
+                    f"Column {self.column!r} has a missing value (NaN) in row {ids[int(nan[0])]!r}; kcxai explains "
+                    "complete rows only: fill or drop it first.")
+            if self.kind == "number":
+                return nums_arr.tolist()  # type: ignore[no-any-return]
+            inner = np.asarray(self.edges[1:-1], dtype=np.float64)
+            return np.searchsorted(inner, nums_arr, side="right").tolist()  # type: ignore[no-any-return]
         nums: list[float] = []
         for rid, x in zip(ids, cells):
             x = _py(x)
@@ -195,7 +215,7 @@ class TableReader:
         if hasattr(X, "iloc") and hasattr(X, "columns"):  # a DataFrame
             self._check_names(list(X.columns), argument)
             by_name = {str(c): c for c in X.columns}
-            cols = [X[by_name[c]].to_numpy(dtype=object) for c in self.columns]
+            cols = [_column(X[by_name[c]]) for c in self.columns]
             return cols, [_py(i) for i in X.index], False
         if hasattr(X, "iloc") and hasattr(X, "index"):  # a Series: one row labelled by column
             self._check_names(list(X.index), argument)
@@ -213,7 +233,9 @@ class TableReader:
         if isinstance(X, (str, bytes)):
             raise InvalidTypeError(f"'{argument}' must be a table of rows or one row. Got the string {X!r}.")
         try:
-            arr = np.asarray(X, dtype=object)
+            arr = np.asarray(X)
+            if arr.dtype.kind not in "fiu":
+                arr = np.asarray(X, dtype=object)
         except (TypeError, ValueError):
             raise InvalidTypeError(f"'{argument}' must be a table of rows or one row. Got {type(X).__name__}.") from None
         if arr.ndim not in (1, 2):
