@@ -82,7 +82,7 @@ def explain_chunk(job: Job, rows: Sequence[tuple[Any, tuple[Any, ...]]]) -> list
 
     compiled = _compiled(job)
     method, delta = resolve_method(job.method, job.delta)
-    fast = _fast_path(compiled, job, rows)
+    fast = _fast_path(compiled, job, delta, rows)
     if fast is not None:
         return fast
     space = compiled.model.space
@@ -105,7 +105,7 @@ def explain_chunk(job: Job, rows: Sequence[tuple[Any, tuple[Any, ...]]]) -> list
     return out
 
 
-def _fast_path(compiled: Any, job: Job, rows: Sequence[tuple[Any, tuple[Any, ...]]]
+def _fast_path(compiled: Any, job: Job, delta: Any, rows: Sequence[tuple[Any, tuple[Any, ...]]]
                ) -> list[tuple[Row, Probability | None]] | None:
     """The grouped tree path for min_idrs / axp on the dt language, where it applies."""
     if job.language != "dt" or job.method not in ("min_idrs", "axp") or job.options:
@@ -115,7 +115,7 @@ def _fast_path(compiled: Any, job: Job, rows: Sequence[tuple[Any, tuple[Any, ...
     batch = TreeBatch.for_compiled(compiled)
     if batch is None:
         return None
-    return batch.min_idrs_rows(rows, 0 if job.method == "axp" else job.delta, method=job.method,
+    return batch.min_idrs_rows(rows, delta, method=job.method,
                                on_error=job.on_error)
 
 

@@ -259,8 +259,9 @@ class Explainer:
         -------
         ExplanationSet
         """
-        from kcxai._batch import ON_ERROR, run
+        from kcxai._batch import ON_ERROR, check_n_jobs, run
 
+        n_jobs = check_n_jobs(n_jobs)
         if on_error not in ON_ERROR:
             raise InvalidInputError(f"'on_error' must be one of {list(ON_ERROR)}. Got {on_error!r} instead.")
         job = self._job(method, delta, options, on_error)
