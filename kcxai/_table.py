@@ -210,7 +210,7 @@ class TableReader:
         if len(set(names)) != len(names):
             raise InvalidInputError(f"'{argument}' has repeated column names: {names}.")
 
-    def _columns_of(self, X: Any, argument: str) -> tuple[list[Sequence[Any]], list[Any], bool]:
+    def _columns_of(self, X: Any, argument: str) -> tuple[list[Any], list[Any], bool]:
         """The input columns (in :attr:`columns` order) of ``X``, the row ids, and whether it was one row."""
         if hasattr(X, "iloc") and hasattr(X, "columns"):  # a DataFrame
             self._check_names(list(X.columns), argument)

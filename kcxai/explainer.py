@@ -162,9 +162,9 @@ class Explainer:
     --------
     >>> import kcxai
     >>> explainer = kcxai.Explainer(kcxai.datasets.running_example_tree())
-    >>> e = explainer.explain_one((1, 1, 1, 1, 0, 0, 0, 0, 1), delta=0.03)
+    >>> e = explainer.explain_one((1, 1, 1, 1, 0, 0, 0, 0, 1), delta=0.03, start="path")
     >>> print(e.rule())
-    IF x1 = 1 AND x8 = 0 AND x9 = 1 THEN class = 1
+    IF x1 = 1 AND x9 = 1 THEN class = 1
     >>> explainer.explain([(1, 1, 1, 1, 0, 0, 0, 0, 1)] * 3, method="axp").to_frame()["size"].tolist()
     [5, 5, 5]
     """

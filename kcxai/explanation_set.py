@@ -76,8 +76,9 @@ class ExplanationSet(Sequence[Row]):
     >>> result = explainer.explain(rows, delta=0.03)
     >>> len(result), result.n_failures
     (2, 0)
-    >>> result.to_frame()[["id", "prediction", "size", "rule"]].iloc[0].tolist()
-    [0, 1, 3, 'IF x1 = 1 AND x8 = 0 AND x9 = 1 THEN class = 1']
+    >>> frame = result.to_frame()
+    >>> frame["size"].tolist(), frame["rule"][0]
+    ([5, 4], 'IF x5 = 0 AND x6 = 0 AND x7 = 0 AND x8 = 0 AND x9 = 1 THEN class = 1')
     """
 
     def __init__(self, rows: Sequence[Row], ids: Sequence[Any], *, bounds: str,
@@ -129,7 +130,7 @@ class ExplanationSet(Sequence[Row]):
         >>> import kcxai
         >>> explainer = kcxai.Explainer(kcxai.datasets.running_example_tree())
         >>> explainer.explain([(1, 1, 1, 1, 0, 0, 0, 0, 1)], delta=0.03).feature_counts()
-        {'x1': 1, 'x8': 1, 'x9': 1}
+        {'x5': 1, 'x6': 1, 'x7': 1, 'x8': 1, 'x9': 1}
         """
         counts: Counter[str] = Counter()
         for e in self.explanations:

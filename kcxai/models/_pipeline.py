@@ -136,13 +136,13 @@ def _codings_of(step: str, trans: Any, cols: list[str], first: int) -> tuple[lis
         for k, c in enumerate(cols):
             cats = _categories(trans, step, c, k)
             skip = None if drop is None or drop[k] is None else int(drop[k])
-            outs = []
+            hot: list[tuple[int, tuple[float, ...]]] = []
             for j in range(len(cats)):
                 if j == skip:
                     continue
-                outs.append((z, tuple(float(i == j) for i in range(len(cats)))))
+                hot.append((z, tuple(float(i == j) for i in range(len(cats)))))
                 z += 1
-            out.append(_Coding(c, step, "category", cats, outputs=tuple(outs)))
+            out.append(_Coding(c, step, "category", cats, outputs=tuple(hot)))
         return out, z
     if isinstance(trans, KBinsDiscretizer):
         for k, c in enumerate(cols):
@@ -376,7 +376,7 @@ def from_pipeline(pipeline: Any, *, distribution: Any = None) -> ImportedPipelin
     >>> pipe = make_pipeline(ct, DecisionTreeClassifier(random_state=0)).fit(X, y)
     >>> imported = from_pipeline(pipe)
     >>> imported.model.space.features
-    (Feature.categorical('sex', ['Female', 'Male']), Feature.numeric('age', [39.5]))
+    (Feature.categorical('sex', ['Female', 'Male']), Feature.numeric('age', [36.0]))
     >>> [imported.model.predict(x) for x in imported.reader.read(X).instances] == list(pipe.predict(X))
     True
     """
