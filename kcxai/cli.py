@@ -227,27 +227,36 @@ def _add_model_args(p: argparse.ArgumentParser) -> None:
 
 
 def _demo(args: argparse.Namespace) -> int:
-    """Train a tree on the bundled adult data and explain a few instances."""
+    """Train a pipeline on the bundled adult data (labelled columns) and explain a few rows."""
     import numpy as np
+    from sklearn.compose import ColumnTransformer
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import OrdinalEncoder
     from sklearn.tree import DecisionTreeClassifier
 
     import kcxai
     from kcxai.datasets import load_dataset
 
-    ds = load_dataset("adult")
+    ds = load_dataset("adult", as_frame=True)
+    X, y = ds.X, ds.y
+    coded = list(ds.value_maps)
+    encode = ColumnTransformer([("categories", OrdinalEncoder(), coded)], remainder="passthrough")
+    pipe = make_pipeline(encode, DecisionTreeClassifier(max_depth=args.max_depth, random_state=args.seed)).fit(X, y)
+    explainer = kcxai.Explainer(pipe)
+    tree = explainer.model_
     rng = np.random.default_rng(args.seed)
-    clf = DecisionTreeClassifier(max_depth=args.max_depth, random_state=args.seed).fit(ds.X, ds.y)
-    tree = kcxai.DecisionTree.from_sklearn(clf, feature_names=ds.feature_names)
-    print(f"adult: {ds.X.shape[0]} rows, {ds.X.shape[1]} features; sklearn tree: {tree.n_nodes} nodes, "
-          f"depth {tree.depth}, training accuracy {clf.score(ds.X, ds.y):.3f}")
-    print("Feature space: each numeric feature is cut into the intervals of the tree's thresholds; "
+    print(f"adult: {X.shape[0]} rows, {X.shape[1]} columns; sklearn pipeline (OrdinalEncoder on "
+          f"{len(coded)} coded columns + tree): {tree.n_nodes} nodes, depth {tree.depth}, "
+          f"training accuracy {pipe.score(X, y):.3f}")
+    print("Feature space: the original columns; numeric ones cut into the intervals of the tree's thresholds; "
           "uniform distribution.\n")
-    for k in rng.choice(ds.X.shape[0], size=args.instances, replace=False):
-        x = ds.X[k]
+    for k in rng.choice(X.shape[0], size=args.instances, replace=False):
+        row = X.iloc[int(k)]
+        x = explainer.instances(row)[0]
         path = tree.path_features(x)
-        print(f"instance #{k}: predicted {tree.predict(x)}; its path tests {len(path)} features")
+        print(f"row #{k}: predicted {tree.predict(x)}; its path tests {len(path)} features")
         for delta in args.delta:
-            e = kcxai.min_idrs(tree, x, delta, start="path")
+            e = explainer.explain_one(row, delta=delta, start="path")
             print(f"  delta={delta}: {e.rule()}")
             print(f"    {len(e)} features, error {float(e.error):.5f}, precision {float(e.precision):.4f}, "
                   f"{e.seconds * 1000:.2f} ms")
@@ -377,6 +386,9 @@ def _parser() -> argparse.ArgumentParser:
     _add_demo(sub)
     _add_explain(sub)
     _add_compile(sub)
+    from kcxai._cli_batch import add_subparser as _add_explain_csv
+
+    _add_explain_csv(sub)
     from kcxai.experiments.cli import add_subparser as _add_experiment
 
     _add_experiment(sub)
