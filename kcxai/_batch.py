@@ -108,14 +108,17 @@ def explain_chunk(job: Job, rows: Sequence[tuple[Any, tuple[Any, ...]]]) -> list
 def _fast_path(compiled: Any, job: Job, delta: Any, rows: Sequence[tuple[Any, tuple[Any, ...]]]
                ) -> list[tuple[Row, Probability | None]] | None:
     """The grouped tree path for min_idrs / axp on the dt language, where it applies."""
-    if job.language != "dt" or job.method not in ("min_idrs", "axp") or job.options:
+    if job.language != "dt" or job.method not in ("min_idrs", "axp"):
+        return None
+    if job.options and (set(job.options) != {"start"} or not isinstance(job.options["start"], str)
+                        or job.options["start"] != "path"):
         return None
     from kcxai.explain._tree_batch import TreeBatch
 
     batch = TreeBatch.for_compiled(compiled)
     if batch is None:
         return None
-    return batch.min_idrs_rows(rows, delta, method=job.method,
+    return batch.min_idrs_rows(rows, delta, method=job.method, start=job.options.get("start"),
                                on_error=job.on_error)
 
 

@@ -289,21 +289,45 @@ class Explainer:
             table = self.reader_.read(X)
             return list(zip(table.ids, table.instances)), []
         except KcxaiError:
-            if on_error == "raise" or not hasattr(X, "iloc") or not hasattr(X, "columns") or len(X) == 0:
+            if on_error == "raise":
+                raise
+            singles = self._rows_of(X)
+            if singles is None:  # not a batch of rows (one row, a bad table): nothing to report row by row
                 raise
         rows: list[tuple[Any, tuple[Any, ...]]] = []
         every: list[Any] = []
-        for k in range(len(X)):
-            one = X.iloc[k:k + 1]
-            rid = X.index[k]
+        for rid, one in singles:
             try:
                 t = self.reader_.read(one)
             except KcxaiError as err:
                 every.append((rid, RowFailure(rid, (), type(err).__name__, str(err))))
                 continue
-            rows.append((t.ids[0], t.instances[0]))
+            rows.append((rid, t.instances[0]))
             every.append((rid, None))
         return rows, every
+
+    def _rows_of(self, X: Any) -> list[tuple[Any, Any]] | None:
+        """``(id, one-row table)`` for each row of a DataFrame or a 2-D array / list of rows, or ``None``
+        when ``X`` is not such a batch, or its columns themselves are wrong (then every row would fail)."""
+        import numpy as np
+
+        from kcxai._errors import KcxaiError
+
+        if hasattr(X, "iloc") and hasattr(X, "columns"):
+            try:
+                self.reader_._check_names(list(X.columns), "X")
+            except KcxaiError:
+                return None
+            return [(X.index[k], X.iloc[k:k + 1]) for k in range(len(X))] or None
+        if isinstance(X, (str, bytes, dict)) or hasattr(X, "iloc"):
+            return None
+        try:
+            arr = np.asarray(X, dtype=object)
+        except (TypeError, ValueError):
+            return None
+        if arr.ndim != 2 or arr.shape[0] == 0 or arr.shape[1] != len(self.reader_.columns):
+            return None
+        return [(k, [list(arr[k])]) for k in range(arr.shape[0])]
 
     def __repr__(self) -> str:
         return f"Explainer({self.model_!r}, language={self.language_!r})"

@@ -43,6 +43,9 @@ def test_batch_equals_min_idrs(data: Any, delta: Any) -> None:
     result = Explainer(tree).explain(rows, delta=delta)
     for row, e in zip(rows, result):
         assert e == kcxai.min_idrs(tree, row, delta)
+    path = Explainer(tree).explain(rows, delta=delta, start="path")
+    for row, e in zip(rows, path):
+        assert e == kcxai.min_idrs(tree, row, delta, start="path")
     axp = Explainer(tree).explain(rows, method="axp")
     for row, e in zip(rows, axp):
         ref = kcxai.min_idrs(tree, row, 0)
@@ -155,6 +158,8 @@ def test_bad_rows_in_a_frame() -> None:
     assert result.ids == (10, 11, 12)
     assert isinstance(result[1], RowFailure) and "'x3'" in result[1].message
     assert result[0] == result[2] == kcxai.min_idrs(tree, V, 0)
+    as_rows = explainer.explain(df.to_numpy().tolist(), on_error="report")  # rows without names: by position
+    assert as_rows.ids == (0, 1, 2) and as_rows.n_failures == 1 and list(as_rows)[::2] == list(result)[::2]
     with pytest.raises(InvalidInputError, match="empty"):
         explainer.explain(df.iloc[:0])
     with pytest.raises(InvalidInputError, match=r"Missing \['x9'\]"):
@@ -209,3 +214,22 @@ def test_explanation_set_api() -> None:
     assert isinstance(result[1:], ExplanationSet) and len(result[1:]) == 2
     assert result.feature_counts() == {n: 3 for n in result[0].names}
     assert "ExplanationSet(3 rows)" in result._repr_html_()
+
+
+def test_tree_batch_path_is_taken_and_exact_at_ties(monkeypatch: pytest.MonkeyPatch) -> None:
+    """min_idrs batches on dt use the grouped path; a delta equal to an error (a tie that floats cannot
+    decide) is decided exactly, as min_idrs decides it."""
+    from kcxai.explain._tree_batch import TreeBatch
+
+    used = []
+    real = TreeBatch.min_idrs_rows
+    monkeypatch.setattr(TreeBatch, "min_idrs_rows", lambda self, *a, **k: used.append(1) or real(self, *a, **k))
+    tree = kcxai.datasets.running_example_tree()
+    tie = kcxai.idrs_error(tree, V, ["x1", "x9"])
+    assert tie == Fraction(7, 512)
+    for start in (None, "path"):
+        got = Explainer(tree).explain([V], delta=tie, **({} if start is None else {"start": start}))[0]
+        assert got == kcxai.min_idrs(tree, V, tie, start=start)
+    assert used == [1, 1]
+    Explainer(tree).explain([V], delta=tie, order=list(range(9)))  # other options: the per-row loop
+    assert used == [1, 1]
