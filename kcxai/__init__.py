@@ -57,6 +57,7 @@ from kcxai.models import (
     Rule,
     RuleSet,
     Split,
+    from_pipeline,
     from_sklearn,
     load_model,
 )
@@ -70,7 +71,7 @@ __all__ = [
     # feature space and models
     "Feature", "FeatureSpace", "Interval", "Classifier", "DecisionTree", "Leaf", "Split", "load_model",
     "DecisionList", "RuleSet", "Rule", "BddClassifier", "NaiveBayes", "LinearClassifier", "RandomForest",
-    "from_sklearn",
+    "from_sklearn", "from_pipeline",
     # compilation
     "compile_model", "available_languages", "CompiledModel", "CountingOracle", "OracleSession",
     # explanations
