@@ -229,3 +229,17 @@ def test_unsupported_pipelines_name_the_step() -> None:
         from_pipeline(numeric_nb)
     with pytest.raises(InvalidTypeError, match="Pipeline"):
         from_pipeline(DecisionTreeClassifier())
+
+
+@pytest.mark.parametrize("clf", ["forest", "bernoulli-nb"])
+def test_compiled_pipelines_explain_like_the_functional_api(clf: str) -> None:
+    df, y = frame(7, n=200)
+    est = {**TREES, **FINITE}[clf]()
+    pre = PREPROCESSORS["onehot+bins+ordinal+passthrough" if clf == "forest" else "drop-first+ordinal-bins"]()
+    pipe = make_pipeline(pre, est).fit(df, y)
+    explainer = Explainer(pipe)
+    assert explainer.language_ == "obdd"
+    result = explainer.explain(df.head(5), delta=0.05)
+    for inst, e in zip(explainer.instances(df.head(5)), result):
+        assert e == kcxai.min_idrs(explainer.compiled_, inst, 0.05)
+        assert e.prediction == explainer.model_.predict(inst)
