@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.compose import ColumnTransformer
+from sklearn.impute import SimpleImputer
 from sklearn.ensemble import ExtraTreesClassifier, RandomForestClassifier
 from sklearn.linear_model import LogisticRegression
 from sklearn.naive_bayes import BernoulliNB, CategoricalNB
@@ -65,6 +66,10 @@ PREPROCESSORS = {
     "if-binary+dropped-column": lambda: ColumnTransformer(
         [("oh", OneHotEncoder(drop="if_binary", sparse_output=False), ["sex", "work", "edu"]),
          ("age", "passthrough", ["age"])], remainder="drop"),
+    "nested-pipelines": lambda: ColumnTransformer(
+        [("cat", make_pipeline(OneHotEncoder()), ["sex", "work"]),
+         ("num", make_pipeline("passthrough", KBinsDiscretizer(n_bins=4, encode="ordinal", **KB)), ["age"])],
+        remainder="passthrough"),
     "ordinal-only": lambda: ColumnTransformer(
         [("ord", OrdinalEncoder(), ["sex", "work", "edu"]),
          ("kb", KBinsDiscretizer(n_bins=3, encode="ordinal", **KB), ["age", "hours"])]),
@@ -216,6 +221,11 @@ def test_unsupported_pipelines_name_the_step() -> None:
                           DecisionTreeClassifier()).fit(df, y)
     with pytest.raises(InvalidInputError, match=r"'sex' is encoded by two steps \('a' and 'b'\)"):
         from_pipeline(twice)
+    imputed = make_pipeline(ColumnTransformer([("cat", make_pipeline(SimpleImputer(strategy="most_frequent"),
+                                                                     OneHotEncoder()), ["sex"])]),
+                            DecisionTreeClassifier()).fit(df, y)
+    with pytest.raises(InvalidTypeError, match=r"'cat' is a Pipeline of \['SimpleImputer', 'OneHotEncoder'\]"):
+        from_pipeline(imputed)
     rare = make_pipeline(ColumnTransformer([("oh", OneHotEncoder(min_frequency=150), ["work"])]),
                          DecisionTreeClassifier()).fit(df, y)
     with pytest.raises(InvalidInputError, match="infrequent"):

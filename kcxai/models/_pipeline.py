@@ -112,8 +112,17 @@ def _codings_of(step: str, trans: Any, cols: list[str], first: int) -> tuple[lis
     """The codings of the columns one transformer encodes, its outputs numbered from ``first``."""
     from sklearn.preprocessing import FunctionTransformer, KBinsDiscretizer, OneHotEncoder, OrdinalEncoder
 
+    from sklearn.pipeline import Pipeline
+
     out: list[_Coding] = []
     z = first
+    if isinstance(trans, Pipeline):  # a pipeline of one encoder inside the ColumnTransformer
+        inner = [(n, t) for n, t in trans.steps if not (t is None or (isinstance(t, str) and t == "passthrough"))]
+        if len(inner) != 1:
+            raise InvalidTypeError(
+                f"Step {step!r} is a Pipeline of {[type(t).__name__ for _, t in inner]} on columns {list(cols)}; "
+                f"kcxai imports one encoder per column ({', '.join(SUPPORTED_STEPS)}).")
+        return _codings_of(f"{step}/{inner[0][0]}", inner[0][1], cols, first)
     if isinstance(trans, str) and trans == "drop":
         return out, z
     passthrough = (isinstance(trans, str) and trans == "passthrough") or (
