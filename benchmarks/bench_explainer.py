@@ -45,13 +45,15 @@ def main() -> None:
     loop_rows = frame.to_numpy()[:args.loop_rows]
     print(f"{'delta':>6} {'loop s':>8} {'(rows)':>7} {'loop ms/row':>11} {'batch s':>8} {'batch ms/row':>12} "
           f"{'x faster':>8} {'to_frame s':>10} {'n_jobs=2 cold':>13} {'warm':>6} {'speed-up':>8} {'same':>5}")
+    cpu: list[tuple[float, float, float]] = []
     for delta in args.delta:
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         loop = [kcxai.min_idrs(compiled, x, delta) for x in loop_rows]
-        t_loop = time.perf_counter() - t
-        t = time.perf_counter()
+        t_loop, c_loop = time.perf_counter() - t, time.process_time() - c
+        t, c = time.perf_counter(), time.process_time()
         result = explainer.explain(frame, delta=delta)
-        t_batch = time.perf_counter() - t
+        t_batch, c_batch = time.perf_counter() - t, time.process_time() - c
+        cpu.append((delta, c_loop, c_batch))
         t = time.perf_counter()
         result.to_frame()
         t_frame = time.perf_counter() - t
@@ -70,6 +72,9 @@ def main() -> None:
               f"{t_frame:>10.2f} {t_cold:>13.2f} {t_warm:>6.2f} {t_batch / t_warm:>8.2f} {str(same):>5}")
     print("\nloop: kcxai.min_idrs(compiled, row, delta) per row; batch: Explainer.explain(DataFrame) on one core "
           "(grouped tree path); x faster: per-row time ratio; speed-up: batch one core / n_jobs=2 (warm pool).")
+    print("CPU seconds (this process; robust to other load): " + "; ".join(
+        f"delta {d}: loop {a:.2f} s, batch {b:.2f} s (x{a / len(loop_rows) / (b / len(frame)):.1f} per row)"
+        for d, a, b in cpu))
     rows = frame.head(args.cdrs_rows)
     t = time.perf_counter()
     one = explainer.explain(rows, method="local_cdrs", delta=0.95)
