@@ -20,6 +20,7 @@ from fractions import Fraction
 from typing import Any, NoReturn
 
 from kcxai._errors import InvalidInputError, KcxaiError
+from kcxai.compilers.registry import LANGUAGES
 
 __all__ = ["main", "parse_instance"]
 
@@ -324,9 +325,9 @@ def _add_explain(sub: Any) -> None:
     p.add_argument("--delta", "-d", type=_fraction, default=Fraction(0),
                    help="the bound on the error, read exactly (0.01, 1/100); default 0 (an abductive "
                         "explanation)")
-    p.add_argument("--language", "-l", default=None,
-                   help="knowledge-compilation language answering the counting queries (dt, sdd, obdd, "
-                        "brute, ...); default: the model's native oracle")
+    p.add_argument("--language", "-l", default=None, choices=list(LANGUAGES), metavar="LANG",
+                   help=f"knowledge-compilation language answering the counting queries ({', '.join(LANGUAGES)}); "
+                        "default: the model's native oracle")
     p.add_argument("--order", default=None,
                    help="comma-separated features (names or 0-based indices) in the order they are tried")
     p.add_argument("--start", default=None,
@@ -370,10 +371,26 @@ def _add_compile(sub: Any) -> None:
         epilog="Example:\n  kcxai compile bundled:IAI12 --language dt sdd obdd",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     _add_model_args(p)
-    p.add_argument("--language", "-l", nargs="+", default=["dt"],
-                   help="one or more languages (dt, sdd, obdd, brute, ...); default dt")
+    p.add_argument("--language", "-l", nargs="+", default=["dt"], choices=list(LANGUAGES), metavar="LANG",
+                   help=f"one or more languages ({', '.join(LANGUAGES)}); default dt")
     p.add_argument("--json", action="store_true", help="print the figures as JSON")
     p.set_defaults(func=_compile)
+
+
+def _languages(args: Any) -> int:
+    for lang in LANGUAGES.values():
+        state = "available" if lang.is_available() else f"not installed ({lang.install})"
+        exact = "exact counts" if lang.exact else "estimated counts"
+        opts = ", ".join(lang.option_names()) if lang.is_available() else "?"
+        print(f"{lang.name:>6}: {lang.summary}; {exact}; {state}; options: {opts or 'none'}")
+    return 0
+
+
+def _add_languages(sub: Any) -> None:
+    p = sub.add_parser("languages", help="list the knowledge-compilation languages",
+                       description="List the declared knowledge-compilation languages, whether their "
+                                   "backend is installed here, and their options.")
+    p.set_defaults(func=_languages)
 
 
 # -- entry point --------------------------------------------------------------------
@@ -386,6 +403,7 @@ def _parser() -> argparse.ArgumentParser:
     _add_demo(sub)
     _add_explain(sub)
     _add_compile(sub)
+    _add_languages(sub)
     from kcxai._cli_batch import add_subparser as _add_explain_csv
 
     _add_explain_csv(sub)

@@ -7,7 +7,7 @@ index ``c`` and a set ``S`` of fixed features, the oracle answers
     disagree_weight(v, c, S) = weight of { x : kappa(x) != c and x_S = v_S }
 
 where the weight of a set of points is the sum of their weights under the
-space's product distribution (in exact spaces an ``int``, relative to
+space's distribution (in exact spaces an ``int``, relative to
 ``space.total_weight``). Everything else follows without the classifier:
 
 * ``error(S) = disagree_weight / total_weight`` (the paper's eq. idr),
@@ -20,44 +20,38 @@ which supports the deletion loop of Algorithm 1 incrementally: ask what the
 weight would be if one feature were freed, and commit. Oracles that have
 nothing better use :class:`GenericSession`.
 
-A new language is one new module implementing :class:`CountingOracle`; the
-algorithms in :mod:`kcxai.explain` never import a backend.
+Distributions. Counting is linear in the distribution: a language implements
+its oracle for one *product* distribution (a
+:class:`~kcxai.distribution.ProductWeights`), and :func:`per_component` makes
+it answer under any distribution: a uniform or product distribution is one
+component, a mixture of ``K`` products is answered by :class:`MixtureOracle`
+as the weighted sum of ``K`` product oracles' answers.
+
+Capabilities beyond counting are small protocols checked with ``isinstance``:
+:class:`PathOracle` (the oracle knows a decision tree's paths, so explainers
+can start from a path and search over paths) and :class:`ApproximateOracle`
+(counts are estimates holding with a stated confidence; explanations from it
+are marked approximate).
+
+A new language is one new module declaring a
+:class:`~kcxai.compilers.Language`; the algorithms in :mod:`kcxai.explain`
+never import a backend.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from fractions import Fraction
-from typing import Protocol, runtime_checkable
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Callable, Protocol, runtime_checkable
 
-from kcxai.space import FeatureSpace, Probability, Weight
+from kcxai.arithmetic import Bound, Weight
+from kcxai.space import FeatureSpace
 
-__all__ = ["CountingOracle", "OracleSession", "SessionBase", "GenericSession", "Bound"]
+if TYPE_CHECKING:  # pragma: no cover
+    from kcxai.distribution import ProductWeights
+    from kcxai.models.tree import TreePath
 
-
-class Bound:
-    """The test ``weight <= delta * total_weight``, decided exactly for ``Fraction`` deltas.
-
-    Attributes
-    ----------
-    delta : Fraction or float
-        The probability bound.
-    """
-
-    __slots__ = ("delta", "_num", "_den", "_float")
-
-    def __init__(self, delta: Probability, total: Weight) -> None:
-        self.delta = delta
-        if isinstance(delta, Fraction) and isinstance(total, int):
-            self._num, self._den, self._float = delta.numerator * total, delta.denominator, None
-        else:
-            self._num, self._den, self._float = 0, 1, float(delta) * float(total)
-
-    def holds(self, weight: Weight) -> bool:
-        """Whether ``weight <= delta * total``."""
-        if self._float is None:
-            return weight * self._den <= self._num
-        return weight <= self._float
+__all__ = ["CountingOracle", "OracleSession", "SessionBase", "GenericSession", "Bound", "PathOracle",
+           "ApproximateOracle", "MixtureOracle", "MixtureSession", "per_component"]
 
 
 @runtime_checkable
@@ -164,3 +158,116 @@ class GenericSession(SessionBase):
 
     def free(self, feature: int) -> None:
         self._fixed = self._fixed - {feature}
+
+
+@runtime_checkable
+class PathOracle(Protocol):
+    """An oracle that answers from a decision tree's root-to-leaf paths.
+
+    Explainers use it for ``start="path"`` and for the exact path search of the
+    C-delta problems.
+    """
+
+    def path_of(self, point: tuple[int, ...]) -> "TreePath":
+        """The path ``point`` follows."""
+        ...
+
+    @property
+    def paths(self) -> "tuple[TreePath, ...]":
+        """The reachable paths."""
+        ...
+
+
+@runtime_checkable
+class ApproximateOracle(Protocol):
+    """An oracle whose relevance decisions are statistical, not counted.
+
+    Attributes
+    ----------
+    confidence : float
+        Each decision ``holds_if_freed`` takes is right with at least this
+        probability (a feature is kept when the evidence is not conclusive).
+    """
+
+    confidence: float
+
+
+class MixtureOracle:
+    """``sum_k c_k * oracle_k``: an oracle under a mixture from one oracle per product component.
+
+    Parameters
+    ----------
+    space : FeatureSpace
+        The space, whose distribution has the components.
+    parts : sequence of (coefficient, CountingOracle)
+        One product oracle per component, in the distribution's order.
+    """
+
+    def __init__(self, space: FeatureSpace, parts: Sequence[tuple[Weight, CountingOracle]]) -> None:
+        self.space = space
+        self.parts = tuple(parts)
+        first = self.parts[0][1]
+        self.language = first.language
+        self.n_classes = first.n_classes
+
+    def predict_point(self, point: tuple[int, ...]) -> int:
+        return self.parts[0][1].predict_point(point)
+
+    def disagree_weight(self, point: tuple[int, ...], label: int, fixed: frozenset[int]) -> Weight:
+        total = self.space.arith.zero
+        for c, o in self.parts:
+            w = o.disagree_weight(point, label, fixed)
+            if w:
+                total += c * w
+        return total
+
+    def session(self, point: tuple[int, ...], label: int, fixed: frozenset[int]) -> OracleSession:
+        return MixtureSession(self, [(c, o.session(point, label, fixed)) for c, o in self.parts])
+
+    def __getattr__(self, name: str) -> object:
+        # capabilities of the product oracles (e.g. a tree's paths) are the mixture's too
+        if name in ("path_of", "paths", "tree"):
+            return getattr(self.parts[0][1], name)
+        raise AttributeError(name)
+
+
+class MixtureSession(SessionBase):
+    """The deletion-loop session of a :class:`MixtureOracle`: one session per component."""
+
+    __slots__ = ("_o", "_parts")
+
+    def __init__(self, oracle: MixtureOracle, parts: Sequence[tuple[Weight, OracleSession]]) -> None:
+        self._o = oracle
+        self._parts = tuple(parts)
+
+    @property
+    def fixed(self) -> frozenset[int]:
+        return self._parts[0][1].fixed
+
+    def weight(self) -> Weight:
+        total = self._o.space.arith.zero
+        for c, s in self._parts:
+            total += c * s.weight()
+        return total
+
+    def weight_if_freed(self, feature: int) -> Weight:
+        total = self._o.space.arith.zero
+        for c, s in self._parts:
+            total += c * s.weight_if_freed(feature)
+        return total
+
+    def free(self, feature: int) -> None:
+        for _, s in self._parts:
+            s.free(feature)
+
+
+def per_component(space: FeatureSpace, make: "Callable[[ProductWeights], CountingOracle]") -> CountingOracle:
+    """The oracle of ``space``'s distribution from a maker of product-distribution oracles.
+
+    One component with coefficient 1 (uniform, product) gives ``make``'s oracle
+    itself, with no overhead; a mixture gives a :class:`MixtureOracle`.
+    """
+    comps = space.distribution.components
+    if len(comps) == 1 and comps[0][0] == 1:
+        return make(comps[0][1])
+    return MixtureOracle(space, [(c, make(pw)) for c, pw in comps])

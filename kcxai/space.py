@@ -1,17 +1,17 @@
-"""Feature space: finite feature domains and a product distribution over them.
+"""Feature space: finite feature domains and a distribution over them.
 
 A point of feature space gives one value to each feature. Internally kcxai
 works on *points*, tuples of value indices (``point[i]`` indexes
 ``space.features[i].values``); the public API takes *instances* in the user's
 own values and converts them with :meth:`FeatureSpace.encode`.
 
-The distribution is a product distribution. Each feature carries positive
-weights, one per value; the probability of a value is its weight divided by the
-feature's total weight. With ``int`` or :class:`fractions.Fraction` weights
-(or the default uniform distribution) everything is exact: weights are scaled
-to integers per feature, every count is a Python ``int`` and every probability
-a ``Fraction``. With ``float`` weights everything is computed in floating
-point and probabilities are ``float``.
+The distribution (:mod:`kcxai.distribution`) is uniform by default, as in the
+paper; it may be a product distribution (positive weights per value, the
+probability of a value being its weight over the feature's total) or a mixture
+of product distributions. With ``int`` or :class:`fractions.Fraction`
+parameters everything is exact: every count is a Python ``int`` and every
+probability a ``Fraction``. With ``float`` parameters everything is computed in
+floating point and probabilities are ``float``.
 """
 
 from __future__ import annotations
@@ -25,13 +25,11 @@ from fractions import Fraction
 from typing import Any, Union
 
 from kcxai._errors import InvalidInputError, InvalidTypeError, ModelFormatError
+from kcxai.arithmetic import Arithmetic, Probability, Weight
+from kcxai.distribution import Distribution, Product, ProductWeights, Uniform, distribution_from_dict
 
 __all__ = ["Interval", "Feature", "FeatureSpace", "Weight", "Probability"]
 
-#: A weight of a set of points: an ``int`` in exact spaces, a ``float`` otherwise.
-Weight = Union[int, float]
-#: A probability: a ``Fraction`` in exact spaces, a ``float`` otherwise.
-Probability = Union[Fraction, float]
 
 
 def _fmt_number(x: float) -> str:
@@ -289,26 +287,16 @@ class Feature:
         return f"Feature.categorical({self.name!r}, {list(self.values)!r})"
 
 
-def _scale_exact(ws: Sequence[Fraction]) -> tuple[int, ...]:
-    lcm = 1
-    for w in ws:
-        lcm = lcm * w.denominator // math.gcd(lcm, w.denominator)
-    ints = [int(w * lcm) for w in ws]
-    g = 0
-    for x in ints:
-        g = math.gcd(g, x)
-    return tuple(x // g for x in ints)
-
-
 class FeatureSpace:
     """The features of a classifier and a product distribution over them.
 
     Parameters
     ----------
     features : sequence of Feature
-    distribution : None, sequence or mapping, optional
+    distribution : None, Distribution, sequence or mapping, optional
         ``None`` (default) is the uniform distribution over each domain, as in
-        the paper. Otherwise one entry per feature (a sequence in feature
+        the paper. A :class:`~kcxai.distribution.Distribution` (e.g. a fitted
+        mixture) is used as it is. Otherwise a product distribution: one entry per feature (a sequence in feature
         order, or a mapping from feature name), each entry ``None`` (uniform)
         or a sequence of positive weights, one per value, which need not sum
         to 1. ``int``/``Fraction`` weights keep every result exact; if any
@@ -325,7 +313,7 @@ class FeatureSpace:
     6
     """
 
-    __slots__ = ("features", "weights", "totals", "total_weight", "is_exact", "_names", "_raw")
+    __slots__ = ("features", "distribution", "_names")
 
     def __init__(self, features: Sequence[Feature], *, distribution: Any = None) -> None:
         features = tuple(features)
@@ -339,21 +327,18 @@ class FeatureSpace:
             names[f.name] = i
         self.features = features
         self._names = names
-        self._raw = self._normalise_distribution(distribution)
-        if self._raw is None:
-            self.is_exact = True
-            self.weights: tuple[tuple[Weight, ...], ...] = tuple((1,) * f.size for f in features)
+        sizes = tuple(f.size for f in features)
+        dist: Distribution
+        if distribution is None:
+            dist = Uniform(sizes)
+        elif isinstance(distribution, Distribution):
+            distribution.check_sizes(sizes)
+            dist = distribution
         else:
-            self.is_exact = all(isinstance(w, Fraction) for ws in self._raw for w in ws)
-            if self.is_exact:
-                self.weights = tuple(_scale_exact(ws) for ws in self._raw)
-            else:
-                self.weights = tuple(tuple(float(w) / math.fsum(map(float, ws)) for w in ws) for ws in self._raw)
-        self.totals: tuple[Weight, ...] = tuple(sum(ws) if self.is_exact else 1.0 for ws in self.weights)
-        tw: Weight = 1 if self.is_exact else 1.0
-        for z in self.totals:
-            tw *= z
-        self.total_weight = tw
+            raw = self._normalise_distribution(distribution)
+            dist = Product(raw) if raw is not None else Uniform(sizes)
+        #: The distribution over the space (:mod:`kcxai.distribution`).
+        self.distribution: Distribution = dist
 
     def _normalise_distribution(self, distribution: Any) -> tuple[tuple[Any, ...], ...] | None:
         if distribution is None:
@@ -434,14 +419,43 @@ class FeatureSpace:
         return math.prod(f.size for f in self.features)
 
     @property
-    def distribution(self) -> tuple[tuple[Any, ...], ...] | None:
-        """The weights as given (``Fraction`` or ``float`` per value), or ``None`` for uniform."""
-        return self._raw
-
-    @property
     def is_uniform(self) -> bool:
         """Whether the distribution is uniform over each domain."""
-        return self._raw is None or all(len(set(ws)) == 1 for ws in self.weights)
+        d = self.distribution
+        return d.kind == "uniform" or (d.kind == "product" and all(len(set(ws)) == 1 for ws in self.weights))
+
+    @property
+    def is_exact(self) -> bool:
+        """Whether weights are Python ints and probabilities Fractions."""
+        return self.distribution.arith.exact
+
+    @property
+    def arith(self) -> Arithmetic:
+        """The number system of the distribution (exact or float)."""
+        return self.distribution.arith
+
+    @property
+    def total_weight(self) -> Weight:
+        """The weight of the whole space."""
+        return self.distribution.total_weight
+
+    def _product(self) -> ProductWeights:
+        comps = self.distribution.components
+        if len(comps) != 1:
+            raise InvalidInputError(
+                f"This feature space has a mixture of {len(comps)} product distributions: there are no single "
+                "per-value weights; read 'space.distribution.components' instead.")
+        return comps[0][1]
+
+    @property
+    def weights(self) -> tuple[tuple[Weight, ...], ...]:
+        """Per feature, the (scaled) weight of each value. Uniform and product distributions only."""
+        return self._product().weights
+
+    @property
+    def totals(self) -> tuple[Weight, ...]:
+        """Per feature, the sum of its weights. Uniform and product distributions only."""
+        return self._product().totals
 
     def feature_index(self, feature: int | str) -> int:
         """The index of a feature given by index or name."""
@@ -508,33 +522,22 @@ class FeatureSpace:
 
     def consistent_weight(self, point: Sequence[int], fixed: Iterable[int]) -> Weight:
         """Weight of the points ``x`` with ``x_S = point_S``."""
-        fixed = set(fixed)
-        w: Weight = 1 if self.is_exact else 1.0
-        for i, ws in enumerate(self.weights):
-            w *= ws[point[i]] if i in fixed else self.totals[i]
-        return w
+        return self.distribution.consistent_weight(point, set(fixed))
 
     def point_weight(self, point: Sequence[int]) -> Weight:
         """Weight of a single point."""
-        w: Weight = 1 if self.is_exact else 1.0
-        for ws, k in zip(self.weights, point):
-            w *= ws[k]
-        return w
+        return self.distribution.point_weight(point)
 
     def probability(self, weight: Weight) -> Probability:
         """A weight as a probability (exact ``Fraction`` in exact spaces)."""
-        if self.is_exact:
-            return Fraction(weight, self.total_weight)  # type: ignore[arg-type]
-        return float(weight) / float(self.total_weight)
+        return self.distribution.probability(weight)
 
     def value_probability(self, feature: int, k: int) -> Probability:
-        """``Pr(x_feature = value k)``."""
-        if self.is_exact:
-            return Fraction(self.weights[feature][k], self.totals[feature])  # type: ignore[arg-type]
-        return float(self.weights[feature][k])
+        """``Pr(x_feature = value k)`` (the marginal, under a mixture)."""
+        return self.distribution.value_probability(feature, k)
 
     def with_distribution(self, distribution: Any) -> "FeatureSpace":
-        """The same features with another distribution."""
+        """The same features with another distribution (``None``, weights, or a :class:`Distribution`)."""
         return FeatureSpace(self.features, distribution=distribution)
 
     def literal(self, i: int, point: Sequence[int]) -> str:
@@ -545,10 +548,7 @@ class FeatureSpace:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready description; exact weights are written as strings like ``"1/3"``."""
-        dist = None
-        if self._raw is not None:
-            dist = [[str(w) if isinstance(w, Fraction) else w for w in ws] for ws in self._raw]
-        return {"features": [f.to_dict() for f in self.features], "distribution": dist}
+        return {"features": [f.to_dict() for f in self.features], "distribution": self.distribution.to_dict()}
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "FeatureSpace":
@@ -556,22 +556,17 @@ class FeatureSpace:
         if not isinstance(d, Mapping) or "features" not in d:
             raise ModelFormatError(f"A feature space description needs a 'features' list. Got {d!r}.")
         feats = [Feature.from_dict(f) for f in d["features"]]
-        dist = d.get("distribution")
-        if dist is not None:
-            try:
-                dist = [None if ws is None else [Fraction(w) if isinstance(w, str) else w for w in ws]
-                        for ws in dist]
-            except (TypeError, ValueError) as e:
-                raise ModelFormatError(f"Malformed 'distribution' in feature space: {e}") from None
+        dist = distribution_from_dict(d.get("distribution"), [f.size for f in feats])
         return cls(feats, distribution=dist)
 
     def __eq__(self, other: object) -> bool:
         return (isinstance(other, FeatureSpace) and self.features == other.features
-                and self.weights == other.weights)
+                and self.distribution == other.distribution)
 
     def __hash__(self) -> int:
         return hash(self.features)
 
     def __repr__(self) -> str:
-        kind = "uniform" if self._raw is None else ("exact weights" if self.is_exact else "float weights")
+        d = self.distribution
+        kind = d.kind if d.kind != "product" else ("exact weights" if self.is_exact else "float weights")
         return f"FeatureSpace({len(self.features)} features, {self.size} points, {kind})"

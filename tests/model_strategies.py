@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from kcxai import DecisionTree, Feature, FeatureSpace
 from kcxai.models import BddClassifier, DecisionList, LinearClassifier, NaiveBayes, RandomForest, RuleSet
-from strategies import feature_spaces, trees
+from strategies import EXACT_KINDS, feature_spaces, mixtures, trees
 
 
 def _classes(draw: Any, k: int) -> list[Any]:
@@ -35,7 +35,7 @@ def _conditions(draw: Any, space: FeatureSpace) -> list[tuple[int, list[Any]]]:
 
 
 @st.composite
-def decision_lists(draw: Any, *, space: FeatureSpace | None = None, distributions: tuple[str, ...] = ("uniform", "exact")
+def decision_lists(draw: Any, *, space: FeatureSpace | None = None, distributions: tuple[str, ...] = EXACT_KINDS
                    ) -> DecisionList:
     if space is None:
         space = draw(feature_spaces(distributions=distributions))
@@ -47,7 +47,7 @@ def decision_lists(draw: Any, *, space: FeatureSpace | None = None, distribution
 
 
 @st.composite
-def rule_sets(draw: Any, *, space: FeatureSpace | None = None, distributions: tuple[str, ...] = ("uniform", "exact")
+def rule_sets(draw: Any, *, space: FeatureSpace | None = None, distributions: tuple[str, ...] = EXACT_KINDS
               ) -> RuleSet:
     if space is None:
         space = draw(feature_spaces(distributions=distributions))
@@ -59,13 +59,15 @@ def rule_sets(draw: Any, *, space: FeatureSpace | None = None, distributions: tu
 
 
 @st.composite
-def bool_spaces(draw: Any, *, max_features: int = 6, distributions: tuple[str, ...] = ("uniform", "exact")
+def bool_spaces(draw: Any, *, max_features: int = 6, distributions: tuple[str, ...] = EXACT_KINDS
                 ) -> FeatureSpace:
     n = draw(st.integers(1, max_features))
     feats = [Feature.categorical(f"b{i}", [0, 1] if draw(st.booleans()) else ["no", "yes"]) for i in range(n)]
     kind = draw(st.sampled_from(distributions))
     if kind == "uniform":
         return FeatureSpace(feats)
+    if kind in ("mixture", "float_mixture"):
+        return FeatureSpace(feats, distribution=draw(mixtures([2] * n, exact=kind == "mixture")))
     if kind == "exact":
         dist = [[draw(st.integers(1, 5)), draw(st.integers(1, 5))] for _ in feats]
     else:
@@ -74,7 +76,7 @@ def bool_spaces(draw: Any, *, max_features: int = 6, distributions: tuple[str, .
 
 
 @st.composite
-def bdd_models(draw: Any, *, distributions: tuple[str, ...] = ("uniform", "exact")) -> BddClassifier:
+def bdd_models(draw: Any, *, distributions: tuple[str, ...] = EXACT_KINDS) -> BddClassifier:
     space = draw(bool_spaces(distributions=distributions))
     n = space.n_features
     nodes = []
@@ -95,7 +97,7 @@ def _number(kind: str) -> st.SearchStrategy[Any]:
 
 @st.composite
 def linear_models(draw: Any, *, space: FeatureSpace | None = None,
-                  distributions: tuple[str, ...] = ("uniform", "exact")) -> LinearClassifier:
+                  distributions: tuple[str, ...] = EXACT_KINDS) -> LinearClassifier:
     if space is None:
         space = draw(feature_spaces(distributions=distributions))
     k = draw(st.integers(2, 3))
@@ -106,7 +108,7 @@ def linear_models(draw: Any, *, space: FeatureSpace | None = None,
 
 @st.composite
 def naive_bayes_models(draw: Any, *, space: FeatureSpace | None = None,
-                       distributions: tuple[str, ...] = ("uniform", "exact")) -> NaiveBayes:
+                       distributions: tuple[str, ...] = EXACT_KINDS) -> NaiveBayes:
     if space is None:
         space = draw(feature_spaces(distributions=distributions))
     k = draw(st.integers(2, 3))
@@ -129,7 +131,7 @@ def _with_classes(tree: DecisionTree, classes: list[Any]) -> DecisionTree:
 
 @st.composite
 def forests(draw: Any, *, space: FeatureSpace | None = None, max_trees: int = 4, max_depth: int = 3,
-            distributions: tuple[str, ...] = ("uniform", "exact")) -> RandomForest:
+            distributions: tuple[str, ...] = EXACT_KINDS) -> RandomForest:
     if space is None:
         space = draw(feature_spaces(max_features=4, distributions=distributions))
     k = draw(st.integers(2, 3))

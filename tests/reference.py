@@ -11,23 +11,32 @@ from fractions import Fraction
 from typing import Any
 
 
-def value_probability(space: Any, f: int, k: int) -> Any:
-    """Pr(x_f = value k) from the weights as the user gave them (not kcxai's integer scaling)."""
-    raw = space.distribution
-    size = space.features[f].size
-    if raw is None:
-        return Fraction(1, size)
-    ws = raw[f]
-    if space.is_exact:
-        return Fraction(ws[k]) / sum(Fraction(w) for w in ws)
-    return float(ws[k]) / sum(float(w) for w in ws)
-
-
-def _prob(space: Any, x: tuple[int, ...]) -> Any:
-    p: Any = Fraction(1) if space.is_exact else 1.0
-    for i, k in enumerate(x):
-        p *= value_probability(space, i, k)
+def _product_probability(dist: Any, x: tuple[int, ...], exact: bool) -> Any:
+    """Pr(x) under a Uniform or Product, from its parameters as given (``raw``), normalised here."""
+    p: Any = Fraction(1) if exact else 1.0
+    if dist.kind == "uniform":
+        for size in dist.sizes:
+            p *= Fraction(1, size) if exact else 1.0 / size
+        return p
+    for ws, k in zip(dist.raw, x):
+        p *= (Fraction(ws[k]) / sum(Fraction(w) for w in ws)) if exact else float(ws[k]) / sum(float(w) for w in ws)
     return p
+
+
+def point_probability(space: Any, x: tuple[int, ...]) -> Any:
+    """Pr(x) from the distribution's parameters as the user gave them (not kcxai's integer scaling):
+    uniform, product, or a mixture sum_k pi_k P_k(x) with pi normalised here."""
+    dist, exact = space.distribution, space.is_exact
+    if dist.kind != "mixture":
+        return _product_probability(dist, x, exact)
+    pis = [Fraction(p) for p in dist.mixing] if exact else [float(p) for p in dist.mixing]
+    z = sum(pis)
+    return sum(p / z * _product_probability(c, x, exact) for p, c in zip(pis, dist.parts))
+
+
+def value_probability(space: Any, f: int, k: int) -> Any:
+    """Pr(x_f = value k), the marginal, by summing points."""
+    return sum(point_probability(space, x) for x in all_points(space) if x[f] == k)
 
 
 def all_points(space: Any) -> list[tuple[int, ...]]:
@@ -40,7 +49,7 @@ def error(model: Any, point: tuple[int, ...], fixed: Any) -> Any:
     total: Any = 0
     for x in all_points(model.space):
         if model.predict_point(x) != c and all(x[i] == point[i] for i in fixed):
-            total += _prob(model.space, x)
+            total += point_probability(model.space, x)
     return total
 
 
@@ -51,7 +60,7 @@ def precision(model: Any, point: tuple[int, ...], fixed: Any) -> Any:
     cons: Any = 0
     for x in all_points(model.space):
         if all(x[i] == point[i] for i in fixed):
-            p = _prob(model.space, x)
+            p = point_probability(model.space, x)
             cons += p
             if model.predict_point(x) == c:
                 agree += p

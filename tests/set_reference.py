@@ -3,8 +3,9 @@
 One pass over feature space per instance: each point adds its probability to
 the mask of features on which it agrees with the instance, and a sum over
 supermasks gives, for every set ``S``, ``Pr(x_S = v_S)`` and
-``Pr(kappa(x) != c and x_S = v_S)``. Probabilities come from
-``space.value_probability`` (Fractions, or floats in float spaces).
+``Pr(kappa(x) != c and x_S = v_S)``. Point probabilities come from
+:func:`reference.point_probability`, from the distribution's parameters as
+given (uniform, product or mixture; Fractions, or floats in float spaces).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-from reference import all_points
+from reference import all_points, point_probability
 
 
 class SubsetTable:
@@ -28,9 +29,7 @@ class SubsetTable:
         dis = [zero] * (1 << n)
         c = model.predict_point(point)
         for x in all_points(space):
-            p: Any = 1 if space.is_exact else 1.0
-            for i, k in enumerate(x):
-                p *= space.value_probability(i, k)
+            p = point_probability(space, x)
             m = sum(1 << i for i in range(n) if x[i] == point[i])
             cons[m] += p
             if model.predict_point(x) != c:

@@ -14,14 +14,18 @@ from typing import Any
 from hypothesis import strategies as st
 
 from kcxai import DecisionTree, Feature, FeatureSpace
+from kcxai.distribution import Mixture, Product, Uniform
 
-DISTRIBUTIONS = ("uniform", "exact", "float")
+DISTRIBUTIONS = ("uniform", "exact", "float", "mixture", "float_mixture")
+#: What the property tests draw from by default: exact distributions of every kind.
+EXACT_KINDS = ("uniform", "exact", "mixture")
 
 
 @st.composite
 def feature_spaces(draw: Any, *, min_features: int = 1, max_features: int = 5, max_values: int = 4,
-                   distributions: tuple[str, ...] = ("uniform", "exact")) -> FeatureSpace:
-    """A random feature space with a random product distribution."""
+                   distributions: tuple[str, ...] = EXACT_KINDS) -> FeatureSpace:
+    """A random feature space with a random distribution: uniform, product ("exact" or "float") or a
+    mixture of 1-3 products ("mixture" exact, "float_mixture")."""
     n = draw(st.integers(min_features, max_features))
     feats = []
     for i in range(n):
@@ -33,6 +37,8 @@ def feature_spaces(draw: Any, *, min_features: int = 1, max_features: int = 5, m
     kind = draw(st.sampled_from(distributions))
     if kind == "uniform":
         return FeatureSpace(feats)
+    if kind in ("mixture", "float_mixture"):
+        return FeatureSpace(feats, distribution=draw(mixtures([f.size for f in feats], exact=kind == "mixture")))
     dist = []
     for f in feats:
         if draw(st.booleans()) and kind != "float":
@@ -48,8 +54,25 @@ def feature_spaces(draw: Any, *, min_features: int = 1, max_features: int = 5, m
 
 
 @st.composite
+def mixtures(draw: Any, sizes: list[int], *, exact: bool = True, max_components: int = 3) -> Mixture:
+    """A random mixture of 1-``max_components`` product distributions (some components uniform)."""
+    k = draw(st.integers(1, max_components))
+    if exact:
+        weight = st.fractions(min_value=Fraction(1, 7), max_value=4, max_denominator=7)
+    else:
+        weight = st.floats(min_value=0.05, max_value=3.0)
+    parts: list[Any] = []
+    for _ in range(k):
+        if exact and draw(st.integers(0, 4)) == 0:
+            parts.append(Uniform(sizes))
+        else:
+            parts.append(Product([draw(st.lists(weight, min_size=s, max_size=s)) for s in sizes]))
+    return Mixture(draw(st.lists(weight, min_size=k, max_size=k)), parts)
+
+
+@st.composite
 def trees(draw: Any, *, space: FeatureSpace | None = None, n_classes: int | None = None,
-          max_depth: int = 5, distributions: tuple[str, ...] = ("uniform", "exact")) -> DecisionTree:
+          max_depth: int = 5, distributions: tuple[str, ...] = EXACT_KINDS) -> DecisionTree:
     """A random decision tree over a random (or the given) space."""
     if space is None:
         space = draw(feature_spaces(distributions=distributions))

@@ -10,7 +10,7 @@ import kcxai
 from kcxai.explain._treesat import TreePrecision, TreeSearch
 from model_strategies import decision_lists, forests, linear_models, naive_bayes_models, rule_sets
 from set_reference import SubsetTable, minimal, near
-from strategies import instance_of, points, trees
+from strategies import EXACT_KINDS, instance_of, points, trees
 
 V = (1, 1, 1, 1, 0, 0, 0, 0, 1)
 
@@ -19,14 +19,14 @@ thresholds = st.one_of(st.fractions(min_value=0, max_value=1, max_denominator=40
                        st.sampled_from([0, 1, 0.5, 0.8, 0.9, 0.95, 0.99]))
 
 
-def other_models(distributions=("uniform", "exact")):
+def other_models(distributions=EXACT_KINDS):
     return st.one_of(decision_lists(distributions=distributions), rule_sets(distributions=distributions),
                      naive_bayes_models(distributions=distributions), linear_models(distributions=distributions),
                      forests(distributions=distributions))
 
 
 @st.composite
-def cases(draw, family="tree", distributions=("uniform", "exact")):
+def cases(draw, family="tree", distributions=EXACT_KINDS):
     """(object to explain, model, instance, point, table): a tree with its own oracle, a tree compiled to
     the brute-force oracle (the generic search), or another model family (also the brute-force oracle,
     until the OBDD/SDD compilers land)."""
@@ -110,7 +110,7 @@ def test_checkers_match_brute_force(family, data):
 def test_path_engine_precision_equals_the_definition(tree, data):
     point = data.draw(points(tree.space))
     table = SubsetTable(tree, point)
-    engine = TreePrecision(tree, point, tree.predict_point(point), Fraction(1, 2))
+    engine = TreePrecision(tree.paths, tree.space, point, tree.predict_point(point), Fraction(1, 2))
     for s in table.sets:
         if tree.space.is_exact:
             assert engine.precision(s) == table.precision(s)
@@ -120,14 +120,14 @@ def test_path_engine_precision_equals_the_definition(tree, data):
     assert set(engine.active) == {f for p in tree.paths for f, _ in p.masks}
 
 
-@given(trees(), st.data())
+@given(trees(distributions=("uniform", "exact")), st.data())  # the path engine needs a product distribution
 def test_path_engine_cuts_are_sound(tree, data):
     """Every partial choice a cut rules out has no relevant completion (checked exhaustively)."""
     point = data.draw(points(tree.space))
     delta = data.draw(thresholds)
     delta = Fraction(str(delta)) if isinstance(delta, float) else Fraction(delta)
     table = SubsetTable(tree, point)
-    engine = TreePrecision(tree, point, tree.predict_point(point), delta)
+    engine = TreePrecision(tree.paths, tree.space, point, tree.predict_point(point), delta)
     active = frozenset(engine.active)
     for s in table.sets:
         s = s & active
@@ -140,12 +140,12 @@ def test_path_engine_cuts_are_sound(tree, data):
                     assert table.precision(r) < delta
 
 
-@given(trees(), st.data())
+@given(trees(distributions=("uniform", "exact")), st.data())
 def test_tree_search_finds_exactly_the_relevant_proper_subsets(tree, data):
     point = data.draw(points(tree.space))
     table = SubsetTable(tree, point)
     delta = data.draw(st.sampled_from(sorted({table.precision(s) for s in table.sets})))
-    engine = TreePrecision(tree, point, tree.predict_point(point), delta)
+    engine = TreePrecision(tree.paths, tree.space, point, tree.predict_point(point), delta)
     relevant = set(table.cdrs(delta))
     with TreeSearch(engine) as search:  # one solver, several queries: cuts carry over
         for s in data.draw(st.lists(st.sampled_from(sorted(relevant, key=sorted)), max_size=4)):
@@ -178,7 +178,7 @@ def test_the_papers_constant_path_weights_are_not_the_precision():
     paper = sum(pr[p.leaf] for p in kept if p.label == 1) / sum(pr.values())
     assert paper == Fraction(113, 120)
     assert kcxai.precision(tree, V, [0, 8]) == Fraction(121, 128)
-    engine = TreePrecision(tree, point, 1, Fraction(1, 2))
+    engine = TreePrecision(tree.paths, tree.space, point, 1, Fraction(1, 2))
     assert engine.precision({0, 8}) == Fraction(121, 128)
 
 

@@ -214,7 +214,7 @@ ERRORS = [
     (["explain", "bundled:running_example", "-i", "1,1,1"], "expected 9 values"),
     (["explain", "bundled:running_example", "-i", V_TEXT, "--delta", "abc"], "--delta"),
     (["explain", "bundled:running_example", "-i", V_TEXT, "--delta", "1.5"], "must be in [0, 1]"),
-    (["explain", "bundled:running_example", "-i", V_TEXT, "--language", "nope"], "Unknown language 'nope'"),
+    (["explain", "bundled:running_example", "-i", V_TEXT, "--language", "nope"], "invalid choice: 'nope' (choose from 'dt', 'sdd', 'obdd', 'brute')"),
     (["explain", "bundled:running_example", "-i", V_TEXT, "--order", "x1,zz"], "unknown feature 'zz'"),
     (["explain", "bundled:running_example", "-i", V_TEXT, "--start", "x1", "--delta", "0.01"],
      "'start' must be an I-delta-relevant set"),
@@ -290,7 +290,7 @@ def test_explain_and_compile_a_decision_list(capsys, tmp_path):
     e = kcxai.min_idrs(kcxai.compile_model(dl, "brute"), [35, "F", 2], 0)
     assert d["names"] == list(e.names) == ["age", "sex"] and d["prediction"] == "yes" and d["language"] == "brute"
     code, out, err = run(capsys, "explain", str(path), "-i", "35,F,2", "--start", "path", "-l", "brute")
-    assert code == 2 and "start='path' needs a DecisionTree" in err
+    assert code == 2 and "start='path' needs a decision tree" in err
     code, out, _ = run(capsys, "compile", str(path), "--language", "brute", "--json")
     assert code == 0 and json.loads(out)["size"] == 18
 
@@ -304,7 +304,7 @@ def test_compile_every_language_json(capsys):
     for r in rows:
         c = kcxai.compile_model(tree, r["language"])
         assert r["size"] == c.stats["size"] and r["backend"] == c.backend
-        assert all(not isinstance(v, str) or k in ("backend", "language", "encoding", "vtree")
+        assert all(not isinstance(v, str) or k in ("backend", "language", "encoding", "vtree", "size_unit")
                    for k, v in r.items())  # sequences stay lists, numbers stay numbers
     code, out, _ = run(capsys, "compile", "bundled:running_example", "--language", "obdd")
     assert code == 0 and re.search(r"obdd: size \d+, compiled in [0-9.]+ s by dd\.", out)

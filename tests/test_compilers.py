@@ -65,7 +65,7 @@ def _check_session(oracle, brute, space, data):
 
 
 @pytest.mark.parametrize("language", ALL)
-@given(tree=trees(distributions=("uniform", "exact", "float")), data=st.data())
+@given(tree=trees(distributions=("uniform", "exact", "float", "mixture", "float_mixture")), data=st.data())
 def test_oracle_equals_brute_force(language, tree, data):
     compiled = kcxai.compile_model(tree, language)
     brute = kcxai.compile_model(tree, "brute").oracle
@@ -77,7 +77,7 @@ def test_oracle_equals_brute_force(language, tree, data):
 
 @pytest.mark.parametrize("language, options", VARIANTS, ids=[f"{lang}-{i}" for i, (lang, _) in enumerate(VARIANTS)])
 @settings(max_examples=25)
-@given(tree=trees(distributions=("uniform", "exact", "float")), data=st.data())
+@given(tree=trees(distributions=("uniform", "exact", "float", "mixture", "float_mixture")), data=st.data())
 def test_option_variants_equal_brute_force(language, options, tree, data):
     compiled = kcxai.compile_model(tree, language, **options)
     brute = kcxai.compile_model(tree, "brute").oracle
@@ -225,7 +225,9 @@ def test_unknown_language(running):
 
 
 def test_unavailable_language(running, monkeypatch):
-    monkeypatch.setitem(LANGUAGES, "sdd", ("kcxai.compilers.sdd", "no_such_package_kcxai", "pip install pysdd"))
+    import dataclasses
+
+    monkeypatch.setitem(LANGUAGES, "sdd", dataclasses.replace(LANGUAGES["sdd"], package="no_such_package_kcxai"))
     with pytest.raises(kcxai.MissingDependencyError, match=r"pip install pysdd"):
         kcxai.compile_model(running, "sdd")
     assert kcxai.available_languages()["sdd"] is False
@@ -236,7 +238,7 @@ def test_dt_needs_a_tree():
 
     space = FeatureSpace([Feature.categorical("a", [0, 1])])
     model = DecisionList(space, ["n", "y"], [([("a", [1])], "y")], "n")
-    with pytest.raises(kcxai.InvalidTypeError, match="'dt' language explains DecisionTree"):
+    with pytest.raises(kcxai.InvalidTypeError, match="'dt' language does not compile DecisionList models"):
         kcxai.compile_model(model, "dt")
     for language in ("sdd", "obdd"):
         c = kcxai.compile_model(model, language)

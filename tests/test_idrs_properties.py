@@ -9,10 +9,10 @@ from hypothesis import strategies as st
 import kcxai
 import reference as ref
 from kcxai.explain._common import check_delta
-from strategies import deltas, instance_of, points, tree_and_instance, trees
+from strategies import EXACT_KINDS, deltas, instance_of, points, tree_and_instance, trees
 
 
-@given(tree_and_instance(distributions=("uniform", "exact", "float")), st.data())
+@given(tree_and_instance(distributions=("uniform", "exact", "float", "mixture", "float_mixture")), st.data())
 def test_error_and_precision_equal_brute_force(ti, data):
     tree, x = ti
     point = tree.space.encode(x)
@@ -54,7 +54,7 @@ def test_native_and_brute_give_the_same_set(ti, delta, data):
     assert b.language == "brute"
 
 
-@given(tree_and_instance(distributions=("uniform", "exact")), deltas, st.data())
+@given(tree_and_instance(distributions=EXACT_KINDS), deltas, st.data())
 def test_min_idrs_is_algorithm1_for_any_order_and_start(ti, delta, data):
     tree, x = ti
     point = tree.space.encode(x)

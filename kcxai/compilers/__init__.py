@@ -1,28 +1,25 @@
 """Compile classifiers to knowledge-compilation languages that count models.
 
-Each language is one module exposing ``compile(model, **options) ->
-CompiledModel``; modules are imported only when their language is asked for,
-so a missing optional backend only matters to those who use it.
+Every language is a declared :class:`Language` in :data:`LANGUAGES`, the one
+registry the CLI, the experiments, the documentation and the conformance tests
+read. A language's module is imported only when it is asked for, so a missing
+optional backend only matters to those who use it.
 """
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from kcxai._errors import InvalidTypeError, MissingDependencyError, UnknownLanguageError
-from kcxai.compilers._base import CompiledModel
+from kcxai._errors import InvalidTypeError, UnknownLanguageError
+from kcxai.compilers._base import CompiledModel, CompileStats
+from kcxai.compilers._language import Language, LanguageOptions, NoOptions
+from kcxai.compilers.registry import LANGUAGES, NATIVE_PREFERENCE
 
-__all__ = ["compile_model", "available_languages", "LANGUAGES", "CompiledModel"]
+if TYPE_CHECKING:  # pragma: no cover
+    from kcxai.models._base import Classifier
 
-#: name -> (module, the package it needs, how to install it)
-LANGUAGES: dict[str, tuple[str, str | None, str | None]] = {
-    "dt": ("kcxai.compilers.dt", None, None),
-    "sdd": ("kcxai.compilers.sdd", "pysdd", "pip install pysdd"),
-    "obdd": ("kcxai.compilers.obdd", "dd", "pip install dd"),
-    "brute": ("kcxai.compilers.brute", None, None),
-}
+__all__ = ["compile_model", "available_languages", "get_language", "LANGUAGES", "NATIVE_PREFERENCE",
+           "CompiledModel", "CompileStats", "Language", "LanguageOptions", "NoOptions"]
 
 
 def available_languages() -> dict[str, bool]:
@@ -35,26 +32,34 @@ def available_languages() -> dict[str, bool]:
     >>> langs["dt"], langs["brute"]
     (True, True)
     """
-    out = {}
-    for name, (module, package, _) in LANGUAGES.items():
-        out[name] = (importlib.util.find_spec(module) is not None
-                     and (package is None or importlib.util.find_spec(package) is not None))
-    return out
+    return {name: lang.is_available() for name, lang in LANGUAGES.items()}
 
 
-def compile_model(model: Any, language: str = "dt", **options: Any) -> CompiledModel:
+def get_language(language: str) -> Language:
+    """The declared :class:`Language` of a name, or a clear error listing the languages."""
+    if not isinstance(language, str):
+        raise InvalidTypeError(f"'language' must be a str. Got {language!r} instead.")
+    try:
+        return LANGUAGES[language]
+    except KeyError:
+        raise UnknownLanguageError(
+            f"Unknown language {language!r}. Available languages are {sorted(LANGUAGES)}.") from None
+
+
+def compile_model(model: "Classifier", language: str = "dt", **options: Any) -> CompiledModel:
     """Compile a classifier to a knowledge-compilation language.
 
     Parameters
     ----------
     model : Classifier
         A kcxai model (:class:`~kcxai.DecisionTree`, ...).
-    language : {"dt", "sdd", "obdd", "brute"}
-        ``"dt"`` answers from a decision tree's own paths; ``"sdd"`` compiles
-        with PySDD; ``"obdd"`` with dd (CUDD when available); ``"brute"``
-        enumerates feature space (small models; the test reference).
+    language : str
+        A name in :data:`LANGUAGES`: ``"dt"`` answers from a decision tree's own
+        paths; ``"sdd"`` compiles with PySDD; ``"obdd"`` with dd (CUDD when
+        available); ``"brute"`` enumerates feature space (small models; the
+        test reference).
     **options
-        Language-specific options (see each compiler module).
+        The language's options (its :class:`LanguageOptions`; see each compiler module).
 
     Returns
     -------
@@ -70,20 +75,11 @@ def compile_model(model: Any, language: str = "dt", **options: Any) -> CompiledM
     """
     from kcxai.models._base import Classifier
 
-    if not isinstance(language, str):
-        raise InvalidTypeError(f"'language' must be a str. Got {language!r} instead.")
-    if language not in LANGUAGES:
-        raise UnknownLanguageError(
-            f"Unknown language {language!r}. Available languages are {sorted(LANGUAGES)}.")
+    lang = get_language(language)
     if not isinstance(model, Classifier):
         raise InvalidTypeError(f"'model' must be a kcxai model (e.g. DecisionTree). Got {type(model).__name__}.")
-    module, package, install = LANGUAGES[language]
-    if package is not None:
-        try:
-            importlib.import_module(package)
-        except ImportError:
-            raise MissingDependencyError(
-                f"The {language!r} language needs the '{package}' package, which is not installed. "
-                f"Install it with `{install}`.") from None
-    mod = importlib.import_module(module)
-    return mod.compile(model, **options)
+    if not lang.takes(model):
+        raise InvalidTypeError(
+            f"The {lang.name!r} language does not compile {type(model).__name__} models. "
+            f"Languages that do: {[n for n, g in LANGUAGES.items() if g.takes(model)]}.")
+    return lang.compile(model, **options)

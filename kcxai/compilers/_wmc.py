@@ -36,6 +36,11 @@ where ``sm(x, u)`` (smoothing) is the product of ``fac`` over the features
 below ``x`` but not below ``u``'s vtree node. Primes partition the Boolean
 assignments of ``xl``, hence its valid ones, so the sum is exact.
 
+Distributions: a table counts under one product distribution (its ``pw``);
+:func:`diagram_oracle` gives one table per component of a mixture, sharing
+the structure (:meth:`_Table.reweighted`), so the loops above never see a
+mixture.
+
 In both, ``count_c = top * V(root_c)`` is the weight of ``{x : kappa(x) = c,
 x_S = v_S}``. In exact spaces ``disagree_weight = consistent_weight(v, S) -
 count_c``, an exact ``int``. In float spaces it is the sum of ``count_c'`` over
@@ -56,16 +61,20 @@ committing the removal keeps what was just computed.
 
 from __future__ import annotations
 
+import copy
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 from kcxai._errors import InvalidInputError
-from kcxai.oracle import OracleSession, SessionBase
-from kcxai.space import FeatureSpace, Weight
+from kcxai.arithmetic import Weight
+from kcxai.distribution import ProductWeights
+from kcxai.oracle import CountingOracle, OracleSession, SessionBase, per_component
+from kcxai.space import FeatureSpace
 
-__all__ = ["LevelTable", "VtreeTable", "DiagramOracle", "DiagramSession", "check_partition", "FALSE", "TRUE"]
+__all__ = ["LevelTable", "VtreeTable", "DiagramOracle", "DiagramSession", "check_partition", "diagram_oracle",
+           "FALSE", "TRUE"]
 
 FALSE = 0
 TRUE = 1
@@ -85,17 +94,6 @@ def _recursion(depth: int) -> Iterator[None]:
             sys.setrecursionlimit(old)
 
 
-def _mask_weight(ws: Sequence[Weight], mask: int, exact: bool) -> Weight:
-    total: Weight = 0 if exact else 0.0
-    k = 0
-    while mask:
-        if mask & 1:
-            total += ws[k]
-        mask >>= 1
-        k += 1
-    return total
-
-
 class _Table:
     """What both tables share: factors, units, evaluation with a split memo."""
 
@@ -107,10 +105,23 @@ class _Table:
     #: recursion depth a traversal may need
     depth: int
 
+    #: the product distribution the weights are taken from
+    pw: ProductWeights
+
     def factors(self, point: Sequence[int], fixed: Any) -> list[Weight]:
-        space = self.space
-        ws, totals = space.weights, space.totals
-        return [ws[f][point[f]] if f in fixed else totals[f] for f in range(space.n_features)]
+        ws, totals = self.pw.weights, self.pw.totals
+        return [ws[f][point[f]] if f in fixed else totals[f] for f in range(self.space.n_features)]
+
+    def _weigh(self) -> None:  # pragma: no cover - abstract
+        """Compute the weight arrays from ``self.pw`` (the structure is shared)."""
+        raise NotImplementedError
+
+    def reweighted(self, pw: ProductWeights) -> "_Table":
+        """The same diagram counting under another product distribution (structure shared)."""
+        other = copy.copy(self)
+        other.pw = pw
+        other._weigh()
+        return other
 
     def evaluate(self, labels: Sequence[int], point: Sequence[int], fixed: Any, fac: list[Weight],
                  memo: list[dict[int, Weight]], tmp: list[dict[int, Weight]] | None,
@@ -155,37 +166,38 @@ class LevelTable(_Table):
         self.feature = feature
         self.edges = edges
         self.roots = list(roots)
-        exact = space.is_exact
+        self.pw = space.distribution.components[0][1]
         lev = [n_levels] * len(feature)
         vchild: list[tuple[int, ...]] = [()] * len(feature)
-        wedges: list[tuple[tuple[Weight, int, int], ...]] = [()] * len(feature)
         for n, f in enumerate(feature):
             if f < 0:
                 continue
             lev[n] = level_of[f]
             size = space.features[f].size
             vc = [0] * size
-            we = []
             for mask, child in edges[n]:
                 for k in range(size):
                     if mask >> k & 1:
                         vc[k] = child
-                we.append((_mask_weight(space.weights[f], mask, exact), child, 0))
             vchild[n] = tuple(vc)
-            wedges[n] = tuple(we)
-        # the child's level, for the skip factors
-        for n, f in enumerate(feature):
-            if f >= 0:
-                wedges[n] = tuple((w, c, lev[c]) for w, c, _ in wedges[n])
         self.lev = lev
         self.vchild = vchild
-        self.wedges = wedges
+        self._weigh()
         self.n_levels = n_levels
         self.n_units = n_levels + 1
         # freeing feature f changes the values of the nodes at levels <= level_of[f]
         self.units_of = [tuple(range(level_of[f] + 1)) if level_of[f] < n_levels else ()
                          for f in range(space.n_features)]
         self.depth = n_levels + 2
+
+    def _weigh(self) -> None:
+        # per node, its edges (w(E), child, the child's level for the skip factors)
+        mask_weight, lev, edges = self.pw.mask_weight, self.lev, self.edges
+        wedges: list[tuple[tuple[Weight, int, int], ...]] = [()] * len(self.feature)
+        for n, f in enumerate(self.feature):
+            if f >= 0:
+                wedges[n] = tuple((mask_weight(f, mask), child, lev[child]) for mask, child in edges[n])
+        self.wedges = wedges
 
     @property
     def n_nodes(self) -> int:
@@ -207,8 +219,8 @@ class LevelTable(_Table):
                  memo: list[dict[int, Weight]], tmp: list[dict[int, Weight]] | None,
                  affected: Sequence[bool] | None) -> Weight:
         lev, feature, vchild, wedges, order = self.lev, self.feature, self.vchild, self.wedges, self.order
-        exact = self.space.is_exact
-        one: Weight = 1 if exact else 1.0
+        arith = self.pw.arith
+        one = arith.one
         lfac = [fac[f] for f in order]
         skips: dict[int, Weight] = {}
         width = self.n_levels + 1
@@ -253,7 +265,7 @@ class LevelTable(_Table):
             store[n] = r
             return r
 
-        total: Weight = 0 if exact else 0.0
+        total = arith.zero
         for label in labels:
             root = self.roots[label]
             r = value(root)
@@ -296,7 +308,7 @@ class VtreeTable(_Table):
         self.data = data
         self.roots = list(roots)
         self.root_vnode = root_vnode
-        exact = space.is_exact
+        self.pw = space.distribution.components[0][1]
         n_v = len(vnodes)
         self.n_units = n_v
         # smoothing pairs (x, u): the features below x and not below u (u = -1: none)
@@ -324,19 +336,15 @@ class VtreeTable(_Table):
 
         home_of = [home(n) for n in range(len(kind))]
         elems: list[tuple[tuple[int, int, int, int], ...]] = [()] * len(kind)
-        leaf_w: list[tuple[int, int, Weight]] = [(0, 0, 0)] * len(kind)
         for n, k in enumerate(kind):
             if k == 2:
                 x, els = data[n]
                 _, xl, xr = vnodes[x]
                 elems[n] = tuple((p, s, pair(xl, home_of[p]) if home_of[p] != xl else -1,
                                   pair(xr, home_of[s]) if home_of[s] != xr else -1) for p, s in els)
-            elif k == 1:
-                f, mask = data[n]
-                leaf_w[n] = (f, mask, _mask_weight(space.weights[f], mask, exact))
         self.home = home_of
         self.elems = elems
-        self.leaf_w = leaf_w
+        self._weigh()
         self.pair_feats = pair_feats
         self.root_pairs = [pair(root_vnode, home_of[r]) if home_of[r] != root_vnode else -1 for r in self.roots]
         # freeing feature f changes the values of the nodes whose vtree node is above f's block
@@ -349,6 +357,16 @@ class VtreeTable(_Table):
             _, xl, xr = vnodes[x]
             depth[x] = 1 + max(depth[xl] if xl >= 0 else 0, depth[xr] if xr >= 0 else 0)
         self.depth = 2 * (max(depth) if depth else 0) + 4
+
+    def _weigh(self) -> None:
+        # per leaf node: (feature, mask, w(E))
+        mask_weight, kind, data = self.pw.mask_weight, self.kind, self.data
+        leaf_w: list[tuple[int, int, Weight]] = [(0, 0, 0)] * len(kind)
+        for n, k in enumerate(kind):
+            if k == 1:
+                f, mask = data[n]
+                leaf_w[n] = (f, mask, mask_weight(f, mask))
+        self.leaf_w = leaf_w
 
     @property
     def n_nodes(self) -> int:
@@ -381,8 +399,8 @@ class VtreeTable(_Table):
                  memo: list[dict[int, Weight]], tmp: list[dict[int, Weight]] | None,
                  affected: Sequence[bool] | None) -> Weight:
         kind, elems, leaf_w, home, pair_feats = self.kind, self.elems, self.leaf_w, self.home, self.pair_feats
-        exact = self.space.is_exact
-        one: Weight = 1 if exact else 1.0
+        arith = self.pw.arith
+        one = arith.one
         smooth: dict[int, Weight] = {}
         isfixed = [f in fixed for f in range(len(fac))]
 
@@ -425,7 +443,7 @@ class VtreeTable(_Table):
             store[n] = r
             return r
 
-        total: Weight = 0 if exact else 0.0
+        total = arith.zero
         for label in labels:
             r = value(self.roots[label])
             k = self.root_pairs[label]
@@ -470,14 +488,15 @@ class DiagramOracle:
         """The classes counted for ``disagree_weight``: ``(label,)`` in exact spaces (the weight
         is the consistent weight minus this class's), the other classes in float spaces (their
         sum, so that an empty set weighs exactly 0.0)."""
-        if self.space.is_exact:
+        if self.table.pw.arith.exact:
             return (label,)
         return tuple(c for c in range(self.n_classes) if c != label)
 
     def disagree_weight(self, point: tuple[int, ...], label: int, fixed: frozenset[int]) -> Weight:
         count = self.table.count(self.others(label), point, fixed)
-        if self.space.is_exact:
-            return self.space.consistent_weight(point, fixed) - count
+        pw = self.table.pw
+        if pw.arith.exact:
+            return pw.consistent_weight(point, fixed) - count
         return count
 
     def session(self, point: tuple[int, ...], label: int, fixed: frozenset[int]) -> OracleSession:
@@ -521,9 +540,8 @@ class DiagramSession(SessionBase):
         if last is not None and last[0] == feature:
             return last[2]
         table = self._o.table
-        space = self._o.space
         fac = list(self._fac)
-        fac[feature] = space.totals[feature]
+        fac[feature] = table.pw.totals[feature]
         fixed = self._fixed - {feature}
         units = table.units_of[feature]
         affected = [False] * table.n_units
@@ -538,8 +556,8 @@ class DiagramSession(SessionBase):
         return w
 
     def _disagree(self, fixed: Any, count: Weight) -> Weight:
-        space = self._o.space
-        return space.consistent_weight(self._point, fixed) - count if space.is_exact else count
+        pw = self._o.table.pw
+        return pw.consistent_weight(self._point, fixed) - count if pw.arith.exact else count
 
     def free(self, feature: int) -> None:
         if feature not in self._fixed:
@@ -555,17 +573,24 @@ class DiagramSession(SessionBase):
                 self._memo[u] = {}
             self._weight = None
         self._fixed.discard(feature)
-        self._fac[feature] = self._o.space.totals[feature]
+        self._fac[feature] = self._o.table.pw.totals[feature]
         self._last = None
 
 
 def check_partition(oracle: DiagramOracle, model: Any) -> None:
     """The class functions must cover feature space exactly once (their weights sum to the total)."""
-    space = oracle.space
-    point = (0,) * space.n_features
+    pw = oracle.table.pw
+    point = (0,) * oracle.space.n_features
     total = sum(oracle.class_weight(point, c, frozenset()) for c in range(oracle.n_classes))
-    ok = total == space.total_weight if space.is_exact else abs(total - space.total_weight) <= 1e-9
+    ok = total == pw.total if pw.arith.exact else abs(total - pw.total) <= 1e-9
     if not ok:
         raise InvalidInputError(
             f"{type(model).__name__}.build() must return class functions that partition feature space; "
-            f"their weights sum to {total}, not to the total weight {space.total_weight}.")
+            f"their weights sum to {total}, not to the total weight {pw.total}.")
+
+
+def diagram_oracle(language: str, space: FeatureSpace, table: _Table) -> CountingOracle:
+    """The oracle of an exported diagram under ``space``'s distribution (one table per mixture component,
+    sharing the diagram's structure)."""
+    return per_component(space, lambda pw: DiagramOracle(
+        language, space, table if pw is table.pw else table.reweighted(pw)))

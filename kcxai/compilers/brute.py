@@ -11,10 +11,10 @@ import itertools
 import time
 from typing import Any
 
-from kcxai._errors import InvalidInputError, ProblemTooLargeError
-from kcxai.compilers._base import CompiledModel
+from kcxai._errors import ProblemTooLargeError
+from kcxai.arithmetic import Weight
+from kcxai.compilers._base import CompiledModel, CompileStats
 from kcxai.oracle import GenericSession, OracleSession
-from kcxai.space import Weight
 
 __all__ = ["BruteForceOracle", "compile", "DEFAULT_MAX_POINTS"]
 
@@ -23,7 +23,11 @@ DEFAULT_MAX_POINTS = 1 << 18
 
 
 class BruteForceOracle:
-    """Answers every query by enumerating all points of feature space."""
+    """Answers every query by enumerating all points of feature space.
+
+    It reads point weights straight from the space's distribution (any kind,
+    mixtures included), independently of :func:`~kcxai.oracle.per_component`.
+    """
 
     language = "brute"
 
@@ -56,11 +60,11 @@ class BruteForceOracle:
 
 
 def compile(model: Any, *, max_points: int = DEFAULT_MAX_POINTS) -> CompiledModel:
-    """Tabulate ``model`` over its whole feature space."""
-    if not isinstance(max_points, int) or max_points < 1:
-        raise InvalidInputError(f"'max_points' must be a positive int. Got {max_points!r} instead.")
+    """Tabulate ``model`` over its whole feature space (``max_points`` is checked by
+    :class:`~kcxai.compilers.registry.BruteOptions`)."""
     t0 = time.perf_counter()
     oracle = BruteForceOracle(model, max_points=max_points)
     return CompiledModel(model=model, oracle=oracle, language="brute", backend="kcxai",
-                         stats={"size": model.space.size, "variables": model.space.n_features,
-                                "compile_seconds": time.perf_counter() - t0})
+                         stats=CompileStats(size=model.space.size, size_unit="points",
+                                            variables=model.space.n_features,
+                                            compile_seconds=time.perf_counter() - t0))

@@ -20,33 +20,49 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
-from kcxai.oracle import GenericSession, OracleSession
-from kcxai.space import Weight
+from kcxai.arithmetic import Weight
+from kcxai.distribution import ProductWeights
+from kcxai.oracle import GenericSession, OracleSession, per_component
 
 if TYPE_CHECKING:  # pragma: no cover
     from kcxai.compilers._base import CompiledModel
-    from kcxai.models.tree import DecisionTree
+    from kcxai.models.tree import DecisionTree, TreePath
 
 __all__ = ["TreeOracle", "compile"]
 
 
 class TreeOracle:
-    """Counting oracle answering from a :class:`~kcxai.models.DecisionTree`."""
+    """Counting oracle answering from a decision tree's node arrays, under one product distribution.
+
+    Parameters
+    ----------
+    tree : DecisionTree
+        Read through its public view ``tree.arrays`` and ``tree.paths``.
+    weights : ProductWeights, optional
+        The product distribution to count under; default the tree's space's
+        (which must then be uniform or product: mixtures go through
+        :func:`~kcxai.oracle.per_component`).
+    """
 
     language = "dt"
 
-    def __init__(self, tree: "DecisionTree") -> None:
+    def __init__(self, tree: "DecisionTree", weights: ProductWeights | None = None) -> None:
         self.tree = tree
         self.space = space = tree.space
         self.n_classes = len(tree.classes)
-        ws = space.weights
-        self._feat = tree._feat
-        self._root = tree._root
+        pw = weights if weights is not None else space.distribution.components[0][1]
+        self._pw = pw
+        arith = pw.arith
+        div = arith.div
+        ws = pw.weights
+        arrays = tree.arrays
+        self._feat = arrays.feature
+        self._root = arrays.root
         # Traversal tables, per node: w(A) of its tested feature (A = values allowed by the ancestors);
         # per branch (child, A & m, w(A & m)); the exact weight R of the node's region
         # {x : x_f in A_f for all f}; the weight of that region each class covers; and the
         # bitmask of the features tested in its subtree.
-        n = len(tree._feat)
+        n = len(arrays.feature)
         self._wA: list[Weight] = [0] * n
         self._br: list[tuple[tuple[int, int, Weight], ...]] = [()] * n
         self._region: list[Weight] = [0] * n
@@ -54,29 +70,28 @@ class TreeOracle:
         self._sub: list[int] = [0] * n
         full = tuple((1 << f.size) - 1 for f in space.features)
         order = []
-        stack = [(tree._root, full, space.total_weight)]
+        stack = [(arrays.root, full, pw.total)]
         while stack:
             nid, allowed, region = stack.pop()
             order.append(nid)
             self._region[nid] = region
-            f = tree._feat[nid]
+            f = arrays.feature[nid]
             if f < 0:
                 continue
             a = allowed[f]
             wa = self._wA[nid] = sum(w for k, w in enumerate(ws[f]) if a >> k & 1)
             out = []
-            for mask, child in tree._branches[nid]:
+            for mask, child in arrays.branches[nid]:
                 m = a & mask
                 if m:
                     wm = sum(w for k, w in enumerate(ws[f]) if m >> k & 1)
                     out.append((child, m, wm))
-                    stack.append((child, allowed[:f] + (m,) + allowed[f + 1:],
-                                  region // wa * wm if space.is_exact else region / wa * wm))
+                    stack.append((child, allowed[:f] + (m,) + allowed[f + 1:], div(region, wa) * wm))
             self._br[nid] = tuple(out)
         for nid in reversed(order):  # children before parents
-            f = tree._feat[nid]
+            f = arrays.feature[nid]
             if f < 0:
-                self._cover[nid] = {tree._label[nid]: self._region[nid]}
+                self._cover[nid] = {arrays.label[nid]: self._region[nid]}
                 continue
             cover: dict[int, Weight] = {}
             sub = 1 << f
@@ -87,6 +102,15 @@ class TreeOracle:
             self._cover[nid] = cover
             self._sub[nid] = sub
 
+    @property
+    def paths(self) -> "tuple[TreePath, ...]":
+        """The tree's reachable paths (the :class:`~kcxai.oracle.PathOracle` capability)."""
+        return self.tree.paths
+
+    def path_of(self, point: tuple[int, ...]) -> "TreePath":
+        """The path ``point`` follows."""
+        return self.tree.path_of(point)
+
     def predict_point(self, point: tuple[int, ...]) -> int:
         return self.tree.predict_point(point)
 
@@ -94,8 +118,9 @@ class TreeOracle:
         # Descend only where the subtree tests a fixed feature; elsewhere the class does not depend
         # on the fixed values, so the node contributes its region's weight of other classes, times
         # prod_{f in S} w(v_f) / w(A_f) (the fixed features' allowed sets at the node).
-        exact = self.space.is_exact
-        ws, totals = self.space.weights, self.space.totals
+        pw = self._pw
+        div = pw.arith.div
+        ws, totals = pw.weights, pw.totals
         smask = 0
         kv: Weight = 1
         pf: Weight = 1
@@ -112,14 +137,14 @@ class TreeOracle:
             if not other:  # every point below has class `label`
                 continue
             if not sub[nid] & smask:
-                total += other // pf * kv if exact else other / pf * kv
+                total += div(other, pf) * kv
                 continue
             f = feat[nid]
             if smask >> f & 1:
                 bit = 1 << point[f]
                 for child, m, wm in br[nid]:
                     if m & bit:
-                        stack.append((child, pf // wA[nid] * wm if exact else pf / wA[nid] * wm))
+                        stack.append((child, div(pf, wA[nid]) * wm))
                         break
             else:
                 for child, _, _ in br[nid]:
@@ -130,23 +155,26 @@ class TreeOracle:
         return GenericSession(self, point, label, fixed)
 
 
-def compile(model: Any, **options: Any) -> "CompiledModel":
-    """The ``"dt"`` language: a decision tree answers from itself (nothing to compile)."""
-    from kcxai._errors import InvalidInputError, InvalidTypeError
-    from kcxai.compilers._base import CompiledModel
-    from kcxai.models.tree import DecisionTree
+def compile(model: Any) -> "CompiledModel":
+    """The ``"dt"`` language: a decision tree answers from itself (nothing to compile).
 
-    if options:
-        raise InvalidInputError(f"The 'dt' language takes no options. Got {sorted(options)}.")
-    if not isinstance(model, DecisionTree):
+    Under a mixture distribution the oracle is one tree oracle per component
+    (:func:`~kcxai.oracle.per_component`).
+    """
+    from kcxai._errors import InvalidTypeError
+    from kcxai.compilers._base import CompiledModel, CompileStats
+    from kcxai.compilers.registry import is_tree
+
+    if not is_tree(model):
         raise InvalidTypeError(
             f"The 'dt' language explains DecisionTree models only. Got {type(model).__name__}; "
             "compile it to 'sdd' or 'obdd' instead.")
     t0 = time.perf_counter()
-    oracle = TreeOracle(model)
+    oracle = per_component(model.space, lambda pw: TreeOracle(model, pw))
     seconds = time.perf_counter() - t0
     n_lits = sum(len(p.masks) for p in model.paths)
     return CompiledModel(model=model, oracle=oracle, language="dt", backend="kcxai",
-                         stats={"size": model.n_nodes, "nodes": model.n_nodes, "paths": len(model.paths),
-                                "path_literals": n_lits, "variables": model.space.n_features,
-                                "compile_seconds": seconds})
+                         stats=CompileStats(size=model.n_nodes, size_unit="tree nodes",
+                                            variables=model.space.n_features, compile_seconds=seconds,
+                                            details={"nodes": model.n_nodes, "paths": len(model.paths),
+                                                     "path_literals": n_lits}))

@@ -54,7 +54,7 @@ from kcxai.compilers._encoding import (
     feature_order,
     value_masks,
 )
-from kcxai.compilers._wmc import FALSE, TRUE, DiagramOracle, LevelTable, check_partition
+from kcxai.compilers._wmc import FALSE, TRUE, DiagramOracle, LevelTable, check_partition, diagram_oracle
 
 __all__ = ["compile", "DEFAULTS", "BddBuilder", "sifted_order"]
 
@@ -405,4 +405,5 @@ def compile(model: Any, **options: Any) -> CompiledModel:
              "sifting": bool(reorder), "sifting_while_building": reorder == "dynamic",
              "counting_nodes": table.n_nodes, "counting_edges": table.n_edges,
              "build_seconds": build_seconds, "compile_seconds": guard.seconds}
-    return CompiledModel(model=model, oracle=oracle, language="obdd", backend=backend, stats=stats)
+    return CompiledModel(model=model, oracle=diagram_oracle("obdd", space, table), language="obdd",
+                         backend=backend, stats=stats)

@@ -60,6 +60,7 @@ from kcxai.compilers._wmc import (
     VtreeTable,
     _recursion,
     check_partition,
+    diagram_oracle,
 )
 
 __all__ = ["compile", "DEFAULTS", "SddBuilder", "VTREES"]
@@ -414,4 +415,5 @@ def compile(model: Any, **options: Any) -> CompiledModel:
              "order": tuple(space.names[f] for f in order), "order_from_obdd": order_source == "obdd-sifting",
              "counting_nodes": table.n_nodes, "counting_edges": table.n_edges,
              "build_seconds": build_seconds, "compile_seconds": guard.seconds}
-    return CompiledModel(model=model, oracle=oracle, language="sdd", backend="pysdd", stats=stats)
+    return CompiledModel(model=model, oracle=diagram_oracle("sdd", space, table), language="sdd",
+                         backend="pysdd", stats=stats)

@@ -8,6 +8,8 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+from kcxai.compilers.registry import LANGUAGES
+
 __all__ = ["add_subparser"]
 
 _DATASETS = ("adult", "allhyper", "ann_thyroid", "fars", "kddcup")
@@ -119,7 +121,7 @@ def add_subparser(subparsers: Any) -> argparse.ArgumentParser:
         description="For the experiment's trees: compile to each language and time min_idrs on the same "
                     "instances and deltas; every language must find dt's sets.")
     _common(q, "results/languages")
-    q.add_argument("--languages", nargs="+", default=["dt", "sdd", "obdd"], metavar="LANG",
+    q.add_argument("--languages", nargs="+", default=["dt", "sdd", "obdd"], metavar="LANG", choices=list(LANGUAGES),
                    help="languages to compare (default: dt sdd obdd)")
     q.add_argument("--instances", type=_positive, default=50,
                    help="instances per dataset (seeded subsample of the protocol's; default 50)")

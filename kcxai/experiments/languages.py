@@ -82,16 +82,12 @@ def _ms(xs: Sequence[float], f: Any) -> float:
 
 
 def _options(lang: str, max_seconds: float | None) -> dict[str, Any]:
-    """``max_seconds`` for the compilers that take it (their module's ``DEFAULTS``)."""
+    """``max_seconds`` for the languages whose declared options take it."""
     from kcxai.compilers import LANGUAGES
 
-    if max_seconds is None:
+    if max_seconds is None or lang not in LANGUAGES or not LANGUAGES[lang].is_available():
         return {}
-    try:
-        module = importlib.import_module(LANGUAGES[lang][0])
-    except ImportError:
-        return {}
-    return {"max_seconds": max_seconds} if "max_seconds" in getattr(module, "DEFAULTS", {}) else {}
+    return {"max_seconds": max_seconds} if "max_seconds" in LANGUAGES[lang].option_names() else {}
 
 
 def _one_language(tree: Any, lang: str, work: list[tuple[list[int], Fraction]],

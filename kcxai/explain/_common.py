@@ -10,8 +10,10 @@ from typing import Any
 
 from kcxai._errors import InvalidInputError, InvalidTypeError
 from kcxai.explain._result import Explanation
-from kcxai.oracle import Bound, CountingOracle, OracleSession
-from kcxai.space import FeatureSpace, Probability, Weight
+from kcxai.arithmetic import Bound, Probability, Weight
+from kcxai.distribution import Distribution
+from kcxai.oracle import ApproximateOracle, CountingOracle, OracleSession, PathOracle
+from kcxai.space import FeatureSpace
 
 __all__ = ["Query", "Bound", "prepare", "check_delta", "check_order", "check_start"]
 
@@ -19,17 +21,25 @@ __all__ = ["Query", "Bound", "prepare", "check_delta", "check_order", "check_sta
 def resolve(obj: Any) -> tuple[CountingOracle, Any]:
     """The oracle and the source model (or ``None``) of what a user passed."""
     from kcxai.compilers._base import CompiledModel
+    from kcxai.compilers.native import native_compiled
     from kcxai.models._base import Classifier
 
     if isinstance(obj, CompiledModel):
         return obj.oracle, obj.model
     if isinstance(obj, Classifier):
-        return obj.native_oracle(), obj
+        return native_compiled(obj).oracle, obj
     if isinstance(obj, CountingOracle):
         return obj, None
     raise InvalidTypeError(
         "'obj' must be a kcxai model (e.g. DecisionTree), a CompiledModel from compile_model(), "
         f"or a CountingOracle. Got {type(obj).__name__} instead.")
+
+
+def describe(distribution: Distribution) -> str:
+    """How an explanation names its distribution: ``uniform``, ``product`` or ``mixture of K``."""
+    if distribution.kind == "mixture":
+        return f"mixture of {distribution.n_components}"
+    return distribution.kind
 
 
 def check_delta(delta: Any, *, argument: str = "delta", exact: bool = True) -> Probability:
@@ -92,14 +102,19 @@ class Query:
         return self.space.probability(weight)
 
     def precision_of(self, fixed: Iterable[int], weight: Weight) -> Probability:
-        cons = self.space.consistent_weight(self.point, fixed)
-        if self.space.is_exact:
-            return 1 - Fraction(weight, cons)  # type: ignore[arg-type]
-        return 1.0 - float(weight) / float(cons)
+        return self.space.arith.complement(weight, self.space.consistent_weight(self.point, fixed))
+
+    def coverage_of(self, fixed: Iterable[int]) -> Probability:
+        """``Pr(x_S = v_S)`` under the space's distribution."""
+        return self.space.probability(self.space.consistent_weight(self.point, fixed))
 
     def within(self, delta: Probability) -> "Bound":
         """A test ``weight <= delta * total_weight`` done exactly."""
-        return Bound(delta, self.space.total_weight)
+        return self.space.arith.bound(delta, self.space.total_weight)
+
+    def delta(self, delta: Any, *, argument: str = "delta") -> Probability:
+        """A validated bound in this space's number system."""
+        return check_delta(delta, argument=argument, exact=self.space.is_exact)
 
     # -- results ------------------------------------------------------------
 
@@ -116,7 +131,10 @@ class Query:
             prediction=self.prediction, delta=delta,
             error=self.error_of(weight), precision=self.precision_of(fixed, weight),
             language=self.oracle.language, oracle_calls=self.calls,
-            seconds=time.perf_counter() - self.t0, kind=kind, method=method, instance=self.instance)
+            seconds=time.perf_counter() - self.t0, kind=kind, method=method, instance=self.instance,
+            coverage=self.coverage_of(fixed), distribution=describe(space.distribution),
+            confidence=getattr(self.oracle, "confidence", None) if isinstance(self.oracle, ApproximateOracle)
+            else None)
 
 
 class CountingSession:
@@ -164,13 +182,23 @@ def check_start(q: Query, start: Any) -> frozenset[int] | None:
     if start is None:
         return None
     if isinstance(start, str) and start == "path":
-        from kcxai.models.tree import DecisionTree
-
-        if not isinstance(q.model, DecisionTree):
+        paths = path_source(q)
+        if paths is None:
             raise InvalidInputError(
-                f"start='path' needs a DecisionTree model. Got {type(q.model).__name__} instead.")
-        return frozenset(q.model.path_of(q.point).features())
+                f"start='path' needs a decision tree (a model or oracle with paths). "
+                f"Got {type(q.model if q.model is not None else q.oracle).__name__} instead.")
+        return frozenset(paths.path_of(q.point).features())
     return check_features(q, start, argument="start")
+
+
+def path_source(q: Query) -> PathOracle | None:
+    """Where the instance's decision-tree path comes from: the oracle if it has paths
+    (:class:`~kcxai.oracle.PathOracle`), else the model if it is a tree, else ``None``."""
+    if isinstance(q.oracle, PathOracle):
+        return q.oracle
+    if isinstance(q.model, PathOracle):
+        return q.model
+    return None
 
 
 def check_order(q: Query, order: Any, fixed: Iterable[int]) -> list[int]:

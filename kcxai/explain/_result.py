@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from kcxai.space import Probability
+from kcxai.arithmetic import Probability
 
 __all__ = ["Explanation", "format_probability"]
 
@@ -63,6 +63,15 @@ class Explanation:
     method : str
         The function that produced it (``"min_idrs"``, ...).
     instance : tuple
+        The instance explained, in user values.
+    coverage : Fraction or float, optional
+        ``Pr(x_S = v_S)`` under the distribution (Anchor's coverage).
+    distribution : str
+        The distribution every probability refers to: ``"uniform"``, ``"product"`` or ``"mixture of K"``.
+    confidence : float, optional
+        ``None`` for exact results. For an approximate oracle, the confidence
+        with which the set is relevant; ``error`` and ``precision`` are then
+        estimates (:attr:`approximate`).
         The explained instance (user values).
 
     Examples
@@ -92,9 +101,17 @@ class Explanation:
     kind: str = "relevant"
     method: str = "min_idrs"
     instance: tuple[Any, ...] = ()
+    coverage: Probability | None = None
+    distribution: str = "uniform"
+    confidence: float | None = None
 
     def __len__(self) -> int:
         return len(self.features)
+
+    @property
+    def approximate(self) -> bool:
+        """Whether the measures are estimates (an approximate oracle) rather than exact counts."""
+        return self.confidence is not None
 
     def __iter__(self) -> Any:
         return iter(self.features)
@@ -115,9 +132,11 @@ class Explanation:
             "size": len(self.features), "prediction": _plain(self.prediction),
             "delta": None if self.delta is None else float(self.delta),
             "error": float(self.error), "precision": float(self.precision),
+            "coverage": None if self.coverage is None else float(self.coverage),
+            "distribution": self.distribution, "approximate": self.approximate, "confidence": self.confidence,
             "language": self.language, "oracle_calls": self.oracle_calls, "seconds": self.seconds,
         }
-        for key in ("delta", "error", "precision"):
+        for key in ("delta", "error", "precision", "coverage"):
             v = getattr(self, key)
             if isinstance(v, Fraction):
                 d[key + "_exact"] = str(v)
@@ -135,15 +154,22 @@ class Explanation:
         """Whether ``delta`` is a lower bound on precision (C-delta problems) rather than on error."""
         return self.method in _PRECISION_BOUNDED
 
-    def __str__(self) -> str:
-        err, prec = format_probability(self.error), format_probability(self.precision)
+    def measures(self) -> str:
+        """The measures as printed: what delta bounds, under which distribution, exact or estimated."""
+        fmt = format_probability if not self.approximate else (lambda p: f"~{float(p):.4g} (estimated)")
+        err, prec = fmt(self.error), fmt(self.precision)
         if self.delta is not None:
             d = format_probability(self.delta)
             if self.bounds_precision:
                 prec = f"{prec} {'>=' if self.precision >= self.delta else '<'} delta {d}"
             else:
                 err = f"{err} {'<=' if self.error <= self.delta else '>'} delta {d}"
-        return (f"{self.rule()}\n  error {err}, precision {prec}; {self.method} via {self.language}, "
+        cov = "" if self.coverage is None else f", coverage {fmt(self.coverage)}"
+        how = "exact" if not self.approximate else f"relevant with confidence {self.confidence:g}"
+        return (f"error {err}, precision {prec}{cov} (under the {self.distribution} distribution, {how})")
+
+    def __str__(self) -> str:
+        return (f"{self.rule()}\n  {self.measures()}; {self.method} via {self.language}, "
                 f"{self.oracle_calls} oracle calls, {self.seconds * 1000:.3g} ms")
 
     def _repr_html_(self) -> str:
@@ -157,5 +183,9 @@ class Explanation:
             f"<ul>{lits}</ul><table>"
             f"<tr><th>error</th><td>{html.escape(format_probability(self.error))}</td></tr>{delta}"
             f"<tr><th>precision</th><td>{html.escape(format_probability(self.precision))}</td></tr>"
+            + ("" if self.coverage is None else
+               f"<tr><th>coverage</th><td>{html.escape(format_probability(self.coverage))}</td></tr>")
+            + f"<tr><th>distribution</th><td>{html.escape(self.distribution)}"
+            f"{'' if not self.approximate else f' (estimated, confidence {self.confidence:g})'}</td></tr>"
             f"<tr><th>computed by</th><td>{html.escape(self.method)} via {html.escape(self.language)}, "
             f"{self.oracle_calls} oracle calls, {self.seconds * 1000:.3g} ms</td></tr></table></div>")

@@ -5,13 +5,13 @@ from __future__ import annotations
 import itertools
 import numbers
 from collections.abc import Iterable, Sequence
-from fractions import Fraction
 from typing import Any
 
 from kcxai._errors import InvalidInputError, InvalidTypeError, ProblemTooLargeError
+from kcxai.arithmetic import Probability, Weight
 from kcxai.explain._common import Query
 from kcxai.explain._treesat import TreePrecision
-from kcxai.space import Probability, Weight
+from kcxai.oracle import PathOracle
 
 __all__ = ["PrecisionTest", "tree_precision", "first_relevant", "check_max_subsets", "DEFAULT_MAX_SUBSETS"]
 
@@ -22,24 +22,22 @@ DEFAULT_MAX_SUBSETS = 1 << 16
 class PrecisionTest:
     """``precision(S) >= delta`` from the oracle's ``disagree_weight``, decided exactly.
 
-    ``precision(S) = 1 - disagree_weight(S) / consistent_weight(S)``; with an
-    exact delta the test is ``(cons - dis) * den >= num * cons`` on integers.
+    ``precision(S) = 1 - disagree_weight(S) / consistent_weight(S)``, so the test
+    is ``consistent - disagree >= delta * consistent``: the same ratio test as
+    the I-delta bound (:class:`~kcxai.arithmetic.Bound`), from below.
     """
 
-    __slots__ = ("q", "delta", "_num", "_den")
+    __slots__ = ("q", "delta", "_bound")
 
     def __init__(self, q: Query, delta: Probability) -> None:
         self.q = q
         self.delta = delta
-        if isinstance(delta, Fraction):
-            self._num, self._den = delta.numerator, delta.denominator
-        else:
-            self._num, self._den = delta, 1
+        self._bound = q.space.arith.bound(delta)
 
     def holds(self, fixed: Iterable[int], weight: Weight) -> bool:
         """Whether the set ``fixed`` with disagreeing weight ``weight`` has precision ``>= delta``."""
         cons = self.q.space.consistent_weight(self.q.point, fixed)
-        return (cons - weight) * self._den >= self._num * cons
+        return self._bound.holds_from_below(cons - weight, cons)
 
     def relevant(self, fixed: Iterable[int]) -> bool:
         """One oracle query: whether ``fixed`` is C-delta-relevant."""
@@ -48,11 +46,13 @@ class PrecisionTest:
 
 
 def tree_precision(q: Query, delta: Probability) -> TreePrecision | None:
-    """The exact path engine when ``q`` is answered by a decision tree's own oracle, else ``None``."""
-    from kcxai.models.tree import DecisionTree
+    """The exact path engine when ``q``'s oracle answers from a decision tree's paths, else ``None``.
 
-    if q.oracle.language == "dt" and isinstance(q.model, DecisionTree):
-        return TreePrecision(q.model, q.point, q.label, delta)
+    The engine's bounds need a product distribution (see :class:`TreePrecision`); under a mixture
+    the callers use the generic exact search over subsets instead.
+    """
+    if isinstance(q.oracle, PathOracle) and q.space.distribution.n_components == 1:
+        return TreePrecision(q.oracle.paths, q.space, q.point, q.label, delta)
     return None
 
 

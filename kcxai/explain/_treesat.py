@@ -44,11 +44,15 @@ cost nothing (and ``python-sat[pb]`` is not required).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from kcxai.space import Probability
+from kcxai.arithmetic import Probability
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kcxai.models.tree import TreePath
+    from kcxai.space import FeatureSpace
 
 __all__ = ["TreePrecision", "TreeSearch"]
 
@@ -58,7 +62,12 @@ class TreePrecision:
 
     Parameters
     ----------
-    tree : DecisionTree
+    tree_paths : sequence of TreePath
+        The tree's reachable paths.
+    space : FeatureSpace
+        With a uniform or product distribution: the per-path terms below share
+        one normaliser ``L / consistent_weight(S)`` only then (under a mixture each
+        component has its own, and precision is not a sum of per-path terms).
     point : tuple of int
         The instance ``v`` (value indices).
     label : int
@@ -67,8 +76,8 @@ class TreePrecision:
         The precision threshold.
     """
 
-    def __init__(self, tree: Any, point: tuple[int, ...], label: int, delta: Probability) -> None:
-        space = tree.space
+    def __init__(self, tree_paths: Sequence["TreePath"], space: "FeatureSpace", point: tuple[int, ...], label: int,
+                 delta: Probability) -> None:
         self.exact = space.is_exact
         ws, totals = space.weights, space.totals
         self.total = space.total_weight
@@ -86,7 +95,7 @@ class TreePrecision:
         # per path: (base, mask of I_j, ((f, w(E_jf), Z_f) for f in T_j), term with every T_j feature left out)
         paths: tuple[list[Any], list[Any]] = ([], [])
         active: set[int] = set()
-        for p in tree.paths:
+        for p in tree_paths:
             base = untested
             low = 1
             imask = 0

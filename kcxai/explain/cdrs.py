@@ -108,7 +108,7 @@ def local_cdrs(obj: Any, instance: Any, delta: Any, *, order: Any = None, start:
     (('x1', 'x2', 'x9'), Fraction(61, 64))
     """
     q = prepare(obj, instance)
-    test = PrecisionTest(q, check_delta(delta, exact=q.space.is_exact))
+    test = PrecisionTest(q, q.delta(delta))
     fixed = _local(q, test, _start(q, test, start), order)
     return q.explanation(fixed, weight=q.disagree_weight(fixed), delta=test.delta, method="local_cdrs")
 
@@ -155,7 +155,7 @@ def min_cdrs(obj: Any, instance: Any, delta: Any, *, start: Any = None,
     (('x1', 'x2', 'x3', 'x8', 'x9'), Fraction(1, 1))
     """
     q = prepare(obj, instance)
-    delta_v = check_delta(delta, exact=q.space.is_exact)
+    delta_v = q.delta(delta)
     limit = check_max_subsets(max_subsets)
     test = PrecisionTest(q, delta_v)
     fixed = frozenset(_local(q, test, _start(q, test, start), None))
@@ -185,7 +185,7 @@ def is_cdrs(obj: Any, instance: Any, features: Any, delta: Any) -> bool:
     False
     """
     q = prepare(obj, instance)
-    test = PrecisionTest(q, check_delta(delta, exact=q.space.is_exact))
+    test = PrecisionTest(q, q.delta(delta))
     return test.relevant(check_features(q, features))
 
 
@@ -206,7 +206,7 @@ def is_min_cdrs(obj: Any, instance: Any, features: Any, delta: Any, *,
     (True, False)
     """
     q = prepare(obj, instance)
-    delta_v = check_delta(delta, exact=q.space.is_exact)
+    delta_v = q.delta(delta)
     limit = check_max_subsets(max_subsets)
     test = PrecisionTest(q, delta_v)
     s = check_features(q, features)

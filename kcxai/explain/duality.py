@@ -73,7 +73,7 @@ def min_dual_idrs(obj: Any, instance: Any, delta: Any, *, order: Any = None, sta
     (('x9',), 'dual')
     """
     q = prepare(obj, instance)
-    delta_v = check_delta(delta, exact=q.space.is_exact)
+    delta_v = q.delta(delta)
     bound = q.within(delta_v)
     n = q.space.n_features
     if start is None:
@@ -112,7 +112,7 @@ def is_dual_idrs(obj: Any, instance: Any, features: Any, delta: Any) -> bool:
     True
     """
     q = prepare(obj, instance)
-    bound = q.within(check_delta(delta, exact=q.space.is_exact))
+    bound = q.within(q.delta(delta))
     return not bound.holds(q.disagree_weight(_complement(q, check_features(q, features))))
 
 
@@ -130,7 +130,7 @@ def is_min_dual_idrs(obj: Any, instance: Any, features: Any, delta: Any) -> bool
     True
     """
     q = prepare(obj, instance)
-    bound = q.within(check_delta(delta, exact=q.space.is_exact))
+    bound = q.within(q.delta(delta))
     t = check_features(q, features)
     if bound.holds(q.disagree_weight(_complement(q, t))):
         return False
@@ -197,7 +197,7 @@ def enumerate_idrs(obj: Any, instance: Any, delta: Any, *, limit: int | None = N
     dual ('x4', 'x8')
     """
     q = prepare(obj, instance)
-    delta_v = check_delta(delta, exact=q.space.is_exact)
+    delta_v = q.delta(delta)
     return _marco(q, q.within(delta_v), delta_v, _check_limit(limit))
 
 

@@ -57,7 +57,7 @@ def min_idrs(obj: Any, instance: Any, delta: Any, *, order: Any = None, start: A
     IF x1 = 1 AND x9 = 1 THEN class = 1
     """
     q = prepare(obj, instance)
-    delta_v = check_delta(delta, exact=q.space.is_exact)
+    delta_v = q.delta(delta)
     bound = q.within(delta_v)
     s0 = check_start(q, start)
     fixed = set(range(q.space.n_features)) if s0 is None else set(s0)
@@ -118,7 +118,7 @@ def is_idrs(obj: Any, instance: Any, features: Any, delta: Any) -> bool:
     (True, False)
     """
     q = prepare(obj, instance)
-    bound = q.within(check_delta(delta, exact=q.space.is_exact))
+    bound = q.within(q.delta(delta))
     return bound.holds(q.disagree_weight(check_features(q, features)))
 
 
@@ -141,7 +141,7 @@ def is_min_idrs(obj: Any, instance: Any, features: Any, delta: Any) -> bool:
     [True, True, False]
     """
     q = prepare(obj, instance)
-    bound = q.within(check_delta(delta, exact=q.space.is_exact))
+    bound = q.within(q.delta(delta))
     s = check_features(q, features)
     if not bound.holds(q.disagree_weight(s)):
         return False

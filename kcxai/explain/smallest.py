@@ -69,7 +69,7 @@ def smallest_drs(obj: Any, instance: Any, delta: Any, *, max_subsets: int = DEFA
     (('x1', 'x9'), Fraction(121, 128))
     """
     q = prepare(obj, instance)
-    test = PrecisionTest(q, check_delta(delta, exact=q.space.is_exact))
+    test = PrecisionTest(q, q.delta(delta))
     found = _smallest_drs(q, test, below=None, max_subsets=check_max_subsets(max_subsets), what="smallest_drs")
     if found is None:  # pragma: no cover - all features always have precision 1
         raise AssertionError("unreachable: the set of all features is C-delta-relevant")
@@ -91,7 +91,7 @@ def is_smallest_drs(obj: Any, instance: Any, features: Any, delta: Any, *,
     True
     """
     q = prepare(obj, instance)
-    test = PrecisionTest(q, check_delta(delta, exact=q.space.is_exact))
+    test = PrecisionTest(q, q.delta(delta))
     limit = check_max_subsets(max_subsets)
     s = check_features(q, features)
     if not test.relevant(s):
@@ -152,7 +152,7 @@ def smallest_idrs(obj: Any, instance: Any, delta: Any) -> Explanation:
     ('x1', 'x9')
     """
     q = prepare(obj, instance)
-    delta_v = check_delta(delta, exact=q.space.is_exact)
+    delta_v = q.delta(delta)
     found, weight = _smallest_idrs(q, q.within(delta_v))
     return q.explanation(found, weight=weight, delta=delta_v, method="smallest_idrs")
 
@@ -168,7 +168,7 @@ def is_smallest_idrs(obj: Any, instance: Any, features: Any, delta: Any) -> bool
     True
     """
     q = prepare(obj, instance)
-    bound = q.within(check_delta(delta, exact=q.space.is_exact))
+    bound = q.within(q.delta(delta))
     s = check_features(q, features)
     if not bound.holds(q.disagree_weight(s)):
         return False

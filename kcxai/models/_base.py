@@ -13,7 +13,6 @@ from kcxai.space import FeatureSpace
 
 if TYPE_CHECKING:  # pragma: no cover
     from kcxai.compilers._builder import FunctionBuilder
-    from kcxai.oracle import CountingOracle
 
 __all__ = ["Classifier", "load_model", "model_from_dict", "FORMAT_NAME", "FORMAT_VERSION"]
 
@@ -104,15 +103,6 @@ class Classifier(abc.ABC):
         The functions partition feature space (exactly one holds at each point).
         Compilers call this; see :mod:`kcxai.compilers._builder`.
         """
-
-    def native_oracle(self) -> "CountingOracle":
-        """The counting oracle used when a model is passed to an explainer directly.
-
-        The default compiles the model to an OBDD; decision trees answer from their paths.
-        """
-        from kcxai.compilers import compile_model
-
-        return compile_model(self, "obdd").oracle
 
     @abc.abstractmethod
     def with_distribution(self, distribution: Any) -> "Classifier":

@@ -19,7 +19,6 @@ from kcxai.space import Feature, FeatureSpace
 
 if TYPE_CHECKING:  # pragma: no cover
     from kcxai.compilers._builder import FunctionBuilder
-    from kcxai.oracle import CountingOracle
 
 __all__ = ["DecisionTree", "Leaf", "Split", "TreePath", "TreeArrays"]
 
@@ -381,15 +380,6 @@ class DecisionTree(Classifier):
                     out[c] = builder.disj(out[c], builder.conj(lit, sub[c]))
             memo[nid] = out
         return memo[self._root]
-
-    def native_oracle(self) -> "CountingOracle":
-        """The path-counting oracle (language ``"dt"``)."""
-        from kcxai.compilers.dt import TreeOracle
-
-        cached = getattr(self, "_oracle", None)
-        if cached is None:
-            cached = self._oracle = TreeOracle(self)
-        return cached
 
     def with_distribution(self, distribution: Any) -> "DecisionTree":
         return DecisionTree._from_arrays(self.space.with_distribution(distribution), self.classes,

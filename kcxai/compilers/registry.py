@@ -1,0 +1,62 @@
+"""The registry of languages: one :class:`~kcxai.compilers.Language` entry per language.
+
+Adding a language is one module (with ``compile(model, **options)``) and one
+entry here; the CLI, the experiments, ``docs/languages.md`` and the
+conformance suite (``tests/test_conformance.py``) pick it up.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from kcxai._errors import InvalidInputError
+from kcxai.compilers._language import Language, LanguageOptions, NoOptions
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kcxai.models._base import Classifier
+
+__all__ = ["LANGUAGES", "NATIVE_PREFERENCE", "BruteOptions", "is_tree"]
+
+
+def is_tree(model: "Classifier") -> bool:
+    """Whether a model exposes a decision tree's node arrays and paths (the ``dt`` language's input)."""
+    return hasattr(model, "arrays") and hasattr(model, "paths") and hasattr(model, "path_of")
+
+
+@dataclass(frozen=True)
+class BruteOptions(LanguageOptions):
+    """Options of the ``brute`` language.
+
+    Attributes
+    ----------
+    max_points : int
+        Largest feature space it enumerates (default ``2**18``).
+    """
+
+    language = "brute"
+    max_points: int = 1 << 18
+
+    def validate(self) -> None:
+        if isinstance(self.max_points, bool) or not isinstance(self.max_points, int) or self.max_points < 1:
+            raise InvalidInputError(f"'max_points' must be a positive int. Got {self.max_points!r} instead.")
+
+
+_DECLARED = (
+    Language("dt", "kcxai.compilers.dt",
+             "a decision tree's own paths: exact pruned traversal, nothing to compile",
+             options=NoOptions, accepts=is_tree),
+    Language("sdd", "kcxai.compilers.sdd", "sentential decision diagram compiled with PySDD",
+             options=None, package="pysdd", install="pip install pysdd"),
+    Language("obdd", "kcxai.compilers.obdd",
+             "ordered binary decision diagram compiled with dd (CUDD when its wheel exists)",
+             options=None, package="dd", install="pip install dd"),
+    Language("brute", "kcxai.compilers.brute",
+             "enumeration of feature space (small models; the test reference)", options=BruteOptions),
+)
+
+#: name -> declared language, in the order they are documented.
+LANGUAGES: dict[str, Language] = {lang.name: lang for lang in _DECLARED}
+
+#: The languages tried, in order, for a model passed to an explainer directly: the first that takes it.
+NATIVE_PREFERENCE: tuple[str, ...] = ("dt", "obdd")
