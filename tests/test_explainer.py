@@ -38,7 +38,7 @@ def brute_coverage(space: Any, instance: Any, features: Any) -> Fraction:
 @given(st.data(), deltas)
 def test_batch_equals_min_idrs(data: Any, delta: Any) -> None:
     """The grouped tree path and the per-row loop give min_idrs's explanations, field for field."""
-    tree = data.draw(trees(distributions=("uniform", "exact", "float")))
+    tree = data.draw(trees(distributions=("uniform", "exact", "float", "mixture", "float_mixture")))
     rows = [instance_of(tree.space, data.draw(points(tree.space))) for _ in range(data.draw(st.integers(1, 6)))]
     result = Explainer(tree).explain(rows, delta=delta)
     for row, e in zip(rows, result):
@@ -55,7 +55,7 @@ def test_batch_equals_min_idrs(data: Any, delta: Any) -> None:
 @settings(max_examples=30)
 @given(st.data())
 def test_coverage_is_exact(data: Any) -> None:
-    tree = data.draw(trees(distributions=("uniform", "exact")))
+    tree = data.draw(trees(distributions=("uniform", "exact", "mixture")))
     rows = [instance_of(tree.space, data.draw(points(tree.space))) for _ in range(3)]
     result = Explainer(tree).explain(rows, delta=Fraction(1, 10))
     for row, e, cov in zip(rows, result, result.coverage):

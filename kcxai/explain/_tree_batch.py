@@ -12,12 +12,12 @@ and feature). With ``T`` the freed features, the points of a leaf ``L`` that agr
 (``A_f(L)`` the values the path allows, the whole domain when it does not test ``f``). So the error
 weight of ``S`` is a sum over the few leaves with ``D_L`` inside ``T``, in exact integers: the same
 number the oracle computes, tested equal to :func:`kcxai.min_idrs` (every field but the time) on
-random trees. Used for exact product distributions; anything else goes through the oracle.
+random trees. Under a mixture of products the weight is the sum over components ``c_k * weight_k``
+(counting is linear in the distribution). Used for exact distributions; float ones go through the oracle.
 """
 
 from __future__ import annotations
 
-import itertools
 import time
 from collections.abc import Sequence
 from fractions import Fraction
@@ -26,9 +26,9 @@ from typing import Any
 import numpy as np
 
 from kcxai._errors import KcxaiError
-from kcxai.explain._common import check_delta
+from kcxai.explain._common import check_delta, describe
 from kcxai.explain._result import Explanation
-from kcxai.oracle import Bound
+from kcxai.arithmetic import Bound
 
 __all__ = ["TreeBatch"]
 
@@ -46,33 +46,43 @@ class TreeBatch:
         paths = tree.paths
         self.labels = np.array([p.label for p in paths], dtype=np.int64)
         allowed = [np.ones((f.size, len(paths)), dtype=bool) for f in feats]
-        ws, totals = space.weights, space.totals
-        self.wA: list[list[int]] = []
-        uniform = [len(set(w)) == 1 for w in ws]
         for li, p in enumerate(paths):
-            row = list(totals)
             for f, m in p.masks:
                 size = feats[f].size
-                bits = np.frombuffer(bin(m)[2:].zfill(size)[::-1].encode(), dtype=np.uint8) == ord("1")
-                allowed[f][:, li] = bits
-                row[f] = m.bit_count() * ws[f][0] if uniform[f] else sum(itertools.compress(ws[f], bits.tolist()))
-            self.wA.append(row)
+                allowed[f][:, li] = np.frombuffer(bin(m)[2:].zfill(size)[::-1].encode(), dtype=np.uint8) == ord("1")
         # per feature, per value: the bit of the feature on the leaves whose path excludes the value
         self._badbits = [np.where(a, 0, 1 << f).astype(np.int64) for f, a in enumerate(allowed)]
         self._literals: dict[tuple[int, int], str] = {}
         self._fidx = np.arange(n)
         self._lidx = np.arange(len(paths))
-        # floats for the first, approximate decisions: w(A_f(L)) / w(F_f) and w(v) / w(F_f)
-        self._qf = np.array([[float(Fraction(w, totals[f])) for f, w in enumerate(row)] for row in self.wA],
-                            dtype=np.float64).reshape(len(paths), n)
-        self._pw = [np.array([float(Fraction(w, totals[f])) for w in ws[f]], dtype=np.float64) for f in range(n)]
-        self._prod_cache: dict[int, list[int]] = {}
+        # One entry per product component (c_k, P_k) of the distribution (one unless a mixture): the exact
+        # w_k(A_f(L)) per leaf and feature, and floats for the first, approximate decisions:
+        # pi_k = c_k P_k(all) / total, w_k(A_f(L)) / w_k(F_f) and w_k(v) / w_k(F_f).
+        total = space.total_weight
+        self._comps: list[tuple[int, Any, list[list[int]]]] = []
+        self._pi: list[float] = []
+        self._qf: list[np.ndarray] = []
+        self._pw: list[list[np.ndarray]] = []
+        for c, pw in space.distribution.components:
+            wa = []
+            for p in paths:
+                row = list(pw.totals)
+                for f, m in p.masks:
+                    row[f] = pw.mask_weight(f, m)
+                wa.append(row)
+            self._comps.append((c, pw, wa))
+            self._pi.append(float(Fraction(c * pw.total, total)))
+            self._qf.append(np.array([[float(Fraction(w, pw.totals[f])) for f, w in enumerate(row)] for row in wa],
+                                     dtype=np.float64).reshape(len(paths), n))
+            self._pw.append([np.array([float(Fraction(w, pw.totals[f])) for w in pw.weights[f]], dtype=np.float64)
+                             for f in range(n)])
+        self._prod_cache: dict[tuple[int, int], list[int]] = {}
         self._path_masks = np.array([sum(1 << f for f in p.features()) for p in paths], dtype=np.int64)
 
     @classmethod
     def for_compiled(cls, compiled: Any) -> "TreeBatch | None":
         """The batch engine of a compiled decision tree, or ``None`` where it does not apply
-        (not a tree, a float or non-product distribution, more than 62 features)."""
+        (not a tree, a float distribution, more than 62 features)."""
         from kcxai.models.tree import DecisionTree
         from kcxai.space import FeatureSpace
 
@@ -115,31 +125,35 @@ class TreeBatch:
             lit = self._literals[(f, k)] = self.space.features[f].literal(k)
         return lit
 
-    def _products(self, freed: int) -> list[int]:
-        """Per leaf, ``prod_{f in T} w(A_f(L))`` for the freed set ``T`` (cached: rows share their sets)."""
-        hit = self._prod_cache.get(freed)
+    def _products(self, k: int, freed: int) -> list[int]:
+        """Per leaf, ``prod_{f in T} w_k(A_f(L))`` for component ``k`` and the freed set ``T`` (cached: rows
+        share their sets)."""
+        hit = self._prod_cache.get((k, freed))
         if hit is None:
             tf = [f for f in range(self.n) if freed >> f & 1]
             hit = []
-            for row in self.wA:
+            for row in self._comps[k][2]:
                 p = 1
                 for f in tf:
                     p *= row[f]
                 hit.append(p)
             if len(self._prod_cache) > 4096:
                 self._prod_cache.clear()
-            self._prod_cache[freed] = hit
+            self._prod_cache[(k, freed)] = hit
         return hit
 
     def _weight(self, point: Sequence[int], cand: Sequence[int], freed: int) -> int:
-        """The exact error weight of ``S = F \\ freed``, ``cand`` the other-class leaves with ``D`` inside ``freed``."""
-        ws = self.space.weights
-        kv = 1
-        for f in range(self.n):
-            if not freed >> f & 1:
-                kv *= ws[f][point[f]]
-        prods = self._products(freed)
-        return kv * sum(map(prods.__getitem__, cand))
+        """The exact error weight of ``S = F \\ freed``, ``cand`` the other-class leaves with ``D`` inside
+        ``freed``: ``sum_k c_k * prod_{f in S} w_k(v_f) * sum_{L in cand} prod_{f in T} w_k(A_f(L))``."""
+        total = 0
+        for k, (c, pw, _) in enumerate(self._comps):
+            kv = 1
+            for f in range(self.n):
+                if not freed >> f & 1:
+                    kv *= pw.weights[f][point[f]]
+            prods = self._products(k, freed)
+            total += c * kv * sum(map(prods.__getitem__, cand))
+        return total
 
     def _loop(self, block: np.ndarray, dmask: np.ndarray, own: np.ndarray, pts: list[tuple[int, ...]],
               delta: Fraction, bound: Bound, start: np.ndarray) -> np.ndarray:
@@ -165,11 +179,13 @@ class TreeBatch:
             return freed
         d = float(delta)
         lo, hi = d * (1 - 1e-9), d * (1 + 1e-9)
-        pv = np.empty((rows, n), dtype=np.float64)
-        prod_t = np.ones((rows, len(self.labels)), dtype=np.float64)
-        for f in range(n):
-            pv[:, f] = self._pw[f][block[:, f]]
-            prod_t = np.where(((freed >> f) & 1 == 1)[:, None], prod_t * self._qf[None, :, f], prod_t)
+        comps = range(len(self._comps))
+        pv = [np.empty((rows, n), dtype=np.float64) for _ in comps]
+        prod_t = [np.ones((rows, len(self.labels)), dtype=np.float64) for _ in comps]
+        for k in comps:
+            for f in range(n):
+                pv[k][:, f] = self._pw[k][f][block[:, f]]
+                prod_t[k] = np.where(((freed >> f) & 1 == 1)[:, None], prod_t[k] * self._qf[k][None, :, f], prod_t[k])
         for i in range(n):
             active = (start >> i) & 1 == 1
             if not active.any():
@@ -177,7 +193,9 @@ class TreeBatch:
             t = freed | (1 << i)
             cand = other & ((dmask & ~t[:, None]) == 0)
             keep = ((t[:, None] >> self._fidx[None, :]) & 1) == 0
-            err = np.where(keep, pv, 1.0).prod(axis=1) * (cand * prod_t).dot(self._qf[:, i])
+            err = np.zeros(rows, dtype=np.float64)
+            for k in comps:
+                err += self._pi[k] * np.where(keep, pv[k], 1.0).prod(axis=1) * (cand * prod_t[k]).dot(self._qf[k][:, i])
             holds = err <= lo
             unsure = active & ~holds & (err < hi)
             for r in np.flatnonzero(unsure).tolist():
@@ -185,7 +203,8 @@ class TreeBatch:
                 holds[r] = bound.holds(self._weight(pts[r], cands, int(t[r])))
             holds &= active
             freed = np.where(holds, t, freed)
-            prod_t = np.where(holds[:, None], prod_t * self._qf[None, :, i], prod_t)
+            for k in comps:
+                prod_t[k] = np.where(holds[:, None], prod_t[k] * self._qf[k][None, :, i], prod_t[k])
         return freed
 
     def min_idrs_rows(self, rows: Sequence[tuple[Any, tuple[Any, ...]]], delta: Any, *, method: str = "min_idrs",
@@ -198,7 +217,8 @@ class TreeBatch:
         space, n, feats = self.space, self.n, self.space.features
         delta_v = check_delta(delta, exact=True)
         assert isinstance(delta_v, Fraction)  # exact spaces only (for_compiled)
-        bound = Bound(delta_v, space.total_weight)
+        bound = space.arith.bound(delta_v, space.total_weight)
+        described = describe(space.distribution)
         out: list[tuple[Any, Any]] = []
         pts: list[tuple[int, ...] | None] = [None] * len(rows)
         failed: dict[int, RowFailure] = {}
@@ -244,15 +264,16 @@ class TreeBatch:
                     weight = self._weight(point, cand, freed)
                 fixed = tuple(f for f in range(n) if not freed >> f & 1)
                 cons = space.consistent_weight(point, fixed)
+                coverage = space.probability(cons)
                 e = Explanation(
                     features=fixed, names=tuple(feats[f].name for f in fixed),
                     values=tuple(feats[f].values[point[f]] for f in fixed),
                     literals=tuple(self._literal(f, point[f]) for f in fixed),
                     prediction=self.tree.classes[label], delta=delta_v, error=space.probability(weight),
-                    precision=1 - Fraction(weight, cons), language="dt", oracle_calls=calls,
+                    precision=space.arith.complement(weight, cons), language="dt", oracle_calls=calls,
                     seconds=time.perf_counter() - t1 + share, kind="relevant", method=method,
-                    instance=tuple(rows[k][1]))
-                done[k] = (e, space.probability(cons))
+                    instance=tuple(rows[k][1]), coverage=coverage, distribution=described)
+                done[k] = (e, coverage)
         for k in range(len(rows)):
             out.append(done[k] if k in done else (failed[k], None))
         return out
