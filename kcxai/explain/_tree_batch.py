@@ -158,7 +158,20 @@ class TreeBatch:
     def _loop(self, block: np.ndarray, dmask: np.ndarray, own: np.ndarray, pts: list[tuple[int, ...]],
               delta: Fraction, bound: Bound, start: np.ndarray) -> np.ndarray:
         """The freed features of every row of a block after Algorithm 1 from the fixed sets ``start``
-        (bitmasks), trying features in index order, as bitmasks.
+        (bitmasks), trying features in index order, as bitmasks. Rows are grouped by predicted class,
+        each group looking only at the leaves of the other classes."""
+        freed = np.zeros(block.shape[0], dtype=np.int64)
+        labels = self.labels[own]
+        for c in np.unique(labels).tolist():
+            rsel = np.flatnonzero(labels == c)
+            cols = np.flatnonzero(self.labels != c)
+            freed[rsel] = self._loop_group(block[rsel], dmask[np.ix_(rsel, cols)], cols, [pts[r] for r in rsel],
+                                           delta, bound, start[rsel])
+        return freed
+
+    def _loop_group(self, block: np.ndarray, dmask: np.ndarray, cols: np.ndarray, pts: list[tuple[int, ...]],
+                    delta: Fraction, bound: Bound, start: np.ndarray) -> np.ndarray:
+        """:meth:`_loop` for rows of one class; ``dmask`` and ``cols`` are over the other classes' leaves.
 
         All rows take step ``i`` together (rows whose start set lacks ``i`` skip it). Each decision is
         first made in floats, with a relative margin of 1e-9 far above the rounding error of the sums
@@ -168,43 +181,41 @@ class TreeBatch:
         """
         n = self.n
         rows = block.shape[0]
-        labels = self.labels[own]
-        other = self.labels[None, :] != labels[:, None]
         freed = ((1 << n) - 1) & ~start
-        if delta == 0:
+        if delta == 0 or not cols.size:
             for i in range(n):
                 t = freed | (1 << i)
-                blocked = (other & ((dmask & ~t[:, None]) == 0)).any(axis=1)
+                blocked = ((dmask & ~t[:, None]) == 0).any(axis=1)
                 freed = np.where(~blocked & ((start >> i) & 1 == 1), t, freed)
             return freed
         d = float(delta)
         lo, hi = d * (1 - 1e-9), d * (1 + 1e-9)
         comps = range(len(self._comps))
+        qf = [q[cols] for q in self._qf]
         pv = [np.empty((rows, n), dtype=np.float64) for _ in comps]
-        prod_t = [np.ones((rows, len(self.labels)), dtype=np.float64) for _ in comps]
+        prod_t = [np.ones((rows, cols.size), dtype=np.float64) for _ in comps]
         for k in comps:
             for f in range(n):
                 pv[k][:, f] = self._pw[k][f][block[:, f]]
-                prod_t[k] = np.where(((freed >> f) & 1 == 1)[:, None], prod_t[k] * self._qf[k][None, :, f], prod_t[k])
+                prod_t[k] = np.where(((freed >> f) & 1 == 1)[:, None], prod_t[k] * qf[k][None, :, f], prod_t[k])
         for i in range(n):
             active = (start >> i) & 1 == 1
             if not active.any():
                 continue
             t = freed | (1 << i)
-            cand = other & ((dmask & ~t[:, None]) == 0)
+            cand = (dmask & ~t[:, None]) == 0
             keep = ((t[:, None] >> self._fidx[None, :]) & 1) == 0
             err = np.zeros(rows, dtype=np.float64)
             for k in comps:
-                err += self._pi[k] * np.where(keep, pv[k], 1.0).prod(axis=1) * (cand * prod_t[k]).dot(self._qf[k][:, i])
+                err += self._pi[k] * np.where(keep, pv[k], 1.0).prod(axis=1) * (cand * prod_t[k]).dot(qf[k][:, i])
             holds = err <= lo
             unsure = active & ~holds & (err < hi)
             for r in np.flatnonzero(unsure).tolist():
-                cands = np.flatnonzero(cand[r]).tolist()
-                holds[r] = bound.holds(self._weight(pts[r], cands, int(t[r])))
+                holds[r] = bound.holds(self._weight(pts[r], cols[cand[r]].tolist(), int(t[r])))
             holds &= active
             freed = np.where(holds, t, freed)
             for k in comps:
-                prod_t[k] = np.where(holds[:, None], prod_t[k] * self._qf[k][None, :, i], prod_t[k])
+                prod_t[k] = np.where(holds[:, None], prod_t[k] * qf[k][None, :, i], prod_t[k])
         return freed
 
     def min_idrs_rows(self, rows: Sequence[tuple[Any, tuple[Any, ...]]], delta: Any, *, method: str = "min_idrs",
@@ -263,7 +274,7 @@ class TreeBatch:
                     cand = np.flatnonzero((self.labels != label) & ((dmask[r] & ~freed) == 0)).tolist()
                     weight = self._weight(point, cand, freed)
                 fixed = tuple(f for f in range(n) if not freed >> f & 1)
-                cons = space.consistent_weight(point, fixed)
+                cons = space.consistent_weight(point, frozenset(fixed))
                 coverage = space.probability(cons)
                 e = Explanation(
                     features=fixed, names=tuple(feats[f].name for f in fixed),
