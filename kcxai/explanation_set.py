@@ -147,7 +147,7 @@ class ExplanationSet(Sequence[Row]):
                 out.append({"id": rid, "prediction": None, "method": None, "delta": None, "bounds": self.bounds,
                             "size": None, "features": None, "rule": None, "error": None, "precision": None,
                             "coverage": None, "error_exact": None, "precision_exact": None, "coverage_exact": None,
-                            "language": None, "oracle_calls": None, "seconds": None,
+                            "distribution": None, "language": None, "oracle_calls": None, "seconds": None,
                             "failure": f"{row.error_type}: {row.message}"})
                 continue
             out.append({
@@ -155,7 +155,8 @@ class ExplanationSet(Sequence[Row]):
                 "bounds": self.bounds, "size": len(row), "features": ", ".join(row.names), "rule": row.rule(),
                 "error": float(row.error), "precision": float(row.precision), "coverage": _float(cov),
                 "error_exact": _exact(row.error), "precision_exact": _exact(row.precision),
-                "coverage_exact": _exact(cov), "language": row.language, "oracle_calls": row.oracle_calls,
+                "coverage_exact": _exact(cov), "distribution": getattr(row, "distribution", None),
+                "language": row.language, "oracle_calls": row.oracle_calls,
                 "seconds": row.seconds, "failure": None})
         return out
 
@@ -165,14 +166,15 @@ class ExplanationSet(Sequence[Row]):
         Columns: ``id`` (the row's id), ``prediction`` (the class label), ``method``, ``delta`` and
         ``bounds`` (what delta bounds: ``"error"`` or ``"precision"``), ``size``, ``features``
         (names, comma-separated), ``rule``, ``error``, ``precision`` and ``coverage`` (floats) with
-        ``*_exact`` (``"7/512"``, exact spaces only), ``language``, ``oracle_calls``, ``seconds``,
+        ``*_exact`` (``"7/512"``, exact spaces only), ``distribution`` (what the probabilities are
+        under: ``"uniform"``, ``"product"``, ``"mixture of K"``), ``language``, ``oracle_calls``, ``seconds``,
         and ``failure`` (``None``, or the error of a row that could not be explained).
         """
         import pandas as pd
 
         cols = ["id", "prediction", "method", "delta", "bounds", "size", "features", "rule", "error", "precision",
-                "coverage", "error_exact", "precision_exact", "coverage_exact", "language", "oracle_calls",
-                "seconds", "failure"]
+                "coverage", "error_exact", "precision_exact", "coverage_exact", "distribution", "language",
+                "oracle_calls", "seconds", "failure"]
         frame = pd.DataFrame.from_records(self.records(), columns=cols)
         return frame.astype({"size": "Int64", "oracle_calls": "Int64"})
 
