@@ -32,7 +32,7 @@ import numpy as np
 
 import kcxai
 from kcxai.models import RandomForest, from_sklearn
-from kcxai.models.linear import FeatureBlock, threshold_function
+from kcxai.models._threshold import FeatureBlock, threshold_function
 
 STEP = Fraction(1, 100)  # the rounding used for models too large to compile exactly
 FINE = Fraction(1, 1000)
@@ -166,11 +166,11 @@ def _sub_functions(model: Any, limit: int) -> str:
     """Number of sub-functions of the (binary) model's threshold test, or '> limit'."""
     from unittest import mock
 
-    from kcxai.models.linear import _lcm_of_denominators
+    from kcxai.models._numbers import lcm_of_denominators
 
     t, base = model._terms, model._base
     diffs = [[col[0] - col[1] for col in t[i]] for i in range(len(t))]
-    scale = _lcm_of_denominators([base[0] - base[1], *(x for r in diffs for x in r)])
+    scale = lcm_of_denominators([base[0] - base[1], *(x for r in diffs for x in r)])
     b = _Counter(limit)
     try:
         with mock.patch.object(FeatureBlock, "assemble", lambda blk, builder, ch: b.assemble(blk, builder, ch)):

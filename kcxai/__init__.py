@@ -61,6 +61,9 @@ from kcxai.models import (
     from_sklearn,
     load_model,
 )
+from kcxai.distribution import Distribution, Mixture, Product, Uniform
+from kcxai.evaluation import DataMetrics, evaluate_on_data
+from kcxai.fit import fit_distribution
 from kcxai.oracle import CountingOracle, OracleSession
 from kcxai.space import Feature, FeatureSpace, Interval
 
@@ -72,6 +75,8 @@ __all__ = [
     "Feature", "FeatureSpace", "Interval", "Classifier", "DecisionTree", "Leaf", "Split", "load_model",
     "DecisionList", "RuleSet", "Rule", "BddClassifier", "NaiveBayes", "LinearClassifier", "RandomForest",
     "from_sklearn", "from_pipeline",
+    # distributions
+    "Distribution", "Uniform", "Product", "Mixture", "fit_distribution", "evaluate_on_data", "DataMetrics",
     # compilation
     "compile_model", "available_languages", "CompiledModel", "CountingOracle", "OracleSession",
     # explanations

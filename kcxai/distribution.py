@@ -18,9 +18,10 @@ mixtures.
 
 With ``int``/``Fraction`` parameters every weight is a Python ``int``: each
 product's weights are scaled to integers per feature, and the coefficients
-``c_k = M * pi_k / T_k`` are integers for ``M`` the least common multiple of
-the denominators of ``pi_k / T_k`` (``T_k`` the product's integer total), so
-``total_weight = M``. With any ``float`` parameter everything is ``float``.
+``c_k = D * pi_k`` are integers for ``D`` the least common multiple of
+the mixing weights' denominators, after every component's per-feature
+weights are scaled to common totals (so all components share one total ``T``
+and ``total_weight = T * D``). With any ``float`` parameter everything is ``float``.
 """
 
 from __future__ import annotations
@@ -338,7 +339,7 @@ class Mixture(Distribution):
     >>> m.probability(m.point_weight((0, 0))), m.value_probability(0, 0)
     (Fraction(5, 16), Fraction(1, 2))
     >>> m.n_components, m.total_weight
-    (2, 16)
+    (2, 32)
     """
 
     kind = "mixture"
@@ -366,14 +367,24 @@ class Mixture(Distribution):
         self.parts: tuple[Product | Uniform, ...] = tuple(
             c if exact or not c.is_exact else _float_product(c) for c in comps)  # type: ignore[misc]
         if exact:
+            # Give every component the same per-feature totals (L_f, the lcm of theirs) so that all
+            # have one total T; then c_k = pi_k * D (D the lcm of the mixing weights' denominators)
+            # are small integers and total_weight = T * D.
             self.arith = EXACT
             z = sum(pis, Fraction(0))
             norm = [Fraction(p) / z for p in pis]
-            m = 1
-            for p, c in zip(norm, self.parts):
-                m = _lcm(m, (p / c.total_weight).denominator)
+            pws = [c.components[0][1] for c in self.parts]
+            common = [1] * len(self.sizes)
+            for pw in pws:
+                for f, t in enumerate(pw.totals):
+                    common[f] = _lcm(common[f], int(t))
+            scaled_pws = [ProductWeights([[int(w) * (common[f] // int(pw.totals[f])) for w in ws]
+                                          for f, ws in enumerate(pw.weights)], EXACT) for pw in pws]
+            d = 1
+            for p in norm:
+                d = _lcm(d, p.denominator)
             comp_list: list[tuple[Weight, ProductWeights]] = [
-                (int(m * p / c.total_weight), c.components[0][1]) for p, c in zip(norm, self.parts)]
+                (int(p * d), pw) for p, pw in zip(norm, scaled_pws)]
         else:
             self.arith = FLOAT
             zf = math.fsum(float(p) for p in pis)

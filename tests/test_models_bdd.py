@@ -136,3 +136,26 @@ def test_dd_json_errors(tmp_path):
     bad.write_text('{"roots": [1]}')
     with pytest.raises(kcxai.ModelFormatError, match="not a BDD in dd's JSON format"):
         BddClassifier.from_dd_json(bad)
+
+
+def test_dd_json_refuses_pickles_and_named_roots(tmp_path):
+    """dd's load() unpickles files named *.p: kcxai reads *.json only, and only a list of roots."""
+    import pickle
+
+    import dd.autoref
+
+    bdd = dd.autoref.BDD()
+    bdd.declare("a", "b")
+    u = bdd.add_expr(r"a /\ ~b")
+    good = tmp_path / "f.json"
+    bdd.dump(str(good), [u])
+    assert BddClassifier.from_dd_json(good).predict([1, 0]) == 1
+    for name in ("f.p", "f.pickle"):
+        other = tmp_path / name
+        other.write_bytes(good.read_bytes() if name == "f.p" else pickle.dumps({"level_of_var": {}}))
+        with pytest.raises(kcxai.ModelFormatError, match=r"must be a dd JSON file, named \*\.json"):
+            BddClassifier.from_dd_json(other)
+    named = tmp_path / "named.json"
+    bdd.dump(str(named), {"u": u})
+    with pytest.raises(kcxai.ModelFormatError, match="names its roots"):
+        BddClassifier.from_dd_json(named)

@@ -93,7 +93,7 @@ def test_threshold_diagrams_stay_the_size_of_their_sub_functions(language):
     from sklearn.naive_bayes import CategoricalNB
     from unittest import mock
 
-    from kcxai.models.linear import FeatureBlock
+    from kcxai.models._threshold import FeatureBlock
     from test_models_linear import _Constants, _HashCons
 
     rng = np.random.default_rng(0)

@@ -15,7 +15,7 @@ import reference as ref
 from kcxai import Feature, FeatureSpace
 from kcxai.compilers._builder import TruthTableBuilder
 from kcxai.models import LinearClassifier, NaiveBayes, from_sklearn
-from kcxai.models.linear import FeatureBlock
+from kcxai.models._threshold import FeatureBlock
 from model_strategies import linear_models, naive_bayes_models
 from strategies import feature_spaces
 

@@ -18,8 +18,11 @@ __all__ = ["Classifier", "load_model", "model_from_dict", "FORMAT_NAME", "FORMAT
 
 #: The ``format`` field of kcxai's JSON model files.
 FORMAT_NAME = "kcxai-model"
-#: The current version of the JSON model format.
-FORMAT_VERSION = 1
+#: The current version of the JSON model format: 2 added mixture distributions. A model is written
+#: as version 1 unless its distribution is a mixture, so that files older readers can read stay readable.
+FORMAT_VERSION = 2
+#: The versions this kcxai reads.
+READABLE_VERSIONS = (1, 2)
 
 _MODEL_TYPES: dict[str, type["Classifier"]] = {}
 
@@ -121,7 +124,8 @@ class Classifier(abc.ABC):
 
     def to_dict(self) -> dict[str, Any]:
         """The model as a JSON-ready dict (see ``docs/model-format.md``)."""
-        return {"format": FORMAT_NAME, "version": FORMAT_VERSION, "type": self.model_type,
+        version = FORMAT_VERSION if self.space.distribution.kind == "mixture" else 1
+        return {"format": FORMAT_NAME, "version": version, "type": self.model_type,
                 "space": self.space.to_dict(), "classes": list(self.classes), **self._body_to_dict()}
 
     def to_json(self) -> str:
@@ -150,9 +154,9 @@ def model_from_dict(d: Any) -> Classifier:
         raise ModelFormatError(f"A kcxai model must be a JSON object. Got {type(d).__name__} instead.")
     if d.get("format") != FORMAT_NAME:
         raise ModelFormatError(f"Not a kcxai model: 'format' must be {FORMAT_NAME!r}. Got {d.get('format')!r}.")
-    if d.get("version") != FORMAT_VERSION:
+    if d.get("version") not in READABLE_VERSIONS or isinstance(d.get("version"), bool):
         raise ModelFormatError(
-            f"Unsupported kcxai model version {d.get('version')!r}; this kcxai reads version {FORMAT_VERSION}.")
+            f"Unsupported kcxai model version {d.get('version')!r}; this kcxai reads versions {list(READABLE_VERSIONS)}.")
     kind = d.get("type")
     if kind not in _MODEL_TYPES:
         import kcxai.models  # noqa: F401  (registers every model type)

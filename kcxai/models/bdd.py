@@ -7,78 +7,25 @@ meaning the first and the second class. Children have smaller ids than their
 parents, so the table is acyclic by construction. A diagram imported from
 ``dd`` is an OBDD (its variables keep dd's order along every path); the table
 itself only needs to be a decision diagram, and the compilers rebuild it in
-their own variable order.
+their own variable order. Reading and writing dd's diagrams is in
+:mod:`kcxai.models._dd`.
 """
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from kcxai._errors import InvalidInputError, InvalidTypeError, MissingDependencyError, ModelFormatError
+from kcxai._errors import InvalidInputError, InvalidTypeError, ModelFormatError
 from kcxai.models._base import Classifier
-from kcxai.space import Feature, FeatureSpace
+from kcxai.models._dd import Node, bdd_from_dd, read_dd_json, table_to_dd
+from kcxai.space import FeatureSpace
 
 if TYPE_CHECKING:  # pragma: no cover
     from kcxai.compilers._builder import FunctionBuilder
 
 __all__ = ["BddClassifier"]
-
-
-def _convert(bdd: Any, u: Any, index: dict[str, int], nodes: list[tuple[int, int, int]]) -> int:
-    """Append ``u``'s nodes to ``nodes`` (complement edges pushed down) and return its reference.
-
-    Iterative, and without closures over dd functions: a reference cycle holding
-    dd functions can outlive their manager, which dd reports at shutdown.
-    """
-    unique: dict[tuple[int, int, int], int] = {}
-    memo: dict[tuple[int, bool], int] = {}
-
-    def terminal(w: Any, neg: bool) -> int | None:
-        if w == bdd.true:
-            return 0 if neg else 1
-        if w == bdd.false:
-            return 1 if neg else 0
-        return None
-
-    t = terminal(u, False)
-    if t is not None:
-        return t
-    stack: list[tuple[Any, bool]] = [(u, False)]
-    while stack:
-        w, neg = stack[-1]
-        key = (int(w), neg)
-        if key in memo:
-            stack.pop()
-            continue
-        eff = neg ^ bool(w.negated)  # dd's low/high are the regular node's children
-        refs = []
-        pending = False
-        for child in (w.low, w.high):
-            r = terminal(child, eff)
-            if r is None:
-                r = memo.get((int(child), eff))
-                if r is None:
-                    stack.append((child, eff))
-                    pending = True
-            refs.append(r)
-        if pending:
-            continue
-        stack.pop()
-        lo, hi = refs
-        if lo == hi:
-            ref = lo
-        else:
-            node = (index[w.var], lo, hi)
-            ref = unique.get(node, -1)
-            if ref < 0:
-                nodes.append(node)
-                ref = unique[node] = len(nodes) + 1
-        memo[key] = ref
-    del stack, w
-    return memo[(int(u), False)]
 
 
 class BddClassifier(Classifier):
@@ -115,15 +62,16 @@ class BddClassifier(Classifier):
     def __init__(self, space: FeatureSpace, classes: Sequence[Any], nodes: Sequence[Sequence[int]], root: int) -> None:
         if not isinstance(space, FeatureSpace):
             raise InvalidTypeError(f"'space' must be a FeatureSpace. Got {type(space).__name__} instead.")
-        for f in space.features:
-            if f.size != 2:
+        for feat in space.features:
+            if feat.size != 2:
                 raise InvalidInputError(
-                    f"A BddClassifier needs Boolean features (two values each); feature {f.name!r} has {f.size}.")
+                    f"A BddClassifier needs Boolean features (two values each); feature {feat.name!r} has "
+                    f"{feat.size}.")
         self.space = space
         self._init_classes(classes)
         if len(self.classes) != 2:
             raise InvalidInputError(f"A BddClassifier has two classes (false, true). Got {list(self.classes)}.")
-        table: list[tuple[int, int, int]] = []
+        table: list[Node] = []
         for k, node in enumerate(nodes):
             nid = k + 2
             try:
@@ -160,25 +108,8 @@ class BddClassifier(Classifier):
         distribution : optional
             Passed to :class:`~kcxai.FeatureSpace`.
         """
-        bdd = getattr(u, "bdd", None)
-        if bdd is None or not hasattr(u, "negated"):
-            raise InvalidTypeError(f"'u' must be a dd BDD function (dd.autoref or dd.cudd). Got {type(u).__name__}.")
-        if variables is None:
-            levels = bdd.var_levels
-            names = sorted(levels, key=levels.get)
-        else:
-            if isinstance(variables, str):
-                raise InvalidTypeError("'variables' must be a sequence of variable names, not one str.")
-            names = [str(v) for v in variables]
-        support = bdd.support(u)
-        missing = sorted(set(support) - set(names))
-        if missing:
-            raise InvalidInputError(f"'variables' must include the support of 'u'; missing {missing}.")
-        index = {n: i for i, n in enumerate(names)}
-        space = FeatureSpace([Feature.categorical(n, [0, 1]) for n in names], distribution=distribution)
-        nodes: list[tuple[int, int, int]] = []
-        root = _convert(bdd, u, index, nodes)
-        return cls(space, classes, nodes, root)
+        parts = bdd_from_dd(u, variables, distribution)
+        return cls(parts.space, classes, parts.nodes, parts.root)
 
     @classmethod
     def from_dd_json(cls, path: str | os.PathLike[str], *, root: int = 0, classes: Sequence[Any] = (0, 1),
@@ -187,34 +118,12 @@ class BddClassifier(Classifier):
 
         The features are the file's variables in the file's order (its ``level_of_var``).
         """
-        try:
-            import dd.autoref
-        except ImportError:  # pragma: no cover - dd is a core dependency
-            raise MissingDependencyError("Reading dd's JSON needs the 'dd' package: pip install dd") from None
-        bdd = dd.autoref.BDD()
-        try:
-            with open(path, encoding="utf-8") as fh:
-                levels = json.load(fh)["level_of_var"]
-            roots = bdd.load(os.fspath(path))
-        except (ValueError, KeyError, TypeError, AttributeError) as e:
-            raise ModelFormatError(f"{os.fspath(path)!r} is not a BDD in dd's JSON format: {e!r}") from None
-        variables = sorted(levels, key=levels.get)
-        if isinstance(root, bool) or not isinstance(root, int) or not 0 <= root < len(roots):
-            raise InvalidInputError(f"'root' must be an index into the {len(roots)} roots of the file. Got {root!r}.")
-        return cls.from_dd(roots[root], variables=variables, classes=classes, distribution=distribution)
+        u, variables = read_dd_json(path, root)
+        return cls.from_dd(u, variables=variables, classes=classes, distribution=distribution)
 
     def to_dd(self, bdd: Any = None) -> Any:
         """The function of the second class in a dd manager (a new ``dd.autoref.BDD`` by default)."""
-        if bdd is None:
-            import dd.autoref
-
-            bdd = dd.autoref.BDD()
-        names = self.space.names
-        bdd.declare(*names)
-        fns = [bdd.false, bdd.true]
-        for f, lo, hi in self._nodes:
-            fns.append(bdd.ite(bdd.var(names[f]), fns[hi], fns[lo]))
-        return fns[self._root]
+        return table_to_dd(self.space.names, self._nodes, self._root, bdd)
 
     # -- classifier --------------------------------------------------------
 
@@ -224,7 +133,7 @@ class BddClassifier(Classifier):
         return len(self._nodes)
 
     @property
-    def nodes(self) -> tuple[tuple[int, int, int], ...]:
+    def nodes(self) -> tuple[Node, ...]:
         """The node table: node ``k + 2`` is ``nodes[k] = (feature, low, high)``."""
         return self._nodes
 

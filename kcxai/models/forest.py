@@ -27,17 +27,11 @@ from typing import TYPE_CHECKING, Any
 
 from kcxai._errors import InvalidInputError, InvalidTypeError, ModelFormatError
 from kcxai.models._base import Classifier
-from kcxai.models.linear import (
-    _argmax_first,
-    _lcm_of_denominators,
-    _parse_fraction,
-    argmax_functions,
-    check_step,
-    exclusive_branches,
-    exact_number,
-    round_to,
-    rounding_margin,
-)
+from kcxai.models._numbers import check_step, exact_number, round_to, rounding_margin
+from kcxai.models._numbers import lcm_of_denominators as _lcm_of_denominators
+from kcxai.models._numbers import parse_fraction as _parse_fraction
+from kcxai.models._threshold import argmax_first as _argmax_first
+from kcxai.models._threshold import argmax_functions, exclusive_branches
 from kcxai.models.tree import DecisionTree
 from kcxai.space import FeatureSpace
 

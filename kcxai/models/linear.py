@@ -19,30 +19,32 @@ a model is in, and ``docs/models.md`` gives the disagreements measured.
 
 Compilation
 -----------
-:meth:`build` follows Chan and Darwiche's symbolic compilation of naive Bayes
-classifiers as used by Shih, Choi and Darwiche (IJCAI 2018): each pairwise test
-``score_c(x) >= score_d(x)`` is compiled feature by feature, in feature order,
-and the sub-function reached after the first ``i`` features depends only on the
-partial sum ``s``. Each sub-function is cached with the *interval* of partial
-sums for which it is the same function (the intersection of its children's
-intervals shifted by their weights), so two different partial sums that no
-completion can tell apart share one node; a partial sum that the remaining
-features cannot move across the threshold is a constant. The class functions
-are conjunctions of the pairwise tests (one test per pair of classes).
+:meth:`build` compiles the class functions with the threshold compiler of
+:mod:`kcxai.models._threshold` (Chan and Darwiche's symbolic compilation of
+naive Bayes classifiers, as used by Shih, Choi and Darwiche, IJCAI 2018), each
+feature a block.
 """
 
 from __future__ import annotations
 
-import math
 import numbers
-import sys
-from bisect import bisect_right
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from kcxai._errors import InvalidInputError, InvalidTypeError, ModelFormatError
 from kcxai.models._base import Classifier
+from kcxai.models._numbers import (
+    Number,
+    check_step,
+    exact_number,
+    lcm_of_denominators,
+    parse_fraction,
+    round_to,
+    rounding_margin,
+    scaled_ints,
+)
+from kcxai.models._threshold import FeatureBlock, argmax_first, argmax_functions
 from kcxai.space import FeatureSpace
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -50,299 +52,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["LinearClassifier", "NaiveBayes"]
 
-_INF = math.inf
-
-
-# -- exact numbers ------------------------------------------------------------
-
-def exact_number(x: Any, what: str) -> tuple[Fraction, bool]:
-    """``x`` as an exact ``Fraction`` and whether it was a float.
-
-    Accepts ``int``, ``Fraction`` (any ``numbers.Rational``), finite ``float``
-    and numpy scalars of those kinds; a float becomes the rational it stores.
-    """
-    if hasattr(x, "item") and callable(x.item) and not isinstance(x, (str, bytes)):
-        x = x.item()
-    if isinstance(x, bool) or not isinstance(x, numbers.Real):
-        raise InvalidTypeError(f"{what} must be a real number (int, Fraction or float). Got {x!r} instead.")
-    if isinstance(x, numbers.Rational):
-        return Fraction(int(x.numerator), int(x.denominator)), False
-    f = float(x)
-    if not math.isfinite(f):
-        raise InvalidInputError(f"{what} must be finite. Got {x!r} instead.")
-    return Fraction(f), True
-
-
-def _lcm_of_denominators(values: Any) -> int:
-    lcm = 1
-    for v in values:
-        d = v.denominator
-        if lcm % d:
-            lcm = lcm * d // math.gcd(lcm, d)
-    return lcm
-
-
-def _fraction_str(x: Fraction) -> str:
-    return str(x)
-
-
-def _parse_fraction(s: Any, where: str) -> Fraction:
-    if isinstance(s, bool) or not isinstance(s, (str, int)):
-        raise ModelFormatError(f"{where} must be an exact number written as a string like '3/4'. Got {s!r}.")
-    try:
-        return Fraction(s)
-    except (ValueError, ZeroDivisionError):
-        raise ModelFormatError(f"{where} must be an exact number like '3/4'. Got {s!r}.") from None
-
-
-def check_step(step: Any) -> Fraction:
-    """A positive rounding step; a float is read as the decimal it prints as (``0.001`` is ``1/1000``)."""
-    if isinstance(step, bool) or not isinstance(step, numbers.Real):
-        raise InvalidTypeError(f"'step' must be a positive real number. Got {step!r} instead.")
-    if isinstance(step, numbers.Rational):
-        value = Fraction(int(step.numerator), int(step.denominator))
-    else:
-        if not math.isfinite(float(step)):
-            raise InvalidInputError(f"'step' must be finite. Got {step!r} instead.")
-        value = Fraction(repr(float(step)))
-    if value <= 0:
-        raise InvalidInputError(f"'step' must be positive. Got {step!r} instead.")
-    return value
-
-
-def round_to(x: Fraction, step: Fraction) -> Fraction:
-    """``x`` rounded to the nearest multiple of ``step`` (ties to the even multiple), exactly."""
-    return round(x / step) * step
-
-
-def rounding_margin(old: Sequence[Sequence[Sequence[Fraction]]], new: Sequence[Sequence[Sequence[Fraction]]],
-                    base_old: Sequence[Fraction], base_new: Sequence[Fraction]) -> Fraction:
-    """The most any pairwise score difference ``score_c - score_d`` can move from ``old`` to ``new`` terms.
-
-    ``old[b][o][c]``: block ``b``, outcome ``o``, class ``c``. Exact: the base's
-    change plus, per block, the largest change over its outcomes.
-    """
-    k = len(base_old)
-    worst = Fraction(0)
-    for c in range(k):
-        for d in range(c + 1, k):
-            m = abs((base_new[c] - base_old[c]) - (base_new[d] - base_old[d]))
-            for blk_old, blk_new in zip(old, new):
-                m += max(abs((n[c] - o[c]) - (n[d] - o[d])) for o, n in zip(blk_old, blk_new))
-            worst = max(worst, m)
-    return worst
-
-
-# -- the compilation engine -----------------------------------------------------
-
-class Block(Protocol):
-    """A part of an additive score: it splits feature space into outcomes.
-
-    A feature is a block whose outcomes are its values; a decision tree in a
-    forest is a block whose outcomes are its leaves.
-    """
-
-    def outcome(self, point: Sequence[int]) -> int:
-        """The outcome of a point."""
-        ...
-
-    def assemble(self, builder: "FunctionBuilder[Any]", children: Sequence[Any]) -> Any:
-        """``OR_o (outcome = o and children[o])``."""
-        ...
-
-
-def exclusive_branches(builder: "FunctionBuilder[Any]", feature: int, branches: Sequence[tuple[int, Any]]) -> Any:
-    """``OR_j (x_feature in E_j and f_j)`` for disjoint value sets ``E_j``, as an if-then-else chain.
-
-    ``branches`` is a sequence of ``(mask, function)``; branches holding the same
-    function object are merged first. The chain
-    ``E_1 ? f_1 : (E_2 ? f_2 : ... f_m)`` equals the disjunction on feature
-    space, and it also never mixes two branches *outside* it: the SDD and OBDD
-    compilers leave the validity of a feature's Boolean encoding out of their
-    diagrams, and there a disjunction over branches whose literals overlap on
-    invalid encodings builds disjunctions of the branches' functions. Measured
-    through the OBDD compiler: a 16-feature naive Bayes went from more than
-    2,000,000 nodes (the guard) to 4,659, and a hard-voting forest of 10 trees
-    of depth 5 from the 60 s guard to 1.9 s.
-    """
-    groups: dict[int, list[Any]] = {}
-    for mask, f in branches:
-        g = groups.get(id(f))
-        if g is None:
-            groups[id(f)] = [mask, f]
-        else:
-            g[0] |= mask
-    items = [g for g in groups.values() if g[0]]
-    if not items:
-        return builder.false()
-    out = items[-1][1]
-    for mask, f in reversed(items[:-1]):
-        lit = builder.value_in(feature, mask)
-        out = builder.disj(builder.conj(lit, f), builder.conj(builder.neg(lit), out))
-    return out
-
-
-class FeatureBlock:
-    """A feature as a block: one outcome per value, assembled as an if-then-else chain."""
-
-    __slots__ = ("feature",)
-
-    def __init__(self, feature: int) -> None:
-        self.feature = feature
-
-    def outcome(self, point: Sequence[int]) -> int:
-        return point[self.feature]
-
-    def assemble(self, builder: "FunctionBuilder[Any]", children: Sequence[Any]) -> Any:
-        return exclusive_branches(builder, self.feature, [(1 << k, c) for k, c in enumerate(children)])
-
-
-class _IntervalCache:
-    """Disjoint half-open intervals ``[lo, hi)`` of partial sums, each mapped to a node."""
-
-    __slots__ = ("los", "his", "nodes")
-
-    def __init__(self) -> None:
-        self.los: list[Any] = []
-        self.his: list[Any] = []
-        self.nodes: list[Any] = []
-
-    def find(self, s: Any) -> tuple[int, Any]:
-        k = bisect_right(self.los, s) - 1
-        if k >= 0 and s < self.his[k]:
-            return k, self.nodes[k]
-        return k, None
-
-    def insert(self, k: int, lo: Any, hi: Any, node: Any) -> None:
-        # ``k`` is the interval left of the missed sum (or -1); clip to stay disjoint.
-        if k >= 0 and self.his[k] > lo:
-            lo = self.his[k]
-        if k + 1 < len(self.los) and self.los[k + 1] < hi:
-            hi = self.los[k + 1]
-        self.los.insert(k + 1, lo)
-        self.his.insert(k + 1, hi)
-        self.nodes.insert(k + 1, node)
-
-
-def threshold_function(builder: "FunctionBuilder[Any]", blocks: Sequence[Block], deltas: Sequence[Sequence[Any]],
-                       start: Any, *, mult: bool = False) -> Any:
-    """The function ``start (+) sum_b deltas[b][outcome_b(x)] >= unit``.
-
-    With ``mult=False`` the numbers are ``int`` (or ``Fraction``), ``(+)`` is
-    ``+`` and ``unit`` is 0; with ``mult=True`` they are positive ``Fraction``,
-    ``(+)`` is ``*`` and ``unit`` is 1. Blocks are taken in the given order; see
-    the module docstring for the interval cache.
-    """
-    op: Callable[[Any, Any], Any]
-    inv: Callable[[Any, Any], Any]
-    if mult:
-        unit: Any = Fraction(1)
-        op, inv = (lambda a, b: a * b), (lambda a, b: a / b)
-    else:
-        unit = 0
-        op, inv = (lambda a, b: a + b), (lambda a, b: a - b)
-    # fold constant blocks into the start
-    kept_blocks: list[Block] = []
-    kept: list[tuple[Any, ...]] = []
-    for blk, ds in zip(blocks, deltas):
-        distinct = set(ds)
-        if len(distinct) == 1:
-            start = op(start, ds[0])
-        else:
-            kept_blocks.append(blk)
-            kept.append(tuple(ds))
-    n = len(kept)
-    lo_rem: list[Any] = [unit] * (n + 1)
-    hi_rem: list[Any] = [unit] * (n + 1)
-    for b in range(n - 1, -1, -1):
-        lo_rem[b] = op(lo_rem[b + 1], min(kept[b]))
-        hi_rem[b] = op(hi_rem[b + 1], max(kept[b]))
-    true_from = [inv(unit, lo_rem[b]) for b in range(n + 1)]  # s >= true_from[b]: true whatever follows
-    false_below = [inv(unit, hi_rem[b]) for b in range(n + 1)]  # s < false_below[b]: false whatever follows
-    caches = [_IntervalCache() for _ in range(n)]
-    t_node, f_node = builder.true(), builder.false()
-
-    def shift(bound: Any, a: Any) -> Any:
-        if bound == _INF or bound == -_INF:
-            return bound
-        return inv(bound, a)
-
-    def rec(b: int, s: Any) -> tuple[Any, Any, Any]:
-        if s >= true_from[b]:
-            return t_node, true_from[b], _INF
-        if s < false_below[b]:
-            return f_node, -_INF, false_below[b]
-        cache = caches[b]
-        k, node = cache.find(s)
-        if node is not None:
-            return node, cache.los[k], cache.his[k]
-        lo, hi = -_INF, _INF
-        seen: dict[Any, Any] = {}
-        children = []
-        for a in kept[b]:
-            if a not in seen:
-                child, clo, chi = rec(b + 1, op(s, a))
-                seen[a] = child
-                lo = max(lo, shift(clo, a))
-                hi = min(hi, shift(chi, a))
-            children.append(seen[a])
-        node = kept_blocks[b].assemble(builder, children)
-        cache.insert(k, lo, hi, node)  # the children only touched deeper caches: ``k`` still holds
-        return node, lo, hi
-
-    limit = sys.getrecursionlimit()
-    if limit < n + 200:
-        sys.setrecursionlimit(n + 200)
-    try:
-        return rec(0, start)[0]
-    finally:
-        sys.setrecursionlimit(limit)
-
-
-def argmax_functions(builder: "FunctionBuilder[Any]", blocks: Sequence[Block], base: Sequence[Fraction],
-                     terms: Sequence[Sequence[Sequence[Fraction]]], *, mult: bool = False) -> list[Any]:
-    """One function per class ``c``: ``c`` is the first class of highest score.
-
-    ``score_c(x) = base[c] (+) sum_b terms[b][outcome_b(x)][c]`` with ``(+)`` a
-    sum (exact rationals) or, with ``mult=True``, a product (positive rationals).
-    Class ``c`` is predicted iff it beats every earlier class strictly and ties
-    or beats every later one; each pair is one :func:`threshold_function`.
-    """
-    k_classes = len(base)
-    if k_classes == 1:
-        return [builder.true()]
-    tests: dict[tuple[int, int], Any] = {}
-    for c in range(k_classes):
-        for d in range(c + 1, k_classes):
-            if mult:
-                start: Any = base[c] / base[d]
-                deltas: list[list[Any]] = [[t[c] / t[d] for t in blk] for blk in terms]
-            else:
-                diffs = [[t[c] - t[d] for t in blk] for blk in terms]
-                scale = _lcm_of_denominators([base[c] - base[d], *(x for row in diffs for x in row)])
-                start = int((base[c] - base[d]) * scale)
-                deltas = [[int(x * scale) for x in row] for row in diffs]
-            tests[c, d] = threshold_function(builder, blocks, deltas, start, mult=mult)  # score_c >= score_d
-    if k_classes == 2:
-        return [tests[0, 1], builder.neg(tests[0, 1])]
-    out = []
-    for c in range(k_classes):
-        f = builder.true()
-        for d in range(k_classes):
-            if d > c:
-                f = builder.conj(f, tests[c, d])
-            elif d < c:
-                f = builder.conj(f, builder.neg(tests[d, c]))
-        out.append(f)
-    return out
-
-
-def _argmax_first(scores: Sequence[Any]) -> int:
-    best = 0
-    for c in range(1, len(scores)):
-        if scores[c] > scores[best]:
-            best = c
-    return best
+_M = TypeVar("_M", bound="_FeatureScoreModel")
 
 
 # -- shared base -------------------------------------------------------------
@@ -411,10 +121,10 @@ class _FeatureScoreModel(Classifier):
     def _prepare_predict(self) -> None:
         # Scale to integers once: sums (or products) of ints compare as the exact rationals do.
         if self._mult:
-            self._ibase = _scaled_ints(self._base)
+            self._ibase = scaled_ints(self._base)
             self._iterms = tuple(_scale_table(t) for t in self._terms)
         else:
-            scale = _lcm_of_denominators([*self._base, *(x for t in self._terms for col in t for x in col)])
+            scale = lcm_of_denominators([*self._base, *(x for t in self._terms for col in t for x in col)])
             self._ibase = tuple(int(x * scale) for x in self._base)
             self._iterms = tuple(tuple(tuple(int(x * scale) for x in col) for col in t) for t in self._terms)
 
@@ -434,7 +144,7 @@ class _FeatureScoreModel(Classifier):
         return s
 
     def predict_point(self, point: Sequence[int]) -> int:
-        return _argmax_first(self._int_scores(point))
+        return argmax_first(self._int_scores(point))
 
     def scores_point(self, point: Sequence[int]) -> tuple[Fraction, ...]:
         """The exact score of every class at a point (value indices)."""
@@ -456,7 +166,7 @@ class _FeatureScoreModel(Classifier):
     #: ``None``, or ``(step, margin)`` when the weights were rounded by :meth:`rounded`.
     rounding: tuple[Fraction, Fraction] | None = None
 
-    def rounded(self, step: Any) -> Any:
+    def rounded(self: _M, step: Number) -> _M:
         """A copy with every weight rounded to the nearest multiple of ``step`` (exactly).
 
         This is a *different classifier*, compiled exactly in its own right:
@@ -514,13 +224,13 @@ class _FeatureScoreModel(Classifier):
                     "round near-ties differently")
         return "exact: all weights are rationals and scores are compared exactly"
 
-    def _copy_with_space(self, space: FeatureSpace) -> Any:
+    def _copy_with_space(self: _M, space: FeatureSpace) -> _M:
         out = object.__new__(type(self))
         out.__dict__.update(self.__dict__)
         out.space = space
         return out
 
-    def with_distribution(self, distribution: Any) -> Any:
+    def with_distribution(self: _M, distribution: Any) -> _M:
         return self._copy_with_space(self.space.with_distribution(distribution))
 
     def _rounding_json(self) -> dict[str, Any]:
@@ -531,11 +241,11 @@ class _FeatureScoreModel(Classifier):
         if raw is not None:
             if not isinstance(raw, list) or len(raw) != 2:
                 raise ModelFormatError(f"'rounding' must be [step, margin]. Got {raw!r}.")
-            self.rounding = (_parse_fraction(raw[0], "rounding"), _parse_fraction(raw[1], "rounding"))
+            self.rounding = (parse_fraction(raw[0], "rounding"), parse_fraction(raw[1], "rounding"))
 
     def _tables_to_json(self) -> list[list[list[str]]]:
         k = len(self.classes)
-        return [[[_fraction_str(col[c]) for col in t] for c in range(k)] for t in self._terms]
+        return [[[str(col[c]) for col in t] for c in range(k)] for t in self._terms]
 
 
 def _as_list(x: Any, what: str) -> list[Any]:
@@ -546,14 +256,9 @@ def _as_list(x: Any, what: str) -> list[Any]:
     return list(x)
 
 
-def _scaled_ints(xs: Sequence[Fraction]) -> tuple[int, ...]:
-    scale = _lcm_of_denominators(xs)
-    return tuple(int(x * scale) for x in xs)
-
-
 def _scale_table(t: Sequence[Sequence[Fraction]]) -> tuple[tuple[int, ...], ...]:
     # one scale per feature (all values and classes): every class's product is scaled alike
-    scale = _lcm_of_denominators([x for col in t for x in col])
+    scale = lcm_of_denominators([x for col in t for x in col])
     return tuple(tuple(int(x * scale) for x in col) for col in t)
 
 
@@ -561,7 +266,7 @@ def _tables_from_json(body: Any, key: str, n_features: int) -> list[list[list[Fr
     tables = body[key]
     if not isinstance(tables, list) or len(tables) != n_features:
         raise ModelFormatError(f"'{key}' must be a list with one table per feature ({n_features}).")
-    return [[[_parse_fraction(x, f"{key}[{i}]") for x in row] for row in t] for i, t in enumerate(tables)]
+    return [[[parse_fraction(x, f"{key}[{i}]") for x in row] for row in t] for i, t in enumerate(tables)]
 
 
 # -- linear threshold classifiers -------------------------------------------------
@@ -698,12 +403,12 @@ class LinearClassifier(_FeatureScoreModel):
         return self._terms[i][self.space.features[i].index(value)]
 
     def _body_to_dict(self) -> dict[str, Any]:
-        return {"intercepts": [_fraction_str(x) for x in self._base], "weights": self._tables_to_json(),
+        return {"intercepts": [str(x) for x in self._base], "weights": self._tables_to_json(),
                 "weights_from_floats": self.weights_from_floats, **self._rounding_json()}
 
     @classmethod
     def _from_body(cls, space: FeatureSpace, classes: list[Any], body: dict[str, Any]) -> "LinearClassifier":
-        ints = [_parse_fraction(x, "intercepts") for x in body["intercepts"]]
+        ints = [parse_fraction(x, "intercepts") for x in body["intercepts"]]
         out = cls(space, classes, _tables_from_json(body, "weights", space.n_features), ints)
         out.weights_from_floats = bool(body.get("weights_from_floats", False))
         out._rounding_from_json(body)
@@ -804,13 +509,13 @@ class NaiveBayes(_FeatureScoreModel):
         return self._terms[i][self.space.features[i].index(value)]
 
     def _body_to_dict(self) -> dict[str, Any]:
-        return {"log": self.log, "priors": [_fraction_str(x) for x in self._base],
+        return {"log": self.log, "priors": [str(x) for x in self._base],
                 "likelihoods": self._tables_to_json(), "weights_from_floats": self.weights_from_floats,
                 **self._rounding_json()}
 
     @classmethod
     def _from_body(cls, space: FeatureSpace, classes: list[Any], body: dict[str, Any]) -> "NaiveBayes":
-        priors = [_parse_fraction(x, "priors") for x in body["priors"]]
+        priors = [parse_fraction(x, "priors") for x in body["priors"]]
         log = body["log"]
         if not isinstance(log, bool):
             raise ModelFormatError(f"'log' must be true or false. Got {log!r}.")

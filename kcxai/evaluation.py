@@ -1,0 +1,128 @@
+"""Explanations held against data: on-data precision and coverage (Anchor's metrics).
+
+The exact error, precision and coverage of an :class:`~kcxai.Explanation` are
+probabilities under the model's distribution. This module measures the same
+rule on a set of rows (typically held out): among the rows that match the
+instance on the explanation's features, the share the model gives the same
+class. The figures are exact ratios of row counts (``Fraction``), but they are
+measured *on the sample*, not guaranteed for the distribution: the
+distribution's numbers are the guarantee; these show whether it tracks the data.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import TYPE_CHECKING, Any, Union
+
+import numpy as np
+
+from kcxai._errors import InvalidInputError, InvalidTypeError
+from kcxai.data import DataLike, encode_rows
+from kcxai.explain._result import Explanation
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kcxai.compilers._base import CompiledModel
+    from kcxai.models._base import Classifier
+
+__all__ = ["DataMetrics", "evaluate_on_data"]
+
+Model = Union["Classifier", "CompiledModel"]
+
+
+@dataclass(frozen=True)
+class DataMetrics:
+    """How one explanation's rule fares on rows of data.
+
+    Attributes
+    ----------
+    rows : int
+        Rows evaluated.
+    matching : int
+        Rows with ``x_S = v_S`` (the rule's condition holds).
+    agreeing : int
+        Of those, the rows the model gives the explained class.
+    coverage : Fraction
+        ``matching / rows``.
+    precision : Fraction or None
+        ``agreeing / matching``; ``None`` when no row matches.
+    """
+
+    rows: int
+    matching: int
+    agreeing: int
+
+    @property
+    def coverage(self) -> Fraction:
+        return Fraction(self.matching, self.rows)
+
+    @property
+    def precision(self) -> Fraction | None:
+        return None if self.matching == 0 else Fraction(self.agreeing, self.matching)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready figures (floats), prefixed ``data_``."""
+        return {"data_rows": self.rows, "data_matching": self.matching,
+                "data_coverage": float(self.coverage),
+                "data_precision": None if self.precision is None else float(self.precision)}
+
+    def __str__(self) -> str:
+        prec = "no matching row" if self.precision is None else f"{float(self.precision):.4g}"
+        return (f"on data: precision {prec} ({self.agreeing}/{self.matching} matching rows), "
+                f"coverage {float(self.coverage):.4g} ({self.matching}/{self.rows} rows)")
+
+
+def evaluate_on_data(model: Model, explanations: Explanation | Iterable[Explanation], X: DataLike
+                     ) -> DataMetrics | list[DataMetrics]:
+    """On-data precision and coverage of explanations over the rows ``X``.
+
+    Parameters
+    ----------
+    model : Classifier or CompiledModel
+        The model explained (it classifies the rows).
+    explanations : Explanation or iterable of Explanation
+        Relevant sets (``kind == "relevant"``) of that model.
+    X : 2-D array, DataFrame or sequence of rows
+        The rows, read as for :func:`kcxai.fit_distribution`.
+
+    Returns
+    -------
+    DataMetrics, or a list of them for an iterable of explanations.
+
+    Examples
+    --------
+    >>> import kcxai
+    >>> tree = kcxai.datasets.running_example_tree()
+    >>> e = kcxai.min_idrs(tree, (1, 1, 1, 1, 0, 0, 0, 0, 1), 0.03, start="path")
+    >>> rows = [[1, 0, 0, 0, 0, 0, 0, 0, 1], [1, 1, 1, 1, 1, 1, 1, 1, 1], [0, 0, 0, 0, 0, 0, 0, 0, 1]]
+    >>> m = kcxai.evaluate_on_data(tree, e, rows)
+    >>> m.matching, m.agreeing, m.precision
+    (2, 2, Fraction(1, 1))
+    """
+    space = getattr(model, "space", None)
+    if space is None or not hasattr(model, "predict"):
+        raise InvalidTypeError(f"'model' must be a kcxai model or CompiledModel. Got {type(model).__name__}.")
+    single = isinstance(explanations, Explanation)
+    items: Sequence[Explanation] = [explanations] if single else list(explanations)  # type: ignore[list-item]
+    for e in items:
+        if not isinstance(e, Explanation):
+            raise InvalidTypeError(f"'explanations' must hold Explanation objects. Got {type(e).__name__}.")
+        if e.kind != "relevant":
+            raise InvalidInputError(
+                f"'explanations' must be relevant sets (a rule IF x_S = v_S); got a {e.kind!r} set ({e.method}).")
+    codes = encode_rows(space, X)
+    oracle = getattr(model, "oracle", None)
+    predict = oracle.predict_point if oracle is not None else model.predict_point  # type: ignore[union-attr]
+    labels = np.fromiter((predict(tuple(int(v) for v in row)) for row in codes), dtype=np.int64, count=len(codes))
+    out = []
+    for e in items:
+        point = space.encode(e.instance)
+        cls = model.classes.index(e.prediction) if hasattr(model, "classes") else e.prediction  # type: ignore[union-attr]
+        mask = np.ones(len(codes), dtype=bool)
+        for f in e.features:
+            mask &= codes[:, f] == point[f]
+        matching = int(mask.sum())
+        agreeing = int((labels[mask] == cls).sum())
+        out.append(DataMetrics(rows=len(codes), matching=matching, agreeing=agreeing))
+    return out[0] if single else out
