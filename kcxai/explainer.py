@@ -105,22 +105,35 @@ def _relabel(model: Any, class_names: Any) -> Any:
     return model_from_dict(d)
 
 
-def _with_distribution(model: Any, distribution: Any, X_train: Any, reader: TableReader) -> Any:
-    """The model under ``distribution``: ``None`` keeps its own; a string names a kind fitted on X_train."""
+#: The distribution kinds :func:`kcxai.fit_distribution` fits, by name.
+_KINDS = ("uniform", "product", "mixture")
+
+
+def _with_distribution(model: Any, distribution: Any, X_train: Any, reader: TableReader,
+                       options: Mapping[str, Any] | None) -> Any:
+    """The model under ``distribution``: ``None`` keeps its own; ``"auto"`` is ``"product"`` when there are
+    training rows, else the model's own; a kind is fitted on X_train; anything else goes to ``with_distribution``."""
+    from kcxai.fit import fit_distribution
+
+    if options is not None and not isinstance(options, Mapping):
+        raise InvalidTypeError(f"'distribution_options' must be a mapping. Got {type(options).__name__} instead.")
+    if isinstance(distribution, str) and distribution == "auto":
+        distribution = None if X_train is None else "product"
     if distribution is None:
+        if options:
+            raise InvalidInputError("'distribution_options' apply to a fitted distribution: give distribution=KIND.")
         return model
     if isinstance(distribution, str):
-        import kcxai
-
-        fit = getattr(kcxai, "fit_distribution", None)
-        if fit is None:
+        if distribution not in _KINDS:
             raise InvalidInputError(
-                f"distribution={distribution!r} needs kcxai.fit_distribution, which this kcxai does not have; "
-                "pass distribution=None (the model's own) or per-feature weights.")
+                f"'distribution' must be None, 'auto', one of {list(_KINDS)}, a Distribution or per-feature "
+                f"weights. Got {distribution!r} instead.")
         if X_train is None:
-            raise InvalidInputError(f"distribution={distribution!r} is fitted on 'X_train': pass X_train.")
+            raise InvalidInputError(f"distribution={distribution!r} is fitted on the training rows: pass X_train.")
         rows = reader.read(X_train, argument="X_train").instances
-        return model.with_distribution(fit(model, rows, kind=distribution))
+        return model.with_distribution(fit_distribution(model, rows, kind=distribution, **dict(options or {})))
+    if options:
+        raise InvalidInputError("'distribution_options' apply to a fitted distribution: give distribution=KIND.")
     return model.with_distribution(distribution)
 
 
@@ -140,10 +153,15 @@ class Explainer:
     language : str, optional
         The knowledge-compilation language (``"dt"``, ``"sdd"``, ``"obdd"``, ``"brute"``); default
         ``"dt"`` for decision trees, ``"obdd"`` otherwise. Compiled once, here.
-    distribution : None, str, or weights
-        ``None`` keeps the model's own (uniform unless given); a kind such as ``"product"`` is fitted on
-        ``X_train`` (with :func:`kcxai.fit_distribution` where this kcxai has it); per-feature
-        weights are passed to the model's ``with_distribution``.
+    distribution : "auto", None, "product", "mixture", "uniform", Distribution or weights
+        What every probability is under. ``"auto"`` (default): a product distribution fitted on
+        ``X_train`` (per-column value frequencies, +1 smoothing) when it is given, else the model's
+        own. ``None``: the model's own (uniform unless it was given one: the paper's setting). A kind is
+        fitted on ``X_train`` with :func:`kcxai.fit_distribution` (``"mixture"``: a mixture of
+        product distributions, which keeps dependencies between columns). A
+        :class:`~kcxai.Distribution` or per-feature weights go to the model's ``with_distribution``.
+    distribution_options : mapping, optional
+        Passed to :func:`kcxai.fit_distribution` (``n_components``, ``random_state``, ``smoothing``, ...).
     class_names : mapping, optional
         Printed names of the classes, ``{class: name}`` (e.g. ``{1: "<=50K", 0: ">50K"}``).
     compile_options : mapping, optional
@@ -169,8 +187,8 @@ class Explainer:
     [5, 5, 5]
     """
 
-    def __init__(self, model: Any, X_train: Any = None, *, language: str | None = None, distribution: Any = None,
-                 class_names: Mapping[Any, Any] | None = None,
+    def __init__(self, model: Any, X_train: Any = None, *, language: str | None = None, distribution: Any = "auto",
+                 distribution_options: Mapping[str, Any] | None = None, class_names: Mapping[Any, Any] | None = None,
                  compile_options: Mapping[str, Any] | None = None) -> None:
         from kcxai.compilers import compile_model
         from kcxai.models.tree import DecisionTree
@@ -178,7 +196,7 @@ class Explainer:
         imported, reader = _import(model, X_train, distribution)
         if class_names is not None:
             imported = _relabel(imported, class_names)
-        imported = _with_distribution(imported, distribution, X_train, reader)
+        imported = _with_distribution(imported, distribution, X_train, reader, distribution_options)
         if language is None:
             language = "dt" if isinstance(imported, DecisionTree) else "obdd"
         options = dict(compile_options or {})
@@ -305,6 +323,43 @@ class Explainer:
             rows.append((rid, t.instances[0]))
             every.append((rid, None))
         return rows, every
+
+    def evaluate(self, result: ExplanationSet, X: Any) -> Any:
+        """How each explanation's rule fares on the rows ``X`` (typically held out): a DataFrame with one
+        row per row of ``result`` (``id``, ``data_rows``, ``data_matching``, ``data_coverage``,
+        ``data_precision``), to set beside :meth:`ExplanationSet.to_frame` (see
+        :func:`kcxai.evaluate_on_data`). Rows that failed, and dual sets, get empty figures.
+
+        Examples
+        --------
+        >>> import kcxai
+        >>> explainer = kcxai.Explainer(kcxai.datasets.running_example_tree())
+        >>> v = (1, 1, 1, 1, 0, 0, 0, 0, 1)
+        >>> result = explainer.explain([v], delta=0.03, start="path")
+        >>> rows = [[1, 0, 0, 0, 0, 0, 0, 0, 1], [1, 1, 1, 1, 1, 1, 1, 1, 1], [0, 0, 0, 0, 0, 0, 0, 0, 1]]
+        >>> explainer.evaluate(result, rows)[["data_matching", "data_precision"]].values.tolist()
+        [[2.0, 1.0]]
+        """
+        import pandas as pd
+
+        from kcxai.evaluation import evaluate_on_data
+
+        if not isinstance(result, ExplanationSet):
+            raise InvalidTypeError(f"'result' must be an ExplanationSet. Got {type(result).__name__} instead.")
+        rows = self.reader_.read(X).instances
+        picked = [e for e in result if isinstance(e, Explanation) and e.kind == "relevant"]
+        # the model, not the compiled form: evaluate_on_data finds the class index through model.classes
+        metrics = iter(evaluate_on_data(self.model_, picked, rows) if picked else [])
+        out = []
+        for rid, e in zip(result.ids, result):
+            if isinstance(e, Explanation) and e.kind == "relevant":
+                m = next(metrics)  # type: ignore[call-overload]
+                out.append({"id": rid, **m.to_dict()})
+            else:
+                out.append({"id": rid, "data_rows": len(rows), "data_matching": None, "data_coverage": None,
+                            "data_precision": None})
+        return pd.DataFrame.from_records(out, columns=["id", "data_rows", "data_matching", "data_coverage",
+                                                       "data_precision"])
 
     def _rows_of(self, X: Any) -> list[tuple[Any, Any]] | None:
         """``(id, one-row table)`` for each row of a DataFrame or a 2-D array / list of rows, or ``None``
