@@ -263,7 +263,7 @@ def _demo(args: argparse.Namespace) -> int:
         asks.append(("precision >= 0.95", "local_cdrs", 0.95))
         for title, method, delta in asks:
             result = explainer.explain(row, method=method, delta=delta, start="path")
-            e = result[0]
+            e = result.explanations[0]
             held = explainer.evaluate(result, X_test).iloc[0]
             on_data = "no matching row" if held["data_precision"] is None else f"{held['data_precision']:.4f}"
             print(f"  {title}: {e.rule()}")

@@ -349,11 +349,12 @@ class Explainer:
         rows = self.reader_.read(X).instances
         picked = [e for e in result if isinstance(e, Explanation) and e.kind == "relevant"]
         # the model, not the compiled form: evaluate_on_data finds the class index through model.classes
-        metrics = iter(evaluate_on_data(self.model_, picked, rows) if picked else [])
+        found = evaluate_on_data(self.model_, picked, rows) if picked else []
+        metrics = iter(found if isinstance(found, list) else [found])
         out = []
         for rid, e in zip(result.ids, result):
             if isinstance(e, Explanation) and e.kind == "relevant":
-                m = next(metrics)  # type: ignore[call-overload]
+                m = next(metrics)
                 out.append({"id": rid, **m.to_dict()})
             else:
                 out.append({"id": rid, "data_rows": len(rows), "data_matching": None, "data_coverage": None,
