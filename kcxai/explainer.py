@@ -223,10 +223,11 @@ class Explainer:
     # -- explaining -------------------------------------------------------------------
 
     def _job(self, method: str, delta: Any, options: dict[str, Any], on_error: str) -> Any:
-        from kcxai._batch import Job
+        from kcxai._batch import Job, register
         from kcxai._methods import resolve_method
 
         resolve_method(method, delta)  # checks the name and the delta before any work
+        register(self._token, self.compiled_)  # in-process runs use this compiled form (the cache keeps a few)
         return Job(self._token, self.model_, self.language_, self.compile_options_, method, delta, options, on_error)
 
     def explain_one(self, x: Any, *, method: str = "min_idrs", delta: Any = None, **options: Any) -> Explanation:
