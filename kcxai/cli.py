@@ -386,6 +386,11 @@ def _add_compile(sub: Any) -> None:
 
 
 def _languages(args: Any) -> int:
+    if args.markdown:
+        from kcxai.compilers.registry import languages_markdown
+
+        print(languages_markdown(), end="")
+        return 0
     for lang in LANGUAGES.values():
         state = "available" if lang.is_available() else f"not installed ({lang.install})"
         exact = "exact counts" if lang.exact else "estimated counts"
@@ -398,6 +403,7 @@ def _add_languages(sub: Any) -> None:
     p = sub.add_parser("languages", help="list the knowledge-compilation languages",
                        description="List the declared knowledge-compilation languages, whether their "
                                    "backend is installed here, and their options.")
+    p.add_argument("--markdown", action="store_true", help="print the table of docs/languages.md")
     p.set_defaults(func=_languages)
 
 

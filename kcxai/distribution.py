@@ -371,8 +371,9 @@ class Mixture(Distribution):
             # have one total T; then c_k = pi_k * D (D the lcm of the mixing weights' denominators)
             # are small integers and total_weight = T * D.
             self.arith = EXACT
-            z = sum(pis, Fraction(0))
-            norm = [Fraction(p) / z for p in pis]
+            z = Fraction(sum(pis, Fraction(0)))
+            norm: list[Fraction] = [Fraction(p) / z for p in pis]  # exact: every pi is a Fraction here
+            assert all(isinstance(q, Fraction) for q in norm)  # narrowing for mypy; not user input
             pws = [c.components[0][1] for c in self.parts]
             common = [1] * len(self.sizes)
             for pw in pws:
@@ -381,8 +382,8 @@ class Mixture(Distribution):
             scaled_pws = [ProductWeights([[int(w) * (common[f] // int(pw.totals[f])) for w in ws]
                                           for f, ws in enumerate(pw.weights)], EXACT) for pw in pws]
             d = 1
-            for p in norm:
-                d = _lcm(d, p.denominator)
+            for q in norm:
+                d = _lcm(d, q.denominator)
             comp_list: list[tuple[Weight, ProductWeights]] = [
                 (int(p * d), pw) for p, pw in zip(norm, scaled_pws)]
         else:
@@ -424,7 +425,7 @@ def _json_parameter(x: Any, where: str) -> Fraction | float:
 def _product_from_json(d: Any, sizes: Sequence[int], where: str) -> Product:
     if not isinstance(d, list) or len(d) != len(sizes):
         raise ModelFormatError(f"{where} must be a list with one list of weights per feature ({len(sizes)}).")
-    rows = []
+    rows: list[tuple[Fraction | float, ...]] = []
     for f, (ws, size) in enumerate(zip(d, sizes)):
         if ws is None:
             rows.append((Fraction(1),) * size)

@@ -246,10 +246,10 @@ class Feature:
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready description."""
         if self.thresholds is not None:
-            d = {"name": self.name, "kind": "numeric", "thresholds": list(self.thresholds)}
+            num: dict[str, Any] = {"name": self.name, "kind": "numeric", "thresholds": list(self.thresholds)}
             if self.float32:
-                d["float32"] = True
-            return d
+                num["float32"] = True
+            return num
         for v in self.values:
             if not isinstance(v, (str, int, float)) or isinstance(v, bool):
                 raise InvalidTypeError(
@@ -393,7 +393,7 @@ class FeatureSpace:
                 row.append(w)
             out.append(tuple(row))
         if any_float:
-            out = [tuple(float(w) for w in ws) for ws in out]
+            return tuple(tuple(float(w) for w in ws) for ws in out)
         return tuple(out)
 
     # -- basic facts -------------------------------------------------------

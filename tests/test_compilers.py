@@ -18,8 +18,9 @@ from strategies import deltas, instance_of, points, tree_and_instance, trees
 
 import kcxai
 from kcxai.compilers import LANGUAGES
+from languages import EXACT
 
-ALL = ["dt", "sdd", "obdd", "brute"]
+ALL = EXACT
 #: Option variants of the diagram compilers (the defaults are covered by ALL).
 VARIANTS = [
     ("sdd", {"vtree": "right", "encoding": "onehot"}),

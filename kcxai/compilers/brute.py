@@ -48,10 +48,10 @@ class BruteForceOracle:
         return self._labels[self._where[tuple(point)]]
 
     def disagree_weight(self, point: tuple[int, ...], label: int, fixed: frozenset[int]) -> Weight:
-        fixed = sorted(fixed)
+        at = sorted(fixed)
         total: Weight = 0
         for x, lab, w in zip(self._points, self._labels, self._weights):
-            if lab != label and all(x[i] == point[i] for i in fixed):
+            if lab != label and all(x[i] == point[i] for i in at):
                 total += w
         return total
 

@@ -12,11 +12,12 @@ from typing import TYPE_CHECKING
 
 from kcxai._errors import InvalidInputError
 from kcxai.compilers._language import Language, LanguageOptions, NoOptions
+from kcxai.compilers.sampling import SamplingOptions
 
 if TYPE_CHECKING:  # pragma: no cover
     from kcxai.models._base import Classifier
 
-__all__ = ["LANGUAGES", "NATIVE_PREFERENCE", "BruteOptions", "is_tree"]
+__all__ = ["LANGUAGES", "NATIVE_PREFERENCE", "BruteOptions", "is_tree", "languages_markdown"]
 
 
 def is_tree(model: "Classifier") -> bool:
@@ -53,6 +54,10 @@ _DECLARED = (
              options=None, package="dd", install="pip install dd"),
     Language("brute", "kcxai.compilers.brute",
              "enumeration of feature space (small models; the test reference)", options=BruteOptions),
+    Language("sampling", "kcxai.compilers.sampling",
+             "no compilation: counts estimated by sampling the distribution, each deletion-loop decision "
+             "certified by a Clopper-Pearson interval (min_idrs only)",
+             options=SamplingOptions, exact=False, conformance=False),
 )
 
 #: name -> declared language, in the order they are documented.
@@ -60,3 +65,16 @@ LANGUAGES: dict[str, Language] = {lang.name: lang for lang in _DECLARED}
 
 #: The languages tried, in order, for a model passed to an explainer directly: the first that takes it.
 NATIVE_PREFERENCE: tuple[str, ...] = ("dt", "obdd")
+
+
+def languages_markdown() -> str:
+    """The language table of ``docs/languages.md``, generated from :data:`LANGUAGES` (a test checks the
+    document holds exactly this table)."""
+    rows = ["| language | what answers the counting queries | counts | backend | options |",
+            "|---|---|---|---|---|"]
+    for lang in LANGUAGES.values():
+        backend = "none (part of kcxai)" if lang.package is None else f"`{lang.package}` (`{lang.install}`)"
+        opts = ", ".join(f"`{o}`" for o in lang.option_names()) or "none"
+        rows.append(f"| `{lang.name}` | {lang.summary} | {'exact' if lang.exact else 'estimated'} | "
+                    f"{backend} | {opts} |")
+    return "\n".join(rows) + "\n"

@@ -62,7 +62,7 @@ class Dataset:
 
 
 def _data(name: str) -> Any:
-    return resources.files("kcxai.datasets").joinpath("data", name)
+    return resources.files("kcxai.datasets").joinpath("data").joinpath(name)
 
 
 def _metadata(name: str) -> Any:
@@ -150,7 +150,7 @@ def reference_tree(name: str = "SKL14") -> Any:
         raise InvalidInputError(f"Unknown reference tree {name!r}; choose one of {list(REFERENCE_TREES)}.")
     with resources.as_file(_data(f"ref_trees/adult_{name}.dt")) as dt, \
             resources.as_file(_data(f"ref_trees/adult_{name}.map")) as mp:
-        return DecisionTree.from_dt(dt, mp)
+        return DecisionTree.from_dt(str(dt), str(mp))
 
 
 def reference_instances(name: str = "SKL14") -> Any:

@@ -116,10 +116,10 @@ def _one_language(tree: Any, lang: str, work: list[tuple[list[int], Fraction]],
     times, cpu, found = [], [], []
     for inst, d in work:
         t1, c1 = time.perf_counter(), time.process_time()
-        e = kcxai.min_idrs(compiled, inst, d, start="path")
+        found_e = kcxai.min_idrs(compiled, inst, d, start="path")
         times.append(time.perf_counter() - t1)
         cpu.append(time.process_time() - c1)
-        found.append(e.features)
+        found.append(found_e.features)
         progress.update(1)
     row.update(explanations=len(times), median_ms=_ms(times, statistics.median), max_ms=_ms(times, max),
                mean_ms=_ms(times, statistics.fmean), cpu_median_ms=_ms(cpu, statistics.median),

@@ -92,6 +92,11 @@ class Query:
     # -- counting -----------------------------------------------------------
 
     def disagree_weight(self, fixed: Iterable[int]) -> Weight:
+        if isinstance(self.oracle, ApproximateOracle):
+            raise InvalidInputError(
+                f"This explainer needs exact counts, and the {self.oracle.language!r} oracle only estimates "
+                "them: with it use min_idrs (its deletion-loop decisions are certified), or compile the model "
+                "to an exact language (dt, sdd, obdd).")
         self.calls += 1
         return self.oracle.disagree_weight(self.point, self.label, frozenset(fixed))
 

@@ -45,7 +45,6 @@ cost nothing (and ``python-sat[pb]`` is not required).
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from kcxai.arithmetic import Probability
@@ -78,15 +77,11 @@ class TreePrecision:
 
     def __init__(self, tree_paths: Sequence["TreePath"], space: "FeatureSpace", point: tuple[int, ...], label: int,
                  delta: Probability) -> None:
-        self.exact = space.is_exact
+        self.arith = arith = space.arith
+        div = arith.div
         ws, totals = space.weights, space.totals
         self.total = space.total_weight
-        if isinstance(delta, Fraction):
-            self._den = delta.denominator
-            self._need = delta.numerator * self.total
-        else:
-            self._den = 1
-            self._need = delta * self.total
+        self._bound = arith.bound(delta, self.total)
         n = space.n_features
         untested: Any = 1
         for z in totals:
@@ -104,7 +99,7 @@ class TreePrecision:
                 w_e = set_weight.get((f, m))
                 if w_e is None:
                     w_e = set_weight[(f, m)] = sum(w for k, w in enumerate(ws[f]) if m >> k & 1)
-                base = base // totals[f] * w_e if self.exact else base / totals[f] * w_e
+                base = div(base, totals[f]) * w_e
                 if m >> point[f] & 1:
                     ts.append((f, w_e, totals[f]))
                 else:
@@ -138,7 +133,7 @@ class TreePrecision:
         return sum(t for t, k in zip(terms, counts) if k == 0)
 
     def _agree_ok(self, value: Any) -> bool:
-        return value * self._den >= self._need
+        return self._bound.holds_from_below(value, self.total)
 
     def relevant(self, fixed: Iterable[int]) -> bool:
         """Whether ``precision(S) >= delta``, decided exactly in exact spaces."""
@@ -147,18 +142,18 @@ class TreePrecision:
     def precision(self, fixed: Iterable[int]) -> Probability:
         """``precision(S)`` (a ``Fraction`` in exact spaces)."""
         value = self.agree_weight(fixed)
-        return Fraction(value, self.total) if self.exact else value / self.total
+        return self.arith.probability(value, self.total)
 
     def _state(self, side: int, fixed: frozenset[int]) -> tuple[list[Any], list[int]]:
         """Per path of a side: its term for ``S = fixed`` (ignoring kills) and how many of ``S`` kill it."""
         terms = [base for base, _, _ in (self.agree_paths, self.disagree_paths)[side]]
         counts = [0] * len(terms)
-        kill, up, exact = self._kill[side], self._up[side], self.exact
+        kill, up, div = self._kill[side], self._up[side], self.arith.div
         for f in fixed:
             for j in kill[f]:
                 counts[j] += 1
             for j, w_e, z in up[f]:
-                terms[j] = terms[j] // w_e * z if exact else terms[j] / w_e * z
+                terms[j] = div(terms[j], w_e) * z
         return terms, counts
 
     # -- cuts ---------------------------------------------------------------
@@ -175,11 +170,11 @@ class TreePrecision:
         a_set = set(chosen)
         b_set = set(self.active) - a_set
         terms, kills = self._state(0, chosen)
-        kill, up, exact = self._kill[0], self._up[0], self.exact
+        kill, up, div = self._kill[0], self._up[0], self.arith.div
         total = sum(t for t, k in zip(terms, kills) if k == 0)
 
         def raised(j: int, w_e: Any, z: Any) -> Any:
-            return terms[j] // w_e * z if exact else terms[j] / w_e * z
+            return div(terms[j], w_e) * z
 
         def gain(f: int) -> Any:
             if f in a_set:  # paths f alone killed come back
@@ -206,11 +201,11 @@ class TreePrecision:
         a_set = set(chosen)
         b_set = set(self.active) - a_set
         terms, opened = self._state(1, chosen)  # opened: features of I_j not left out; counted iff none
-        kill, up, exact = self._kill[1], self._up[1], self.exact
+        kill, up, div = self._kill[1], self._up[1], self.arith.div
         total = sum(t for t, k in zip(terms, opened) if k == 0)
 
         def lowered(j: int, w_e: Any, z: Any) -> Any:
-            return terms[j] // z * w_e if exact else terms[j] / z * w_e
+            return div(terms[j], z) * w_e
 
         def gain(f: int) -> Any:
             if f in a_set:  # paths testing f consistently drop to their lower factor

@@ -1,0 +1,156 @@
+"""The counting oracle of an exported diagram, its incremental deletion-loop session, and the partition check."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kcxai._errors import InvalidInputError
+from kcxai.arithmetic import Weight
+from kcxai.compilers._table import Table, recursion
+from kcxai.oracle import CountingOracle, OracleSession, SessionBase, per_component
+from kcxai.space import FeatureSpace
+
+__all__ = ["DiagramOracle", "DiagramSession", "check_partition", "diagram_oracle"]
+
+
+class DiagramOracle:
+    """The counting oracle of a compiled diagram (see :mod:`kcxai.compilers._wmc`).
+
+    Attributes
+    ----------
+    language : str
+        ``"sdd"`` or ``"obdd"``.
+    space : FeatureSpace
+    n_classes : int
+    table : LevelTable or VtreeTable
+        The exported diagram counting is done on.
+    """
+
+    def __init__(self, language: str, space: FeatureSpace, table: Table) -> None:
+        self.language = language
+        self.space = space
+        self.table = table
+        self.n_classes = len(table.roots)
+
+    def predict_point(self, point: tuple[int, ...]) -> int:
+        table = self.table
+        for c in range(self.n_classes):
+            if table.holds(c, point):  # type: ignore[attr-defined]
+                return c
+        raise InvalidInputError(  # pragma: no cover - compile checks the partition
+            f"No class function of the compiled model holds at point {point}.")
+
+    def class_weight(self, point: tuple[int, ...], label: int, fixed: frozenset[int]) -> Weight:
+        """Weight of ``{x : kappa(x) = label and x_fixed = point_fixed}``."""
+        return self.table.count((label,), point, fixed)
+
+    def others(self, label: int) -> tuple[int, ...]:
+        """The classes counted for ``disagree_weight``: ``(label,)`` in exact spaces (the weight
+        is the consistent weight minus this class's), the other classes in float spaces (their
+        sum, so that an empty set weighs exactly 0.0)."""
+        if self.table.pw.arith.exact:
+            return (label,)
+        return tuple(c for c in range(self.n_classes) if c != label)
+
+    def disagree_weight(self, point: tuple[int, ...], label: int, fixed: frozenset[int]) -> Weight:
+        count = self.table.count(self.others(label), point, fixed)
+        pw = self.table.pw
+        if pw.arith.exact:
+            return pw.consistent_weight(point, fixed) - count
+        return count
+
+    def session(self, point: tuple[int, ...], label: int, fixed: frozenset[int]) -> OracleSession:
+        return DiagramSession(self, point, label, fixed)
+
+
+class DiagramSession(SessionBase):
+    """Incremental deletion-loop session: recompute only the units above the feature freed."""
+
+    __slots__ = ("_o", "_point", "_label", "_labels", "_fixed", "_fac", "_memo", "_last", "_weight")
+
+    def __init__(self, oracle: DiagramOracle, point: tuple[int, ...], label: int, fixed: frozenset[int]) -> None:
+        self._o = oracle
+        self._point = tuple(point)
+        self._label = label
+        self._labels = oracle.others(label)
+        self._fixed = set(fixed)
+        table = oracle.table
+        self._fac = table.factors(point, self._fixed)
+        self._memo: list[dict[int, Weight]] = [{} for _ in range(table.n_units)]
+        self._last: tuple[int, list[dict[int, Weight]], Weight] | None = None
+        self._weight: Weight | None = None
+
+    @property
+    def fixed(self) -> frozenset[int]:
+        return frozenset(self._fixed)
+
+    def weight(self) -> Weight:
+        if self._weight is None:
+            table = self._o.table
+            with recursion(table.depth):
+                count = table.evaluate(self._labels, self._point, self._fixed, self._fac,
+                                       self._memo, None, None)
+            self._weight = self._disagree(self._fixed, count)
+        return self._weight
+
+    def weight_if_freed(self, feature: int) -> Weight:
+        if feature not in self._fixed:
+            return self.weight()
+        last = self._last
+        if last is not None and last[0] == feature:
+            return last[2]
+        table = self._o.table
+        fac = list(self._fac)
+        fac[feature] = table.pw.totals[feature]
+        fixed = self._fixed - {feature}
+        units = table.units_of[feature]
+        affected = [False] * table.n_units
+        tmp: list[dict[int, Weight]] = [{}] * table.n_units
+        for u in units:
+            affected[u] = True
+            tmp[u] = {}
+        with recursion(table.depth):
+            count = table.evaluate(self._labels, self._point, fixed, fac, self._memo, tmp, affected)
+        w = self._disagree(fixed, count)
+        self._last = (feature, tmp, w)
+        return w
+
+    def _disagree(self, fixed: Any, count: Weight) -> Weight:
+        pw = self._o.table.pw
+        return pw.consistent_weight(self._point, fixed) - count if pw.arith.exact else count
+
+    def free(self, feature: int) -> None:
+        if feature not in self._fixed:
+            return
+        last = self._last
+        units = self._o.table.units_of[feature]
+        if last is not None and last[0] == feature:  # keep what weight_if_freed computed
+            for u in units:
+                self._memo[u] = last[1][u]
+            self._weight = last[2]
+        else:
+            for u in units:
+                self._memo[u] = {}
+            self._weight = None
+        self._fixed.discard(feature)
+        self._fac[feature] = self._o.table.pw.totals[feature]
+        self._last = None
+
+
+def check_partition(oracle: DiagramOracle, model: Any) -> None:
+    """The class functions must cover feature space exactly once (their weights sum to the total)."""
+    pw = oracle.table.pw
+    point = (0,) * oracle.space.n_features
+    total = sum(oracle.class_weight(point, c, frozenset()) for c in range(oracle.n_classes))
+    ok = total == pw.total if pw.arith.exact else abs(total - pw.total) <= 1e-9
+    if not ok:
+        raise InvalidInputError(
+            f"{type(model).__name__}.build() must return class functions that partition feature space; "
+            f"their weights sum to {total}, not to the total weight {pw.total}.")
+
+
+def diagram_oracle(language: str, space: FeatureSpace, table: Table) -> CountingOracle:
+    """The oracle of an exported diagram under ``space``'s distribution (one table per mixture component,
+    sharing the diagram's structure)."""
+    return per_component(space, lambda pw: DiagramOracle(
+        language, space, table if pw is table.pw else table.reweighted(pw)))

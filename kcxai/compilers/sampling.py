@@ -1,0 +1,240 @@
+"""The ``"sampling"`` language: certified estimates when no exact compiled form fits.
+
+For models too large to compile (a random forest of normal size, boosted trees)
+the counting query is *estimated*: points are drawn from the space's
+distribution conditioned on ``x_S = v_S`` (exactly, for uniform, product and
+mixture distributions: a mixture's component is drawn from its posterior given
+``x_S = v_S``), each is classified exactly by the model, and the disagreement
+rate ``p`` is estimated. The deletion loop of Algorithm 1 only needs the
+decision ``disagree(S \\ {i}) <= delta * total``, i.e. ``p <= t`` for
+``t = delta * total / consistent(S \\ {i})`` (the consistent weight is exact).
+Each decision is taken only when a Clopper-Pearson interval at level
+``1 - alpha'`` excludes ``t``; otherwise the sample is doubled, up to
+``max_samples``; a feature whose decision is still open is **kept**.
+
+Guarantee: ``alpha' = (1 - confidence) / (n_features * looks)`` (a Bonferroni
+correction over every decision and every look at the data), so with
+probability at least ``confidence`` every "free" decision was right, and the
+returned set, which is the set after the last feature freed, is I-delta-relevant.
+It need not be subset-minimal (open decisions keep features). The error and
+precision it reports are estimates; the explanation says so and carries the
+confidence (:class:`~kcxai.oracle.ApproximateOracle`).
+
+Only the deletion loop (``min_idrs``) is certified; the other explainers ask
+for exact counts, and refuse an approximate oracle with a clear error.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from kcxai._errors import InvalidInputError
+from kcxai.arithmetic import Bound, Weight
+from kcxai.compilers._base import CompiledModel, CompileStats
+from kcxai.compilers._language import LanguageOptions
+from kcxai.oracle import SessionBase
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kcxai.models._base import Classifier
+    from kcxai.space import FeatureSpace
+
+__all__ = ["SamplingOracle", "SamplingOptions", "compile", "clopper_pearson"]
+
+
+def clopper_pearson(k: int, n: int, alpha: float) -> tuple[float, float]:
+    """The two-sided Clopper-Pearson interval for ``k`` successes in ``n`` trials at level ``1 - alpha``.
+
+    Examples
+    --------
+    >>> lo, hi = clopper_pearson(0, 100, 0.05)
+    >>> lo, round(hi, 4)
+    (0.0, 0.0362)
+    """
+    from scipy.stats import beta
+
+    lo = 0.0 if k == 0 else float(beta.ppf(alpha / 2, k, n - k + 1))
+    hi = 1.0 if k == n else float(beta.ppf(1 - alpha / 2, k + 1, n - k))
+    return lo, hi
+
+
+@dataclass(frozen=True)
+class SamplingOptions(LanguageOptions):
+    """Options of the ``sampling`` language.
+
+    Attributes
+    ----------
+    confidence : float
+        The probability with which the returned set is relevant (default 0.95).
+    initial_samples : int
+        Samples at a decision's first look (default 256); doubled while undecided.
+    max_samples : int
+        Samples at which an undecided decision keeps the feature (default 16,384).
+    seed : int
+        Seed of the sampler (default 0): the same seed gives the same explanations.
+    """
+
+    language = "sampling"
+    confidence: float = 0.95
+    initial_samples: int = 256
+    max_samples: int = 16384
+    seed: int = 0
+
+    def validate(self) -> None:
+        c = self.confidence
+        if isinstance(c, bool) or not isinstance(c, numbers.Real) or not 0 < float(c) < 1:
+            raise InvalidInputError(f"'confidence' must be a number strictly between 0 and 1. Got {c!r} instead.")
+        for name in ("initial_samples", "max_samples"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1:
+                raise InvalidInputError(f"'{name}' must be a positive int. Got {v!r} instead.")
+        if self.max_samples < self.initial_samples:
+            raise InvalidInputError(
+                f"'max_samples' must be at least 'initial_samples' ({self.initial_samples}). "
+                f"Got {self.max_samples} instead.")
+        if isinstance(self.seed, bool) or not isinstance(self.seed, numbers.Integral):
+            raise InvalidInputError(f"'seed' must be an int. Got {self.seed!r} instead.")
+
+
+class SamplingOracle:
+    """Estimated counting with certified relevance decisions (see the module).
+
+    Attributes
+    ----------
+    confidence : float
+        The :class:`~kcxai.oracle.ApproximateOracle` capability.
+    """
+
+    language = "sampling"
+
+    def __init__(self, model: "Classifier", options: SamplingOptions) -> None:
+        self.model = model
+        self.space: FeatureSpace = model.space
+        self.n_classes = len(model.classes)
+        self.options = options
+        self.confidence = float(options.confidence)
+        self._rng = np.random.default_rng(options.seed)
+        looks = 1 + max(0, math.ceil(math.log2(options.max_samples / options.initial_samples)))
+        self._alpha = (1.0 - self.confidence) / (max(1, self.space.n_features) * looks)
+        dist = self.space.distribution
+        self._coef = np.array([float(c) * float(pw.total) for c, pw in dist.components])
+        self._probs = [[np.array([float(w) for w in ws]) / float(sum(ws)) for ws in pw.weights]
+                       for _, pw in dist.components]
+        #: Points classified so far (a cost figure).
+        self.samples = 0
+
+    def predict_point(self, point: tuple[int, ...]) -> int:
+        return self.model.predict_point(point)
+
+    def _sample(self, point: tuple[int, ...], fixed: frozenset[int], n: int) -> "np.ndarray[Any, Any]":
+        """``n`` points from the distribution conditioned on ``x_fixed = point_fixed``."""
+        rng = self._rng
+        post = np.array([c * np.prod([probs[f][point[f]] for f in fixed]) if fixed else c
+                         for c, probs in zip(self._coef, self._probs)], dtype=float)
+        comp = rng.choice(len(post), size=n, p=post / post.sum())
+        out = np.empty((n, self.space.n_features), dtype=np.int64)
+        for f in range(self.space.n_features):
+            if f in fixed:
+                out[:, f] = point[f]
+                continue
+            col = out[:, f]
+            for k, probs in enumerate(self._probs):
+                rows = comp == k
+                m = int(rows.sum())
+                if m:
+                    col[rows] = rng.choice(len(probs[f]), size=m, p=probs[f])
+        return out
+
+    def _disagreements(self, point: tuple[int, ...], label: int, fixed: frozenset[int], n: int) -> int:
+        xs = self._sample(point, fixed, n)
+        predict = self.model.predict_point
+        self.samples += n
+        return sum(1 for x in xs if predict(tuple(int(v) for v in x)) != label)
+
+    def disagree_weight(self, point: tuple[int, ...], label: int, fixed: frozenset[int]) -> Weight:
+        """An *estimate* of the disagreeing weight (``max_samples`` draws), rounded to the space's numbers."""
+        cons = self.space.consistent_weight(point, fixed)
+        n = self.options.max_samples
+        k = self._disagreements(point, label, frozenset(fixed), n)
+        est = cons * k / n
+        return self.space.arith.weight(round(est) if self.space.is_exact else est)
+
+    def session(self, point: tuple[int, ...], label: int, fixed: frozenset[int]) -> "SamplingSession":
+        return SamplingSession(self, point, label, fixed)
+
+    def decide(self, point: tuple[int, ...], label: int, fixed: frozenset[int], bound: Bound) -> bool:
+        """Whether ``disagree(fixed) <= bound``, certified at level ``1 - alpha'``; ``False`` when undecided."""
+        space = self.space
+        cons = space.consistent_weight(point, fixed)
+        threshold = float(bound.delta) * float(space.total_weight) / float(cons)
+        if threshold >= 1:
+            return True
+        n, k = 0, 0
+        step = self.options.initial_samples
+        while n < self.options.max_samples:
+            take = min(step, self.options.max_samples - n)
+            k += self._disagreements(point, label, fixed, take)
+            n += take
+            lo, hi = clopper_pearson(k, n, self._alpha)
+            if hi <= threshold:
+                return True
+            if lo > threshold:
+                return False
+            step = n  # double the sample
+        return False  # still open: keep the feature
+
+
+class SamplingSession(SessionBase):
+    """The deletion loop's session: each ``holds_if_freed`` is a certified decision."""
+
+    __slots__ = ("_o", "_point", "_label", "_fixed")
+
+    def __init__(self, oracle: SamplingOracle, point: tuple[int, ...], label: int, fixed: frozenset[int]) -> None:
+        self._o = oracle
+        self._point = point
+        self._label = label
+        self._fixed = frozenset(fixed)
+
+    @property
+    def fixed(self) -> frozenset[int]:
+        return self._fixed
+
+    def weight(self) -> Weight:
+        return self._o.disagree_weight(self._point, self._label, self._fixed)
+
+    def weight_if_freed(self, feature: int) -> Weight:
+        return self._o.disagree_weight(self._point, self._label, self._fixed - {feature})
+
+    def holds_if_freed(self, feature: int, bound: Bound) -> bool:
+        return self._o.decide(self._point, self._label, self._fixed - {feature}, bound)
+
+    def free(self, feature: int) -> None:
+        self._fixed = self._fixed - {feature}
+
+
+def compile(model: "Classifier", **options: Any) -> CompiledModel:
+    """Nothing is compiled: the oracle samples the model (see the module).
+
+    Examples
+    --------
+    >>> import kcxai
+    >>> tree = kcxai.datasets.running_example_tree()
+    >>> c = kcxai.compile_model(tree, "sampling", confidence=0.99, seed=1)
+    >>> e = kcxai.min_idrs(c, (1, 1, 1, 1, 0, 0, 0, 0, 1), 0.03)
+    >>> e.approximate, e.confidence, kcxai.is_idrs(tree, (1, 1, 1, 1, 0, 0, 0, 0, 1), e.features, 0.03)
+    (True, 0.99, True)
+    """
+    opts = SamplingOptions.from_kwargs(**options)
+    t0 = time.perf_counter()
+    oracle = SamplingOracle(model, opts)
+    return CompiledModel(model=model, oracle=oracle, language="sampling", backend="kcxai+numpy",
+                         stats=CompileStats(size=0, size_unit="nothing compiled",
+                                            variables=model.space.n_features,
+                                            compile_seconds=time.perf_counter() - t0,
+                                            details={"confidence": opts.confidence,
+                                                     "max_samples": opts.max_samples}))
