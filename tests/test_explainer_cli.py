@@ -27,6 +27,8 @@ def files(tmp_path: Path) -> tuple[Path, Path]:
 @pytest.mark.parametrize("suffix", [".csv", ".parquet"])
 def test_explain_csv_writes_one_row_per_row(files: tuple[Path, Path], tmp_path: Path, suffix: str,
                                            capsys: pytest.CaptureFixture[str]) -> None:
+    if suffix == ".parquet":
+        pytest.importorskip("pyarrow")
     model, data = files
     out = tmp_path / f"out{suffix}"
     assert main(["explain-csv", str(model), str(data), "--out", str(out), "--delta", "3/100"]) == 0
@@ -63,3 +65,21 @@ def test_demo_prints_labels(capsys: pytest.CaptureFixture[str]) -> None:
     out = capsys.readouterr().out
     assert "THEN class = <=50K" in out or "THEN class = >50K" in out
     assert "class = 1" not in out and "class = 0" not in out
+
+
+def test_parquet_without_pyarrow_says_how_to_install(files: tuple[Path, Path], tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    import builtins
+
+    real = builtins.__import__
+
+    def no_pyarrow(name: str, *args: object, **kwargs: object) -> object:
+        if name == "pyarrow" or name.startswith("pyarrow."):
+            raise ImportError("no pyarrow")
+        return real(name, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(builtins, "__import__", no_pyarrow)
+    model, data = files
+    assert main(["explain-csv", str(model), str(data), "--out", str(tmp_path / "o.parquet")]) == 2
+    assert "pip install 'kcxai[parquet]'" in capsys.readouterr().err
