@@ -24,6 +24,8 @@ from kcxai._errors import (
     UnknownLanguageError,
 )
 from kcxai.compilers import CompiledModel, available_languages, compile_model
+from kcxai.explainer import Explainer
+from kcxai.explanation_set import ExplanationSet, RowFailure
 from kcxai.explain import (
     Explanation,
     ensemble_axp,
@@ -63,6 +65,7 @@ from kcxai.models import (
     Rule,
     RuleSet,
     Split,
+    from_pipeline,
     from_sklearn,
     load_model,
 )
@@ -79,7 +82,7 @@ __all__ = [
     # feature space and models
     "Feature", "FeatureSpace", "Interval", "Classifier", "DecisionTree", "Leaf", "Split", "load_model",
     "DecisionList", "RuleSet", "Rule", "BddClassifier", "NaiveBayes", "LinearClassifier", "RandomForest",
-    "from_sklearn",
+    "from_sklearn", "from_pipeline",
     # distributions
     "Distribution", "Uniform", "Product", "Mixture", "fit_distribution", "evaluate_on_data", "DataMetrics",
     # compilation
@@ -90,6 +93,8 @@ __all__ = [
     "smallest_idrs", "is_smallest_idrs", "min_dual_idrs", "is_dual_idrs", "is_min_dual_idrs", "enumerate_idrs",
     "ensemble_axp", "ensemble_cxp", "smallest_ensemble_axp", "smallest_ensemble_cxp", "is_ensemble_axp",
     "is_ensemble_cxp", "BoostedTrees",
+    # explainer objects
+    "Explainer", "ExplanationSet", "RowFailure",
     # errors
     "KcxaiError", "InvalidInputError", "InvalidTypeError", "ModelFormatError", "NotRelevantError",
     "FileAccessError", "MissingDependencyError", "UnknownLanguageError", "CompilationLimitError", "ProblemTooLargeError",

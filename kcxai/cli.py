@@ -278,32 +278,49 @@ def _add_model_args(p: argparse.ArgumentParser) -> None:
 
 
 def _demo(args: argparse.Namespace) -> int:
-    """Train a tree on the bundled adult data and explain a few instances."""
+    """Train a pipeline on the bundled adult data (labelled columns), fit the distribution on the training
+    rows, and explain a few held-out rows, with each rule's precision on the held-out rows beside the exact one."""
     import numpy as np
+    from sklearn.compose import ColumnTransformer
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import OrdinalEncoder
     from sklearn.tree import DecisionTreeClassifier
 
     import kcxai
     from kcxai.datasets import load_dataset
 
-    ds = load_dataset("adult")
+    ds = load_dataset("adult", as_frame=True)
     if args.instances > ds.X.shape[0]:
         raise InvalidInputError(f"--instances must be at most {ds.X.shape[0]} (the rows of adult). Got {args.instances}.")
     rng = np.random.default_rng(args.seed)
-    clf = DecisionTreeClassifier(max_depth=args.max_depth, random_state=args.seed).fit(ds.X, ds.y)
-    tree = kcxai.DecisionTree.from_sklearn(clf, feature_names=ds.feature_names)
-    print(f"adult: {ds.X.shape[0]} rows, {ds.X.shape[1]} features; sklearn tree: {tree.n_nodes} nodes, "
-          f"depth {tree.depth}, training accuracy {clf.score(ds.X, ds.y):.3f}")
-    print("Feature space: each numeric feature is cut into the intervals of the tree's thresholds; "
-          "uniform distribution.\n")
-    for k in rng.choice(ds.X.shape[0], size=args.instances, replace=False):
-        x = ds.X[k]
-        path = tree.path_features(x)
-        print(f"instance #{k}: predicted {tree.predict(x)}; its path tests {len(path)} features")
-        for delta in args.delta:
-            e = kcxai.min_idrs(tree, x, delta, start="path")
-            print(f"  delta={delta}: {e.rule()}")
-            print(f"    {len(e)} features, error {float(e.error):.5f}, precision {float(e.precision):.4f}, "
-                  f"{e.seconds * 1000:.2f} ms")
+    order = rng.permutation(ds.X.shape[0])
+    cut = int(0.8 * len(order))
+    X_train, y_train = ds.X.iloc[order[:cut]], ds.y.iloc[order[:cut]]
+    X_test = ds.X.iloc[order[cut:]]
+    coded = list(ds.value_maps)
+    encode = ColumnTransformer([("categories", OrdinalEncoder(), coded)], remainder="passthrough")
+    pipe = make_pipeline(encode, DecisionTreeClassifier(max_depth=args.max_depth, random_state=args.seed))
+    pipe.fit(X_train, y_train)
+    explainer = kcxai.Explainer(pipe, X_train)  # a product distribution fitted on the training rows
+    tree = explainer.model_
+    print(f"adult: {len(X_train)} training rows, {len(X_test)} held out, {ds.X.shape[1]} columns; sklearn "
+          f"pipeline (OrdinalEncoder on {len(coded)} coded columns + tree): {tree.n_nodes} nodes, depth "
+          f"{tree.depth}, held-out accuracy {pipe.score(X_test, ds.y.iloc[order[cut:]]):.3f}")
+    print("Feature space: the original columns (numeric ones cut at the tree's thresholds); probabilities under "
+          "the product of the columns' value frequencies in the training rows.\n")
+    for k in rng.choice(len(X_test), size=args.instances, replace=False):
+        row = X_test.iloc[int(k)]
+        print(f"row {row.name}: predicted {explainer.predict(row)[0]}")
+        asks = [(f"delta={delta}", "min_idrs", delta) for delta in args.delta]
+        asks.append(("precision >= 0.95", "local_cdrs", 0.95))
+        for title, method, delta in asks:
+            result = explainer.explain(row, method=method, delta=delta, start="path")
+            e = result.explanations[0]
+            held = explainer.evaluate(result, X_test).iloc[0]
+            on_data = "no matching row" if held["data_precision"] is None else f"{held['data_precision']:.4f}"
+            print(f"  {title}: {e.rule()}")
+            print(f"    {len(e)} features, error {float(e.error):.5f}, precision {float(e.precision):.4f} "
+                  f"(on held-out rows {on_data}, {int(held['data_matching'])} matching), {e.seconds * 1000:.2f} ms")
         print()
     return 0
 
@@ -460,6 +477,9 @@ def _parser() -> argparse.ArgumentParser:
     _add_explain(sub)
     _add_compile(sub)
     _add_languages(sub)
+    from kcxai._cli_batch import add_subparser as _add_explain_csv
+
+    _add_explain_csv(sub)
     from kcxai.experiments.cli import add_subparser as _add_experiment
 
     _add_experiment(sub)

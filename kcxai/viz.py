@@ -1,9 +1,12 @@
-"""Drawing decision trees with an explanation: Graphviz source text.
+"""Drawing decision trees with an explanation, and plots of many explanations.
 
 :func:`tree_to_dot` returns the DOT source of a tree as a ``str`` (no
 dependency); :func:`render` turns DOT source into SVG/PNG/PDF with the
-Graphviz ``dot`` program when it is installed. Graphviz is never required to
-use the rest of kcxai.
+Graphviz ``dot`` program when it is installed. Graphviz is never required:
+:func:`plot_tree` draws the same picture with matplotlib, and a
+:class:`TreeDrawing` shows itself (and saves PNG/SVG/PDF) with matplotlib
+when Graphviz is missing. :func:`plot_feature_frequency` and
+:func:`plot_size_and_bound` plot an :class:`~kcxai.ExplanationSet`.
 
 In a drawing, the instance's root-to-leaf path is drawn in bold blue, and the
 internal nodes that test a feature of the explanation are filled orange;
@@ -19,7 +22,8 @@ from typing import Any
 
 from kcxai._errors import InvalidInputError, InvalidTypeError, MissingDependencyError
 
-__all__ = ["tree_to_dot", "render", "graphviz_available", "TreeDrawing", "draw_tree"]
+__all__ = ["tree_to_dot", "render", "graphviz_available", "TreeDrawing", "draw_tree", "plot_tree",
+           "plot_feature_frequency", "plot_size_and_bound", "highlight"]
 
 _PATH_COLOUR = "#1f5fbf"
 _EXPL_FILL = "#ffcc80"
@@ -37,6 +41,50 @@ def _edge_label(feature: Any, mask: int) -> str:
     lit = feature.set_literal(ks)
     prefix = feature.name + " "
     return lit[len(prefix):] if lit.startswith(prefix) else lit
+
+
+def _check_max_depth(max_depth: Any) -> None:
+    if max_depth is not None and (isinstance(max_depth, bool) or not isinstance(max_depth, int) or max_depth < 0):
+        raise InvalidInputError(f"'max_depth' must be a non-negative int or None. Got {max_depth!r} instead.")
+
+
+def highlight(tree: Any, explanation: Any = None, instance: Any = None
+              ) -> tuple[frozenset[int], set[int], set[tuple[int, int]]]:
+    """What a drawing highlights: the explanation's features, and the nodes and edges of the instance's
+    path (the explanation's instance unless ``instance`` is given). Checks the arguments."""
+    from kcxai.explain._result import Explanation
+    from kcxai.models.tree import DecisionTree
+
+    if not isinstance(tree, DecisionTree):
+        raise InvalidTypeError(f"'tree' must be a DecisionTree. Got {type(tree).__name__} instead.")
+    if explanation is not None and not isinstance(explanation, Explanation):
+        raise InvalidTypeError(f"'explanation' must be an Explanation. Got {type(explanation).__name__} instead.")
+    space = tree.space
+    expl_features: frozenset[int] = frozenset()
+    if explanation is not None:
+        names = space.names
+        if any(not 0 <= i < len(names) or names[i] != n for i, n in zip(explanation.features, explanation.names)):
+            raise InvalidInputError(
+                f"'explanation' is over features {list(explanation.names)}, which are not features of "
+                f"this tree (its features are {list(names)}).")
+        expl_features = frozenset(explanation.features)
+        if instance is None and explanation.instance:
+            instance = explanation.instance
+    point = None if instance is None else space.encode(instance)
+    arrays = tree.arrays
+    feat, branches = arrays.feature, arrays.branches
+    on_path: set[int] = set()
+    path_edges: set[tuple[int, int]] = set()
+    if point is not None:
+        nid = arrays.root
+        on_path.add(nid)
+        while feat[nid] >= 0:
+            bit = 1 << point[feat[nid]]
+            child = next(c for m, c in branches[nid] if m & bit)
+            path_edges.add((nid, child))
+            nid = child
+            on_path.add(nid)
+    return expl_features, on_path, path_edges
 
 
 def tree_to_dot(tree: Any, explanation: Any = None, instance: Any = None, *,
@@ -79,40 +127,11 @@ def tree_to_dot(tree: Any, explanation: Any = None, instance: Any = None, *,
     >>> print([line for line in dot.splitlines() if 'fillcolor' in line][0])
       n0 [label="x1", shape=ellipse, style=filled, fillcolor="#ffcc80", color="#1f5fbf", penwidth=3];
     """
-    from kcxai.explain._result import Explanation
-    from kcxai.models.tree import DecisionTree
-
-    if not isinstance(tree, DecisionTree):
-        raise InvalidTypeError(f"'tree' must be a DecisionTree. Got {type(tree).__name__} instead.")
-    if explanation is not None and not isinstance(explanation, Explanation):
-        raise InvalidTypeError(f"'explanation' must be an Explanation. Got {type(explanation).__name__} instead.")
-    if max_depth is not None and (isinstance(max_depth, bool) or not isinstance(max_depth, int) or max_depth < 0):
-        raise InvalidInputError(f"'max_depth' must be a non-negative int or None. Got {max_depth!r} instead.")
+    _check_max_depth(max_depth)
+    expl_features, on_path, path_edges = highlight(tree, explanation, instance)
     space = tree.space
-    expl_features: frozenset[int] = frozenset()
-    if explanation is not None:
-        names = space.names
-        if any(not 0 <= i < len(names) or names[i] != n for i, n in zip(explanation.features, explanation.names)):
-            raise InvalidInputError(
-                f"'explanation' is over features {list(explanation.names)}, which are not features of "
-                f"this tree (its features are {list(names)}).")
-        expl_features = frozenset(explanation.features)
-        if instance is None and explanation.instance:
-            instance = explanation.instance
-    point = None if instance is None else space.encode(instance)
-
-    feat, label, branches, root = tree._feat, tree._label, tree._branches, tree._root
-    on_path: set[int] = set()
-    path_edges: set[tuple[int, int]] = set()
-    if point is not None:
-        nid = root
-        on_path.add(nid)
-        while feat[nid] >= 0:
-            bit = 1 << point[feat[nid]]
-            child = next(c for m, c in branches[nid] if m & bit)
-            path_edges.add((nid, child))
-            nid = child
-            on_path.add(nid)
+    arrays = tree.arrays
+    feat, label, branches, root = arrays.feature, arrays.label, arrays.branches, arrays.root
 
     lines = ["digraph tree {",
              '  graph [fontname="Helvetica", fontsize=12];',
@@ -209,16 +228,19 @@ def render(source: str, path: str | os.PathLike[str] | None = None, *, format: s
 
 
 class TreeDrawing:
-    """DOT source that shows itself as SVG in notebooks when Graphviz is installed.
+    """DOT source that shows itself in notebooks: with Graphviz when installed, else with matplotlib.
 
-    ``str(drawing)`` and :attr:`source` are the DOT text; without Graphviz a
-    notebook shows that text.
+    ``str(drawing)`` and :attr:`source` are the DOT text. Without Graphviz, a drawing made by
+    :func:`draw_tree` shows (and :meth:`save` writes) the matplotlib picture of :func:`plot_tree`;
+    only without both does a notebook show the DOT text.
     """
 
-    __slots__ = ("source",)
+    __slots__ = ("source", "_args")
 
-    def __init__(self, source: str) -> None:
+    def __init__(self, source: str, *, tree: Any = None, explanation: Any = None, instance: Any = None,
+                 max_depth: int | None = None, title: str | None = None) -> None:
         self.source = source
+        self._args = None if tree is None else (tree, explanation, instance, max_depth, title)
 
     def __str__(self) -> str:
         return self.source
@@ -226,30 +248,61 @@ class TreeDrawing:
     def __repr__(self) -> str:
         return f"TreeDrawing({self.source.count(' -> ')} edges; .source is the DOT text)"
 
-    def _repr_svg_(self) -> str | None:
-        if not graphviz_available():
+    def _matplotlib(self, format: str) -> bytes | None:
+        if self._args is None:
             return None
-        return render(self.source, format="svg").decode("utf-8")
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            return None
+        import io
+
+        import matplotlib.pyplot as plt
+
+        from kcxai._plot_tree import plot_tree as _plot
+
+        tree, explanation, instance, max_depth, title = self._args
+        ax = _plot(tree, explanation, instance, max_depth=max_depth, title=title)
+        buf = io.BytesIO()
+        ax.figure.savefig(buf, format=format, bbox_inches="tight")
+        plt.close(ax.figure)
+        return buf.getvalue()
+
+    def _repr_svg_(self) -> str | None:
+        if graphviz_available():
+            return render(self.source, format="svg").decode("utf-8")
+        svg = self._matplotlib("svg")
+        return None if svg is None else svg.decode("utf-8")
 
     def _repr_markdown_(self) -> str | None:
-        if graphviz_available():
+        if graphviz_available() or self._args is not None:
             return None
         return "Graphviz is not installed; DOT source:\n\n```dot\n" + self.source + "```\n"
 
     def save(self, path: str | os.PathLike[str], *, format: str | None = None) -> None:
-        """Write the DOT text (``.dot``/``.gv``) or, with Graphviz, a drawing (``.svg``/``.png``/``.pdf``)."""
+        """Write the DOT text (``.dot``/``.gv``) or a drawing (``.svg``/``.png``/``.pdf``): with Graphviz
+        when installed, else with matplotlib."""
         ext = os.fspath(path).rsplit(".", 1)[-1].lower()
         fmt = format or ext
         if fmt in ("dot", "gv"):
             with open(path, "w", encoding="utf-8") as fh:
                 fh.write(self.source)
             return
-        render(self.source, path, format=fmt)
+        if graphviz_available() or fmt not in _FORMATS:
+            render(self.source, path, format=fmt)
+            return
+        data = self._matplotlib(fmt)
+        if data is None:
+            render(self.source, path, format=fmt)  # raises: neither Graphviz nor matplotlib
+            return
+        with open(path, "wb") as fh:
+            fh.write(data)
 
 
 def draw_tree(tree: Any, explanation: Any = None, instance: Any = None, *,
               max_depth: int | None = None, title: str | None = None) -> TreeDrawing:
-    """:func:`tree_to_dot` wrapped in a :class:`TreeDrawing` (displays in notebooks).
+    """:func:`tree_to_dot` wrapped in a :class:`TreeDrawing` (displays in notebooks, with or without
+    Graphviz).
 
     Examples
     --------
@@ -259,4 +312,30 @@ def draw_tree(tree: Any, explanation: Any = None, instance: Any = None, *,
     >>> drawing
     TreeDrawing(34 edges; .source is the DOT text)
     """
-    return TreeDrawing(tree_to_dot(tree, explanation, instance, max_depth=max_depth, title=title))
+    return TreeDrawing(tree_to_dot(tree, explanation, instance, max_depth=max_depth, title=title), tree=tree,
+                       explanation=explanation, instance=instance, max_depth=max_depth, title=title)
+
+
+def plot_tree(tree: Any, explanation: Any = None, instance: Any = None, *, max_depth: int | None = None,
+              title: str | None = None, ax: Any = None, fontsize: float = 8) -> Any:
+    """Draw a tree with matplotlib (see :func:`kcxai._plot_tree.plot_tree`); returns the Axes."""
+    from kcxai._plot_tree import plot_tree as _plot
+
+    _check_max_depth(max_depth)
+    return _plot(tree, explanation, instance, max_depth=max_depth, title=title, ax=ax, fontsize=fontsize)
+
+
+def plot_feature_frequency(result: Any, *, top: int = 20, ax: Any = None) -> Any:
+    """How often each feature appears in the explanations of an ExplanationSet (see
+    :mod:`kcxai._plot_set`); returns the Axes."""
+    from kcxai._plot_set import plot_feature_frequency as _plot
+
+    return _plot(result, top=top, ax=ax)
+
+
+def plot_size_and_bound(result: Any, *, axes: Any = None) -> Any:
+    """Explanation sizes, and precision (or error) against the bound, of an ExplanationSet (see
+    :mod:`kcxai._plot_set`); returns the two Axes."""
+    from kcxai._plot_set import plot_size_and_bound as _plot
+
+    return _plot(result, axes=axes)

@@ -148,8 +148,21 @@ def test_render_without_dot_says_how_to_install(monkeypatch):
     assert not viz.graphviz_available()
     with pytest.raises(kcxai.MissingDependencyError, match="apt-get install graphviz"):
         viz.render("digraph { a -> b }")
-    d = viz.draw_tree(kcxai.datasets.running_example_tree())
-    assert d._repr_svg_() is None and "```dot" in d._repr_markdown_()
+    text_only = viz.TreeDrawing("digraph { a -> b }")
+    assert text_only._repr_svg_() is None and "```dot" in text_only._repr_markdown_()
+
+
+def test_drawing_without_dot_uses_matplotlib(monkeypatch, tmp_path):
+    """No Graphviz: draw_tree's drawing shows and saves the matplotlib picture."""
+    monkeypatch.setattr(viz.shutil, "which", lambda name: None)
+    tree = kcxai.datasets.running_example_tree()
+    e = kcxai.min_idrs(tree, V, 0.03, start="path")
+    d = viz.draw_tree(tree, e)
+    svg = d._repr_svg_()
+    assert "<svg" in svg and d._repr_markdown_() is None
+    assert "IF x1 = 1 AND x9 = 1 THEN class = 1" in svg
+    d.save(tmp_path / "t.png")
+    assert (tmp_path / "t.png").read_bytes().startswith(b"\x89PNG")
 
 
 def test_drawing_saves_dot_text(tmp_path):

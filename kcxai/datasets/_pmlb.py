@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import csv
 import gzip
-import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
@@ -35,6 +34,13 @@ class Dataset:
     feature_names : tuple of str
     feature_types : tuple of str
         PMLB's types: ``"continuous"``, ``"categorical"``, ``"ordinal"`` or ``"binary"``.
+    value_maps : dict
+        Column name -> ``{code: label}`` for the coded columns whose labels the metadata gives.
+    class_names : dict
+        ``{code: label}`` of the target (empty when the metadata gives none).
+
+    With ``as_frame=True``, ``X`` is a pandas DataFrame whose coded columns hold their labels (a
+    categorical dtype) and ``y`` a Series of class labels.
     """
 
     name: str
@@ -42,6 +48,8 @@ class Dataset:
     y: Any
     feature_names: tuple[str, ...]
     feature_types: tuple[str, ...]
+    value_maps: dict[str, dict[int, str]] = field(default_factory=dict)
+    class_names: dict[int, str] = field(default_factory=dict)
 
     @property
     def continuous(self) -> tuple[int, ...]:
@@ -57,12 +65,32 @@ def _data(name: str) -> Any:
     return resources.files("kcxai.datasets").joinpath("data").joinpath(name)
 
 
-def _feature_types(name: str) -> dict[str, str]:
-    text = _data(f"pmlb/{name}.metadata.yaml").read_text(encoding="utf-8")
-    return dict(re.findall(r"^\s*- name:\s*(.+?)\s*\n\s*type:\s*(\w+)", text, flags=re.M))
+def _metadata(name: str) -> Any:
+    from kcxai.datasets._metadata import parse_metadata
+
+    return parse_metadata(_data(f"pmlb/{name}.metadata.yaml").read_text(encoding="utf-8"), name=name)
 
 
-def load_dataset(name: str, *, drop_duplicates: bool = True) -> Dataset:
+def _as_frame(X: Any, y: Any, names: tuple[str, ...], maps: dict[str, dict[int, str]],
+              classes: dict[int, str]) -> tuple[Any, Any]:
+    """The data as a DataFrame (labelled categories for coded columns) and a Series of class labels."""
+    import pandas as pd
+
+    cols: dict[str, Any] = {}
+    for k, n in enumerate(names):
+        col = X[:, k]
+        if n in maps:
+            m = maps[n]
+            labels = [m[c] for c in sorted(m)]
+            cols[n] = pd.Categorical([m[int(v)] for v in col], categories=labels)
+        else:
+            cols[n] = col
+    frame = pd.DataFrame(cols)
+    target = pd.Series([classes[int(v)] for v in y] if classes else y, name="target")
+    return frame, target
+
+
+def load_dataset(name: str, *, drop_duplicates: bool = True, as_frame: bool = False) -> Dataset:
     """Load one of the bundled PMLB datasets.
 
     Parameters
@@ -70,6 +98,10 @@ def load_dataset(name: str, *, drop_duplicates: bool = True) -> Dataset:
     name : {"adult", "allhyper", "ann_thyroid", "fars", "kddcup"}
     drop_duplicates : bool, default True
         Remove duplicate rows (features and target), as the paper's protocol does.
+    as_frame : bool, default False
+        Return ``X`` as a pandas DataFrame whose coded columns hold the labels the metadata gives
+        (``workclass = "Private"``, a categorical dtype) and ``y`` as a Series of class labels
+        (``"<=50K"``); otherwise numpy arrays of codes.
 
     Examples
     --------
@@ -77,6 +109,9 @@ def load_dataset(name: str, *, drop_duplicates: bool = True) -> Dataset:
     >>> ds = load_dataset("allhyper")
     >>> ds.X.shape[1], len(ds.feature_names)
     (29, 29)
+    >>> adult = load_dataset("adult", as_frame=True)
+    >>> adult.X["sex"].iloc[0], adult.y.iloc[0], adult.class_names
+    ('Male', '<=50K', {1: '<=50K', 0: '>50K'})
     """
     if name not in DATASETS:
         raise InvalidInputError(f"Unknown dataset {name!r}; the bundled datasets are {list(DATASETS)}.")
@@ -87,13 +122,17 @@ def load_dataset(name: str, *, drop_duplicates: bool = True) -> Dataset:
     if drop_duplicates:
         _, keep = np.unique(data, axis=0, return_index=True)
         data = data[np.sort(keep)]
-    types = _feature_types(name)
+    meta = _metadata(name)
+    types = meta.types
     names = tuple(header[:-1])
     missing = [n for n in names if n not in types]
     if missing:  # pragma: no cover - the bundled metadata types every column
         raise InvalidInputError(f"Dataset {name!r}: the metadata gives no type for the columns {missing}.")
-    return Dataset(name=name, X=data[:, :-1], y=data[:, -1].astype(np.int64), feature_names=names,
-                   feature_types=tuple(types[n] for n in names))
+    X, y = data[:, :-1], data[:, -1].astype(np.int64)
+    if as_frame:
+        X, y = _as_frame(X, y, names, meta.value_maps, meta.target_map)
+    return Dataset(name=name, X=X, y=y, feature_names=names, feature_types=tuple(types[n] for n in names),
+                   value_maps=meta.value_maps, class_names=meta.target_map)
 
 
 def reference_tree(name: str = "SKL14") -> Any:

@@ -1,6 +1,7 @@
 """Classifier families kcxai explains."""
 
 from kcxai.models._base import Classifier, load_model, model_from_dict
+from kcxai.models._pipeline import ImportedPipeline, from_pipeline
 from kcxai.models._sklearn import from_sklearn
 from kcxai.models.bdd import BddClassifier
 from kcxai.models.boosted import BoostedTrees
@@ -11,4 +12,4 @@ from kcxai.models.tree import DecisionTree, Leaf, Split, TreePath
 
 __all__ = ["Classifier", "DecisionTree", "Leaf", "Split", "TreePath", "load_model", "model_from_dict",
            "DecisionList", "RuleSet", "Rule", "BddClassifier", "NaiveBayes", "LinearClassifier", "RandomForest",
-           "from_sklearn", "BoostedTrees"]
+           "from_sklearn", "BoostedTrees", "from_pipeline", "ImportedPipeline"]

@@ -1,0 +1,82 @@
+"""The explanation methods an :class:`~kcxai.Explainer` runs, by name."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from kcxai._errors import InvalidInputError, InvalidTypeError
+
+__all__ = ["Method", "METHODS", "resolve_method"]
+
+
+@dataclass(frozen=True)
+class Method:
+    """One explanation method.
+
+    Attributes
+    ----------
+    name : str
+    function : callable
+        ``function(compiled, instance, delta, **options) -> Explanation``.
+    bounds : {"error", "precision"}
+        What ``delta`` bounds.
+    fixed_delta : int or None
+        The only ``delta`` the method takes (``"axp"``, ``"cxp"``), or ``None``.
+    """
+
+    name: str
+    function: Callable[..., Any]
+    bounds: str
+    fixed_delta: int | None = None
+
+
+def _methods() -> dict[str, Method]:
+    from kcxai import explain as ex
+
+    return {
+        "min_idrs": Method("min_idrs", ex.min_idrs, "error"),
+        "axp": Method("axp", ex.min_idrs, "error", fixed_delta=0),
+        "smallest_idrs": Method("smallest_idrs", ex.smallest_idrs, "error"),
+        "min_dual_idrs": Method("min_dual_idrs", ex.min_dual_idrs, "error"),
+        "cxp": Method("cxp", ex.min_dual_idrs, "error", fixed_delta=0),
+        "local_cdrs": Method("local_cdrs", ex.local_cdrs, "precision"),
+        "min_cdrs": Method("min_cdrs", ex.min_cdrs, "precision"),
+        "smallest_drs": Method("smallest_drs", ex.smallest_drs, "precision"),
+    }
+
+
+#: Names accepted by ``Explainer.explain(method=...)``.
+METHODS = ("min_idrs", "axp", "smallest_idrs", "min_dual_idrs", "cxp", "local_cdrs", "min_cdrs", "smallest_drs")
+
+
+def resolve_method(method: Any, delta: Any) -> tuple[Method, Any]:
+    """The method called ``method`` and the ``delta`` to pass it.
+
+    ``delta=None`` means 0 for error bounds (an abductive explanation); precision-bounded methods
+    need an explicit ``delta`` (for example 0.95).
+
+    Examples
+    --------
+    >>> from kcxai._methods import resolve_method
+    >>> m, d = resolve_method("axp", None)
+    >>> m.function.__name__, d
+    ('min_idrs', 0)
+    """
+    if not isinstance(method, str):
+        raise InvalidTypeError(f"'method' must be a str, one of {list(METHODS)}. Got {method!r} instead.")
+    table = _methods()
+    if method not in table:
+        raise InvalidInputError(f"Unknown method {method!r}; choose one of {list(METHODS)}.")
+    m = table[method]
+    if m.fixed_delta is not None:
+        if delta not in (None, 0):
+            raise InvalidInputError(f"method={method!r} is defined with delta = 0. Got delta={delta!r} instead.")
+        return m, m.fixed_delta
+    if delta is None:
+        if m.bounds == "precision":
+            raise InvalidInputError(
+                f"method={method!r} bounds precision from below: give 'delta' (for example delta=0.95).")
+        return m, 0
+    return m, delta

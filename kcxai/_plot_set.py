@@ -1,0 +1,105 @@
+"""Plots of many explanations (an :class:`~kcxai.ExplanationSet`) with matplotlib.
+
+:func:`plot_feature_frequency`: the share of explanations that contain each feature.
+:func:`plot_size_and_bound`: how many features explanations have, and where their exact precision (for
+C-delta sets) or error (for I-delta sets) lies against the bound delta they were computed for.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kcxai._errors import InvalidInputError, InvalidTypeError, MissingDependencyError
+
+__all__ = ["plot_feature_frequency", "plot_size_and_bound"]
+
+
+def _pyplot() -> Any:
+    try:
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise MissingDependencyError("Plotting needs matplotlib: pip install 'kcxai[plot]'.") from None
+    return plt
+
+
+def _explanations(result: Any) -> list[Any]:
+    from kcxai.explanation_set import ExplanationSet
+
+    if not isinstance(result, ExplanationSet):
+        raise InvalidTypeError(f"'result' must be an ExplanationSet (Explainer.explain). Got {type(result).__name__}.")
+    out = result.explanations
+    if not out:
+        raise InvalidInputError("'result' has no explanation to plot (every row failed).")
+    return out
+
+
+def plot_feature_frequency(result: Any, *, top: int = 20, ax: Any = None) -> Any:
+    """A horizontal bar per feature: the share of explanations containing it (most frequent on top).
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import kcxai
+    >>> from kcxai.viz import plot_feature_frequency
+    >>> result = kcxai.Explainer(kcxai.datasets.running_example_tree()).explain(
+    ...     [(1, 1, 1, 1, 0, 0, 0, 0, 1), (0, 0, 0, 0, 0, 0, 0, 0, 0)], delta=0.03)
+    >>> ax = plot_feature_frequency(result)
+    >>> result.feature_counts()
+    {'x6': 2, 'x7': 2, 'x8': 2, 'x9': 2, 'x5': 1}
+    >>> [t.get_text() for t in ax.get_yticklabels()][-1], float(ax.patches[-1].get_width())
+    ('x6', 1.0)
+    """
+    if isinstance(top, bool) or not isinstance(top, int) or top < 1:
+        raise InvalidInputError(f"'top' must be a positive int. Got {top!r} instead.")
+    n = len(_explanations(result))
+    counts = list(result.feature_counts().items())[:top]
+    plt = _pyplot()
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6, 0.35 * max(len(counts), 3) + 1))
+    names = [c[0] for c in reversed(counts)]
+    shares = [c[1] / n for c in reversed(counts)]
+    ax.barh(names, shares, color="#1f5fbf")
+    ax.set_xlim(0, 1.05)
+    ax.set_xlabel(f"share of the {n} explanations containing the feature")
+    ax.set_title("Features in the explanations")
+    return ax
+
+
+def plot_size_and_bound(result: Any, *, axes: Any = None) -> Any:
+    """Two panels: a histogram of explanation sizes; exact precision (C-delta methods) or error
+    (I-delta methods) of each explanation against its size, with the bound delta as a line.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import kcxai
+    >>> from kcxai.viz import plot_size_and_bound
+    >>> result = kcxai.Explainer(kcxai.datasets.running_example_tree()).explain(
+    ...     [(1, 1, 1, 1, 0, 0, 0, 0, 1), (0, 0, 0, 0, 0, 0, 0, 0, 0)], method="local_cdrs", delta=0.9)
+    >>> left, right = plot_size_and_bound(result)
+    >>> right.get_ylabel()
+    'exact precision'
+    """
+    expl = _explanations(result)
+    plt = _pyplot()
+    if axes is None:
+        _, axes = plt.subplots(1, 2, figsize=(10, 3.5))
+    left, right = axes
+    sizes = [len(e) for e in expl]
+    left.hist(sizes, bins=range(0, max(sizes) + 2), align="left", rwidth=0.8, color="#1f5fbf")
+    left.set_xlabel("features in the explanation")
+    left.set_ylabel("explanations")
+    left.set_title("Explanation size")
+    precision = result.bounds == "precision"
+    values = [float(e.precision if precision else e.error) for e in expl]
+    right.scatter(sizes, values, s=14, alpha=0.6, color="#1f5fbf", label="explanations")
+    deltas = sorted({float(e.delta) for e in expl if e.delta is not None})
+    for d in deltas:
+        right.axhline(d, color="#d62728", linestyle="--", label=f"delta = {d:g}")
+    right.set_xlabel("features in the explanation")
+    right.set_ylabel("exact precision" if precision else "exact error")
+    right.set_title(("precision (at least delta)" if precision else "error (at most delta)") + " vs size")
+    right.legend(loc="best", fontsize=8)
+    return left, right

@@ -1,0 +1,188 @@
+"""Explanations of many rows, as a collection that becomes a pandas DataFrame."""
+
+from __future__ import annotations
+
+import html
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any, Union, overload
+
+from kcxai.explain._result import Explanation
+from kcxai.space import Probability
+
+__all__ = ["ExplanationSet", "RowFailure", "Row"]
+
+
+@dataclass(frozen=True)
+class RowFailure:
+    """A row that could not be explained (with ``on_error="report"``).
+
+    Attributes
+    ----------
+    id : object
+        The row's id (its DataFrame index label, else its position).
+    instance : tuple
+        The row's values as read (empty when the row could not be read).
+    error_type : str
+        The exception's class name (``"InvalidInputError"``, ...).
+    message : str
+        The exception's message.
+    """
+
+    id: Any
+    instance: tuple[Any, ...]
+    error_type: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"row {self.id!r}: {self.error_type}: {self.message}"
+
+
+#: One entry of an :class:`ExplanationSet`.
+Row = Union[Explanation, RowFailure]
+
+
+def _float(p: Probability | None) -> float | None:
+    return None if p is None else float(p)
+
+
+def _exact(p: Probability | None) -> str | None:
+    return str(p) if isinstance(p, Fraction) else None
+
+
+class ExplanationSet(Sequence[Row]):
+    """The explanations of a batch of rows, in row order, with the failures of rows that had none.
+
+    Indexing gives an :class:`~kcxai.Explanation` or a :class:`RowFailure`;
+    :meth:`to_frame` gives one DataFrame row per input row.
+
+    Parameters
+    ----------
+    rows : sequence of Explanation or RowFailure
+    ids : sequence
+        The row ids (DataFrame index labels, else positions).
+    bounds : {"error", "precision"}
+        What ``delta`` bounds for the method that made them.
+    coverage : sequence of Fraction, float or None, optional
+        ``Pr(x_S = v_S)`` of each explanation under the model's distribution.
+
+    Examples
+    --------
+    >>> import kcxai
+    >>> explainer = kcxai.Explainer(kcxai.datasets.running_example_tree())
+    >>> rows = [(1, 1, 1, 1, 0, 0, 0, 0, 1), (0, 0, 0, 0, 0, 0, 0, 0, 0)]
+    >>> result = explainer.explain(rows, delta=0.03)
+    >>> len(result), result.n_failures
+    (2, 0)
+    >>> frame = result.to_frame()
+    >>> frame["size"].tolist(), frame["rule"][0]
+    ([5, 4], 'IF x5 = 0 AND x6 = 0 AND x7 = 0 AND x8 = 0 AND x9 = 1 THEN class = 1')
+    """
+
+    def __init__(self, rows: Sequence[Row], ids: Sequence[Any], *, bounds: str,
+                 coverage: Sequence[Probability | None] | None = None) -> None:
+        self._rows = tuple(rows)
+        self.ids = tuple(ids)
+        self.bounds = bounds
+        self.coverage = tuple(coverage) if coverage is not None else (None,) * len(self._rows)
+
+    # -- sequence ------------------------------------------------------------------
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    @overload
+    def __getitem__(self, k: int) -> Row: ...
+
+    @overload
+    def __getitem__(self, k: slice) -> "ExplanationSet": ...
+
+    def __getitem__(self, k: int | slice) -> Any:
+        if isinstance(k, slice):
+            return ExplanationSet(self._rows[k], self.ids[k], bounds=self.bounds, coverage=self.coverage[k])
+        return self._rows[k]
+
+    def __iter__(self) -> Iterator[Row]:
+        return iter(self._rows)
+
+    @property
+    def explanations(self) -> list[Explanation]:
+        """The explanations (rows that failed left out)."""
+        return [r for r in self._rows if isinstance(r, Explanation)]
+
+    @property
+    def failures(self) -> list[RowFailure]:
+        """The rows that could not be explained."""
+        return [r for r in self._rows if isinstance(r, RowFailure)]
+
+    @property
+    def n_failures(self) -> int:
+        """Number of rows that could not be explained."""
+        return len(self.failures)
+
+    def feature_counts(self) -> dict[str, int]:
+        """How many explanations contain each feature, most frequent first.
+
+        Examples
+        --------
+        >>> import kcxai
+        >>> explainer = kcxai.Explainer(kcxai.datasets.running_example_tree())
+        >>> explainer.explain([(1, 1, 1, 1, 0, 0, 0, 0, 1)], delta=0.03).feature_counts()
+        {'x5': 1, 'x6': 1, 'x7': 1, 'x8': 1, 'x9': 1}
+        """
+        counts: Counter[str] = Counter()
+        for e in self.explanations:
+            counts.update(e.names)
+        return dict(counts.most_common())
+
+    # -- tables -------------------------------------------------------------------
+
+    def records(self) -> list[dict[str, Any]]:
+        """One flat dict per row (the rows of :meth:`to_frame`)."""
+        out = []
+        for rid, row, cov in zip(self.ids, self._rows, self.coverage):
+            if isinstance(row, RowFailure):
+                out.append({"id": rid, "prediction": None, "method": None, "delta": None, "bounds": self.bounds,
+                            "size": None, "features": None, "rule": None, "error": None, "precision": None,
+                            "coverage": None, "error_exact": None, "precision_exact": None, "coverage_exact": None,
+                            "distribution": None, "language": None, "oracle_calls": None, "seconds": None,
+                            "failure": f"{row.error_type}: {row.message}"})
+                continue
+            out.append({
+                "id": rid, "prediction": row.prediction, "method": row.method, "delta": _float(row.delta),
+                "bounds": self.bounds, "size": len(row), "features": ", ".join(row.names), "rule": row.rule(),
+                "error": float(row.error), "precision": float(row.precision), "coverage": _float(cov),
+                "error_exact": _exact(row.error), "precision_exact": _exact(row.precision),
+                "coverage_exact": _exact(cov), "distribution": getattr(row, "distribution", None),
+                "language": row.language, "oracle_calls": row.oracle_calls,
+                "seconds": row.seconds, "failure": None})
+        return out
+
+    def to_frame(self) -> Any:
+        """A pandas DataFrame, one row per input row.
+
+        Columns: ``id`` (the row's id), ``prediction`` (the class label), ``method``, ``delta`` and
+        ``bounds`` (what delta bounds: ``"error"`` or ``"precision"``), ``size``, ``features``
+        (names, comma-separated), ``rule``, ``error``, ``precision`` and ``coverage`` (floats) with
+        ``*_exact`` (``"7/512"``, exact spaces only), ``distribution`` (what the probabilities are
+        under: ``"uniform"``, ``"product"``, ``"mixture of K"``), ``language``, ``oracle_calls``, ``seconds``,
+        and ``failure`` (``None``, or the error of a row that could not be explained).
+        """
+        import pandas as pd
+
+        cols = ["id", "prediction", "method", "delta", "bounds", "size", "features", "rule", "error", "precision",
+                "coverage", "error_exact", "precision_exact", "coverage_exact", "distribution", "language",
+                "oracle_calls", "seconds", "failure"]
+        frame = pd.DataFrame.from_records(self.records(), columns=cols)
+        return frame.astype({"size": "Int64", "oracle_calls": "Int64"})
+
+    def __repr__(self) -> str:
+        fail = f", {self.n_failures} failed" if self.n_failures else ""
+        return f"ExplanationSet({len(self)} rows{fail})"
+
+    def _repr_html_(self) -> str:
+        head = self.to_frame().head(10)
+        return (f"<p><b>{html.escape(repr(self))}</b> (first rows; <code>.to_frame()</code> for all)</p>"
+                + head.to_html(index=False, na_rep=""))
