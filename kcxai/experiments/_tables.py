@@ -47,8 +47,9 @@ TABLE_COLUMNS = (
     "anchor_below_threshold_alibi", "anchor_below_threshold_sampled", "anchor_below_threshold_exact",
     "kcxai_time_avg_same_instances", "ratio_anchor_kcxai", "kcxai_cpu_avg_same_instances", "ratio_cpu_anchor_kcxai",
     "distribution", "mode", "cpu_median", "coverage_avg", "coverage_min", "data_rows", "data_prec_avg",
-    "data_prec_min", "data_no_match", "data_cov_avg", "anchor_data_prec_avg", "anchor_data_prec_min",
-    "anchor_data_no_match", "anchor_data_cov_avg",
+    "data_prec_min", "data_no_match", "data_cov_avg", "data_prec_min_30", "data_below_80",
+    "anchor_data_prec_avg", "anchor_data_prec_min", "anchor_data_no_match", "anchor_data_cov_avg",
+    "anchor_data_prec_min_30", "anchor_data_below_80",
 )
 
 
@@ -68,13 +69,18 @@ def _times(recs: Sequence[dict[str, Any]], prefix: str) -> dict[str, float]:
 
 def _on_data(recs: Sequence[dict[str, Any]], prefix: str) -> dict[str, Any]:
     """On-data precision avg/min (%, over the explanations some held-out row matches), how many no
-    row matches, and on-data coverage avg (%)."""
+    row matches, on-data coverage avg (%), the minimum precision over the explanations matched by at
+    least 30 held-out rows (a minimum over 2 matching rows is 0, 50 or 100%) and how many have an
+    on-data precision below 80%."""
     ps = [r["data_precision"] for r in recs if r.get("data_precision", "") != ""]
+    ps30 = [r["data_precision"] for r in recs if r.get("data_precision", "") != "" and r["data_matching"] >= 30]
     covs = [r["data_coverage"] for r in recs if r.get("data_coverage", "") != ""]
     return {f"{prefix}data_prec_avg": 100 * float(np.mean(ps)) if ps else "",
             f"{prefix}data_prec_min": 100 * float(np.min(ps)) if ps else "",
             f"{prefix}data_no_match": len(recs) - len(ps),
-            f"{prefix}data_cov_avg": 100 * float(np.mean(covs)) if covs else ""}
+            f"{prefix}data_cov_avg": 100 * float(np.mean(covs)) if covs else "",
+            f"{prefix}data_prec_min_30": 100 * float(np.min(ps30)) if ps30 else "",
+            f"{prefix}data_below_80": sum(p < 0.8 for p in ps)}
 
 
 def summarise(records: Sequence[dict[str, Any]], info: dict[str, Any]) -> list[dict[str, Any]]:
@@ -189,7 +195,8 @@ _ON_DATA = [
     ("dataset", "Dataset", "s"), ("delta", "δ", "d"), ("coverage_avg", "kcxai exact cov avg", "t"),
     ("data_rows", "held-out rows", "int"), ("data_prec_avg", "kcxai data prec avg", "1"),
     ("data_prec_min", "kcxai data prec min", "1"), ("data_no_match", "no matching row", "int"),
-    ("data_cov_avg", "kcxai data cov avg", "t"), ("anchor_data_prec_avg", "Anchor data prec avg", "1"),
+    ("data_cov_avg", "kcxai data cov avg", "t"), ("data_prec_min_30", "kcxai data prec min (>= 30 rows)", "1"),
+    ("data_below_80", "kcxai < 80%", "int"), ("anchor_data_prec_avg", "Anchor data prec avg", "1"),
     ("anchor_data_prec_min", "Anchor data prec min", "1"), ("anchor_data_cov_avg", "Anchor data cov avg", "t"),
 ]
 

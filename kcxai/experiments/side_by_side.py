@@ -36,7 +36,8 @@ SETTINGS: tuple[tuple[str, tuple[Fraction, ...]], ...] = (
 #: Columns of ``side_by_side.csv``: precisions and coverages in %, times in CPU milliseconds.
 SIDE_COLUMNS = (
     "dataset", "distribution", "mode", "delta", "n_instances", "len_avg", "len_max", "exact_prec_avg",
-    "exact_prec_min", "data_prec_avg", "data_prec_min", "data_no_match", "coverage_avg", "data_cov_avg",
+    "exact_prec_min", "sampled_prec_avg", "data_prec_avg", "data_prec_min", "data_prec_min_30", "data_below_80", "data_no_match",
+    "coverage_avg", "data_cov_avg",
     "cpu_ms_avg", "cpu_ms_median", "fit_cpu_seconds", "data_rows",
     "anchor_instances", "anchor_len_avg", "anchor_len_max", "anchor_prec_sampled_avg", "anchor_exact_uniform_avg",
     "anchor_exact_uniform_min", "anchor_cpu_ms_avg", "ratio_cpu_anchor_kcxai",
@@ -154,8 +155,10 @@ def run_side_by_side(cfg: SideBySideConfig) -> dict[str, Any]:
 def _side_row(r: dict[str, Any], tree: dict[str, Any], anchor: dict[str, Any]) -> dict[str, Any]:
     row = {"dataset": r["dataset"], "distribution": r["distribution"], "mode": r["mode"], "delta": r["delta"],
            "n_instances": r["n_instances"], "len_avg": r["len_avg"], "len_max": r["len_max"],
-           "exact_prec_avg": r["exact_avg"], "exact_prec_min": r["exact_min"], "data_prec_avg": r["data_prec_avg"],
+           "exact_prec_avg": r["exact_avg"], "exact_prec_min": r["exact_min"], "sampled_prec_avg": r["prec_avg"],
+           "data_prec_avg": r["data_prec_avg"],
            "data_prec_min": r["data_prec_min"], "data_no_match": r["data_no_match"],
+           "data_prec_min_30": r["data_prec_min_30"], "data_below_80": r["data_below_80"],
            "coverage_avg": r["coverage_avg"], "data_cov_avg": r["data_cov_avg"], "cpu_ms_avg": 1000 * r["cpu_avg"],
            "cpu_ms_median": 1000 * r["cpu_median"], "fit_cpu_seconds": tree.get("fit_cpu_seconds", ""),
            "data_rows": r["data_rows"], **anchor}
@@ -176,6 +179,8 @@ def measure_targets(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
             "data_prec_avg": r["data_prec_avg"], "data_prec_min": r["data_prec_min"],
             "avg_ok": r["data_prec_avg"] != "" and r["data_prec_avg"] >= 95,
             "min_ok": r["data_prec_min"] != "" and r["data_prec_min"] >= 80,
+            "data_prec_min_30": r["data_prec_min_30"], "data_below_80": r["data_below_80"],
+            "n_instances": r["n_instances"],
             "len_avg": r["len_avg"], "anchor_len_avg": r.get("anchor_len_avg", ""),
             "shorter_ok": "anchor_len_avg" in r and r["len_avg"] < r["anchor_len_avg"],
             "ratio_cpu": r.get("ratio_cpu_anchor_kcxai", ""),
@@ -197,7 +202,7 @@ def _fmt(v: Any, digits: int = 1) -> str:
 def markdown(rows: Sequence[dict[str, Any]], targets: dict[str, Any], info: dict[str, Any]) -> str:
     """The side-by-side table, Anchor's row under each dataset, and the targets."""
     head = ["Dataset", "Distribution", "Setting", "#I", "Len avg", "Len M", "Exact prec avg", "Exact prec min",
-            "Data prec avg", "Data prec min", "no match", "Exact cov avg", "Data cov avg", "CPU ms avg",
+            "Sampled prec avg", "Data prec avg", "Data prec min", "min (≥30 rows)", "< 80%", "no match", "Exact cov avg", "Data cov avg", "CPU ms avg",
             "CPU ms median", "Anchor/kcxai CPU"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     prev = None
@@ -211,14 +216,18 @@ def markdown(rows: Sequence[dict[str, Any]], targets: dict[str, Any], info: dict
         ratio = r.get("ratio_cpu_anchor_kcxai", "")
         lines.append("| " + " | ".join([
             r["dataset"] if first else "", r["distribution"], setting, str(r["n_instances"]), _fmt(r["len_avg"], 2),
-            str(r["len_max"]), _fmt(r["exact_prec_avg"]), _fmt(r["exact_prec_min"]), _fmt(r["data_prec_avg"]),
-            _fmt(r["data_prec_min"]), str(r["data_no_match"]), _fmt(r["coverage_avg"], 2),
+            str(r["len_max"]), _fmt(r["exact_prec_avg"]), _fmt(r["exact_prec_min"]), _fmt(r["sampled_prec_avg"]),
+            _fmt(r["data_prec_avg"]),
+            _fmt(r["data_prec_min"]), _fmt(r["data_prec_min_30"]), str(r["data_below_80"]), str(r["data_no_match"]),
+            _fmt(r["coverage_avg"], 2),
             _fmt(r["data_cov_avg"], 2), _fmt(r["cpu_ms_avg"], 2), _fmt(r["cpu_ms_median"], 2),
             f"{ratio:,.0f}x" if ratio != "" else "–"]) + " |")
     if prev is not None:
         lines.append(_anchor_line([x for x in rows if x["dataset"] == prev][0]))
     m = info["machine"]
-    head_text = (f"Run {info['date']} on {m['cpu']} ({m['cores']} cores), {m['os']}, Python {m['python']}, "
+    done = sorted(p["finished"] for run in info["runs"].values() for p in run["parts"].values() if p.get("finished"))
+    when = f"Explanations computed {done[0]} to {done[-1]}, tables written {info['date']}" if done else info["date"]
+    head_text = (f"{when} on {m['cpu']} ({m['cores']} cores), {m['os']}, Python {m['python']}, "
                  f"numpy {m['numpy']}, scikit-learn {m['scikit-learn']}; n_jobs={info['config']['n_jobs']}, "
                  f"seed={info['config']['seed']}, K={info['config']['components']}.\n\n")
     return ("# Distributions fitted from data, side by side\n\n" + head_text + "\n".join(lines) + "\n\n"
@@ -227,23 +236,26 @@ def markdown(rows: Sequence[dict[str, Any]], targets: dict[str, Any], info: dict
 
 def _anchor_line(r: dict[str, Any]) -> str:
     if "anchor_instances" not in r:
-        return "|  | Anchor | (no earlier record) |" + " |" * 13
+        return "|  | Anchor | (no earlier record) |" + " |" * 16
     return ("| " + " | ".join([
-        "", "(Anchor: sampled; exact under uniform)", "Anchor, threshold 0.95 (earlier run)", str(r["anchor_instances"]),
+        "", "Anchor (exact: uniform)", "Anchor, threshold 0.95 (earlier run)", str(r["anchor_instances"]),
         _fmt(r["anchor_len_avg"], 2), str(r["anchor_len_max"]), _fmt(r["anchor_exact_uniform_avg"]),
-        _fmt(r["anchor_exact_uniform_min"]), f"sampled {_fmt(r['anchor_prec_sampled_avg'])}", "–", "–", "–", "–",
+        _fmt(r["anchor_exact_uniform_min"]), _fmt(r["anchor_prec_sampled_avg"]), "–", "–", "–", "–", "–", "–",
+        "–",
         _fmt(r["anchor_cpu_ms_avg"], 1), "–", ""]) + " |")
 
 
 def targets_markdown(targets: dict[str, Any]) -> str:
     """The targets as a small table plus the adult timing line."""
-    lines = ["| Dataset | Data prec avg (>= 95) | Data prec min (>= 80) | Len avg / Anchor | Anchor/kcxai CPU (>= 100x) |",
-             "|---|---|---|---|---|"]
+    lines = ["| Dataset | Data prec avg (>= 95) | Data prec min (>= 80) | min over rules matched by >= 30 rows "
+             "| rules < 80% | Len avg / Anchor | Anchor/kcxai CPU (>= 100x) |",
+             "|---|---|---|---|---|---|---|"]
     for name, t in targets["mixture_cdrs_0.95"].items():
         ok = lambda b: "yes" if b else "**no**"  # noqa: E731
         ratio = t["ratio_cpu"]
         lines.append(
             f"| {name} | {_fmt(t['data_prec_avg'])} {ok(t['avg_ok'])} | {_fmt(t['data_prec_min'])} {ok(t['min_ok'])} "
+            f"| {_fmt(t['data_prec_min_30'])} | {t['data_below_80']} of {t['n_instances']} "
             f"| {_fmt(t['len_avg'], 2)} / {_fmt(t['anchor_len_avg'], 2)} {ok(t['shorter_ok'])} "
             f"| {f'{ratio:,.0f}x' if ratio != '' else '–'} {ok(t['faster_ok'])} |")
     adult = ", ".join(f"δ={d}: {v:.2f} ms" for d, v in targets["adult_mixture_min_idrs_cpu_ms_median"].items())
