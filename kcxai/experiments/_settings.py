@@ -64,7 +64,7 @@ def with_fitted_distribution(data: PreparedData, trained: TrainedTree, kind: str
     >>> from kcxai.experiments import prepare_data, train_tree
     >>> data = prepare_data("allhyper")
     >>> t, _ = with_fitted_distribution(data, train_tree(data), "product")
-    >>> t.tree.distribution.kind
+    >>> t.tree.space.distribution.kind
     'product'
     """
     import time

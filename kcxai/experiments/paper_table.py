@@ -177,13 +177,13 @@ def explain_kcxai(rows: Sequence[int], data: PreparedData, trained: TrainedTree,
             if e.prediction != pred_skl:
                 raise ExperimentCheckError(
                     f"{data.name} row {r}: kcxai's tree predicts {e.prediction!r}, scikit-learn {pred_skl!r}.")
+            if mode == "idrs" and d == 0 and e.precision != 1:
+                raise ExperimentCheckError(
+                    f"{data.name} row {r}: the min-I0-relevant set {e.names} has exact precision {e.precision}, not 1.")
             if (e.error > d) if mode == "idrs" else (e.precision < d):
                 raise ExperimentCheckError(
                     f"{data.name} row {r}: the {e.method} set {e.names} has exact error {e.error} and precision "
                     f"{e.precision}, which break its bound delta = {d}.")
-            if mode == "idrs" and d == 0 and e.precision != 1:
-                raise ExperimentCheckError(
-                    f"{data.name} row {r}: the min-I0-relevant set {e.names} has exact precision {e.precision}, not 1.")
             sp = sampled_precision(predict, train, x, e.features, n_samples=n_samples,
                                    rng=np.random.default_rng([seed, int(r), j]))
             cov = e.coverage if e.coverage is not None else ""
