@@ -118,6 +118,17 @@ def run_side_by_side(cfg: SideBySideConfig) -> dict[str, Any]:
     dict
         ``rows`` (the table, one row per dataset, setting and delta), ``targets``
         (the issue's targets, measured) and the run's ``info``.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from kcxai.experiments import SideBySideConfig, run_side_by_side
+    >>> with tempfile.TemporaryDirectory() as out:
+    ...     res = run_side_by_side(SideBySideConfig(
+    ...         datasets=("allhyper",), distributions=("product",), max_instances=3, anchor_table=None,
+    ...         n_samples=20, out=out, progress=False))
+    >>> [(r["distribution"], r["mode"], r["delta"]) for r in res["rows"]]
+    [('product', 'idrs', 0.01), ('product', 'idrs', 0.05), ('product', 'cdrs', 0.95)]
     """
     _check(cfg)
     out = Path(cfg.out)
