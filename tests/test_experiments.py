@@ -361,6 +361,37 @@ def test_held_out_matches_evaluate_on_data():
             assert held.measure(x, e.features, e.prediction) == (m.matching, m.agreeing)
 
 
+def test_anchor_records_carry_held_out_figures_under_a_fitted_distribution(tmp_path, monkeypatch):
+    """The Anchor wiring without alibi: a stand-in baseline that always anchors on feature 0."""
+    from kcxai.experiments import _anchor
+
+    class Stub:
+        def __init__(self, predict, train, names, labels, *, threshold):
+            pass
+
+        def explain(self, x, *, seed):
+            return _anchor.AnchorResult(features=(0,), precision=0.97, coverage=0.1, seconds=0.5, cpu_seconds=0.5)
+
+    monkeypatch.setattr(_anchor, "import_anchor_tabular", lambda: None)
+    monkeypatch.setattr(_anchor, "AnchorBaseline", Stub)
+    cfg = PaperTableConfig(datasets=("allhyper",), anchor=True, quick=True, out=str(tmp_path), progress=False,
+                           plots=False, n_samples=20, max_instances=4, anchor_max_instances=3,
+                           distribution="product", mode="cdrs", deltas=(Fraction(95, 100),))
+    res = run_paper_table(cfg)
+    data, trained, tree = _fitted_tree("allhyper", "product", 8)
+    recs = pt.read_records(tmp_path / "records" / "allhyper.anchor.csv")
+    assert len(recs) == 3 and {r["distribution"] for r in recs} == {"product"}
+    for r in recs:
+        x = data.X[r["row"]]
+        assert Fraction(r["precision_exact_fraction"]) == kcxai.precision(tree, x.tolist(), [0])
+        mask = data.X[data.test][:, 0] == x[0]
+        agree = trained.clf.predict(data.X[data.test][mask]) == r["prediction"]
+        assert r["data_matching"] == mask.sum() and r["data_precision"] == pytest.approx(agree.mean())
+    row = res["rows"][0]
+    assert row["anchor_data_prec_avg"] == pytest.approx(100 * np.mean([r["data_precision"] for r in recs]))
+    assert row["ratio_cpu_anchor_kcxai"] == pytest.approx(0.5 / row["kcxai_cpu_avg_same_instances"])
+
+
 def test_side_by_side_quick(tmp_path):
     from kcxai.experiments.side_by_side import SideBySideConfig, run_side_by_side
 
