@@ -258,6 +258,180 @@ def test_bad_config():
         run_paper_table(PaperTableConfig(datasets=("allhyper",), n_jobs=0, anchor=False, progress=False))
 
 
+# -- fitted distributions, the C-delta mode, held-out rows --------------------------------------
+
+
+def _fitted_tree(name, kind, k):
+    data = prepare_data(name)
+    trained = train_tree(data)
+    dist = kcxai.fit_distribution(trained.tree, data.X[data.train], kind=kind, n_components=k, random_state=0)
+    return data, trained, trained.tree.with_distribution(dist)
+
+
+@pytest.fixture(scope="module")
+def mixture_cdrs_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("mixture")
+    cfg = PaperTableConfig(datasets=("allhyper",), anchor=False, quick=True, out=str(out), progress=False, plots=False,
+                           n_samples=50, max_instances=8, distribution="mixture", components=2, mode="cdrs",
+                           deltas=(Fraction(95, 100), Fraction(99, 100)))
+    return out, run_paper_table(cfg)
+
+
+def test_cdrs_records_under_a_fitted_mixture_are_locally_minimal_c_delta_sets(mixture_cdrs_run):
+    out, res = mixture_cdrs_run
+    data, trained, tree = _fitted_tree("allhyper", "mixture", 2)
+    recs = pt.read_records(out / "records" / "allhyper.kcxai-mixture2-cdrs.csv")
+    assert len(recs) == 16 and {r["distribution"] for r in recs} == {"mixture of 2"}
+    assert {r["mode"] for r in recs} == {"cdrs"}
+    for r in recs:
+        x = data.X[r["row"]].tolist()
+        feats = [int(f) for f in r["features"].split()]
+        delta = Fraction(r["delta"]).limit_denominator(100)
+        assert Fraction(r["precision_exact_fraction"]) == kcxai.precision(tree, x, feats) >= delta
+        assert kcxai.is_cdrs(tree, x, feats, delta)
+        assert not any(kcxai.is_cdrs(tree, x, [f for f in feats if f != g], delta) for g in feats)
+        e = kcxai.local_cdrs(tree, x, delta, start="path")
+        assert list(e.features) == feats and Fraction(r["coverage_exact_fraction"]) == e.coverage
+        m = kcxai.evaluate_on_data(trained.tree, e, data.X[data.test])
+        assert (r["data_rows"], r["data_matching"]) == (m.rows, m.matching)
+        assert r["data_precision"] == ("" if m.precision is None else pytest.approx(float(m.precision)))
+        assert r["data_coverage"] == pytest.approx(float(m.coverage))
+    row = [t for t in res["rows"] if t["delta"] == 0.95][0]
+    sel = [r for r in recs if r["delta"] == 0.95]
+    assert (row["distribution"], row["mode"]) == ("mixture of 2", "cdrs")
+    assert row["coverage_avg"] == pytest.approx(100 * np.mean([r["coverage_exact"] for r in sel]))
+    matched = [r["data_precision"] for r in sel if r["data_precision"] != ""]
+    assert row["data_no_match"] == len(sel) - len(matched)
+    assert row["data_prec_min"] == pytest.approx(100 * min(matched))
+    assert row["cpu_median"] == pytest.approx(np.median([r["cpu_seconds"] for r in sel]))
+    assert "mixture of 2 distribution fitted on the training rows" in (out / "table.md").read_text()
+
+
+def test_product_idrs_records_are_min_idrs_under_the_fitted_product(tmp_path):
+    cfg = PaperTableConfig(datasets=("ann_thyroid",), anchor=False, quick=True, out=str(tmp_path), progress=False,
+                           plots=False, n_samples=50, max_instances=6, distribution="product",
+                           deltas=(Fraction(0), Fraction(1, 100)))
+    res = run_paper_table(cfg)
+    data, _, tree = _fitted_tree("ann_thyroid", "product", 8)
+    recs = pt.read_records(tmp_path / "records" / "ann_thyroid.kcxai-product-idrs.csv")
+    assert len(recs) == 12 and {r["distribution"] for r in recs} == {"product"}
+    for r in recs:
+        x = data.X[r["row"]].tolist()
+        feats = [int(f) for f in r["features"].split()]
+        delta = Fraction(r["delta"]).limit_denominator(100)
+        assert kcxai.is_min_idrs(tree, x, feats, delta)
+        assert Fraction(r["precision_exact_fraction"]) == kcxai.precision(tree, x, feats)
+        if delta == 0:
+            assert r["data_precision"] in ("", 1.0)  # a set with error 0 holds on every row
+    assert res["trees"]["ann_thyroid"]["fit_cpu_seconds"] >= 0
+
+
+def test_the_default_is_the_papers_setting(quick_run):
+    out, res = quick_run
+    recs = pt.read_records(out / "records" / "allhyper.kcxai.csv")
+    assert {r["distribution"] for r in recs} == {"uniform"} and {r["mode"] for r in recs} == {"idrs"}
+    assert {r["distribution"] for r in res["rows"]} == {"uniform"}
+    data = prepare_data("allhyper")
+    tree = train_tree(data).tree
+    for r in recs[::9]:
+        e = kcxai.min_idrs(tree, data.X[r["row"]].tolist(), Fraction(r["delta"]).limit_denominator(100),
+                           start="path")
+        assert Fraction(r["coverage_exact_fraction"]) == e.coverage == Fraction(1, np.prod(
+            [data.domain_sizes[f] for f in e.features], dtype=object))
+
+
+def test_the_cdrs_bound_check_can_fail(tmp_path, monkeypatch):
+    real = kcxai.local_cdrs
+    monkeypatch.setattr(kcxai, "local_cdrs", lambda obj, x, d, **kw: real(obj, x, Fraction(1, 2), **kw))
+    cfg = PaperTableConfig(datasets=("ann_thyroid",), anchor=False, quick=True, out=str(tmp_path), progress=False,
+                           plots=False, n_samples=10, mode="cdrs", deltas=(Fraction(999, 1000),))
+    with pytest.raises(ExperimentCheckError, match="break its bound"):
+        run_paper_table(cfg)
+
+
+@pytest.mark.parametrize("field, value", [("distribution", "normal"), ("mode", "anchor"), ("components", 0),
+                                          ("sample_seed", 1.5)])
+def test_bad_setting(field, value):
+    cfg = PaperTableConfig(datasets=("allhyper",), anchor=False, progress=False)
+    setattr(cfg, field, value)
+    with pytest.raises(kcxai.InvalidInputError, match=f"'{field}'"):
+        run_paper_table(cfg)
+
+
+def test_held_out_matches_evaluate_on_data():
+    from kcxai.experiments._settings import HeldOut
+
+    data = prepare_data("allhyper")
+    trained = train_tree(data)
+    held = HeldOut.of(data, trained)
+    for row in explained_instances(data.n_rows)[:5]:
+        x = data.X[row]
+        for delta in (0, Fraction(5, 100)):
+            e = kcxai.min_idrs(trained.tree, x.tolist(), delta, start="path")
+            m = kcxai.evaluate_on_data(trained.tree, e, data.X[data.test])
+            assert held.measure(x, e.features, e.prediction) == (m.matching, m.agreeing)
+
+
+def test_anchor_records_carry_held_out_figures_under_a_fitted_distribution(tmp_path, monkeypatch):
+    """The Anchor wiring without alibi: a stand-in baseline that always anchors on feature 0."""
+    from kcxai.experiments import _anchor
+
+    class Stub:
+        def __init__(self, predict, train, names, labels, *, threshold):
+            pass
+
+        def explain(self, x, *, seed):
+            return _anchor.AnchorResult(features=(0,), precision=0.97, coverage=0.1, seconds=0.5, cpu_seconds=0.5)
+
+    monkeypatch.setattr(_anchor, "import_anchor_tabular", lambda: None)
+    monkeypatch.setattr(_anchor, "AnchorBaseline", Stub)
+    cfg = PaperTableConfig(datasets=("allhyper",), anchor=True, quick=True, out=str(tmp_path), progress=False,
+                           plots=False, n_samples=20, max_instances=4, anchor_max_instances=3,
+                           distribution="product", mode="cdrs", deltas=(Fraction(95, 100),))
+    res = run_paper_table(cfg)
+    data, trained, tree = _fitted_tree("allhyper", "product", 8)
+    recs = pt.read_records(tmp_path / "records" / "allhyper.anchor.csv")
+    assert len(recs) == 3 and {r["distribution"] for r in recs} == {"product"}
+    for r in recs:
+        x = data.X[r["row"]]
+        assert Fraction(r["precision_exact_fraction"]) == kcxai.precision(tree, x.tolist(), [0])
+        mask = data.X[data.test][:, 0] == x[0]
+        agree = trained.clf.predict(data.X[data.test][mask]) == r["prediction"]
+        assert r["data_matching"] == mask.sum() and r["data_precision"] == pytest.approx(agree.mean())
+    row = res["rows"][0]
+    assert row["anchor_data_prec_avg"] == pytest.approx(100 * np.mean([r["data_precision"] for r in recs]))
+    assert row["ratio_cpu_anchor_kcxai"] == pytest.approx(0.5 / row["kcxai_cpu_avg_same_instances"])
+
+
+def test_side_by_side_quick(tmp_path):
+    from kcxai.experiments.side_by_side import SideBySideConfig, run_side_by_side
+
+    anchor = tmp_path / "anchor.csv"
+    anchor.write_text("dataset,anchor_instances,anchor_len_avg,anchor_len_max,anchor_prec_avg,anchor_exact_avg,"
+                      "anchor_exact_min,anchor_cpu_avg\nallhyper,300,1.5,4,98.0,90.0,40.0,0.5\n", encoding="utf-8")
+    cfg = SideBySideConfig(datasets=("allhyper",), distributions=("uniform", "mixture"), components=2,
+                           max_instances=5, anchor_table=str(anchor), n_samples=20, out=str(tmp_path / "out"),
+                           progress=False)
+    res = run_side_by_side(cfg)
+    rows = res["rows"]
+    assert [(r["distribution"], r["mode"], r["delta"]) for r in rows] == [
+        ("uniform", "idrs", 0.01), ("uniform", "idrs", 0.05), ("uniform", "cdrs", 0.95),
+        ("mixture of 2", "idrs", 0.01), ("mixture of 2", "idrs", 0.05), ("mixture of 2", "cdrs", 0.95)]
+    for r in rows:
+        assert r["anchor_len_avg"] == 1.5 and r["anchor_cpu_ms_avg"] == pytest.approx(500)
+        assert r["ratio_cpu_anchor_kcxai"] == pytest.approx(500 / r["cpu_ms_avg"])
+    # the instances are those the earlier run gave Anchor: the protocol subsampled with seed + 1
+    recs = pt.read_records(tmp_path / "out" / "mixture-cdrs" / "records" / "allhyper.kcxai-mixture2-cdrs.csv")
+    data = prepare_data("allhyper")
+    assert sorted({r["row"] for r in recs}) == subsample(explained_instances(data.n_rows), 5, seed=1).tolist()
+    t = res["targets"]["mixture_cdrs_0.95"]["allhyper"]
+    cd = rows[-1]
+    assert t["avg_ok"] == (cd["data_prec_avg"] >= 95) and t["shorter_ok"] == (cd["len_avg"] < 1.5)
+    text = (tmp_path / "out" / "side_by_side.md").read_text(encoding="utf-8")
+    assert "| allhyper | uniform | min_idrs δ=0.01 | 5 |" in text and "Targets" in text
+    assert len(_read_csv(tmp_path / "out" / "side_by_side.csv")) == 6
+
+
 # -- optional dependencies --------------------------------------------------------------------
 
 
@@ -362,11 +536,25 @@ def test_cli_paper_table(tmp_path, capsys):
     assert [r["delta"] for r in _read_csv(tmp_path / "table.csv")] == ["0.0", "0.05"]
 
 
+def test_cli_paper_table_fitted_cdrs(tmp_path, capsys):
+    code = main(["experiment", "paper-table", "--quick", "--no-anchor", "--no-plots", "--no-progress", "--datasets",
+                 "allhyper", "--max-instances", "3", "--samples", "20", "--distribution", "mixture",
+                 "--components", "2", "--mode", "cdrs", "--out", str(tmp_path)])
+    assert code == 0
+    table = _read_csv(tmp_path / "table.csv")
+    assert [(r["delta"], r["distribution"], r["mode"]) for r in table] == [("0.95", "mixture of 2", "cdrs")]
+    assert (tmp_path / "records" / "allhyper.kcxai-mixture2-cdrs.csv").exists()
+    assert "local_cdrs" in capsys.readouterr().out
+
+
 @pytest.mark.parametrize("argv, message", [
     (["experiment", "paper-table", "--n-jobs", "0"], "non-zero"),
     (["experiment", "paper-table", "--datasets", "iris"], "invalid choice"),
     (["experiment", "paper-table", "--delta", "2"], "must be in [0, 1]"),
     (["experiment", "languages", "--instances", "0"], "positive integer"),
+    (["experiment", "paper-table", "--distribution", "normal"], "invalid choice"),
+    (["experiment", "paper-table", "--components", "0"], "positive integer"),
+    (["experiment", "side-by-side", "--max-instances", "0"], "positive integer"),
 ])
 def test_cli_usage_errors(argv, message, capsys):
     assert main(argv) == 2
@@ -388,5 +576,5 @@ def test_docs_experiments_python_example_runs(capsys):
     assert code
     for block in code:
         exec(compile(block, "docs/experiments.md", "exec"), {"__name__": "docs"})
-    last = capsys.readouterr().out.split()[-1]  # the sampled precision
+    last = capsys.readouterr().out.split()[-1]  # a probability (the on-data coverage)
     assert 0.0 <= float(last) <= 1.0

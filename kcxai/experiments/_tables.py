@@ -48,6 +48,10 @@ TABLE_COLUMNS = (
     "anchor_time_min", "anchor_time_max", "anchor_time_avg", "anchor_cpu_min", "anchor_cpu_max", "anchor_cpu_avg",
     "anchor_below_threshold_alibi", "anchor_below_threshold_sampled", "anchor_below_threshold_exact",
     "kcxai_time_avg_same_instances", "ratio_anchor_kcxai", "kcxai_cpu_avg_same_instances", "ratio_cpu_anchor_kcxai",
+    "distribution", "mode", "cpu_median", "coverage_avg", "coverage_min", "data_rows", "data_prec_avg",
+    "data_prec_min", "data_no_match", "data_cov_avg", "data_prec_min_30", "data_below_80",
+    "anchor_data_prec_avg", "anchor_data_prec_min", "anchor_data_no_match", "anchor_data_cov_avg",
+    "anchor_data_prec_min_30", "anchor_data_below_80",
 )
 
 
@@ -65,11 +69,30 @@ def _times(recs: Sequence[dict[str, Any]], prefix: str) -> dict[str, float]:
     return out
 
 
+def _on_data(recs: Sequence[dict[str, Any]], prefix: str) -> dict[str, Any]:
+    """On-data precision avg/min (%, over the explanations some held-out row matches), how many no
+    row matches, on-data coverage avg (%), the minimum precision over the explanations matched by at
+    least 30 held-out rows (a minimum over 2 matching rows is 0, 50 or 100%) and how many have an
+    on-data precision below 80%."""
+    ps = [r["data_precision"] for r in recs if r.get("data_precision", "") != ""]
+    ps30 = [r["data_precision"] for r in recs if r.get("data_precision", "") != "" and r["data_matching"] >= 30]
+    covs = [r["data_coverage"] for r in recs if r.get("data_coverage", "") != ""]
+    return {f"{prefix}data_prec_avg": 100 * float(np.mean(ps)) if ps else "",
+            f"{prefix}data_prec_min": 100 * float(np.min(ps)) if ps else "",
+            f"{prefix}data_no_match": len(recs) - len(ps),
+            f"{prefix}data_cov_avg": 100 * float(np.mean(covs)) if covs else "",
+            f"{prefix}data_prec_min_30": 100 * float(np.min(ps30)) if ps30 else "",
+            f"{prefix}data_below_80": sum(p < 0.8 for p in ps)}
+
+
 def summarise(records: Sequence[dict[str, Any]], info: dict[str, Any]) -> list[dict[str, Any]]:
     """One row per dataset and delta with the table's statistics.
 
-    Precisions are in %, ``dev`` is the standard deviation (over instances),
+    Precisions and coverages are in %, ``dev`` is the standard deviation (over instances),
     times are seconds per explanation (wall-clock ``time_*``, CPU ``cpu_*``).
+    ``coverage_*`` is exact (under the tree's distribution), ``data_*`` on
+    the held-out rows (``data_no_match``: explanations no held-out row matches,
+    left out of ``data_prec_*``).
     ``ratio_anchor_kcxai`` (``ratio_cpu_anchor_kcxai``) divides Anchor's mean
     time by kcxai's mean time over all deltas, on the instances both explained.
     """
@@ -92,6 +115,7 @@ def summarise(records: Sequence[dict[str, Any]], info: dict[str, Any]) -> list[d
                 "anchor_below_threshold_alibi": sum(r["precision_alibi"] < threshold for r in an),
                 "anchor_below_threshold_sampled": sum(r["precision_sampled"] < threshold for r in an),
                 "anchor_below_threshold_exact": sum(r["precision_exact"] < threshold for r in an),
+                **_on_data(an, "anchor_"),
             })
             rows_a = {r["row"] for r in an}
             same = [r for r in kc if r["row"] in rows_a]
@@ -105,9 +129,16 @@ def summarise(records: Sequence[dict[str, Any]], info: dict[str, Any]) -> list[d
         for d in sorted({float(r["delta"]) for r in kc}):
             sel = [r for r in kc if float(r["delta"]) == d]
             ln, ps, ex = (_stats([r[k] for r in sel]) for k in ("length", "precision_sampled", "precision_exact"))
+            covs = [r["coverage_exact"] for r in sel if r.get("coverage_exact", "") != ""]
             out.append({
                 "dataset": name, "n_features": info["trees"][name]["n_features"],
                 "n_instances": len({r["row"] for r in sel}), "delta": d,
+                "distribution": info["trees"][name].get("distribution", "uniform"),
+                "mode": info["config"].get("mode", "idrs"),
+                "cpu_median": float(np.median([r["cpu_seconds"] for r in sel])),
+                "coverage_avg": 100 * float(np.mean(covs)) if covs else "",
+                "coverage_min": 100 * float(np.min(covs)) if covs else "",
+                "data_rows": info["trees"][name].get("n_test", ""), **_on_data(sel, ""),
                 "len_max": int(ln["max"]), "len_avg": ln["avg"],
                 "prec_avg": 100 * ps["avg"], "prec_dev": 100 * ps["dev"],
                 "exact_avg": 100 * ex["avg"], "exact_dev": 100 * ex["dev"], "exact_min": 100 * ex["min"],
@@ -159,6 +190,16 @@ _EXACT = [
     ("anchor_below_threshold_alibi", "< thr (alibi)", "int"),
     ("anchor_below_threshold_sampled", "< thr (sampled)", "int"),
     ("anchor_below_threshold_exact", "< thr (exact)", "int"),
+]
+
+
+_ON_DATA = [
+    ("dataset", "Dataset", "s"), ("delta", "δ", "d"), ("coverage_avg", "kcxai exact cov avg", "t"),
+    ("data_rows", "held-out rows", "int"), ("data_prec_avg", "kcxai data prec avg", "1"),
+    ("data_prec_min", "kcxai data prec min", "1"), ("data_no_match", "no matching row", "int"),
+    ("data_cov_avg", "kcxai data cov avg", "t"), ("data_prec_min_30", "kcxai data prec min (>= 30 rows)", "1"),
+    ("data_below_80", "kcxai < 80%", "int"), ("anchor_data_prec_avg", "Anchor data prec avg", "1"),
+    ("anchor_data_prec_min", "Anchor data prec min", "1"), ("anchor_data_cov_avg", "Anchor data cov avg", "t"),
 ]
 
 
@@ -271,12 +312,18 @@ def write_tables(out: Path, rows: Sequence[dict[str, Any]], info: dict[str, Any]
     resumed = sum(1 for p in parts.values() if p.get("resumed"))
     computed = (f"Explanations computed {done[0]} to {done[-1]}" if done else "Explanations computed")
     header = (f"{computed} on {m['cpu']} ({m['cores']} cores), {m['os']}, Python {m['python']}; "
+              f"{'local_cdrs (delta: precision bound)' if cfg.get('mode') == 'cdrs' else 'min_idrs'}, "
+              f"{cfg.get('distribution', 'uniform')} distribution"
+              f"{' (K=' + str(cfg.get('components')) + ')' if cfg.get('distribution') == 'mixture' else ''}; "
               f"n_jobs={cfg['n_jobs']}, seed={cfg['seed']}, {cfg['bins']} quantile bins, "
               f"{cfg['n_samples']} samples per sampled precision, Anchor threshold {cfg['threshold']}"
               f"{', quick mode' if cfg['quick'] else ''}; wall-clock {wall['kcxai']:.0f} s for kcxai, "
               f"{wall['anchor']:.0f} s for Anchor"
               f"{f' ({resumed} of {len(parts)} parts reused from an earlier run)' if resumed else ''}; "
               f"tables written {info['date']}.\n")
+    dists = sorted({str(t.get("distribution", "uniform")) for t in info["trees"].values()})
+    dist = ("uniform distribution over the finite feature space" if dists == ["uniform"]
+            else f"{' / '.join(dists)} distribution fitted on the training rows")
     md = ["# kcxai vs Anchor (the paper's Table tab:res)\n", header,
           "\n## Trees\n", trees_markdown(info),
           "\n## Main table\n\nPrecision: Anchor's sampled metric on data (%). Runtime: CPU seconds per explanation "
@@ -284,8 +331,13 @@ def write_tables(out: Path, rows: Sequence[dict[str, Any]], info: dict[str, Any]
           _markdown([h for _, h, _ in _MAIN], _grid(rows, _MAIN)),
           "\n## Wall-clock seconds per explanation\n",
           _markdown([h for _, h, _ in _WALL], _grid(rows, _WALL)),
-          "\n## Exact precision (%, uniform distribution over the finite feature space) and Anchor's misses\n",
-          _markdown([h for _, h, _ in _EXACT], _grid(rows, _EXACT))]
+          f"\n## Exact precision (%, {dist}) and Anchor's misses\n",
+          _markdown([h for _, h, _ in _EXACT], _grid(rows, _EXACT)),
+          f"\n## On the held-out rows (the test split: used neither to train the tree nor to fit the distribution)"
+          f"\n\nCoverage in %: exact under the {dist}, and on the held-out rows. Data precision: among the held-out "
+          f"rows that match the instance on the explanation's features, the share the tree gives the same class "
+          f"(%, over the explanations some held-out row matches).\n\n",
+          _markdown([h for _, h, _ in _ON_DATA], _grid(rows, _ON_DATA))]
     write_text(out / "table.md", "".join(md))
     write_text(out / "table.tex", _latex(rows))
     write_text(out / "comparison.md", "# The paper's figures / ours\n\n" + header + "\n" + _comparison(rows))

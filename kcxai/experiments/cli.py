@@ -38,8 +38,11 @@ def _n_jobs(text: str) -> int:
 def _paper_table(args: argparse.Namespace) -> int:
     from kcxai.experiments.paper_table import PaperTableConfig, run_paper_table
 
+    deltas = args.delta or ([Fraction(95, 100)] if args.mode == "cdrs" else
+                            [Fraction(0), Fraction(1, 100), Fraction(2, 100), Fraction(5, 100)])
     cfg = PaperTableConfig(
-        datasets=tuple(args.datasets), deltas=tuple(args.delta), seed=args.seed, bins=args.bins,
+        datasets=tuple(args.datasets), deltas=tuple(deltas), seed=args.seed, bins=args.bins,
+        distribution=args.distribution, components=args.components, mode=args.mode,
         max_instances=args.max_instances, anchor=not args.no_anchor, anchor_max_instances=args.anchor_max_instances,
         threshold=args.threshold, n_samples=args.samples, n_jobs=args.n_jobs, out=args.out, resume=args.resume,
         quick=args.quick, plots=not args.no_plots, progress=not args.no_progress)
@@ -104,7 +107,14 @@ def add_subparser(subparsers: Any) -> argparse.ArgumentParser:
                    help="samples per explanation for Anchor's sampled precision metric (default 1000)")
     p.add_argument("--resume", action="store_true",
                    help="reuse the per-dataset record files of an earlier run with the same settings")
-    p.set_defaults(func=_paper_table)
+    p.add_argument("--distribution", choices=("uniform", "product", "mixture"), default="uniform",
+                   help="explain under the uniform distribution (the paper's, default) or one fitted on the "
+                        "training rows")
+    p.add_argument("--components", type=_positive, default=8, help="K of --distribution mixture (default 8)")
+    p.add_argument("--mode", choices=("idrs", "cdrs"), default="idrs",
+                   help="idrs: min_idrs, delta bounds the error (the paper's, default); cdrs: local_cdrs, delta "
+                        "bounds the precision (default delta 0.95)")
+    p.set_defaults(func=_paper_table, delta=None)
 
     q = sub.add_parser(
         "languages", help="compile time, size and min_idrs time per KC language",
@@ -118,4 +128,8 @@ def add_subparser(subparsers: Any) -> argparse.ArgumentParser:
     q.add_argument("--max-seconds", type=positive_seconds, default=600.0,
                    help="compilation time limit for the compilers that take one (default 600)")
     q.set_defaults(func=_languages)
+
+    from kcxai.experiments.side_by_side import add_subparser as add_side_by_side
+
+    add_side_by_side(sub)
     return e

@@ -4,8 +4,14 @@ For each dataset: make it finite (:func:`~kcxai.experiments.prepare_data`),
 train a scikit-learn tree (:func:`~kcxai.experiments.train_tree`), explain the
 protocol's instances (:func:`~kcxai.experiments.explained_instances`) with
 :func:`kcxai.min_idrs` for every delta and, optionally, with Anchor; measure
-length, runtime and precision (Anchor's sampled metric on data, and exactly).
+length, runtime and precision (Anchor's sampled metric on data, and exactly),
+exact coverage, and on-data precision and coverage on the held-out test rows.
 Instances are spread over joblib workers.
+
+Beyond the paper's setting (the uniform distribution, I-delta sets), the tree can
+be explained under a distribution fitted on the training rows (``distribution``:
+``"product"`` or ``"mixture"``) and with C-delta sets (``mode="cdrs"``:
+:func:`kcxai.local_cdrs`, delta a precision bound); see ``_settings``.
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ from kcxai._files import atomic_writer, write_text
 from kcxai.experiments._data import PreparedData, explained_instances, prepare_data, subsample
 from kcxai.experiments._metrics import sampled_precision
 from kcxai.experiments._progress import Progress, chunks, run_chunks
+from kcxai.experiments._settings import HeldOut, check_setting, with_fitted_distribution
 from kcxai.experiments._trees import TREE_SETTINGS, TrainedTree, train_tree
 
 __all__ = ["PaperTableConfig", "ExperimentCheckError", "run_paper_table", "explain_kcxai", "explain_anchor",
@@ -39,13 +46,16 @@ __all__ = ["PaperTableConfig", "ExperimentCheckError", "run_paper_table", "expla
 DELTAS = (Fraction(0), Fraction(1, 100), Fraction(2, 100), Fraction(5, 100))
 
 #: Columns of the per-explanation record files.
-RECORD_FIELDS = ("dataset", "row", "method", "delta", "prediction", "length", "features", "seconds",
-                 "cpu_seconds", "precision_exact", "precision_exact_fraction", "precision_sampled", "precision_alibi",
-                 "coverage_alibi")
+#: ``coverage_exact``: Pr(x_S = v_S) under the tree's distribution; ``data_*``: the rule against the
+#: held-out test rows (``data_precision`` is empty when no test row matches).
+RECORD_FIELDS = ("dataset", "row", "method", "distribution", "mode", "delta", "prediction", "length", "features",
+                 "seconds", "cpu_seconds", "precision_exact", "precision_exact_fraction", "precision_sampled",
+                 "precision_alibi", "coverage_alibi", "coverage_exact", "coverage_exact_fraction", "data_rows",
+                 "data_matching", "data_precision", "data_coverage")
 
 
 #: Bumped when the record files change, so that --resume does not reuse older ones.
-RECORDS_VERSION = 2
+RECORDS_VERSION = 3
 
 
 class ExperimentCheckError(KcxaiError, RuntimeError):
@@ -61,7 +71,18 @@ class PaperTableConfig:
     datasets : tuple of str
         Default: the five datasets of the paper.
     deltas : tuple of Fraction
-        Default: the paper's ``0, 0.01, 0.02, 0.05``.
+        Default: the paper's ``0, 0.01, 0.02, 0.05``. With ``mode="cdrs"``
+        they are precision bounds (e.g. ``(Fraction(95, 100),)``).
+    distribution : {"uniform", "product", "mixture"}
+        The distribution the tree is explained under: uniform over the
+        feature space (the paper's setting, the default), or fitted on the
+        protocol's training rows with :func:`kcxai.fit_distribution`.
+    components : int
+        ``K``, the mixture's number of components.
+    mode : {"idrs", "cdrs"}
+        ``"idrs"``: :func:`kcxai.min_idrs` (the paper's); ``"cdrs"``:
+        :func:`kcxai.local_cdrs` with precision bound delta. Both start from
+        the instance's path.
     seed : int
         Seeds the split, the trees, the instance sample, the subsamples and every sampler.
     bins : int
@@ -69,6 +90,9 @@ class PaperTableConfig:
     max_instances : int or None
         Explain at most this many of the protocol's instances per dataset (a
         seeded subsample); ``None`` is the full protocol.
+    sample_seed : int or None
+        Seed of that subsample (default ``seed``). ``seed + 1`` picks the
+        instances an ``anchor_max_instances`` run of the full protocol gave Anchor.
     anchor : bool
         Run the Anchor baseline (needs alibi).
     anchor_max_instances : int or None
@@ -91,9 +115,13 @@ class PaperTableConfig:
 
     datasets: tuple[str, ...] = ("adult", "allhyper", "ann_thyroid", "fars", "kddcup")
     deltas: tuple[Fraction, ...] = DELTAS
+    distribution: str = "uniform"
+    components: int = 8
+    mode: str = "idrs"
     seed: int = 0
     bins: int = 10
     max_instances: int | None = None
+    sample_seed: int | None = None
     anchor: bool = True
     anchor_max_instances: int | None = None
     threshold: float = 0.95
@@ -122,16 +150,21 @@ class PaperTableConfig:
 
 
 def explain_kcxai(rows: Sequence[int], data: PreparedData, trained: TrainedTree, deltas: Sequence[Fraction],
-                  n_samples: int, seed: int) -> list[dict[str, Any]]:
-    """Records of :func:`kcxai.min_idrs` (start: the instance's path) for ``rows`` and every delta.
+                  n_samples: int, seed: int, mode: str = "idrs") -> list[dict[str, Any]]:
+    """Records of :func:`kcxai.min_idrs` (``mode="idrs"``) or :func:`kcxai.local_cdrs`
+    (``mode="cdrs"``), started from the instance's path, for ``rows`` and every delta,
+    under the distribution of ``trained.tree``.
 
-    Checks that kcxai's tree predicts like scikit-learn's, and that every
-    set for delta = 0 has exact precision 1.
+    Checks that kcxai's tree predicts like scikit-learn's, that every set
+    meets its bound exactly (error <= delta, or precision >= delta), and
+    that every I-delta set for delta = 0 has exact precision 1.
     """
-    from kcxai import compile_model, min_idrs
+    from kcxai import compile_model, local_cdrs, min_idrs
 
+    explain = min_idrs if mode == "idrs" else local_cdrs
     compiled = compile_model(trained.tree, "dt")
     train = data.X[data.train]
+    held_out = HeldOut.of(data, trained)
     predict = trained.clf.predict
     out = []
     for r in rows:
@@ -140,21 +173,28 @@ def explain_kcxai(rows: Sequence[int], data: PreparedData, trained: TrainedTree,
         pred_skl = predict(x.reshape(1, -1))[0]
         for j, d in enumerate(deltas):
             t0, c0 = time.perf_counter(), time.process_time()
-            e = min_idrs(compiled, inst, d, start="path")
+            e = explain(compiled, inst, d, start="path")
             sec, cpu = time.perf_counter() - t0, time.process_time() - c0
             if e.prediction != pred_skl:
                 raise ExperimentCheckError(
                     f"{data.name} row {r}: kcxai's tree predicts {e.prediction!r}, scikit-learn {pred_skl!r}.")
-            if d == 0 and e.precision != 1:
+            if mode == "idrs" and d == 0 and e.precision != 1:
                 raise ExperimentCheckError(
                     f"{data.name} row {r}: the min-I0-relevant set {e.names} has exact precision {e.precision}, not 1.")
+            if (e.error > d) if mode == "idrs" else (e.precision < d):
+                raise ExperimentCheckError(
+                    f"{data.name} row {r}: the {e.method} set {e.names} has exact error {e.error} and precision "
+                    f"{e.precision}, which break its bound delta = {d}.")
             sp = sampled_precision(predict, train, x, e.features, n_samples=n_samples,
                                    rng=np.random.default_rng([seed, int(r), j]))
-            out.append({"dataset": data.name, "row": int(r), "method": "kcxai", "delta": float(d),
-                        "prediction": int(e.prediction), "length": len(e),
+            cov = e.coverage if e.coverage is not None else ""
+            out.append({"dataset": data.name, "row": int(r), "method": "kcxai", "distribution": e.distribution,
+                        "mode": mode, "delta": float(d), "prediction": int(e.prediction), "length": len(e),
                         "features": " ".join(map(str, e.features)), "seconds": sec, "cpu_seconds": cpu,
                         "precision_exact": float(e.precision), "precision_exact_fraction": str(e.precision),
-                        "precision_sampled": sp, "precision_alibi": "", "coverage_alibi": ""})
+                        "precision_sampled": sp, "precision_alibi": "", "coverage_alibi": "",
+                        "coverage_exact": cov if cov == "" else float(cov), "coverage_exact_fraction": str(cov),
+                        **held_out.fields(x, e.features, pred_skl)})
     return out
 
 
@@ -175,6 +215,7 @@ def explain_anchor(rows: Sequence[int], data: PreparedData, trained: TrainedTree
             trained.clf.predict, data.X[data.train], data.feature_names, data.labels, threshold=threshold)
     compiled = compile_model(trained.tree, "dt")
     train = data.X[data.train]
+    held_out = HeldOut.of(data, trained)
     out = []
     for r in rows:
         x = data.X[r]
@@ -182,8 +223,11 @@ def explain_anchor(rows: Sequence[int], data: PreparedData, trained: TrainedTree
         exact = precision(compiled, x.tolist(), a.features)
         sp = sampled_precision(trained.clf.predict, train, x, a.features, n_samples=n_samples,
                                rng=np.random.default_rng([seed, int(r), 1_000]))
-        out.append({"dataset": data.name, "row": int(r), "method": "anchor", "delta": "",
-                    "prediction": int(trained.clf.predict(x.reshape(1, -1))[0]), "length": len(a.features),
+        pred = int(trained.clf.predict(x.reshape(1, -1))[0])
+        out.append({"dataset": data.name, "row": int(r), "method": "anchor", "delta": "", "mode": "anchor",
+                    "distribution": _label(compiled.space.distribution), "coverage_exact": "",
+                    "coverage_exact_fraction": "", **held_out.fields(x, a.features, pred),
+                    "prediction": pred, "length": len(a.features),
                     "features": " ".join(map(str, a.features)), "seconds": a.seconds,
                     "cpu_seconds": a.cpu_seconds,
                     "precision_exact": float(exact), "precision_exact_fraction": str(exact),
@@ -191,11 +235,25 @@ def explain_anchor(rows: Sequence[int], data: PreparedData, trained: TrainedTree
     return out
 
 
+def _label(dist: Any) -> str:
+    """``"uniform"``, ``"product"`` or ``"mixture of K"``, as :attr:`kcxai.Explanation.distribution`."""
+    return f"mixture of {dist.n_components}" if dist.kind == "mixture" else str(dist.kind)
+
+
 # -- record files (resume) ------------------------------------------------------------
 
 
 def _records_path(out: Path, name: str, method: str) -> Path:
     return out / "records" / f"{name}.{method}.csv"
+
+
+def setting_name(cfg: PaperTableConfig) -> str:
+    """The setting's name in record files: ``kcxai`` for the paper's (uniform, idrs), else e.g.
+    ``kcxai-mixture8-cdrs``."""
+    if cfg.distribution == "uniform" and cfg.mode == "idrs":
+        return "kcxai"
+    dist = f"mixture{cfg.components}" if cfg.distribution == "mixture" else cfg.distribution
+    return f"kcxai-{dist}-{cfg.mode}"
 
 
 def write_records(path: Path, records: Sequence[dict[str, Any]], key: dict[str, Any], seconds: float) -> None:
@@ -223,7 +281,9 @@ def read_records(path: Path) -> list[dict[str, Any]]:
             d["prediction"] = int(d["prediction"])
             for k in ("seconds", "cpu_seconds", "precision_exact", "precision_sampled"):
                 d[k] = float(d[k])
-            for k in ("delta", "precision_alibi", "coverage_alibi"):
+            d["data_rows"], d["data_matching"] = int(d["data_rows"]), int(d["data_matching"])
+            for k in ("delta", "precision_alibi", "coverage_alibi", "coverage_exact", "data_precision",
+                      "data_coverage"):
                 d[k] = float(d[k]) if d[k] != "" else ""
             out.append(d)
     return out
@@ -301,6 +361,9 @@ def _check_config(cfg: PaperTableConfig) -> None:
         raise InvalidInputError(f"'n_jobs' must be a non-zero int (-1: all cores). Got {cfg.n_jobs!r} instead.")
     if not cfg.deltas:
         raise InvalidInputError("'deltas' must not be empty.")
+    check_setting(cfg.distribution, cfg.mode, cfg.components)
+    if cfg.sample_seed is not None and (isinstance(cfg.sample_seed, bool) or not isinstance(cfg.sample_seed, int)):
+        raise InvalidInputError(f"'sample_seed' must be an int or None. Got {cfg.sample_seed!r} instead.")
 
 
 def run_paper_table(cfg: PaperTableConfig) -> dict[str, Any]:
@@ -308,10 +371,13 @@ def run_paper_table(cfg: PaperTableConfig) -> dict[str, Any]:
 
     Writes ``table.md`` / ``table.csv`` / ``table.tex`` (the paper's columns,
     plus exact precision, Anchor's misses and the Anchor/kcxai runtime
-    ratio), ``comparison.md`` (the paper's numbers beside ours),
-    ``length_vs_delta.png`` and ``runtime.png`` (when matplotlib is
-    installed), ``run.json`` (settings, machine, trees) and
-    ``records/<dataset>.<method>.csv`` (one row per explanation).
+    ratio; ``table.csv`` also exact coverage and on-data precision and
+    coverage on the held-out rows), ``comparison.md`` (the paper's numbers
+    beside ours), ``length_vs_delta.png`` and ``runtime.png`` (when
+    matplotlib is installed), ``run.json`` (settings, machine, trees) and
+    ``records/<dataset>.<method>.csv`` (one row per explanation; the method
+    is ``kcxai`` in the paper's setting, e.g. ``kcxai-mixture8-cdrs`` in
+    others, see :func:`setting_name`).
 
     Returns
     -------
@@ -338,24 +404,30 @@ def run_paper_table(cfg: PaperTableConfig) -> dict[str, Any]:
     parts: dict[str, Any] = {}
     for name in cfg.datasets:
         data = prepare_data(name, bins=cfg.bins, seed=cfg.seed)
-        trained = train_tree(data, seed=cfg.seed)
+        trained, fit_cpu = with_fitted_distribution(data, train_tree(data, seed=cfg.seed), cfg.distribution,
+                                                    components=cfg.components, seed=cfg.seed)
         protocol = explained_instances(data.n_rows, seed=cfg.seed)
-        rows = subsample(protocol, max_i, seed=cfg.seed)
+        rows = subsample(protocol, max_i, seed=cfg.seed if cfg.sample_seed is None else cfg.sample_seed)
         a_rows = subsample(rows, max_a, seed=cfg.seed + 1) if cfg.anchor else rows[:0]
         trees[name] = {"settings": trained.settings, "n_nodes": trained.n_nodes, "depth": trained.depth,
                        "train_accuracy": trained.train_accuracy, "test_accuracy": trained.test_accuracy,
                        "n_rows": data.n_rows, "n_features": data.n_features, "n_train": int(len(data.train)),
                        "domain_sizes": list(data.domain_sizes), "protocol_instances": int(len(protocol)),
-                       "kcxai_instances": int(len(rows)), "anchor_instances": int(len(a_rows))}
+                       "kcxai_instances": int(len(rows)), "anchor_instances": int(len(a_rows)),
+                       "n_test": int(len(data.test)), "distribution": _label(trained.tree.space.distribution),
+                       "fit_cpu_seconds": round(fit_cpu, 2)}
         common = {"records_version": RECORDS_VERSION, "seed": cfg.seed, "bins": cfg.bins,
-                  "n_samples": cfg.n_samples, "settings": trained.settings, "n_nodes": trained.n_nodes}
-        key = {**common, "rows": rows.tolist(), "deltas": [str(d) for d in cfg.deltas]}
+                  "n_samples": cfg.n_samples, "settings": trained.settings, "n_nodes": trained.n_nodes,
+                  "distribution": cfg.distribution, "components": cfg.components if cfg.distribution == "mixture"
+                  else None}
+        key = {**common, "rows": rows.tolist(), "deltas": [str(d) for d in cfg.deltas], "mode": cfg.mode}
+        method = setting_name(cfg)
         size = max(1, min(50, len(rows) // (4 * max(1, abs(cfg.n_jobs))) or 1))
         records.extend(_compute(
-            _records_path(out, name, "kcxai"), key, cfg.resume, parts, f"{name}.kcxai",
+            _records_path(out, name, method), key, cfg.resume, parts, f"{name}.kcxai",
             lambda: run_chunks(explain_kcxai, chunks(rows.tolist(), size), n_jobs=cfg.n_jobs,
-                               progress=Progress(f"{name} kcxai", len(rows), enabled=cfg.progress),
-                               args=(data, trained, cfg.deltas, cfg.n_samples, cfg.seed))))
+                               progress=Progress(f"{name} {method}", len(rows), enabled=cfg.progress),
+                               args=(data, trained, cfg.deltas, cfg.n_samples, cfg.seed, cfg.mode))))
         if cfg.anchor and len(a_rows):
             akey = {**common, "rows": a_rows.tolist(), "threshold": cfg.threshold}
             records.extend(_compute(
@@ -364,7 +436,7 @@ def run_paper_table(cfg: PaperTableConfig) -> dict[str, Any]:
                                    progress=Progress(f"{name} anchor", len(a_rows), enabled=cfg.progress),
                                    args=(data, trained, cfg.threshold, cfg.n_samples, cfg.seed))))
     # the check, again on what is reported (also covers resumed records)
-    bad = [r for r in records if r["method"] == "kcxai" and r["delta"] == 0 and
+    bad = [r for r in records if r["method"] == "kcxai" and r["mode"] == "idrs" and r["delta"] == 0 and
            Fraction(r["precision_exact_fraction"]) != 1]
     if bad:
         raise ExperimentCheckError(f"{len(bad)} min-I0-relevant sets are not 100% precise, e.g. {bad[0]}.")
