@@ -319,7 +319,7 @@ def _demo(args: argparse.Namespace) -> int:
             held = explainer.evaluate(result, X_test).iloc[0]
             on_data = "no matching row" if held["data_precision"] is None else f"{held['data_precision']:.4f}"
             print(f"  {title}: {e.rule()}")
-            print(f"    {len(e)} features, error {float(e.error):.5f}, precision {float(e.precision):.4f} "
+            print(f"    {len(e)} features, error {float(e.error or 0):.5f}, precision {float(e.precision or 0):.4f} "
                   f"(on held-out rows {on_data}, {int(held['data_matching'])} matching), {e.seconds * 1000:.2f} ms")
         print()
     return 0

@@ -118,7 +118,8 @@ def evaluate_on_data(model: Model, explanations: Explanation | Iterable[Explanat
     out = []
     for e in items:
         point = space.encode(e.instance)
-        cls = model.classes.index(e.prediction) if hasattr(model, "classes") else e.prediction  # type: ignore[union-attr]
+        source = getattr(model, "model", model)  # a CompiledModel's classes are its model's
+        cls = list(source.classes).index(e.prediction)
         mask = np.ones(len(codes), dtype=bool)
         for f in e.features:
             mask &= codes[:, f] == point[f]

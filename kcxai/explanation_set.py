@@ -153,7 +153,7 @@ class ExplanationSet(Sequence[Row]):
             out.append({
                 "id": rid, "prediction": row.prediction, "method": row.method, "delta": _float(row.delta),
                 "bounds": self.bounds, "size": len(row), "features": ", ".join(row.names), "rule": row.rule(),
-                "error": float(row.error), "precision": float(row.precision), "coverage": _float(cov),
+                "error": _float(row.error), "precision": _float(row.precision), "coverage": _float(cov),
                 "error_exact": _exact(row.error), "precision_exact": _exact(row.precision),
                 "coverage_exact": _exact(cov), "distribution": getattr(row, "distribution", None),
                 "language": row.language, "oracle_calls": row.oracle_calls,

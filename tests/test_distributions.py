@@ -230,3 +230,12 @@ def test_path_engine_not_used_under_mixtures_and_results_still_exact():
             break
     e = kcxai.smallest_drs(m, v, delta)
     assert len(e) == best and e.precision >= delta
+
+
+def test_evaluate_on_data_reads_a_compiled_models_labels():
+    space = kcxai.FeatureSpace([kcxai.Feature.categorical("a", ["x", "y"])])
+    tree = kcxai.DecisionTree(space, ["no", "yes"], kcxai.Split("a", {"x": kcxai.Leaf("no"), "y": kcxai.Leaf("yes")}))
+    for obj in (tree, kcxai.compile_model(tree, "obdd")):
+        e = kcxai.min_idrs(obj, ["y"], 0)
+        m = kcxai.evaluate_on_data(obj, e, [["y"], ["y"], ["x"]])
+        assert (m.matching, m.agreeing, m.precision) == (2, 2, Fraction(1))

@@ -50,7 +50,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from kcxai._errors import InvalidInputError, InvalidTypeError, MissingDependencyError
-from kcxai.compilers._base import CompiledModel
+from kcxai.compilers._base import CompiledModel, CompileStats
 from kcxai.compilers._encoding import Encoding, value_masks
 from kcxai.compilers._limits import DEFAULT_MAX_MEMORY, DEFAULT_MAX_NODES, DEFAULT_MAX_SECONDS, Guard, LimitHit, advice
 from kcxai.compilers._options import ObddOptions
@@ -414,4 +414,4 @@ def compile(model: Any, **options: Any) -> CompiledModel:
         counting_nodes=table.n_nodes, counting_edges=table.n_edges, build_seconds=built.build_seconds,
         compile_seconds=guard.seconds, memory_bytes=guard.peak_memory(),
         sifting=bool(built.reorder), sifting_while_building=built.reorder == "dynamic")
-    return CompiledModel(model=model, oracle=diagram_oracle("obdd", space, table), language="obdd", backend=built.backend, stats=stats.to_dict())
+    return CompiledModel(model=model, oracle=diagram_oracle("obdd", space, table), language="obdd", backend=built.backend, stats=CompileStats.from_mapping(stats.to_dict(), size_unit="OBDD nodes"))

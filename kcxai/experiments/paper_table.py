@@ -181,7 +181,7 @@ def explain_kcxai(rows: Sequence[int], data: PreparedData, trained: TrainedTree,
             if mode == "idrs" and d == 0 and e.precision != 1:
                 raise ExperimentCheckError(
                     f"{data.name} row {r}: the min-I0-relevant set {e.names} has exact precision {e.precision}, not 1.")
-            if (e.error > d) if mode == "idrs" else (e.precision < d):
+            if e.error is None or e.precision is None or ((e.error > d) if mode == "idrs" else (e.precision < d)):
                 raise ExperimentCheckError(
                     f"{data.name} row {r}: the {e.method} set {e.names} has exact error {e.error} and precision "
                     f"{e.precision}, which break its bound delta = {d}.")
@@ -191,7 +191,7 @@ def explain_kcxai(rows: Sequence[int], data: PreparedData, trained: TrainedTree,
             out.append({"dataset": data.name, "row": int(r), "method": "kcxai", "distribution": e.distribution,
                         "mode": mode, "delta": float(d), "prediction": int(e.prediction), "length": len(e),
                         "features": " ".join(map(str, e.features)), "seconds": sec, "cpu_seconds": cpu,
-                        "precision_exact": float(e.precision), "precision_exact_fraction": str(e.precision),
+                        "precision_exact": float(e.precision),  # type: ignore[arg-type]  # checked above "precision_exact_fraction": str(e.precision),
                         "precision_sampled": sp, "precision_alibi": "", "coverage_alibi": "",
                         "coverage_exact": cov if cov == "" else float(cov), "coverage_exact_fraction": str(cov),
                         **held_out.fields(x, e.features, pred_skl)})

@@ -183,27 +183,29 @@ def naive_bayes_from_sklearn(clf: Any, *, domains: Sequence[Any] | None = None,
         for i in range(n):
             flp = clf.feature_log_prob_[i]
             n_cat = flp.shape[1]
-            if doms[i] is None:
-                doms[i] = list(range(n_cat))
-            for v in doms[i]:
+            dom = doms[i]
+            if dom is None:
+                dom = doms[i] = list(range(n_cat))
+            for v in dom:
                 if not float(v).is_integer() or not 0 <= v < n_cat:
                     raise InvalidInputError(
                         f"'domains[{i}]': CategoricalNB feature {i} has categories 0..{n_cat - 1}; "
                         f"every domain value must be one of them. Got {v!r}.")
-            tables.append([[float(flp[c, int(v)]) for v in doms[i]] for c in range(k)])
+            tables.append([[float(flp[c, int(v)]) for v in dom] for c in range(k)])
     else:
         flp = np.asarray(clf.feature_log_prob_)
         neg = np.log(1 - np.exp(flp))  # as BernoulliNB._joint_log_likelihood computes it
         thr = clf.binarize
         for i in range(n):
-            if doms[i] is None:
-                doms[i] = [0, 1]
+            dom = doms[i]
+            if dom is None:
+                dom = doms[i] = [0, 1]
             bits = []
-            for v in doms[i]:
+            for v in dom:
                 bits.append(Fraction(int(v > thr)) if thr is not None else exact_number(float(v), "value")[0])
             tables.append([[Fraction(float(neg[c, i])) + b * (Fraction(float(flp[c, i])) - Fraction(float(neg[c, i])))
                             for b in bits] for c in range(k)])
-    features = [Feature.categorical(names[i], doms[i]) for i in range(n)]
+    features = [Feature.categorical(names[i], doms[i] or []) for i in range(n)]
     space = FeatureSpace(features, distribution=distribution)
     priors = [float(x) for x in clf.class_log_prior_]
     nb = NaiveBayes(space, labels, priors, tables, log=True)
@@ -238,10 +240,11 @@ def linear_from_sklearn(clf: Any, *, domains: Sequence[Any] | None = None,
     if missing:
         raise InvalidInputError(
             f"'domains' must give values for every feature of a linear model. Got None for features {missing}.")
-    features = [Feature.categorical(names[i], doms[i]) for i in range(n)]
+    full = [d for d in doms if d is not None]  # every feature has one (checked above)
+    features = [Feature.categorical(names[i], full[i]) for i in range(n)]
     space = FeatureSpace(features, distribution=distribution)
     # sklearn computes X @ coef_.T + intercept_ on float64 inputs: take each value as that float, exactly.
-    values = [[Fraction(float(v)) for v in doms[i]] for i in range(n)]
+    values = [[Fraction(float(v)) for v in full[i]] for i in range(n)]
     coef = [[Fraction(float(x)) for x in row] for row in np.atleast_2d(clf.coef_)]
     intercepts = [Fraction(float(x)) for x in np.atleast_1d(clf.intercept_)]
     labels = list(clf.classes_)

@@ -265,12 +265,6 @@ def _scale_table(t: Sequence[Sequence[Fraction]]) -> tuple[tuple[int, ...], ...]
 def _json_list(body: Any, key: str) -> list[Any]:
     if not isinstance(body.get(key), list):
         raise ModelFormatError(f"'{key}' must be a list. Got {type(body.get(key)).__name__}.")
-    return body[key]
-
-
-def _json_list(body: Any, key: str) -> list[Any]:
-    if not isinstance(body.get(key), list):
-        raise ModelFormatError(f"'{key}' must be a list. Got {type(body.get(key)).__name__}.")
     return list(body[key])
 
 
