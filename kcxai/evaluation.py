@@ -118,7 +118,7 @@ def evaluate_on_data(model: Model, explanations: Explanation | Iterable[Explanat
     out = []
     for e in items:
         point = space.encode(e.instance)
-        source = getattr(model, "model", model)  # a CompiledModel's classes are its model's
+        source: Any = getattr(model, "model", model)  # a CompiledModel's classes are its model's
         cls = list(source.classes).index(e.prediction)
         mask = np.ones(len(codes), dtype=bool)
         for f in e.features:

@@ -295,9 +295,7 @@ def advice(model: object, language: str) -> str:
         parts.append("round the model's weights to a coarser step (model.rounded(step), e.g. 1/100)")
     parts.append("try another 'order'")
     others = [lang for lang in ("sdd", "obdd") if lang != language]
-    from kcxai.models.tree import DecisionTree
-
-    tree = isinstance(model, DecisionTree)
+    tree = hasattr(model, "arrays") and hasattr(model, "paths")  # a decision tree (models are not imported here)
     parts.append(f"use another language ({', '.join(repr(o) for o in others)}"
                  + ("; a decision tree answers natively with 'dt')" if tree else ")"))
     return ", " + ", ".join(parts[:-1]) + ", or " + parts[-1]

@@ -37,57 +37,13 @@ from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 from kcxai._errors import InvalidInputError
 from kcxai.compilers._encoding import Encoding
 from kcxai.compilers._limits import Guard
+from kcxai.functions import FunctionBuilder
 from kcxai.space import FeatureSpace
 
 __all__ = ["FunctionBuilder", "DiagramBuilder", "BooleanHandle", "check_literal", "check_switch"]
 
 F = TypeVar("F")
 H = TypeVar("H", bound="BooleanHandle")
-
-
-@runtime_checkable
-class FunctionBuilder(Protocol[F]):
-    """Boolean functions over the points of ``space``: what a model may use to describe itself.
-
-    Functions are opaque handles of the backend (SDD nodes, BDD nodes, bitsets,
-    ...); a model combines them only through these methods. A function need only
-    be right on the points of feature space (valid encodings of values).
-
-    Attributes
-    ----------
-    space : FeatureSpace
-        The feature space the functions are over.
-    """
-
-    space: FeatureSpace
-
-    def true(self) -> F:
-        """The function true on every point."""
-        ...
-
-    def false(self) -> F:
-        """The function true on no point."""
-        ...
-
-    def value_in(self, feature: int, mask: int) -> F:
-        """``x_feature in E`` where bit ``k`` of ``mask`` is value number ``k``."""
-        ...
-
-    def conj(self, a: F, b: F) -> F:
-        """``a and b``."""
-        ...
-
-    def disj(self, a: F, b: F) -> F:
-        """``a or b``."""
-        ...
-
-    def neg(self, a: F) -> F:
-        """``not a`` (within feature space: valid points only)."""
-        ...
-
-    def switch(self, feature: int, cases: Sequence[F]) -> F:
-        """``OR_k (x_feature = k and cases[k])``: branch on a feature's value."""
-        ...
 
 
 def check_literal(space: FeatureSpace, feature: Any, mask: Any) -> None:

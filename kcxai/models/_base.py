@@ -12,7 +12,7 @@ from kcxai._errors import InvalidInputError, InvalidTypeError, KcxaiError, Model
 from kcxai.space import FeatureSpace
 
 if TYPE_CHECKING:  # pragma: no cover
-    from kcxai.compilers._builder import FunctionBuilder
+    from kcxai.functions import FunctionBuilder
 
 __all__ = ["Classifier", "load_model", "model_from_dict", "FORMAT_NAME", "FORMAT_VERSION"]
 

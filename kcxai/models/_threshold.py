@@ -49,7 +49,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from kcxai.models._numbers import Exact, lcm_of_denominators
 
 if TYPE_CHECKING:  # pragma: no cover
-    from kcxai.compilers._builder import FunctionBuilder
+    from kcxai.functions import FunctionBuilder
 
 __all__ = ["Block", "FeatureBlock", "exclusive_branches", "threshold_function", "argmax_functions", "argmax_first"]
 

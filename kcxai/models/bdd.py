@@ -23,7 +23,7 @@ from kcxai.models._dd import Node, bdd_from_dd, read_dd_json, table_to_dd
 from kcxai.space import FeatureSpace
 
 if TYPE_CHECKING:  # pragma: no cover
-    from kcxai.compilers._builder import FunctionBuilder
+    from kcxai.functions import FunctionBuilder
 
 __all__ = ["BddClassifier"]
 

@@ -36,7 +36,7 @@ from kcxai.models.tree import DecisionTree
 from kcxai.space import FeatureSpace
 
 if TYPE_CHECKING:  # pragma: no cover
-    from kcxai.compilers._builder import FunctionBuilder
+    from kcxai.functions import FunctionBuilder
 
 __all__ = ["RandomForest", "VOTINGS", "TreeBlock", "leaf_of", "tree_over"]
 

@@ -48,7 +48,7 @@ from kcxai.models._threshold import FeatureBlock, argmax_first, argmax_functions
 from kcxai.space import FeatureSpace
 
 if TYPE_CHECKING:  # pragma: no cover
-    from kcxai.compilers._builder import FunctionBuilder
+    from kcxai.functions import FunctionBuilder
 
 __all__ = ["LinearClassifier", "NaiveBayes"]
 

@@ -40,7 +40,7 @@ from kcxai.models._rule_text import format_conditions, format_value, parse_rules
 from kcxai.space import FeatureSpace
 
 if TYPE_CHECKING:  # pragma: no cover
-    from kcxai.compilers._builder import FunctionBuilder
+    from kcxai.functions import FunctionBuilder
 
 __all__ = ["Rule", "RuleLike", "DecisionList", "RuleSet"]
 

@@ -19,7 +19,7 @@ from kcxai.models._base import Classifier
 from kcxai.space import Feature, FeatureSpace
 
 if TYPE_CHECKING:  # pragma: no cover
-    from kcxai.compilers._builder import FunctionBuilder
+    from kcxai.functions import FunctionBuilder
 
 __all__ = ["DecisionTree", "Leaf", "Split", "TreePath", "TreeArrays"]
 
