@@ -38,7 +38,7 @@ from kcxai._errors import InvalidInputError
 from kcxai.arithmetic import Bound, Weight
 from kcxai.compilers._base import CompiledModel, CompileStats
 from kcxai.compilers._language import LanguageOptions
-from kcxai.oracle import SessionBase
+from kcxai.oracle import GenericSession
 
 if TYPE_CHECKING:  # pragma: no cover
     from kcxai.models._base import Classifier
@@ -189,32 +189,14 @@ class SamplingOracle:
         return False  # still open: keep the feature
 
 
-class SamplingSession(SessionBase):
-    """The deletion loop's session: each ``holds_if_freed`` is a certified decision."""
+class SamplingSession(GenericSession):
+    """The deletion loop's session: each ``holds_if_freed`` is a certified decision (weights are estimates)."""
 
-    __slots__ = ("_o", "_point", "_label", "_fixed")
-
-    def __init__(self, oracle: SamplingOracle, point: tuple[int, ...], label: int, fixed: frozenset[int]) -> None:
-        self._o = oracle
-        self._point = point
-        self._label = label
-        self._fixed = frozenset(fixed)
-
-    @property
-    def fixed(self) -> frozenset[int]:
-        return self._fixed
-
-    def weight(self) -> Weight:
-        return self._o.disagree_weight(self._point, self._label, self._fixed)
-
-    def weight_if_freed(self, feature: int) -> Weight:
-        return self._o.disagree_weight(self._point, self._label, self._fixed - {feature})
+    __slots__ = ()
 
     def holds_if_freed(self, feature: int, bound: Bound) -> bool:
-        return self._o.decide(self._point, self._label, self._fixed - {feature}, bound)
-
-    def free(self, feature: int) -> None:
-        self._fixed = self._fixed - {feature}
+        oracle: SamplingOracle = self._oracle  # type: ignore[assignment]
+        return oracle.decide(self._point, self._label, self._fixed - {feature}, bound)
 
 
 def compile(model: "Classifier", **options: Any) -> CompiledModel:
