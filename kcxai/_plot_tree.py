@@ -121,7 +121,7 @@ def plot_tree(tree: Any, explanation: Any = None, instance: Any = None, *, max_d
         import matplotlib.pyplot as plt
     except ImportError:
         raise MissingDependencyError("Drawing with matplotlib needs it installed: pip install 'kcxai[plot]'.") from None
-    from kcxai.viz import _edge_label, highlight
+    from kcxai._tree_marks import _edge_label, highlight
 
     arrays = tree.arrays
     space = tree.space

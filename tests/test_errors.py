@@ -156,8 +156,6 @@ def test_file_errors_name_the_path(tmp_path):
         kcxai.load_model(tmp_path / "bin.json")
 
 
-@pytest.mark.xfail(strict=True, raises=KeyError,
-                   reason="explain/_common.py reads a Series by feature name after encode() accepted it by position")
 def test_explainers_read_a_series_by_position(tree):
     pd = pytest.importorskip("pandas")
     assert kcxai.min_idrs(tree, pd.Series(V), 0).features == kcxai.min_idrs(tree, V, 0).features

@@ -77,7 +77,8 @@ class Query:
         if isinstance(instance, Iterator):  # read a generator once
             instance = list(instance)
         self.point = self.space.encode(instance)
-        if isinstance(instance, Mapping) or hasattr(instance, "keys"):
+        if isinstance(instance, Mapping) or (hasattr(instance, "keys") and all(
+                isinstance(k, str) for k in instance.keys())):  # by name (a Series labelled by feature)
             self.instance = tuple(instance[n] for n in self.space.names)
         else:
             self.instance = tuple(instance.tolist() if hasattr(instance, "tolist") else instance)
