@@ -191,7 +191,7 @@ def explain_kcxai(rows: Sequence[int], data: PreparedData, trained: TrainedTree,
             out.append({"dataset": data.name, "row": int(r), "method": "kcxai", "distribution": e.distribution,
                         "mode": mode, "delta": float(d), "prediction": int(e.prediction), "length": len(e),
                         "features": " ".join(map(str, e.features)), "seconds": sec, "cpu_seconds": cpu,
-                        "precision_exact": float(e.precision),  # type: ignore[arg-type]  # checked above "precision_exact_fraction": str(e.precision),
+                        "precision_exact": float(e.precision or 0), "precision_exact_fraction": str(e.precision),
                         "precision_sampled": sp, "precision_alibi": "", "coverage_alibi": "",
                         "coverage_exact": cov if cov == "" else float(cov), "coverage_exact_fraction": str(cov),
                         **held_out.fields(x, e.features, pred_skl)})
