@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from kcxai._errors import InvalidInputError, InvalidTypeError, ModelFormatError
 from kcxai.models._base import Classifier
-from kcxai.models.forest import TreeBlock, tree_over
+from kcxai.models.forest import TreeBlock, checked_trees, tree_over
 from kcxai.models._numbers import exact_number
 from kcxai.models._numbers import lcm_of_denominators as _lcm_of_denominators
 from kcxai.models._numbers import parse_fraction as _parse_fraction
@@ -96,14 +96,7 @@ class BoostedTrees(Classifier):
         if ties == "last" and k > 2:
             raise InvalidInputError("ties='last' applies to two classes; with more, ties go to the first class.")
         self.ties = ties
-        if isinstance(trees, DecisionTree) or not isinstance(trees, Sequence) or not trees:
-            raise InvalidTypeError(f"'trees' must be a non-empty sequence of DecisionTree. Got {trees!r} instead.")
-        for t, tree in enumerate(trees):
-            if not isinstance(tree, DecisionTree):
-                raise InvalidTypeError(f"'trees[{t}]' must be a DecisionTree. Got {type(tree).__name__} instead.")
-            if tree.space.features != space.features:
-                raise InvalidInputError(f"'trees[{t}]' is over other features than 'space'.")
-        self.trees = tuple(tree if tree.space == space else tree_over(tree, space) for tree in trees)
+        self.trees = checked_trees(trees, space)
         n_scores = 1 if k == 2 else k
         if tree_class is None:
             if k > 2:

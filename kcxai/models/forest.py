@@ -155,17 +155,11 @@ class RandomForest(Classifier):
         if voting not in VOTINGS:
             raise InvalidInputError(f"'voting' must be one of {list(VOTINGS)}. Got {voting!r} instead.")
         self.voting = voting
-        if isinstance(trees, DecisionTree) or not isinstance(trees, Sequence) or not trees:
-            raise InvalidTypeError(f"'trees' must be a non-empty sequence of DecisionTree. Got {trees!r} instead.")
-        for t, tree in enumerate(trees):
-            if not isinstance(tree, DecisionTree):
-                raise InvalidTypeError(f"'trees[{t}]' must be a DecisionTree. Got {type(tree).__name__} instead.")
-            if tree.space.features != space.features:
-                raise InvalidInputError(f"'trees[{t}]' is over other features than 'space'.")
+        self.trees = checked_trees(trees, space)
+        for t, tree in enumerate(self.trees):
             if tree.classes != self.classes:
                 raise InvalidInputError(
                     f"'trees[{t}]' has classes {list(tree.classes)}; the forest's are {list(self.classes)}.")
-        self.trees = tuple(tree if tree.space == space else tree_over(tree, space) for tree in trees)
         self._blocks = [TreeBlock(tree) for tree in self.trees]
         k = len(self.classes)
         floats = False
@@ -364,6 +358,19 @@ class RandomForest(Classifier):
     def __repr__(self) -> str:
         return (f"RandomForest({len(self.trees)} trees, {self.voting} voting, {self.space.n_features} features, "
                 f"{len(self.classes)} classes)")
+
+
+def checked_trees(trees: Any, space: FeatureSpace) -> tuple[DecisionTree, ...]:
+    """An ensemble's trees, validated (a non-empty sequence of trees over the features of ``space``) and
+    moved onto ``space`` (its distribution)."""
+    if isinstance(trees, DecisionTree) or not isinstance(trees, Sequence) or not trees:
+        raise InvalidTypeError(f"'trees' must be a non-empty sequence of DecisionTree. Got {trees!r} instead.")
+    for t, tree in enumerate(trees):
+        if not isinstance(tree, DecisionTree):
+            raise InvalidTypeError(f"'trees[{t}]' must be a DecisionTree. Got {type(tree).__name__} instead.")
+        if tree.space.features != space.features:
+            raise InvalidInputError(f"'trees[{t}]' is over other features than 'space'.")
+    return tuple(tree if tree.space == space else tree_over(tree, space) for tree in trees)
 
 
 def tree_over(tree: DecisionTree, space: FeatureSpace) -> DecisionTree:
