@@ -142,8 +142,13 @@ class Bound:
             return x * self._den <= self._num * y
         return float(x) <= self._fdelta * float(y)
 
-    def holds_from_below(self, x: Weight, y: Weight) -> bool:
-        """Whether ``x >= delta * y`` (the C-delta test: ``agree >= delta * consistent``)."""
+    def holds_from_below(self, x: Weight, y: Weight | None = None) -> bool:
+        """Whether ``x >= delta * y`` (the C-delta test: ``agree >= delta * consistent``; ``y`` defaults to the
+        fixed total)."""
+        if y is None:
+            if self._rhs is None:
+                raise TypeError("Bound.holds_from_below needs 'y' when the bound was made without a total")
+            return x * self._den >= self._rhs if self._exact else x >= self._rhs
         if self._exact and isinstance(x, int) and isinstance(y, int):
             return x * self._den >= self._num * y
         return float(x) >= self._fdelta * float(y)

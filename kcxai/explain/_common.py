@@ -67,11 +67,13 @@ def check_delta(delta: Any, *, argument: str = "delta", exact: bool = True) -> P
 class Query:
     """One instance against one oracle, counting the calls made."""
 
-    __slots__ = ("oracle", "model", "space", "instance", "point", "label", "calls", "t0")
+    __slots__ = ("oracle", "model", "space", "instance", "point", "label", "calls", "t0", "confidence")
 
     def __init__(self, oracle: CountingOracle, model: Any, instance: Any) -> None:
         self.t0 = time.perf_counter()
         self.oracle = oracle
+        #: ``None`` for an exact oracle; an approximate one's confidence (checked once, not per query)
+        self.confidence: float | None = oracle.confidence if isinstance(oracle, ApproximateOracle) else None
         self.model = model
         self.space: FeatureSpace = oracle.space
         if isinstance(instance, Iterator):  # read a generator once
@@ -93,7 +95,7 @@ class Query:
     # -- counting -----------------------------------------------------------
 
     def disagree_weight(self, fixed: Iterable[int]) -> Weight:
-        if isinstance(self.oracle, ApproximateOracle):
+        if self.confidence is not None:
             raise InvalidInputError(
                 f"This explainer needs exact counts, and the {self.oracle.language!r} oracle only estimates "
                 "them: with it use min_idrs (its deletion-loop decisions are certified), or compile the model "
@@ -139,8 +141,7 @@ class Query:
             language=self.oracle.language, oracle_calls=self.calls,
             seconds=time.perf_counter() - self.t0, kind=kind, method=method, instance=self.instance,
             coverage=self.coverage_of(fixed), distribution=describe(space.distribution),
-            confidence=getattr(self.oracle, "confidence", None) if isinstance(self.oracle, ApproximateOracle)
-            else None)
+            confidence=self.confidence)
 
 
 class CountingSession:

@@ -133,7 +133,7 @@ class TreePrecision:
         return sum(t for t, k in zip(terms, counts) if k == 0)
 
     def _agree_ok(self, value: Any) -> bool:
-        return self._bound.holds_from_below(value, self.total)
+        return self._bound.holds_from_below(value)  # delta * total computed once
 
     def relevant(self, fixed: Iterable[int]) -> bool:
         """Whether ``precision(S) >= delta``, decided exactly in exact spaces."""
