@@ -50,6 +50,41 @@ class _Rival:
         self.threshold = threshold  # a counterexample has margin <= threshold
 
 
+def _leaf_hulls(tree: Any, sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per reachable leaf (``tree.leaves`` order) and feature, the lowest and highest value number its path
+    allows: a walk down the node arrays with one mask per feature, restored on the way back (the tree's
+    paths, whose total size can be quadratic in the tree's, are not built)."""
+    a = tree.arrays
+    n_leaves = len(tree.leaves)
+    lo = np.zeros((n_leaves, len(sizes)), dtype=np.int64)
+    hi = np.tile(sizes - 1, (n_leaves, 1))
+    allowed = [(1 << int(s)) - 1 for s in sizes]
+    lo_now = np.zeros(len(sizes), dtype=np.int64)
+    hi_now = np.array(sizes - 1, dtype=np.int64)
+    k = 0
+    stack: list[tuple[int, int, int, int, int]] = [(a.root, -1, 0, 0, 0)]  # node, feature, mask, low, high
+    while stack:
+        nid, g, mg, lg, hg = stack.pop()
+        if g >= 0:
+            if nid >= 0:
+                stack.append((-1, g, allowed[g], int(lo_now[g]), int(hi_now[g])))
+            allowed[g], lo_now[g], hi_now[g] = mg, lg, hg
+            if nid < 0:
+                continue
+        f = a.feature[nid]
+        if f < 0:
+            lo[k] = lo_now
+            hi[k] = hi_now
+            k += 1
+            continue
+        here = allowed[f]
+        for mask, child in a.branches[nid]:
+            m = mask & here
+            if m:
+                stack.append((child, f, m, (m & -m).bit_length() - 1, m.bit_length() - 1))
+    return lo, hi
+
+
 class EnsembleBox:
     """Exact class-change queries on a tree ensemble by branch and bound (see the module docstring).
 
@@ -67,14 +102,8 @@ class EnsembleBox:
         # per tree: the hull of every reachable leaf's path, per feature
         self._boxes: list[tuple[np.ndarray, np.ndarray, list[int]]] = []
         for tree in self.view.trees:
-            paths = tree.paths
-            lo = np.zeros((len(paths), n), dtype=np.int64)
-            hi = np.tile(self.sizes - 1, (len(paths), 1))
-            for k, p in enumerate(paths):
-                for f, mask in p.masks:
-                    lo[k, f] = (mask & -mask).bit_length() - 1
-                    hi[k, f] = mask.bit_length() - 1
-            self._boxes.append((lo, hi, [p.leaf for p in paths]))
+            lo, hi = _leaf_hulls(tree, self.sizes)
+            self._boxes.append((lo, hi, list(tree.leaves)))
         self._rivals: dict[int, list[_Rival]] = {}
         self._witness: tuple[int, ...] | None = None
         self.nodes = 0

@@ -173,7 +173,7 @@ class EnsembleCnf:
     def _encode_tree(self, tree: Any) -> dict[int, int]:
         """Node literals; returns ``{leaf node id: literal}`` for the reachable leaves (constant trees: {})."""
         a = tree.arrays
-        reachable = {p.leaf for p in tree.paths}
+        reachable = set(tree.leaves)
         if a.feature[a.root] < 0:
             return {}
         lit_of: dict[int, int] = {}

@@ -143,12 +143,12 @@ class BoostedTrees(Classifier):
             if not isinstance(lv, Mapping):
                 raise InvalidTypeError(f"'leaf_values[{t}]' must map leaf node ids to values. Got {type(lv).__name__}.")
             row = []
-            for p in tree.paths:
-                if p.leaf not in lv:
-                    raise InvalidInputError(f"'leaf_values[{t}]' has no value for leaf node {p.leaf}.")
-                row.append(exact(lv[p.leaf], f"'leaf_values[{t}][{p.leaf}]'"))
+            for leaf in tree.leaves:
+                if leaf not in lv:
+                    raise InvalidInputError(f"'leaf_values[{t}]' has no value for leaf node {leaf}.")
+                row.append(exact(lv[leaf], f"'leaf_values[{t}][{leaf}]'"))
             values.append(tuple(row))
-        self._values = tuple(values)  # per tree, per path (tree.paths order)
+        self._values = tuple(values)  # per tree, per reachable leaf (tree.leaves order)
         self.values_from_floats = floats
         self._blocks = [TreeBlock(tree) for tree in self.trees]
         scale = _lcm_of_denominators({*self.init, *(v for row in values for v in row)})
@@ -172,7 +172,7 @@ class BoostedTrees(Classifier):
         """The exact value of every reachable leaf of tree number ``tree``."""
         if isinstance(tree, bool) or not isinstance(tree, int) or not 0 <= tree < len(self.trees):
             raise InvalidInputError(f"'tree' must be a tree index in [0, {len(self.trees) - 1}]. Got {tree!r}.")
-        return {p.leaf: v for p, v in zip(self.trees[tree].paths, self._values[tree])}
+        return dict(zip(self.trees[tree].leaves, self._values[tree]))
 
     def leaf_scores(self, tree: int) -> dict[int, tuple[Fraction, ...]]:
         """Per reachable leaf of tree ``tree``, what it adds to each class's score (see :meth:`class_scores`)."""
@@ -233,7 +233,7 @@ class BoostedTrees(Classifier):
 
     def build(self, builder: "FunctionBuilder[Any]") -> list[Any]:
         """One function per class: the exact score comparison, compiled tree by tree."""
-        terms = [[self.leaf_scores(t)[p.leaf] for p in tree.paths] for t, tree in enumerate(self.trees)]
+        terms = [[self.leaf_scores(t)[leaf] for leaf in tree.leaves] for t, tree in enumerate(self.trees)]
         base = list(self.base_scores)
         if self.ties == "last":  # argmax_functions gives ties to the first class: reverse the two classes
             base.reverse()
@@ -255,7 +255,7 @@ class BoostedTrees(Classifier):
     def _body_to_dict(self) -> dict[str, Any]:
         return {
             "trees": [t._body_to_dict() for t in self.trees],
-            "leaf_values": [[[p.leaf, str(v)] for p, v in zip(tree.paths, vals)]
+            "leaf_values": [[[leaf, str(v)] for leaf, v in zip(tree.leaves, vals)]
                             for tree, vals in zip(self.trees, self._values)],
             "tree_class": list(self.tree_class),
             "init": [str(x) for x in self.init],

@@ -81,7 +81,7 @@ class TreeBlock:
     def __init__(self, tree: DecisionTree) -> None:
         self.tree = tree
         self.arrays = tree.arrays
-        self.index = {p.leaf: k for k, p in enumerate(tree.paths)}
+        self.index = {leaf: k for k, leaf in enumerate(tree.leaves)}
 
     def leaf(self, point: Sequence[int]) -> int:
         """The node id of the leaf ``point`` reaches."""
@@ -131,7 +131,7 @@ class RandomForest(Classifier):
     leaf_scores : sequence of mappings, optional
         For ``voting="soft"``: per tree, ``{leaf node id: scores}`` with one
         exact number (``int``, ``Fraction``, or a float taken exactly) per
-        class, for every reachable leaf (``tree.paths[k].leaf``).
+        class, for every reachable leaf (``tree.leaves``).
 
     Examples
     --------
@@ -169,7 +169,8 @@ class RandomForest(Classifier):
                 raise InvalidInputError("'leaf_scores' is only used with voting='soft'.")
             one_hot = [tuple(Fraction(int(c == d)) for c in range(k)) for d in range(k)]
             for tree in self.trees:
-                terms.append(tuple(one_hot[p.label] for p in tree.paths))
+                lab = tree.arrays.label
+                terms.append(tuple(one_hot[lab[leaf]] for leaf in tree.leaves))
         else:
             if leaf_scores is None or isinstance(leaf_scores, Mapping) or len(leaf_scores) != len(self.trees):
                 raise InvalidInputError(
@@ -181,10 +182,10 @@ class RandomForest(Classifier):
                     raise InvalidTypeError(
                         f"'leaf_scores[{t}]' must map leaf node ids to class scores. Got {type(scores).__name__}.")
                 rows = []
-                for p in tree.paths:
-                    if p.leaf not in scores:
-                        raise InvalidInputError(f"'leaf_scores[{t}]' has no scores for leaf node {p.leaf}.")
-                    raw = tuple(scores[p.leaf])
+                for leaf in tree.leaves:
+                    if leaf not in scores:
+                        raise InvalidInputError(f"'leaf_scores[{t}]' has no scores for leaf node {leaf}.")
+                    raw = tuple(scores[leaf])
                     try:
                         hit = row_memo.get(raw)
                     except TypeError:
@@ -192,8 +193,8 @@ class RandomForest(Classifier):
                     if hit is None:
                         if len(raw) != k:
                             raise InvalidInputError(
-                                f"'leaf_scores[{t}][{p.leaf}]' must have one score per class ({k}). Got {len(raw)}.")
-                        ex = [_exact(x, memo, f"'leaf_scores[{t}][{p.leaf}]' entries") for x in raw]
+                                f"'leaf_scores[{t}][{leaf}]' must have one score per class ({k}). Got {len(raw)}.")
+                        ex = [_exact(x, memo, f"'leaf_scores[{t}][{leaf}]' entries") for x in raw]
                         hit = (tuple(x for x, _ in ex), any(fl for _, fl in ex))
                         try:
                             row_memo[raw] = hit
@@ -263,7 +264,7 @@ class RandomForest(Classifier):
         """The exact class scores of every reachable leaf of tree number ``tree`` (one-hot for hard voting)."""
         if not isinstance(tree, int) or not 0 <= tree < len(self.trees):
             raise InvalidInputError(f"'tree' must be a tree index in [0, {len(self.trees) - 1}]. Got {tree!r}.")
-        return {p.leaf: row for p, row in zip(self.trees[tree].paths, self._terms[tree])}
+        return dict(zip(self.trees[tree].leaves, self._terms[tree]))
 
     def scores_point(self, point: Sequence[int]) -> tuple[Fraction, ...]:
         """The exact summed class scores (votes, or summed leaf probabilities) at a point."""
@@ -317,7 +318,7 @@ class RandomForest(Classifier):
     def _body_to_dict(self) -> dict[str, Any]:
         body: dict[str, Any] = {"voting": self.voting, "trees": [t._body_to_dict() for t in self.trees]}
         if self.voting == "soft":
-            body["leaf_scores"] = [[[p.leaf, [str(x) for x in row]] for p, row in zip(tree.paths, t)]
+            body["leaf_scores"] = [[[leaf, [str(x) for x in row]] for leaf, row in zip(tree.leaves, t)]
                                    for tree, t in zip(self.trees, self._terms)]
             body["weights_from_floats"] = self.weights_from_floats
             if self.rounding is not None:
@@ -377,4 +378,4 @@ def tree_over(tree: DecisionTree, space: FeatureSpace) -> DecisionTree:
     """The same tree over another space with the same features (another distribution)."""
     a = tree.arrays
     return DecisionTree._from_arrays(space, tree.classes, list(a.feature), list(a.label), list(a.branches),
-                                     root=a.root)
+                                     root=a.root, validate=False, leaves=tree.leaves)

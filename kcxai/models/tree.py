@@ -9,6 +9,8 @@ exactly one leaf.
 
 from __future__ import annotations
 
+import bisect
+import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -150,6 +152,42 @@ def _mask_from_json(items: list[Any], size: int, what: str) -> int:
 _BIT_CHARS = bytes.maketrans(b"\x00\x01", b"01")
 
 
+class _NestedNames:
+    """The names ``root / value / value ...`` of the nodes of a tree built from nested nodes, spelled out
+    only when asked (an error message): stored, they would grow with the depth."""
+
+    __slots__ = ("space", "feat", "branches", "parent_of")
+
+    def __init__(self, space: FeatureSpace, feat: list[int], branches: dict[int, list[tuple[int, int]]],
+                 parent_of: list[tuple[int, int]]) -> None:
+        self.space, self.feat, self.branches, self.parent_of = space, feat, branches, parent_of
+
+    def where(self, parent: int, slot: int) -> "_Where":
+        """The name of the child at ``slot`` of ``parent`` (``-1``: the root), as a lazy string."""
+        return _Where(self, parent, slot)
+
+    def name(self, parent: int, slot: int) -> str:
+        steps: list[str] = []
+        while parent >= 0:
+            feature = self.space.features[self.feat[parent]]
+            steps.append(feature.set_literal(_bits(self.branches[parent][slot][0])))
+            parent, slot = self.parent_of[parent]
+        return " / ".join(["root", *reversed(steps)])
+
+    def __getitem__(self, nid: int) -> str:
+        return self.name(*self.parent_of[nid])
+
+
+class _Where:
+    __slots__ = ("names", "parent", "slot")
+
+    def __init__(self, names: _NestedNames, parent: int, slot: int) -> None:
+        self.names, self.parent, self.slot = names, parent, slot
+
+    def __str__(self) -> str:
+        return self.names.name(self.parent, self.slot)
+
+
 class DecisionTree(Classifier):
     """A decision tree over a finite feature space.
 
@@ -183,43 +221,54 @@ class DecisionTree(Classifier):
         feat: list[int] = []
         label: list[int] = []
         branches: list[tuple[tuple[int, int], ...]] = []
-        names: list[str] = []
-        # iterative pre-order build (deep trees must not hit the recursion limit)
-        todo: list[tuple[Any, str, int, int]] = [(root, "root", -1, -1)]  # node, where, parent, branch
+        # Each node's place (parent, slot); its name ("root / value / ...") is spelled out only for an
+        # error message: the names themselves grow with depth (quadratic memory on deep chains).
+        parent_of: list[tuple[int, int]] = []
         pending: dict[int, list[tuple[int, int]]] = {}
+        names = _NestedNames(space, feat, pending, parent_of)
+        # iterative pre-order build (deep trees must not hit the recursion limit)
+        todo: list[tuple[Any, int, int]] = [(root, -1, -1)]  # node, parent, branch
         while todo:
-            node, where, parent, slot = todo.pop()
+            node, parent, slot = todo.pop()
             nid = len(feat)
             if parent >= 0:
                 pending[parent][slot] = (pending[parent][slot][0], nid)
-            names.append(where)
+            parent_of.append((parent, slot))
             if isinstance(node, Leaf):
                 feat.append(-1)
                 label.append(self.class_index(node.label))
                 branches.append(())
                 continue
             if not isinstance(node, Split):
-                raise InvalidTypeError(f"Tree node at {where} must be a Leaf or Split. Got {node!r} instead.")
+                raise InvalidTypeError(
+                    f"Tree node at {names.where(parent, slot)} must be a Leaf or Split. Got {node!r} instead.")
             f = space.feature_index(node.feature)
             feat.append(f)
             label.append(-1)
             branches.append(())
-            masks = self._branch_masks(space.features[f], node.branches, where)
+            masks = self._branch_masks(space.features[f], node.branches, names.where(parent, slot))
             pending[nid] = [(mask, -1) for mask, _ in masks]
             for slot_k in range(len(masks) - 1, -1, -1):
-                mask, child = masks[slot_k]
-                value = space.features[f].set_literal(k for k in range(space.features[f].size) if mask >> k & 1)
-                todo.append((child, f"{where} / {value}", nid, slot_k))
+                todo.append((masks[slot_k][1], nid, slot_k))
         for nid, out in pending.items():
             branches[nid] = tuple(out)
         self._set_arrays(feat, label, branches, names=names)
 
     @staticmethod
-    def _branch_masks(feature: Feature, spec: Any, where: str) -> list[tuple[int, Any]]:
+    def _branch_masks(feature: Feature, spec: Any, where: object) -> list[tuple[int, Any]]:
         if isinstance(spec, _ThresholdBranches):
             if not feature.is_numeric:
                 raise InvalidInputError(
                     f"Split.threshold at {where} needs a numeric feature; {feature.name!r} is categorical.")
+            ts = feature.thresholds if feature.thresholds is not None else ()
+            t = spec.threshold
+            if math.isfinite(t):  # interval k is (ts[k-1], ts[k]]: two binary searches, not a scan of them all
+                n_left = bisect.bisect_right(ts, t)  # intervals whose upper end is <= t
+                if n_left == bisect.bisect_left(ts, t) + 1:  # t is a cut: the other intervals start at or after it
+                    return [((1 << n_left) - 1, spec.left), (_full(feature.size) ^ ((1 << n_left) - 1), spec.right)]
+                raise InvalidInputError(
+                    f"Split.threshold at {where}: threshold {spec.threshold} cuts the interval "
+                    f"{feature.values[n_left]} of feature {feature.name!r}; add it to the feature's thresholds.")
             left = right = 0
             for k, iv in enumerate(feature.values):
                 if iv.high <= spec.threshold:
@@ -256,25 +305,33 @@ class DecisionTree(Classifier):
 
     @classmethod
     def _from_arrays(cls, space: FeatureSpace, classes: Sequence[Any], feat: list[int], label: list[int],
-                     branches: list[tuple[tuple[int, int], ...]], *, names: list[Any] | None = None,
-                     root: int = 0) -> "DecisionTree":
+                     branches: list[tuple[tuple[int, int], ...]], *, names: Any = None, root: int = 0,
+                     validate: bool = True, leaves: Sequence[int] | None = None) -> "DecisionTree":
         """Build from flat arrays (node ``k`` tests ``feat[k]``, or is a leaf of class index ``label[k]``,
-        with ``branches[k]`` = ((value mask, child index), ...)); checked like any tree."""
+        with ``branches[k]`` = ((value mask, child index), ...)), checked like any tree.
+
+        ``validate=False`` is for importers whose trees are valid by construction (every node reached
+        once, the branches of a node a partition of the values that reach it): the check is skipped.
+        ``leaves``, if given with it, are the reachable leaves in the order of :attr:`paths`.
+        """
         tree = object.__new__(cls)
         tree.space = space
         tree._init_classes(classes)
-        tree._set_arrays(feat, label, branches, names=names, root=root)
+        tree._set_arrays(feat, label, branches, names=names, root=root, validate=validate,
+                         leaves=None if leaves is None else tuple(leaves))
         return tree
 
     def _set_arrays(self, feat: list[int], label: list[int], branches: list[tuple[tuple[int, int], ...]],
-                    names: list[Any] | None, root: int = 0) -> None:
-        """Store the flat arrays, check the tree and extract its paths."""
+                    names: Any, root: int = 0, *, validate: bool = True,
+                    leaves: tuple[int, ...] | None = None) -> None:
+        """Store the flat arrays and check the tree (in memory linear in its size: no paths are built)."""
         self._feat = tuple(feat)
         self._label = tuple(label)
         self._branches = tuple(branches)
         self._root = root
         self._node_names = names
-        self._paths = self._check_and_paths()
+        self._paths: tuple[TreePath, ...] | None = None
+        self._leaves = self._walk(validate) if validate else leaves
 
     def _node_name(self, nid: int) -> str:
         if self._node_names is None:
@@ -282,45 +339,54 @@ class DecisionTree(Classifier):
         name = self._node_names[nid]
         return f"the node at {name}" if isinstance(name, str) else f"node {name}"
 
-    def _check_and_paths(self) -> tuple[TreePath, ...]:
+    def _walk(self, validate: bool) -> tuple[int, ...]:
+        """The reachable leaves in path order (depth first, last branch first); with ``validate``, also check
+        that every point reaches exactly one leaf and every node is reached once.
+
+        One array of allowed masks per feature is updated on the way down and restored on the way back
+        (undo entries, node -1), so memory stays linear in the tree's size whatever its depth: per-leaf
+        copies made loading a 3,000-deep chain take 800 MB.
+        """
         space = self.space
-        full = [_full(f.size) for f in space.features]
-        paths: list[TreePath] = []
-        n = len(self._feat)
-        seen = [False] * n
-        # Depth-first with one mutable array of allowed masks and undo entries (node -1): a tuple copy
-        # per node cost 2.9 s of a 20-tree adult forest's 17 s import.
-        allowed = list(full)
-        restricted: dict[int, int] = {}  # the features whose allowed mask is not full
+        feat_a, label_a, branches_a = self._feat, self._label, self._branches
+        allowed = [_full(f.size) for f in space.features]
+        leaves: list[int] = []
+        n = len(feat_a)
+        n_classes = len(self.classes)
+        seen = bytearray(n) if validate else None
         stack: list[tuple[int, int, int]] = [(self._root, -1, 0)]  # (node, feature set on entry, its mask)
+        push, pop = stack.append, stack.pop
         while stack:
-            nid, g, mg = stack.pop()
+            nid, g, mg = pop()
             if g >= 0:
-                if nid >= 0:
-                    stack.append((-1, g, allowed[g]))
-                allowed[g] = mg
-                if mg == full[g]:
-                    restricted.pop(g, None)
-                else:
-                    restricted[g] = mg
-                if nid < 0:
+                if nid < 0:  # undo
+                    allowed[g] = mg
                     continue
-            if not 0 <= nid < n:
-                raise ModelFormatError(f"Tree refers to a missing node (index {nid}).")
-            if seen[nid]:
-                raise ModelFormatError(f"{self._node_name(nid)} is reached twice: a tree must not share nodes.")
-            seen[nid] = True
-            f = self._feat[nid]
+                push((-1, g, allowed[g]))
+                allowed[g] = mg
+            if seen is not None:
+                if not 0 <= nid < n:
+                    raise ModelFormatError(f"Tree refers to a missing node (index {nid}).")
+                if seen[nid]:
+                    raise ModelFormatError(f"{self._node_name(nid)} is reached twice: a tree must not share nodes.")
+                seen[nid] = 1
+            f = feat_a[nid]
             if f < 0:
-                if not 0 <= self._label[nid] < len(self.classes):
+                if seen is not None and not 0 <= label_a[nid] < n_classes:
                     raise ModelFormatError(f"Leaf {self._node_name(nid)} has no valid class.")
-                paths.append(TreePath(self._label[nid], tuple(sorted(restricted.items())), nid))
+                leaves.append(nid)
                 continue
             here = allowed[f]
+            if seen is None:
+                for mask, child in branches_a[nid]:
+                    m = mask & here
+                    if m:
+                        push((child, f, m))
+                continue
             covered = 0
-            if not self._branches[nid]:
+            if not branches_a[nid]:
                 raise ModelFormatError(f"Internal {self._node_name(nid)} has no branches.")
-            for mask, child in self._branches[nid]:
+            for mask, child in branches_a[nid]:
                 m = mask & here
                 if m & covered:
                     vals = self._labels_of(f, m & covered)
@@ -331,7 +397,7 @@ class DecisionTree(Classifier):
                 if m:
                     if not 0 <= child < n:
                         raise ModelFormatError(f"Tree refers to a missing node (index {child}).")
-                    stack.append((child, f, m))
+                    push((child, f, m))
                 else:
                     self._mark_unreachable(child, seen)
             if covered != here:
@@ -339,22 +405,22 @@ class DecisionTree(Classifier):
                 raise ModelFormatError(
                     f"{self._node_name(nid)} (feature {space.features[f].name!r}) has no branch for the values "
                     f"{vals}: every point must reach a leaf.")
-        if not all(seen):
-            nid = seen.index(False)
+        if seen is not None and not all(seen):
+            nid = seen.index(0)
             raise ModelFormatError(f"{self._node_name(nid)} is not reachable from the root.")
-        return tuple(paths)
+        return tuple(leaves)
 
     def _labels_of(self, f: int, mask: int) -> str:
         feat = self.space.features[f]
         return "[" + ", ".join(feat.label(k) for k in range(feat.size) if mask >> k & 1) + "]"
 
-    def _mark_unreachable(self, nid: int, seen: list[bool]) -> None:
+    def _mark_unreachable(self, nid: int, seen: bytearray) -> None:
         stack = [nid]
         while stack:
             k = stack.pop()
             if not 0 <= k < len(seen) or seen[k]:
                 raise ModelFormatError(f"Tree refers to a missing or shared node (index {k}).")
-            seen[k] = True
+            seen[k] = 1
             stack.extend(child for _, child in self._branches[k])
 
     # -- basic facts -----------------------------------------------------
@@ -386,11 +452,68 @@ class DecisionTree(Classifier):
         return best
 
     @property
+    def leaves(self) -> tuple[int, ...]:
+        """The node ids of the reachable leaves, in the order of :attr:`paths` (``tree.paths[k].leaf``).
+
+        Cheap (no path is built): ensembles index their leaf scores by it.
+
+        Examples
+        --------
+        >>> import kcxai
+        >>> tree = kcxai.datasets.running_example_tree()
+        >>> tree.leaves == tuple(p.leaf for p in tree.paths)
+        True
+        """
+        if self._leaves is None:
+            self._leaves = self._walk(False)
+        return self._leaves
+
+    @property
     def paths(self) -> tuple[TreePath, ...]:
-        """The reachable root-to-leaf paths."""
+        """The reachable root-to-leaf paths (built on first use, then kept).
+
+        Their total size is the sum of the leaves' depths, which can be quadratic in the tree's
+        size (a chain); construction, prediction, JSON and compilation do not need them.
+        """
+        if self._paths is None:
+            self._paths = self._build_paths()
         return self._paths
 
+    def _build_paths(self) -> tuple[TreePath, ...]:
+        """The paths of :attr:`leaves`, in that order: the same depth-first walk, with the restricted features."""
+        feat_a, label_a, branches_a = self._feat, self._label, self._branches
+        full = [_full(f.size) for f in self.space.features]
+        allowed = list(full)
+        restricted: dict[int, int] = {}  # the features whose allowed mask is not full
+        paths: list[TreePath] = []
+        stack: list[tuple[int, int, int]] = [(self._root, -1, 0)]
+        while stack:
+            nid, g, mg = stack.pop()
+            if g >= 0:
+                if nid >= 0:
+                    stack.append((-1, g, allowed[g]))
+                allowed[g] = mg
+                if mg == full[g]:
+                    restricted.pop(g, None)
+                else:
+                    restricted[g] = mg
+                if nid < 0:
+                    continue
+            f = feat_a[nid]
+            if f < 0:
+                paths.append(TreePath(label_a[nid], tuple(sorted(restricted.items())), nid))
+                continue
+            here = allowed[f]
+            for mask, child in branches_a[nid]:
+                m = mask & here
+                if m:
+                    stack.append((child, f, m))
+        return tuple(paths)
+
     def predict_point(self, point: Sequence[int]) -> int:
+        return self._label[self._leaf_of(point)]
+
+    def _leaf_of(self, point: Sequence[int]) -> int:
         nid = self._root
         feat, branches = self._feat, self._branches
         while feat[nid] >= 0:
@@ -399,14 +522,24 @@ class DecisionTree(Classifier):
                 if mask & bit:
                     nid = child
                     break
-        return self._label[nid]
+        return nid
 
     def path_of(self, point: Sequence[int]) -> TreePath:
-        """The path a point follows."""
-        for p in self._paths:
-            if all(m >> point[f] & 1 for f, m in p.masks):
-                return p
-        raise AssertionError("unreachable: the tree was checked to cover feature space")  # pragma: no cover
+        """The path a point follows (a walk down the tree: time linear in its depth, not in its size)."""
+        feat_a, branches_a = self._feat, self._branches
+        features = self.space.features
+        allowed: dict[int, int] = {}  # the masks of the features tested so far
+        nid = self._root
+        while feat_a[nid] >= 0:
+            f = feat_a[nid]
+            bit = 1 << point[f]
+            for mask, child in branches_a[nid]:
+                if mask & bit:
+                    allowed[f] = mask & allowed.get(f, -1)
+                    nid = child
+                    break
+        masks = tuple(sorted((f, m) for f, m in allowed.items() if m != _full(features[f].size)))
+        return TreePath(self._label[nid], masks, nid)
 
     def path_features(self, instance: Any) -> tuple[int, ...]:
         """The features restricted on the path followed by an instance (user values).
@@ -446,7 +579,8 @@ class DecisionTree(Classifier):
     def with_distribution(self, distribution: Any) -> "DecisionTree":
         return DecisionTree._from_arrays(self.space.with_distribution(distribution), self.classes,
                                          list(self._feat), list(self._label), list(self._branches),
-                                         names=self._node_names, root=self._root)
+                                         names=self._node_names, root=self._root, validate=False,
+                                         leaves=self._leaves)
 
     def to_root(self) -> Node:
         """The tree as nested :class:`Leaf` / :class:`Split` nodes (value sets as domain values).
