@@ -1,0 +1,154 @@
+"""Decision trees keep no per-leaf paths until asked: construction, JSON and prediction in linear memory,
+and the lazy views (``leaves``, ``paths``, ``path_of``, ``predict_point``) equal what a brute-force walk
+over every point of feature space says."""
+
+import itertools
+import json
+import tracemalloc
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import kcxai
+from kcxai import DecisionTree, Feature, FeatureSpace, InvalidInputError, Leaf, Split
+from kcxai.models import TreePath
+from strategies import trees
+
+
+def _reached_leaf(a, point):
+    """The leaf a point reaches: the one branch whose mask holds the point's value, node after node."""
+    nid = a.root
+    while a.feature[nid] != -1:
+        taken = [child for mask, child in a.branches[nid] if (mask >> point[a.feature[nid]]) & 1]
+        assert len(taken) == 1
+        nid = taken[0]
+    return nid
+
+
+def _brute(tree):
+    """Per reached leaf, the points reaching it (every point of the space enumerated)."""
+    a = tree.arrays
+    reach = {}
+    for point in itertools.product(*(range(s) for s in tree.space.domain_sizes)):
+        reach.setdefault(_reached_leaf(a, point), []).append(point)
+    return reach
+
+
+def _preorder_last_branch_first(a):
+    """Every leaf of the node arrays (reachable or not), depth first, the last branch of a node first."""
+    out, stack = [], [a.root]
+    while stack:
+        nid = stack.pop()
+        if a.feature[nid] == -1:
+            out.append(nid)
+        stack.extend(child for _, child in a.branches[nid])
+    return out
+
+
+def _box_path(tree, leaf, points):
+    """The TreePath of a leaf from the points reaching it: per feature the values they take, which must
+    form a box (every combination reaches the leaf)."""
+    sizes = tree.space.domain_sizes
+    values = [sorted({p[f] for p in points}) for f in range(len(sizes))]
+    n_box = 1
+    for v in values:
+        n_box *= len(v)
+    assert n_box == len(points)  # a path's points are a product of value sets
+    masks = tuple((f, sum(1 << k for k in v)) for f, v in enumerate(values) if len(v) < sizes[f])
+    return TreePath(tree.arrays.label[leaf], masks, leaf)
+
+
+@settings(max_examples=80)
+@given(trees(max_depth=5))
+def test_lazy_views_equal_a_brute_force_walk(tree):
+    a = tree.arrays
+    reach = _brute(tree)
+    order = [leaf for leaf in _preorder_last_branch_first(a) if leaf in reach]
+    assert tree.leaves == tuple(order)
+    assert tree.paths == tuple(_box_path(tree, leaf, reach[leaf]) for leaf in order)
+    for leaf, pts in reach.items():
+        for point in pts:
+            assert tree.predict_point(point) == a.label[leaf]
+            assert tree.path_of(point) == _box_path(tree, leaf, pts)
+    assert tree.n_leaves == sum(1 for f in a.feature if f == -1)
+
+
+@settings(max_examples=40)
+@given(trees(max_depth=5))
+def test_trusted_construction_and_copies_have_the_same_views(tree):
+    a = tree.arrays
+    trusted = DecisionTree._from_arrays(tree.space, tree.classes, list(a.feature), list(a.label),
+                                        list(a.branches), root=a.root, validate=False)
+    assert trusted.leaves == tree.leaves and trusted.paths == tree.paths
+    other = tree.with_distribution([[1] * s for s in tree.space.domain_sizes])
+    assert other.leaves == tree.leaves and other.paths == tree.paths and other.arrays == a
+    back = kcxai.models.model_from_dict(json.loads(tree.to_json()))
+    assert back.leaves == tree.leaves and back.paths == tree.paths
+
+
+def _chain_json(depth):
+    """A kcxai JSON model: a chain ``depth`` tests deep over ``depth`` distinct binary features (feature k
+    tested at depth k), whose paths hold depth**2 / 2 feature masks in all."""
+    space = FeatureSpace([Feature.categorical(f"x{k}", [0, 1]) for k in range(depth)])
+    nodes = []
+    for k in range(depth):
+        nodes.append({"feature": k, "branches": [[[0], 2 * k + 1], [[1], 2 * k + 2]]})
+        nodes.append({"class": k % 2})
+    nodes.append({"class": 1})
+    return {"format": "kcxai-model", "version": 1, "type": "decision_tree", "space": space.to_dict(),
+            "classes": [0, 1], "root": 0, "nodes": nodes}
+
+
+def test_chain_json_format_is_what_save_writes():
+    d = _chain_json(3)
+    tree = kcxai.models.model_from_dict(d)
+    assert json.loads(tree.to_json()) == d
+
+
+def test_construction_json_and_prediction_do_not_build_paths():
+    depth = 3000
+    d = _chain_json(depth)
+    tracemalloc.start()
+    try:
+        tree = kcxai.models.model_from_dict(d)
+        text = tree.to_json()
+        point = (1,) * (depth - 1) + (0,)
+        assert tree.predict_point(point) == (depth - 1) % 2
+        path = tree.path_of(point)
+        assert len(path.masks) == depth and path.leaf == 2 * depth - 1
+        assert len(tree.leaves) == depth + 1 and tree.depth == depth
+        again = DecisionTree(tree.space, tree.classes, kcxai.models.model_from_dict(json.loads(text)).to_root())
+        assert again.n_nodes == 2 * depth + 1
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    # the paths alone hold 4.5 million (feature, mask) pairs: over 400 MB; the tree is 6,001 nodes
+    assert peak < 60 * 2**20, f"peak {peak / 2**20:.0f} MB"
+    assert tree._paths is None  # nothing above asked for them
+    small = kcxai.models.model_from_dict(_chain_json(50))
+    assert [len(p.masks) for p in small.paths] == [50, *range(50, 0, -1)]
+
+
+def test_nested_nodes_name_the_place_of_an_error():
+    space = FeatureSpace([Feature.categorical("a", [0, 1, 2]), Feature.numeric("b", [1.0, 2.0])])
+    bad = Split("a", {0: Leaf(0), 1: Split.threshold("b", 1.0, Leaf(0), Split("b", {5.0: Leaf(1)})), 2: Leaf(1)})
+    with pytest.raises(kcxai.ModelFormatError, match=r"the node at root / a = 1 / b > 1 .* no branch"):
+        DecisionTree(space, [0, 1], bad)
+    with pytest.raises(kcxai.InvalidTypeError, match=r"Tree node at root / a = 2 must be a Leaf or Split"):
+        DecisionTree(space, [0, 1], Split("a", {0: Leaf(0), 1: Leaf(1), 2: "x"}))
+
+
+@given(st.lists(st.integers(-3, 12), min_size=0, max_size=6, unique=True).map(sorted),
+       st.sampled_from([-4.0, -0.5, 0.0, 0.5, 1.0, 3.0, 3.5, 11.0, 12.5, float("inf"), float("-inf")]))
+def test_threshold_split_masks_equal_an_interval_scan(cuts, t):
+    feature = Feature.numeric("x", [float(c) for c in cuts])
+    space = FeatureSpace([feature])
+    left = sum(1 << k for k, iv in enumerate(feature.values) if iv.high <= t)
+    right = sum(1 << k for k, iv in enumerate(feature.values) if iv.low >= t)
+    if left | right != (1 << feature.size) - 1:
+        with pytest.raises(InvalidInputError, match="cuts the interval"):
+            DecisionTree(space, [0, 1], Split.threshold("x", t, Leaf(0), Leaf(1)))
+        return
+    tree = DecisionTree(space, [0, 1], Split.threshold("x", t, Leaf(0), Leaf(1)))
+    assert tree.arrays.branches[tree.arrays.root] == ((left, 1), (right, 2))
