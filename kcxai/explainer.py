@@ -38,7 +38,8 @@ def _import(model: Any, X_train: Any, distribution: Any) -> tuple[Any, TableRead
         imported = from_pipeline(model)
         return imported.model, imported.reader
     if isinstance(model, BaseEstimator):
-        from kcxai.models._sklearn import from_sklearn, sklearn_feature_names
+        from kcxai.models._from_sklearn import from_sklearn
+        from kcxai.models._sklearn import sklearn_feature_names
 
         n = getattr(model, "n_features_in_", None)
         if n is None:

@@ -2,7 +2,7 @@
 
 from kcxai.models._base import Classifier, load_model, model_from_dict
 from kcxai.models._pipeline import ImportedPipeline, from_pipeline
-from kcxai.models._sklearn import from_sklearn
+from kcxai.models._from_sklearn import from_sklearn
 from kcxai.models.bdd import BddClassifier
 from kcxai.models.boosted import BoostedTrees
 from kcxai.models.forest import RandomForest

@@ -23,6 +23,7 @@ from typing import Any
 from kcxai._errors import ModelFormatError
 from kcxai._files import read_text
 from kcxai._untrusted import shorten
+from kcxai.models._tree_data import TreeArrays, TreeParts
 from kcxai.space import Feature, FeatureSpace
 
 __all__ = ["read_dt", "read_map"]
@@ -110,10 +111,8 @@ def read_map(map_path: str | os.PathLike[str]) -> list[tuple[list[int], list[str
 
 
 def read_dt(tree_path: str | os.PathLike[str], map_path: str | os.PathLike[str], *,
-            distribution: Any = None) -> Any:
-    """Read a ``.dt`` tree and its ``.map``; see :meth:`kcxai.DecisionTree.from_dt`."""
-    from kcxai.models.tree import DecisionTree
-
+            distribution: Any = None) -> TreeParts:
+    """Read a ``.dt`` tree and its ``.map`` (the parts of :meth:`kcxai.DecisionTree.from_dt`)."""
     doms = read_map(map_path)
     space = FeatureSpace([Feature.categorical(f"f{k}", vals, labels=labels)
                           for k, (vals, labels) in enumerate(doms)], distribution=distribution)
@@ -200,4 +199,4 @@ def read_dt(tree_path: str | os.PathLike[str], map_path: str | os.PathLike[str],
             feat_arr.append(feature_of[nid])
             lab_arr.append(-1)
             br_arr.append(tuple((mask, index[child]) for child, mask in edges[nid].items()))
-    return DecisionTree._from_arrays(space, classes, feat_arr, lab_arr, br_arr, names=ids, root=index[root])
+    return TreeParts(space, classes, TreeArrays(tuple(feat_arr), tuple(lab_arr), tuple(br_arr), index[root]), names=ids)

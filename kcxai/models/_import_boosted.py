@@ -35,29 +35,23 @@ from typing import Any
 import numpy as np
 
 from kcxai._errors import InvalidInputError, InvalidTypeError
-from kcxai.models._import_trees import RawTree, gc_paused, mask_table, numeric_space, tree_over_space
+from kcxai.models._import_trees import EnsembleParts, RawTree, mask_table, numeric_space, tree_over_space
+from kcxai.models._sklearn import check_domains, raw_tree, sklearn_feature_names
 
-__all__ = ["gradient_boosting_from_sklearn", "hist_gradient_boosting_from_sklearn", "boosted_from_xgboost",
-           "boosted_from_lightgbm", "is_xgboost", "is_lightgbm"]
+__all__ = ["boosted_parts", "is_boosted", "is_xgboost", "is_lightgbm", "gradient_boosting_parts",
+           "hist_gradient_boosting_parts", "xgboost_parts", "lightgbm_parts"]
 
 
 def _assemble(raws: Sequence[RawTree], values: Sequence[Sequence[Any]], tree_class: Sequence[int] | None,
               init: Sequence[Any], classes: Sequence[Any], names: list[str], doms: list[list[float] | None],
-              distribution: Any, *, float32: bool, ties: str) -> Any:
-    """The :class:`BoostedTrees` of library trees (``values[t][k]``: the value of leaf ``k`` of tree ``t``)."""
-    from kcxai.models.boosted import BoostedTrees
-
-    with gc_paused():
-        space = numeric_space(names, doms, raws, distribution, float32=float32)
-        table = mask_table(space, doms, float32=float32)
-        trees = []
-        leaf_values = []
-        for raw, vals in zip(raws, values):
-            tree = tree_over_space(raw, space, doms, classes, np.zeros(len(raw.left), dtype=np.int64),
-                                   float32=float32, table=table)
-            trees.append(tree)
-            leaf_values.append({p.leaf: vals[p.leaf] for p in tree.paths})
-        return BoostedTrees(space, classes, trees, leaf_values, tree_class=tree_class, init=init, ties=ties)
+              distribution: Any, *, float32: bool, ties: str) -> EnsembleParts:
+    """The parts of a :class:`BoostedTrees` (``values[t][k]``: the value of leaf ``k`` of tree ``t``)."""
+    space = numeric_space(names, doms, raws, distribution, float32=float32)
+    table = mask_table(space, doms, float32=float32)
+    trees = [tree_over_space(raw, space, doms, np.zeros(len(raw.left), dtype=np.int64), float32=float32, table=table)
+             for raw in raws]
+    return EnsembleParts(space, list(classes), trees, [list(v) for v in values],
+                         None if tree_class is None else list(tree_class), list(init), ties)
 
 
 def _check_classes(clf: Any) -> list[Any]:
@@ -71,13 +65,11 @@ def _check_classes(clf: Any) -> list[Any]:
 
 # -- scikit-learn ------------------------------------------------------------------
 
-def gradient_boosting_from_sklearn(clf: Any, *, domains: Sequence[Any] | None = None,
-                                   feature_names: Sequence[str] | None = None, distribution: Any = None) -> Any:
-    """A fitted ``sklearn.ensemble.GradientBoostingClassifier`` as :class:`BoostedTrees`."""
+def gradient_boosting_parts(clf: Any, *, domains: Sequence[Any] | None = None,
+                            feature_names: Sequence[str] | None = None, distribution: Any = None) -> EnsembleParts:
+    """The parts of a fitted ``sklearn.ensemble.GradientBoostingClassifier``."""
     from sklearn.dummy import DummyClassifier  # type: ignore[import-untyped]
     from sklearn.ensemble import GradientBoostingClassifier  # type: ignore[import-untyped]
-
-    from kcxai.models._sklearn import check_domains, raw_tree, sklearn_feature_names
 
     if not isinstance(clf, GradientBoostingClassifier):
         raise InvalidTypeError(f"'clf' must be a fitted GradientBoostingClassifier. Got {type(clf).__name__}.")
@@ -105,13 +97,11 @@ def gradient_boosting_from_sklearn(clf: Any, *, domains: Sequence[Any] | None = 
                      doms, distribution, float32=True, ties="last" if k == 1 else "first")
 
 
-def hist_gradient_boosting_from_sklearn(clf: Any, *, domains: Sequence[Any] | None = None,
-                                        feature_names: Sequence[str] | None = None,
-                                        distribution: Any = None) -> Any:
-    """A fitted ``sklearn.ensemble.HistGradientBoostingClassifier`` as :class:`BoostedTrees`."""
+def hist_gradient_boosting_parts(clf: Any, *, domains: Sequence[Any] | None = None,
+                                 feature_names: Sequence[str] | None = None,
+                                 distribution: Any = None) -> EnsembleParts:
+    """The parts of a fitted ``sklearn.ensemble.HistGradientBoostingClassifier``."""
     from sklearn.ensemble import HistGradientBoostingClassifier  # type: ignore[import-untyped]
-
-    from kcxai.models._sklearn import check_domains, sklearn_feature_names
 
     if not isinstance(clf, HistGradientBoostingClassifier):
         raise InvalidTypeError(
@@ -158,6 +148,36 @@ def is_lightgbm(est: Any) -> bool:
     return type(est).__module__.split(".")[0] == "lightgbm"
 
 
+def is_boosted(est: Any) -> bool:
+    """Whether :func:`boosted_parts` reads ``est`` (by type, without importing xgboost or lightgbm)."""
+    from sklearn.ensemble import GradientBoostingClassifier, HistGradientBoostingClassifier
+
+    return isinstance(est, (GradientBoostingClassifier, HistGradientBoostingClassifier)) or is_xgboost(est) \
+        or is_lightgbm(est)
+
+
+def boosted_parts(clf: Any, *, domains: Sequence[Any] | None = None, feature_names: Sequence[str] | None = None,
+                  distribution: Any = None) -> EnsembleParts:
+    """The parts of :meth:`kcxai.models.BoostedTrees.from_sklearn`, for any supported boosted classifier.
+
+    Call it with the garbage collector paused (:func:`~kcxai.models._import_trees.gc_paused`).
+    """
+    from sklearn.ensemble import GradientBoostingClassifier, HistGradientBoostingClassifier
+
+    kw: dict[str, Any] = {"domains": domains, "feature_names": feature_names, "distribution": distribution}
+    if isinstance(clf, GradientBoostingClassifier):
+        return gradient_boosting_parts(clf, **kw)
+    if isinstance(clf, HistGradientBoostingClassifier):
+        return hist_gradient_boosting_parts(clf, **kw)
+    if is_xgboost(clf):
+        return xgboost_parts(clf, **kw)
+    if is_lightgbm(clf):
+        return lightgbm_parts(clf, **kw)
+    raise InvalidTypeError(
+        "'clf' must be a fitted GradientBoostingClassifier, HistGradientBoostingClassifier, "
+        f"xgboost.XGBClassifier or lightgbm.LGBMClassifier. Got {type(clf).__name__} instead.")
+
+
 def _float_list(text: str) -> list[float]:
     """XGBoost's ``base_score``: ``"5E-1"`` or, from 3.0, ``"[5E-1,2E-1]"``."""
     text = text.strip()
@@ -172,11 +192,9 @@ def _logit32(p: float) -> float:
     return float(np.float32(-np.log(one / np.float32(p) - one, dtype=np.float32)))
 
 
-def boosted_from_xgboost(clf: Any, *, domains: Sequence[Any] | None = None,
-                         feature_names: Sequence[str] | None = None, distribution: Any = None) -> Any:
-    """A fitted ``xgboost.XGBClassifier`` as :class:`BoostedTrees`."""
-    from kcxai.models._sklearn import check_domains, sklearn_feature_names
-
+def xgboost_parts(clf: Any, *, domains: Sequence[Any] | None = None,
+                  feature_names: Sequence[str] | None = None, distribution: Any = None) -> EnsembleParts:
+    """The parts of a fitted ``xgboost.XGBClassifier``."""
     if not is_xgboost(clf) or not hasattr(clf, "get_booster"):
         raise InvalidTypeError(f"'clf' must be a fitted xgboost.XGBClassifier. Got {type(clf).__name__}.")
     if type(clf).__name__ != "XGBClassifier":
@@ -236,11 +254,9 @@ def _has_best_iteration(clf: Any) -> bool:
 
 # -- LightGBM -------------------------------------------------------------------------
 
-def boosted_from_lightgbm(clf: Any, *, domains: Sequence[Any] | None = None,
-                          feature_names: Sequence[str] | None = None, distribution: Any = None) -> Any:
-    """A fitted ``lightgbm.LGBMClassifier`` as :class:`BoostedTrees`."""
-    from kcxai.models._sklearn import check_domains, sklearn_feature_names
-
+def lightgbm_parts(clf: Any, *, domains: Sequence[Any] | None = None,
+                   feature_names: Sequence[str] | None = None, distribution: Any = None) -> EnsembleParts:
+    """The parts of a fitted ``lightgbm.LGBMClassifier``."""
     if not is_lightgbm(clf) or type(clf).__name__ != "LGBMClassifier":
         raise InvalidTypeError(f"'clf' must be a fitted lightgbm.LGBMClassifier. Got {type(clf).__name__}.")
     labels = _check_classes(clf)

@@ -24,10 +24,10 @@ from typing import Any
 
 import numpy as np
 
-from kcxai.models.tree import DecisionTree
+from kcxai.models._tree_data import TreeArrays
 from kcxai.space import Feature, FeatureSpace
 
-__all__ = ["RawTree", "numeric_space", "tree_over_space", "mask_table", "as_read", "gc_paused"]
+__all__ = ["RawTree", "EnsembleParts", "numeric_space", "tree_over_space", "mask_table", "as_read", "gc_paused"]
 
 
 @dataclass(frozen=True)
@@ -47,6 +47,25 @@ class RawTree:
     def internal(self) -> np.ndarray:
         """The ids of the internal nodes."""
         return np.flatnonzero(self.left != -1)
+
+
+@dataclass(frozen=True)
+class EnsembleParts:
+    """What an ensemble importer hands the model class (which builds the trees and the model).
+
+    ``node_values[t][k]`` is what leaf ``k`` of tree ``t`` adds (a score per class for a
+    forest, one margin for a boosted tree; ``None`` for a hard-voting forest). Boosted
+    trees also carry the class each tree adds to (``tree_class``), the initial
+    margins (``init``) and the library's tie rule (``ties``).
+    """
+
+    space: FeatureSpace
+    classes: list[Any]
+    trees: list[TreeArrays]
+    node_values: list[Any] | None
+    tree_class: list[int] | None = None
+    init: list[Any] | None = None
+    ties: str = "first"
 
 
 def as_read(values: Sequence[float], float32: bool) -> np.ndarray:
@@ -109,9 +128,9 @@ class _MaskTable:
 
 
 def tree_over_space(raw: RawTree, space: FeatureSpace, domains: Sequence[Sequence[float] | None],
-                    classes: Sequence[Any], labels: Sequence[int] | np.ndarray, *, float32: bool,
-                    table: _MaskTable | None = None) -> DecisionTree:
-    """A kcxai tree (node ids = the library's) for ``raw`` over ``space``.
+                    labels: Sequence[int] | np.ndarray, *, float32: bool,
+                    table: _MaskTable | None = None) -> TreeArrays:
+    """The arrays of a kcxai tree (node ids = the library's) for ``raw`` over ``space``.
 
     ``labels[k]`` is the class index of leaf ``k`` (ignored at internal nodes).
     Pass one ``table`` (:func:`mask_table`) for all the trees of an ensemble.
@@ -146,7 +165,7 @@ def tree_over_space(raw: RawTree, space: FeatureSpace, domains: Sequence[Sequenc
         feat.append(i)
         lab.append(-1)
         br.append(((m, a), (full[i] ^ m, right_l[k])))  # xor: "& ~m" on a 70,000-bit mask is 5x slower
-    return DecisionTree._from_arrays(space, classes, feat, lab, br)
+    return TreeArrays(tuple(feat), tuple(lab), tuple(br), 0)
 
 
 def mask_table(space: FeatureSpace, domains: Sequence[Sequence[float] | None], *, float32: bool) -> _MaskTable:

@@ -370,7 +370,7 @@ def from_pipeline(pipeline: Any, *, distribution: Any = None) -> ImportedPipelin
     from sklearn.naive_bayes import BernoulliNB, CategoricalNB
     from sklearn.tree import DecisionTreeClassifier
 
-    from kcxai.models._sklearn import SUPPORTED
+    from kcxai.models._from_sklearn import SUPPORTED
 
     final, codings, names, named, _ = _preprocessing(pipeline)
     if getattr(final, "n_outputs_", 1) != 1:

@@ -5,16 +5,18 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from fractions import Fraction
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from kcxai._errors import InvalidInputError, InvalidTypeError
-from kcxai.models._import_trees import RawTree, gc_paused, mask_table, numeric_space, tree_over_space
+from kcxai.models._import_trees import EnsembleParts, RawTree, mask_table, numeric_space, tree_over_space
+from kcxai.models._numbers import exact_number
+from kcxai.models._tree_data import TreeArrays, TreeParts
 from kcxai.space import Feature, FeatureSpace
 
-__all__ = ["from_sklearn", "tree_from_sklearn", "forest_from_sklearn", "naive_bayes_from_sklearn",
-           "linear_from_sklearn", "sklearn_feature_names", "check_domains", "SUPPORTED"]
+__all__ = ["tree_parts", "forest_parts", "naive_bayes_parts", "linear_parts", "sklearn_feature_names",
+           "check_domains", "SUPPORTED", "NaiveBayesParts", "LinearParts"]
 
 
 def sklearn_feature_names(est: Any, n: int, feature_names: Sequence[str] | None) -> list[str]:
@@ -77,41 +79,39 @@ def raw_tree(t: Any) -> RawTree:
                    np.asarray(t.feature, dtype=np.int64), np.asarray(t.threshold, dtype=np.float64))
 
 
-def _trees_over_space(structures: Sequence[Any], n: int, names: list[str], doms: list[list[float] | None],
-                      labels: Sequence[Any], distribution: Any) -> list[Any]:
-    """kcxai trees (node ids = sklearn's) for sklearn tree structures, over one space cut by all their thresholds."""
+def _trees_over_space(structures: Sequence[Any], names: list[str], doms: list[list[float] | None],
+                      distribution: Any) -> tuple[FeatureSpace, list[TreeArrays]]:
+    """Tree arrays (node ids = sklearn's) for sklearn tree structures, over one space cut by all their thresholds."""
     raws = [raw_tree(t) for t in structures]
     space = numeric_space(names, doms, raws, distribution, float32=True)
     table = mask_table(space, doms, float32=True)
     out = []
     for t, raw in zip(structures, raws):
         arg = np.argmax(t.value[:, 0, :], axis=1)
-        out.append(tree_over_space(raw, space, doms, labels, arg, float32=True, table=table))
-    return out
+        out.append(tree_over_space(raw, space, doms, arg, float32=True, table=table))
+    return space, out
 
 
-def tree_from_sklearn(clf: Any, *, feature_names: Sequence[str] | None = None,
-                      domains: Sequence[Any] | None = None, distribution: Any = None,
-                      classes: Sequence[Any] | None = None) -> Any:
-    """See :meth:`kcxai.DecisionTree.from_sklearn`. ``classes`` overrides ``clf.classes_``
-    (forests store class indices in their trees)."""
+def tree_parts(clf: Any, *, feature_names: Sequence[str] | None = None,
+               domains: Sequence[Any] | None = None, distribution: Any = None) -> TreeParts:
+    """The parts of :meth:`kcxai.DecisionTree.from_sklearn`."""
     t = _fitted_tree(clf)
     n = int(clf.n_features_in_)
     names = sklearn_feature_names(clf, n, feature_names)
     doms = check_domains(domains, n)
-    labels = list(clf.classes_) if classes is None else list(classes)
-    return _trees_over_space([t], n, names, doms, labels, distribution)[0]
+    space, arrays = _trees_over_space([t], names, doms, distribution)
+    return TreeParts(space, list(clf.classes_), arrays[0])
 
 
 # -- forests -------------------------------------------------------------------
 
-def forest_from_sklearn(clf: Any, *, domains: Sequence[Any] | None = None,
-                        feature_names: Sequence[str] | None = None, distribution: Any = None,
-                        voting: str = "soft") -> Any:
-    """See :meth:`kcxai.models.RandomForest.from_sklearn`."""
-    from sklearn.ensemble import ExtraTreesClassifier, RandomForestClassifier
+def forest_parts(clf: Any, *, domains: Sequence[Any] | None = None, feature_names: Sequence[str] | None = None,
+                 distribution: Any = None, soft: bool = True) -> EnsembleParts:
+    """The parts of :meth:`kcxai.models.RandomForest.from_sklearn`; with ``soft``, each node's class scores.
 
-    from kcxai.models.forest import VOTINGS
+    Call it with the garbage collector paused (:func:`gc_paused`): it builds millions of tuples.
+    """
+    from sklearn.ensemble import ExtraTreesClassifier, RandomForestClassifier
 
     if not isinstance(clf, (RandomForestClassifier, ExtraTreesClassifier)):
         raise InvalidTypeError(
@@ -121,39 +121,33 @@ def forest_from_sklearn(clf: Any, *, domains: Sequence[Any] | None = None,
         raise InvalidInputError("'clf' is not fitted: call fit() first.")
     if clf.n_outputs_ != 1:
         raise InvalidInputError(f"'clf' must have a single output. Got {clf.n_outputs_} outputs.")
-    if voting not in VOTINGS:
-        raise InvalidInputError(f"'voting' must be one of {list(VOTINGS)}. Got {voting!r} instead.")
     n = int(clf.n_features_in_)
     names = sklearn_feature_names(clf, n, feature_names)
     doms = check_domains(domains, n)
     structures = [e.tree_ for e in clf.estimators_]
     labels = list(clf.classes_)
-    k = len(labels)
-    with gc_paused():
-        return _forest(structures, n, names, doms, labels, distribution, voting, k)
-
-
-def _forest(structures: Sequence[Any], n: int, names: list[str], doms: list[list[float] | None],
-            labels: list[Any], distribution: Any, voting: str, k: int) -> Any:
-    from kcxai.models.forest import RandomForest
-
-    trees = _trees_over_space(structures, n, names, doms, labels, distribution)
-    space = trees[0].space
-    scores = None
-    if voting == "soft":
+    space, trees = _trees_over_space(structures, names, doms, distribution)
+    values = None
+    if soft:
         # DecisionTreeClassifier.predict_proba returns tree_.value[leaf, 0, :n_classes] (fractions).
-        scores = []
-        for t, tree in zip(structures, trees):
-            values = t.value[:, 0, :k].tolist()
-            scores.append({p.leaf: values[p.leaf] for p in tree.paths})
-    return RandomForest(space, labels, trees, voting=voting, leaf_scores=scores)
+        values = [t.value[:, 0, :len(labels)].tolist() for t in structures]
+    return EnsembleParts(space, labels, trees, values)
 
 
 # -- naive Bayes -----------------------------------------------------------------
 
-def naive_bayes_from_sklearn(clf: Any, *, domains: Sequence[Any] | None = None,
-                             feature_names: Sequence[str] | None = None, distribution: Any = None) -> Any:
-    """See :meth:`kcxai.models.NaiveBayes.from_sklearn`.
+class NaiveBayesParts(NamedTuple):
+    """The arguments of :class:`~kcxai.models.NaiveBayes` (log-probabilities) for an sklearn naive Bayes."""
+
+    space: FeatureSpace
+    classes: list[Any]
+    log_priors: list[float]
+    tables: list[list[list[Any]]]
+
+
+def naive_bayes_parts(clf: Any, *, domains: Sequence[Any] | None = None,
+                      feature_names: Sequence[str] | None = None, distribution: Any = None) -> NaiveBayesParts:
+    """The parts of :meth:`kcxai.models.NaiveBayes.from_sklearn`.
 
     ``CategoricalNB``: value ``v`` of feature ``i`` has the log-likelihoods
     ``feature_log_prob_[i][:, v]``; the default domain is ``0 .. n_categories_[i] - 1``.
@@ -162,11 +156,7 @@ def naive_bayes_from_sklearn(clf: Any, *, domains: Sequence[Any] | None = None,
     with ``flp = feature_log_prob_`` and ``neg = log(1 - exp(flp))`` computed as
     sklearn computes it; the default domain is ``[0, 1]``.
     """
-    import numpy as np
     from sklearn.naive_bayes import BernoulliNB, CategoricalNB
-
-    from kcxai.models._numbers import exact_number
-    from kcxai.models.linear import NaiveBayes
 
     if not isinstance(clf, (CategoricalNB, BernoulliNB)):
         raise InvalidTypeError(
@@ -207,21 +197,24 @@ def naive_bayes_from_sklearn(clf: Any, *, domains: Sequence[Any] | None = None,
                             for b in bits] for c in range(k)])
     features = [Feature.categorical(names[i], doms[i] or []) for i in range(n)]
     space = FeatureSpace(features, distribution=distribution)
-    priors = [float(x) for x in clf.class_log_prior_]
-    nb = NaiveBayes(space, labels, priors, tables, log=True)
-    nb.weights_from_floats = True
-    return nb
+    return NaiveBayesParts(space, labels, [float(x) for x in clf.class_log_prior_], tables)
 
 
 # -- linear models -----------------------------------------------------------------
 
-def linear_from_sklearn(clf: Any, *, domains: Sequence[Any] | None = None,
-                        feature_names: Sequence[str] | None = None, distribution: Any = None) -> Any:
-    """See :meth:`kcxai.models.LinearClassifier.from_sklearn`."""
-    import numpy as np
-    from sklearn.linear_model._base import LinearClassifierMixin
+class LinearParts(NamedTuple):
+    """The arguments of :class:`~kcxai.models.LinearClassifier` for an sklearn linear classifier."""
 
-    from kcxai.models.linear import LinearClassifier
+    space: FeatureSpace
+    classes: list[Any]
+    weights: list[list[list[Fraction]]]
+    intercepts: list[Fraction]
+
+
+def linear_parts(clf: Any, *, domains: Sequence[Any] | None = None,
+                 feature_names: Sequence[str] | None = None, distribution: Any = None) -> LinearParts:
+    """The parts of :meth:`kcxai.models.LinearClassifier.from_sklearn`."""
+    from sklearn.linear_model._base import LinearClassifierMixin
 
     if not isinstance(clf, LinearClassifierMixin):
         raise InvalidTypeError(
@@ -253,91 +246,4 @@ def linear_from_sklearn(clf: Any, *, domains: Sequence[Any] | None = None,
         intercepts = [Fraction(0), intercepts[0]]
     else:
         weights = [[[coef[c][i] * v for v in values[i]] for c in range(len(coef))] for i in range(n)]
-    out = LinearClassifier(space, labels, weights, intercepts)
-    out.weights_from_floats = True
-    return out
-
-
-# -- the one import door -------------------------------------------------------------
-
-#: What :func:`from_sklearn` accepts.
-SUPPORTED = ("DecisionTreeClassifier", "RandomForestClassifier", "ExtraTreesClassifier",
-             "GradientBoostingClassifier", "HistGradientBoostingClassifier", "xgboost.XGBClassifier",
-             "lightgbm.LGBMClassifier", "CategoricalNB",
-             "BernoulliNB", "LogisticRegression (and other linear classifiers: LinearSVC, RidgeClassifier, "
-             "SGDClassifier, Perceptron)")
-
-
-def from_sklearn(estimator: Any, *, domains: Sequence[Any] | None = None,
-                 feature_names: Sequence[str] | None = None, distribution: Any = None) -> Any:
-    """The kcxai model of a fitted scikit-learn classifier.
-
-    Parameters
-    ----------
-    estimator
-        A fitted ``DecisionTreeClassifier``, ``RandomForestClassifier`` (or
-        ``ExtraTreesClassifier``; soft voting, as its ``predict``),
-        ``GradientBoostingClassifier``, ``HistGradientBoostingClassifier``,
-        ``xgboost.XGBClassifier`` or ``lightgbm.LGBMClassifier`` (the last two
-        with the ``[boost]`` extra; all as :class:`~kcxai.models.BoostedTrees`),
-        ``CategoricalNB``, ``BernoulliNB`` or ``LogisticRegression`` (or
-        another linear classifier: ``LinearSVC``, ``RidgeClassifier``,
-        ``SGDClassifier``, ``Perceptron``).
-    domains : sequence, optional
-        One list of values per feature (``None`` for a feature keeps its
-        default): the finite domain the feature ranges over, in the values the
-        estimator sees. Trees and forests default to numeric features cut into
-        intervals by their thresholds; ``CategoricalNB`` to ``0 .. n - 1``;
-        ``BernoulliNB`` to ``[0, 1]``; linear models need it for every feature.
-    feature_names : sequence of str, optional
-        Defaults to ``estimator.feature_names_in_`` if present, else ``x0, x1, ...``.
-    distribution : optional
-        Passed to :class:`~kcxai.FeatureSpace`.
-
-    Returns
-    -------
-    DecisionTree, RandomForest, BoostedTrees, NaiveBayes or LinearClassifier
-        Its predictions equal the estimator's; float parameters are taken as
-        the exact rationals they store (see ``docs/models.md``).
-
-    Examples
-    --------
-    >>> from sklearn.naive_bayes import CategoricalNB
-    >>> from kcxai.models import from_sklearn
-    >>> X = [[0, 1], [1, 1], [2, 0], [1, 0], [0, 0]]
-    >>> y = ["a", "b", "b", "a", "a"]
-    >>> nb = from_sklearn(CategoricalNB().fit(X, y))
-    >>> nb.space.domain_sizes, nb.predict([2, 1]) == CategoricalNB().fit(X, y).predict([[2, 1]])[0]
-    ((3, 2), True)
-    """
-    try:
-        from sklearn.ensemble import ExtraTreesClassifier, RandomForestClassifier
-        from sklearn.linear_model._base import LinearClassifierMixin
-        from sklearn.naive_bayes import BernoulliNB, CategoricalNB
-        from sklearn.tree import DecisionTreeClassifier
-    except ImportError as e:  # pragma: no cover - scikit-learn is a core dependency
-        raise InvalidTypeError("Importing scikit-learn models needs scikit-learn installed.") from e
-    from sklearn.ensemble import GradientBoostingClassifier, HistGradientBoostingClassifier
-
-    from kcxai.models import _import_boosted as boosted
-
-    kw = {"domains": domains, "feature_names": feature_names, "distribution": distribution}
-    if isinstance(estimator, GradientBoostingClassifier):
-        return boosted.gradient_boosting_from_sklearn(estimator, **kw)
-    if isinstance(estimator, HistGradientBoostingClassifier):
-        return boosted.hist_gradient_boosting_from_sklearn(estimator, **kw)
-    if boosted.is_xgboost(estimator):
-        return boosted.boosted_from_xgboost(estimator, **kw)
-    if boosted.is_lightgbm(estimator):
-        return boosted.boosted_from_lightgbm(estimator, **kw)
-    if isinstance(estimator, DecisionTreeClassifier):
-        return tree_from_sklearn(estimator, **kw)
-    if isinstance(estimator, (RandomForestClassifier, ExtraTreesClassifier)):
-        return forest_from_sklearn(estimator, **kw)
-    if isinstance(estimator, (CategoricalNB, BernoulliNB)):
-        return naive_bayes_from_sklearn(estimator, **kw)
-    if isinstance(estimator, LinearClassifierMixin):
-        return linear_from_sklearn(estimator, **kw)
-    raise InvalidTypeError(
-        f"from_sklearn() does not support {type(estimator).__name__}. Supported estimators: "
-        f"{', '.join(SUPPORTED)}.")
+    return LinearParts(space, labels, weights, intercepts)

@@ -26,8 +26,10 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from kcxai._errors import InvalidInputError, InvalidTypeError, ModelFormatError
+from kcxai.models import _import_boosted
 from kcxai.models._base import Classifier
-from kcxai.models.forest import TreeBlock, checked_trees, tree_over
+from kcxai.models._import_trees import gc_paused
+from kcxai.models.forest import TreeBlock, checked_trees, leaf_dicts, tree_over, trees_of
 from kcxai.models._numbers import exact_number
 from kcxai.models._numbers import lcm_of_denominators as _lcm_of_denominators
 from kcxai.models._numbers import parse_fraction as _parse_fraction
@@ -249,6 +251,33 @@ class BoostedTrees(Classifier):
                            ties=self.ties)
         out.values_from_floats = self.values_from_floats
         return out
+
+    @classmethod
+    def from_sklearn(cls, clf: Any, *, domains: Sequence[Any] | None = None,
+                     feature_names: Sequence[str] | None = None, distribution: Any = None) -> "BoostedTrees":
+        """Import a fitted boosted classifier: scikit-learn's ``GradientBoostingClassifier`` or
+        ``HistGradientBoostingClassifier``, ``xgboost.XGBClassifier`` or ``lightgbm.LGBMClassifier``.
+
+        Predictions equal the library's (see the module docstring of
+        ``kcxai.models._import_boosted`` for how each library decides); ``domains``
+        as in :meth:`kcxai.DecisionTree.from_sklearn`.
+
+        Examples
+        --------
+        >>> from sklearn.ensemble import GradientBoostingClassifier
+        >>> from kcxai.models import BoostedTrees
+        >>> X, y = [[0, 1], [1, 1], [2, 0], [3, 0]], [0, 0, 1, 1]
+        >>> gb = GradientBoostingClassifier(n_estimators=3, max_depth=1).fit(X, y)
+        >>> model = BoostedTrees.from_sklearn(gb)
+        >>> model.n_trees, [model.predict(x) for x in X] == list(gb.predict(X))
+        (3, True)
+        """
+        with gc_paused():
+            parts = _import_boosted.boosted_parts(clf, domains=domains, feature_names=feature_names,
+                                                  distribution=distribution)
+            trees = trees_of(parts)
+            return cls(parts.space, parts.classes, trees, leaf_dicts(trees, parts.node_values or []),
+                       tree_class=parts.tree_class, init=parts.init, ties=parts.ties)
 
     # -- JSON --------------------------------------------------------------------
 

@@ -26,19 +26,22 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from kcxai._errors import InvalidInputError, InvalidTypeError, ModelFormatError
+from kcxai.models import _sklearn
 from kcxai.models._base import Classifier
+from kcxai.models._import_trees import EnsembleParts, gc_paused
 from kcxai.models._numbers import check_step, exact_number, round_to, rounding_margin
 from kcxai.models._numbers import lcm_of_denominators as _lcm_of_denominators
 from kcxai.models._numbers import parse_fraction as _parse_fraction
 from kcxai.models._threshold import argmax_first as _argmax_first
 from kcxai.models._threshold import argmax_functions, exclusive_branches
+from kcxai.models._tree_data import TreeParts
 from kcxai.models.tree import DecisionTree
 from kcxai.space import FeatureSpace
 
 if TYPE_CHECKING:  # pragma: no cover
     from kcxai.functions import FunctionBuilder
 
-__all__ = ["RandomForest", "VOTINGS", "TreeBlock", "leaf_of", "tree_over"]
+__all__ = ["RandomForest", "VOTINGS", "TreeBlock", "leaf_of", "tree_over", "trees_of", "leaf_dicts"]
 
 #: The votings a :class:`RandomForest` reproduces.
 VOTINGS = ("soft", "hard")
@@ -59,6 +62,16 @@ def _walk(feat: Sequence[int], branches: Sequence[Sequence[tuple[int, int]]], ni
                 nid = child
                 break
     return nid
+
+
+def trees_of(parts: EnsembleParts) -> list[DecisionTree]:
+    """The trees an ensemble importer returned as arrays."""
+    return [DecisionTree._from_parts(TreeParts(parts.space, parts.classes, a)) for a in parts.trees]
+
+
+def leaf_dicts(trees: Sequence[DecisionTree], node_values: Sequence[Sequence[Any]]) -> list[dict[int, Any]]:
+    """Per tree, ``{reachable leaf: its value}`` from values indexed by node id."""
+    return [{leaf: vals[leaf] for leaf in tree.leaves} for tree, vals in zip(trees, node_values)]
 
 
 def _exact(x: Any, memo: dict[Any, tuple[Fraction, bool]], what: str) -> tuple[Fraction, bool]:
@@ -308,10 +321,14 @@ class RandomForest(Classifier):
         :meth:`kcxai.DecisionTree.from_sklearn`; without it a feature's
         intervals are cut by the thresholds of all trees.
         """
-        from kcxai.models._sklearn import forest_from_sklearn
-
-        return forest_from_sklearn(clf, domains=domains, feature_names=feature_names, distribution=distribution,
-                                   voting=voting)
+        if voting not in VOTINGS:
+            raise InvalidInputError(f"'voting' must be one of {list(VOTINGS)}. Got {voting!r} instead.")
+        with gc_paused():
+            parts = _sklearn.forest_parts(clf, domains=domains, feature_names=feature_names,
+                                          distribution=distribution, soft=voting == "soft")
+            trees = trees_of(parts)
+            return cls(parts.space, parts.classes, trees, voting=voting,
+                       leaf_scores=None if parts.node_values is None else leaf_dicts(trees, parts.node_values))
 
     # -- JSON --------------------------------------------------------------
 

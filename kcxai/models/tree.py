@@ -11,145 +11,31 @@ from __future__ import annotations
 
 import bisect
 import math
-import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Union
+from typing import TYPE_CHECKING, Any
 
 from kcxai._errors import InvalidInputError, InvalidTypeError, ModelFormatError
+from kcxai.models import _dtfile, _sklearn
 from kcxai.models._base import Classifier
+from kcxai.models._tree_data import (
+    Leaf,
+    Node,
+    Split,
+    TreeArrays,
+    TreeParts,
+    TreePath,
+    _bits,
+    _full,
+    _mask_from_json,
+    _mask_to_json,
+    _ThresholdBranches,
+)
 from kcxai.space import Feature, FeatureSpace
 
 if TYPE_CHECKING:  # pragma: no cover
     from kcxai.functions import FunctionBuilder
 
 __all__ = ["DecisionTree", "Leaf", "Split", "TreePath", "TreeArrays"]
-
-
-@dataclass(frozen=True)
-class Leaf:
-    """A leaf predicting ``label``."""
-
-    label: Any
-
-
-@dataclass(frozen=True)
-class Split:
-    """An internal node testing ``feature``.
-
-    ``branches`` is a sequence of ``(values, child)``: ``values`` is the set of
-    domain values (user values; intervals or numbers inside them for numeric
-    features) that lead to ``child``, a :class:`Leaf` or :class:`Split`.
-    A mapping ``{value: child}`` is accepted for one value per branch.
-    """
-
-    feature: int | str
-    branches: Any
-
-    @classmethod
-    def threshold(cls, feature: int | str, threshold: float, left: "Node", right: "Node") -> "Split":
-        """The test ``x <= threshold`` on a numeric feature (left when true)."""
-        return cls(feature, _ThresholdBranches(float(threshold), left, right))
-
-
-@dataclass(frozen=True)
-class _ThresholdBranches:
-    threshold: float
-    left: Any
-    right: Any
-
-
-Node = Union[Leaf, Split]
-
-
-@dataclass(frozen=True)
-class TreePath:
-    """A root-to-leaf path: its leaf's class index and, per tested feature, the
-    bitmask of the values consistent with it (bit ``k`` is value number ``k``)."""
-
-    label: int
-    masks: tuple[tuple[int, int], ...]  # (feature, mask), sorted by feature, only features restricted
-    leaf: int
-
-    def features(self) -> tuple[int, ...]:
-        """Features the path restricts."""
-        return tuple(f for f, _ in self.masks)
-
-
-@dataclass(frozen=True)
-class TreeArrays:
-    """A decision tree's flat, read-only node arrays (one entry per node id).
-
-    This is the public view that oracles, importers, ensembles and drawings read;
-    the tuples are immutable, so holding the view cannot change the tree.
-
-    Attributes
-    ----------
-    feature : tuple of int
-        The feature tested at each node, ``-1`` at a leaf.
-    label : tuple of int
-        The class index at each leaf, ``-1`` at an internal node.
-    branches : tuple of tuple of (int, int)
-        Per node, its outgoing edges ``(mask, child)``: bit ``k`` of ``mask`` is set
-        when value number ``k`` of the tested feature follows the edge. Empty at a leaf.
-    root : int
-        The root's node id.
-    """
-
-    feature: tuple[int, ...]
-    label: tuple[int, ...]
-    branches: tuple[tuple[tuple[int, int], ...], ...]
-    root: int
-
-
-def _full(size: int) -> int:
-    return (1 << size) - 1
-
-
-def _bits(mask: int) -> list[int]:
-    """The set bits of ``mask``, in increasing order (linear in its bit length)."""
-    out: list[int] = []
-    for m in re.finditer("1+", bin(mask)[:1:-1]):
-        out.extend(range(m.start(), m.end()))
-    return out
-
-
-def _mask_to_json(mask: int) -> list[Any]:
-    """Value indices for JSON: an index ``k`` alone, a run of three or more as ``[first, last]``.
-
-    The runs keep the file linear in the tree's size: a threshold test on a
-    feature with thousands of intervals is one pair, not thousands of indices.
-    """
-    out: list[Any] = []
-    for m in re.finditer("1+", bin(mask)[:1:-1]):
-        lo, hi = m.start(), m.end() - 1
-        if hi - lo >= 2:
-            out.append([lo, hi])
-        else:
-            out.extend(range(lo, hi + 1))
-    return out
-
-
-def _mask_from_json(items: list[Any], size: int, what: str) -> int:
-    """Inverse of :func:`_mask_to_json`; each index or ``[first, last]`` run is checked against ``size``."""
-    bitmap = bytearray(size)
-    for v in items:
-        if isinstance(v, list) and len(v) == 2:
-            lo, hi = v
-        else:
-            lo = hi = v
-        for x in (lo, hi):
-            if isinstance(x, bool) or not isinstance(x, int) or not 0 <= x < size:
-                raise ModelFormatError(
-                    f"{what} must be an integer in [0, {size - 1}] or a run [first, last] of them. "
-                    f"Got {str(v)[:40]}.")
-        if lo > hi:
-            raise ModelFormatError(f"{what}: a run [first, last] needs first <= last. Got {v}.")
-        bitmap[lo:hi + 1] = b"\x01" * (hi - lo + 1)
-    return int(bytes(bitmap[::-1]).translate(_BIT_CHARS).decode("ascii") or "0", 2)
-
-
-_BIT_CHARS = bytes.maketrans(b"\x00\x01", b"01")
 
 
 class _NestedNames:
@@ -320,6 +206,13 @@ class DecisionTree(Classifier):
         tree._set_arrays(feat, label, branches, names=names, root=root, validate=validate,
                          leaves=None if leaves is None else tuple(leaves))
         return tree
+
+    @classmethod
+    def _from_parts(cls, parts: TreeParts) -> "DecisionTree":
+        """Build from what an importer returns (checked like any tree)."""
+        a = parts.arrays
+        return cls._from_arrays(parts.space, parts.classes, list(a.feature), list(a.label), list(a.branches),
+                                names=None if parts.names is None else list(parts.names), root=a.root)
 
     def _set_arrays(self, feat: list[int], label: list[int], branches: list[tuple[tuple[int, int], ...]],
                     names: Any, root: int = 0, *, validate: bool = True,
@@ -687,9 +580,8 @@ class DecisionTree(Classifier):
         >>> tree.classes, tree.predict([45, 0]), tree.space.features[0]
         ((0, 1), 1, Feature.numeric('age', [35.0]))
         """
-        from kcxai.models._sklearn import tree_from_sklearn
-
-        return tree_from_sklearn(clf, feature_names=feature_names, domains=domains, distribution=distribution)
+        return cls._from_parts(_sklearn.tree_parts(clf, feature_names=feature_names, domains=domains,
+                                                   distribution=distribution))
 
     @classmethod
     def from_dt(cls, tree_path: str, map_path: str, *, distribution: Any = None) -> "DecisionTree":
@@ -699,9 +591,7 @@ class DecisionTree(Classifier):
         ``f<k>``; its domain is the tree values listed for it in the map, and
         instances are given in tree values.
         """
-        from kcxai.models._dtfile import read_dt
-
-        return read_dt(tree_path, map_path, distribution=distribution)
+        return cls._from_parts(_dtfile.read_dt(tree_path, map_path, distribution=distribution))
 
     def __repr__(self) -> str:
         return (f"DecisionTree({self.n_nodes} nodes, depth {self.depth}, {self.space.n_features} features, "

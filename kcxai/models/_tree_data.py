@@ -1,0 +1,159 @@
+"""The data of a decision tree: its nodes as users write them, its flat arrays, its paths, and value masks.
+
+These types sit below every module that builds or reads trees (the tree class,
+the importers, the ``.dt`` reader, oracles and drawings), so that the importers
+can hand the tree class its parts without importing it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Union
+
+from kcxai._errors import ModelFormatError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kcxai.space import FeatureSpace
+
+__all__ = ["Leaf", "Split", "Node", "TreePath", "TreeArrays", "TreeParts"]
+
+
+@dataclass(frozen=True)
+class Leaf:
+    """A leaf predicting ``label``."""
+
+    label: Any
+
+
+@dataclass(frozen=True)
+class Split:
+    """An internal node testing ``feature``.
+
+    ``branches`` is a sequence of ``(values, child)``: ``values`` is the set of
+    domain values (user values; intervals or numbers inside them for numeric
+    features) that lead to ``child``, a :class:`Leaf` or :class:`Split`.
+    A mapping ``{value: child}`` is accepted for one value per branch.
+    """
+
+    feature: int | str
+    branches: Any
+
+    @classmethod
+    def threshold(cls, feature: int | str, threshold: float, left: "Node", right: "Node") -> "Split":
+        """The test ``x <= threshold`` on a numeric feature (left when true)."""
+        return cls(feature, _ThresholdBranches(float(threshold), left, right))
+
+
+@dataclass(frozen=True)
+class _ThresholdBranches:
+    threshold: float
+    left: Any
+    right: Any
+
+
+Node = Union[Leaf, Split]
+
+
+@dataclass(frozen=True)
+class TreePath:
+    """A root-to-leaf path: its leaf's class index and, per tested feature, the
+    bitmask of the values consistent with it (bit ``k`` is value number ``k``)."""
+
+    label: int
+    masks: tuple[tuple[int, int], ...]  # (feature, mask), sorted by feature, only features restricted
+    leaf: int
+
+    def features(self) -> tuple[int, ...]:
+        """Features the path restricts."""
+        return tuple(f for f, _ in self.masks)
+
+
+@dataclass(frozen=True)
+class TreeArrays:
+    """A decision tree's flat, read-only node arrays (one entry per node id).
+
+    This is the public view that oracles, importers, ensembles and drawings read;
+    the tuples are immutable, so holding the view cannot change the tree.
+
+    Attributes
+    ----------
+    feature : tuple of int
+        The feature tested at each node, ``-1`` at a leaf.
+    label : tuple of int
+        The class index at each leaf, ``-1`` at an internal node.
+    branches : tuple of tuple of (int, int)
+        Per node, its outgoing edges ``(mask, child)``: bit ``k`` of ``mask`` is set
+        when value number ``k`` of the tested feature follows the edge. Empty at a leaf.
+    root : int
+        The root's node id.
+    """
+
+    feature: tuple[int, ...]
+    label: tuple[int, ...]
+    branches: tuple[tuple[tuple[int, int], ...], ...]
+    root: int
+
+
+def _full(size: int) -> int:
+    return (1 << size) - 1
+
+
+def _bits(mask: int) -> list[int]:
+    """The set bits of ``mask``, in increasing order (linear in its bit length)."""
+    out: list[int] = []
+    for m in re.finditer("1+", bin(mask)[:1:-1]):
+        out.extend(range(m.start(), m.end()))
+    return out
+
+
+def _mask_to_json(mask: int) -> list[Any]:
+    """Value indices for JSON: an index ``k`` alone, a run of three or more as ``[first, last]``.
+
+    The runs keep the file linear in the tree's size: a threshold test on a
+    feature with thousands of intervals is one pair, not thousands of indices.
+    """
+    out: list[Any] = []
+    for m in re.finditer("1+", bin(mask)[:1:-1]):
+        lo, hi = m.start(), m.end() - 1
+        if hi - lo >= 2:
+            out.append([lo, hi])
+        else:
+            out.extend(range(lo, hi + 1))
+    return out
+
+
+def _mask_from_json(items: list[Any], size: int, what: str) -> int:
+    """Inverse of :func:`_mask_to_json`; each index or ``[first, last]`` run is checked against ``size``."""
+    bitmap = bytearray(size)
+    for v in items:
+        if isinstance(v, list) and len(v) == 2:
+            lo, hi = v
+        else:
+            lo = hi = v
+        for x in (lo, hi):
+            if isinstance(x, bool) or not isinstance(x, int) or not 0 <= x < size:
+                raise ModelFormatError(
+                    f"{what} must be an integer in [0, {size - 1}] or a run [first, last] of them. "
+                    f"Got {str(v)[:40]}.")
+        if lo > hi:
+            raise ModelFormatError(f"{what}: a run [first, last] needs first <= last. Got {v}.")
+        bitmap[lo:hi + 1] = b"\x01" * (hi - lo + 1)
+    return int(bytes(bitmap[::-1]).translate(_BIT_CHARS).decode("ascii") or "0", 2)
+
+
+_BIT_CHARS = bytes.maketrans(b"\x00\x01", b"01")
+
+
+@dataclass(frozen=True)
+class TreeParts:
+    """What a tree importer hands the tree class: the space, the classes and the flat arrays.
+
+    ``names`` optionally names each node for error messages (the file's node ids).
+    """
+
+    space: "FeatureSpace"
+    classes: Sequence[Any]
+    arrays: TreeArrays
+    names: Sequence[Any] | None = None
