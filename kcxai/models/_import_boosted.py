@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from kcxai._errors import InvalidInputError, InvalidTypeError
-from kcxai.models._import_trees import EnsembleParts, RawTree, mask_table, numeric_space, tree_over_space
+from kcxai.models._import_trees import EnsembleParts, RawTree, mask_table, numeric_space, trees_over_space
 from kcxai.models._sklearn import check_domains, raw_tree, sklearn_feature_names
 
 __all__ = ["boosted_parts", "is_boosted", "is_xgboost", "is_lightgbm", "gradient_boosting_parts",
@@ -48,10 +48,11 @@ def _assemble(raws: Sequence[RawTree], values: Sequence[Sequence[Any]], tree_cla
     """The parts of a :class:`BoostedTrees` (``values[t][k]``: the value of leaf ``k`` of tree ``t``)."""
     space = numeric_space(names, doms, raws, distribution, float32=float32)
     table = mask_table(space, doms, float32=float32)
-    trees = [tree_over_space(raw, space, doms, np.zeros(len(raw.left), dtype=np.int64), float32=float32, table=table)
-             for raw in raws]
-    return EnsembleParts(space, list(classes), trees, [list(v) for v in values],
-                         None if tree_class is None else list(tree_class), list(init), ties)
+    trees = trees_over_space(raws, space, doms, [np.zeros(len(raw.left), dtype=np.int64) for raw in raws],
+                             float32=float32, table=table)
+    return EnsembleParts(space, list(classes), [a for a, _ in trees], [list(v) for v in values],
+                         None if tree_class is None else list(tree_class), list(init), ties,
+                         leaves=[lv for _, lv in trees])
 
 
 def _check_classes(clf: Any) -> list[Any]:

@@ -16,6 +16,7 @@ minutes on a 100-tree default forest on adult.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import gc
 from collections.abc import Iterator, Sequence
@@ -24,10 +25,11 @@ from typing import Any
 
 import numpy as np
 
+from kcxai._errors import ModelFormatError
 from kcxai.models._tree_data import TreeArrays
 from kcxai.space import Feature, FeatureSpace
 
-__all__ = ["RawTree", "EnsembleParts", "numeric_space", "tree_over_space", "mask_table", "as_read", "gc_paused"]
+__all__ = ["RawTree", "EnsembleParts", "numeric_space", "trees_over_space", "tree_over_space", "mask_table", "as_read", "gc_paused"]
 
 
 @dataclass(frozen=True)
@@ -66,6 +68,7 @@ class EnsembleParts:
     tree_class: list[int] | None = None
     init: list[Any] | None = None
     ties: str = "first"
+    leaves: list[tuple[int, ...]] | None = None  # per tree, as in TreeParts (trees valid by construction)
 
 
 def as_read(values: Sequence[float], float32: bool) -> np.ndarray:
@@ -96,76 +99,166 @@ def numeric_space(names: Sequence[str], domains: Sequence[Sequence[float] | None
 
 
 class _MaskTable:
-    """Per feature: the value mask of ``x <= threshold`` for any threshold, by binary search."""
+    """Per feature: where a threshold splits the feature's values, and the value masks of both sides.
+
+    Values are numbered in increasing order as the library reads them (the
+    intervals of a numeric feature are already in that order); ``x <= t`` takes
+    the first ``p`` of them, ``p`` found by binary search. The masks of a
+    split position are made once per import and shared by every node that
+    uses it: a mask on a feature with 70,000 intervals is 9 kB.
+    """
 
     def __init__(self, space: FeatureSpace, domains: Sequence[Sequence[float] | None], float32: bool) -> None:
         self.keys: list[np.ndarray] = []
-        self.prefix: list[list[int]] = []
+        self.order: list[list[int] | None] = []  # value number of each sorted position (None: the identity)
         self.full: list[int] = []
+        self.sizes: list[int] = []
+        self._masks: list[tuple[dict[int, int], dict[int, int]]] = []
         for feature, dom in zip(space.features, domains):
-            size = feature.size
-            self.full.append((1 << size) - 1)
+            self.full.append((1 << feature.size) - 1)
+            self.sizes.append(feature.size)
+            self._masks.append(({}, {}))
             if dom is None:
                 # numeric: interval j is (t_{j-1}, t_j]; x <= t_j takes intervals 0..j
                 self.keys.append(np.asarray(feature.thresholds, dtype=np.float64))
-                self.prefix.append([(1 << (j + 1)) - 1 for j in range(size)])
+                self.order.append(None)
             else:
                 vals = as_read(dom, float32)
                 order = np.argsort(vals, kind="stable")
-                masks = [0]
-                for k in order:
-                    masks.append(masks[-1] | (1 << int(k)))
                 self.keys.append(vals[order])
-                self.prefix.append(masks)
+                self.order.append(order.tolist())
 
-    def left_masks(self, feature: int, thresholds: np.ndarray, numeric: bool) -> list[int]:
-        keys, prefix = self.keys[feature], self.prefix[feature]
-        if numeric:  # every threshold is one of the feature's cuts
-            pos = np.searchsorted(keys, thresholds, side="left")
-            return [prefix[p] for p in pos.tolist()]
-        pos = np.searchsorted(keys, thresholds, side="right")  # number of values <= threshold
-        return [prefix[p] for p in pos.tolist()]
+    def positions(self, feature: int, thresholds: np.ndarray) -> np.ndarray:
+        """Per threshold, how many of the feature's values (in increasing order) satisfy ``x <= threshold``."""
+        if self.order[feature] is None:  # every threshold is one of the feature's cuts: t_j leaves j + 1 intervals
+            return np.searchsorted(self.keys[feature], thresholds, side="left") + 1
+        return np.searchsorted(self.keys[feature], thresholds, side="right")
+
+    def masks(self, feature: int, positions: list[int]) -> tuple[list[int], list[int]]:
+        """The value masks of the left (``x <= t``) and right sides of splits at the given positions."""
+        left, right = self._masks[feature]
+        order = self.order[feature]
+        full, size = self.full[feature], self.sizes[feature]
+        for p in set(positions).difference(left):
+            m = full >> (size - p) if order is None else sum(1 << k for k in order[:p])
+            left[p] = m
+            right[p] = full ^ m  # xor: "& ~m" on a 70,000-bit mask is 5x slower
+        return list(map(left.__getitem__, positions)), list(map(right.__getitem__, positions))
+
+
+def trees_over_space(raws: Sequence[RawTree], space: FeatureSpace, domains: Sequence[Sequence[float] | None],
+                     labels: Sequence[Sequence[int] | np.ndarray], *, float32: bool,
+                     table: _MaskTable | None = None) -> list[tuple[TreeArrays, tuple[int, ...]]]:
+    """Per library tree, the arrays of a kcxai tree (node ids = the library's) over ``space`` and its
+    reachable leaves in the order of :attr:`DecisionTree.paths <kcxai.DecisionTree.paths>`.
+
+    ``labels[t][k]`` is the class index of leaf ``k`` of tree ``t`` (ignored at
+    internal nodes). The trees are valid by construction (each test splits the
+    values that reach it in two), so the tree class need not check them again.
+    All the trees are processed at once: per feature one binary search over all
+    its nodes, per depth one step of the reachability pass over all the trees.
+    """
+    if table is None:
+        table = _MaskTable(space, domains, float32)
+    if not raws:
+        return []
+    counts = np.array([len(r.left) for r in raws], dtype=np.int64)
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
+    left = np.concatenate([r.left for r in raws])
+    right = np.concatenate([r.right for r in raws])
+    is_leaf = left == -1
+    feature = np.where(is_leaf, -1, np.concatenate([r.feature for r in raws]))
+    threshold = np.concatenate([r.threshold for r in raws])
+    n = len(left)
+    inner = np.flatnonzero(~is_leaf)
+    feats_inner = feature[inner]
+    pos = np.zeros(n, dtype=np.int64)
+    # the branches of every node, internal ones set per feature by a map (the loop runs in C)
+    br: list[tuple[tuple[int, int], ...]] = [()] * n
+    for i in np.unique(feats_inner).tolist():
+        nodes = inner[feats_inner == i]
+        p = table.positions(i, threshold[nodes])
+        pos[nodes] = p
+        lm, rm = table.masks(i, p.tolist())
+        pairs = zip(zip(lm, left[nodes].tolist()), zip(rm, right[nodes].tolist()))
+        collections.deque(map(br.__setitem__, nodes.tolist(), pairs), maxlen=0)
+    feat = feature.tolist()
+    lab = np.where(is_leaf, np.concatenate([np.asarray(x, dtype=np.int64) for x in labels]), -1).tolist()
+    shift = np.repeat(starts, counts)
+    leaves = _reachable_leaves(np.where(is_leaf, -1, left + shift), np.where(is_leaf, -1, right + shift), feature,
+                               pos, starts, counts, table.sizes)
+    out = []
+    for t, (s, c) in enumerate(zip(starts.tolist(), counts.tolist())):
+        out.append((TreeArrays(tuple(feat[s:s + c]), tuple(lab[s:s + c]), tuple(br[s:s + c]), 0), leaves[t]))
+    return out
 
 
 def tree_over_space(raw: RawTree, space: FeatureSpace, domains: Sequence[Sequence[float] | None],
                     labels: Sequence[int] | np.ndarray, *, float32: bool,
-                    table: _MaskTable | None = None) -> TreeArrays:
-    """The arrays of a kcxai tree (node ids = the library's) for ``raw`` over ``space``.
+                    table: _MaskTable | None = None) -> tuple[TreeArrays, tuple[int, ...]]:
+    """:func:`trees_over_space` for one tree."""
+    return trees_over_space([raw], space, domains, [labels], float32=float32, table=table)[0]
 
-    ``labels[k]`` is the class index of leaf ``k`` (ignored at internal nodes).
-    Pass one ``table`` (:func:`mask_table`) for all the trees of an ensemble.
+
+def _reachable_leaves(left: np.ndarray, right: np.ndarray, feature: np.ndarray, pos: np.ndarray,
+                      roots: np.ndarray, counts: np.ndarray, sizes: list[int]) -> list[tuple[int, ...]]:
+    """Per tree, the leaves some point reaches, depth first with the right branch first (the paths' order).
+
+    The nodes of all the trees are numbered together (``left``/``right``: global
+    ids, -1 at a leaf). Along a path the values a feature may still take are a
+    range ``[lo, hi)`` of positions in increasing order (every test cuts that
+    order), so a child is reachable when its side of the split meets the range.
+    The pass goes depth by depth over all the trees at once; then each reached
+    leaf's rank from the left is counted from the reachable leaves per subtree,
+    and the paths' order is that rank reversed.
     """
-    if table is None:
-        table = _MaskTable(space, domains, float32)
-    n = len(raw.left)
-    left_l = raw.left.tolist()
-    right_l = raw.right.tolist()
-    feat_np = raw.feature
-    inner = raw.internal
-    lm: dict[int, int] = {}
-    feats_inner = feat_np[inner]
-    for i in np.unique(feats_inner).tolist():
-        nodes = inner[feats_inner == i]
-        masks = table.left_masks(i, raw.threshold[nodes], domains[i] is None)
-        lm.update(zip(nodes.tolist(), masks))
-    feat: list[int] = []
-    lab: list[int] = []
-    br: list[tuple[tuple[int, int], ...]] = []
-    full = table.full
-    feat_l = feat_np.tolist()
-    for k in range(n):
-        a = left_l[k]
-        if a == -1:
-            feat.append(-1)
-            lab.append(int(labels[k]))
-            br.append(())
-            continue
-        i = feat_l[k]
-        m = lm[k]
-        feat.append(i)
-        lab.append(-1)
-        br.append(((m, a), (full[i] ^ m, right_l[k])))  # xor: "& ~m" on a 70,000-bit mask is 5x slower
-    return TreeArrays(tuple(feat), tuple(lab), tuple(br), 0)
+    n = len(left)
+    n_feat = len(sizes)
+    cur = roots
+    lo = np.zeros((len(cur), n_feat), dtype=np.int64)
+    hi = np.tile(np.asarray(sizes, dtype=np.int64), (len(cur), 1))
+    reached = np.zeros(n, dtype=bool)
+    reached[cur] = True
+    n_reached = len(cur)
+    levels: list[np.ndarray] = []  # the internal nodes reached, depth by depth
+    while cur.size:
+        keep = left[cur] != -1
+        c, lo, hi = cur[keep], lo[keep], hi[keep]
+        if not c.size:
+            break
+        levels.append(c)
+        f, p = feature[c], pos[c]
+        rows = np.arange(c.size)
+        a, b = lo[rows, f], hi[rows, f]
+        go_l, go_r = a < p, p < b
+        lo_l, hi_l = lo[go_l], hi[go_l]
+        hi_l[np.arange(len(hi_l)), f[go_l]] = np.minimum(b, p)[go_l]
+        lo_r, hi_r = lo[go_r], hi[go_r]
+        lo_r[np.arange(len(lo_r)), f[go_r]] = np.maximum(a, p)[go_r]
+        cur = np.concatenate([left[c[go_l]], right[c[go_r]]])
+        if reached[cur].any():  # a cycle (a node twice in one depth is caught below)
+            raise ModelFormatError("A library tree reaches a node twice: its arrays do not form a tree.")
+        reached[cur] = True
+        n_reached += len(cur)
+        lo, hi = np.concatenate([lo_l, lo_r]), np.concatenate([hi_l, hi_r])
+    if np.count_nonzero(reached) != n_reached:
+        raise ModelFormatError("A library tree reaches a node twice: its arrays do not form a tree.")
+    leaf = reached & (left == -1)
+    below = leaf.astype(np.int64)  # reachable leaves per subtree
+    for c in reversed(levels):
+        below[c] = below[left[c]] + below[right[c]]
+    rank = np.zeros(n, dtype=np.int64)  # reachable leaves to the left
+    for c in levels:
+        rank[left[c]] = rank[c]
+        rank[right[c]] = rank[c] + below[left[c]]
+    ids = np.flatnonzero(leaf)
+    tree = np.repeat(np.arange(len(roots)), counts)[ids]
+    totals = below[roots]
+    base = np.concatenate([[0], np.cumsum(totals)[:-1]]).astype(np.int64)
+    order = np.empty(len(ids), dtype=np.int64)
+    order[base[tree] + totals[tree] - 1 - rank[ids]] = ids - roots[tree]
+    flat = order.tolist()
+    return [tuple(flat[s:s + k]) for s, k in zip(base.tolist(), totals.tolist())]
 
 
 def mask_table(space: FeatureSpace, domains: Sequence[Sequence[float] | None], *, float32: bool) -> _MaskTable:

@@ -10,7 +10,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from kcxai._errors import InvalidInputError, InvalidTypeError
-from kcxai.models._import_trees import EnsembleParts, RawTree, mask_table, numeric_space, tree_over_space
+from kcxai.models._import_trees import EnsembleParts, RawTree, mask_table, numeric_space, trees_over_space
 from kcxai.models._numbers import exact_number
 from kcxai.models._tree_data import TreeArrays, TreeParts
 from kcxai.space import Feature, FeatureSpace
@@ -80,16 +80,14 @@ def raw_tree(t: Any) -> RawTree:
 
 
 def _trees_over_space(structures: Sequence[Any], names: list[str], doms: list[list[float] | None],
-                      distribution: Any) -> tuple[FeatureSpace, list[TreeArrays]]:
-    """Tree arrays (node ids = sklearn's) for sklearn tree structures, over one space cut by all their thresholds."""
+                      distribution: Any) -> tuple[FeatureSpace, list[tuple[TreeArrays, tuple[int, ...]]]]:
+    """Tree arrays (node ids = sklearn's) and reachable leaves for sklearn tree structures, over one space cut
+    by all their thresholds."""
     raws = [raw_tree(t) for t in structures]
     space = numeric_space(names, doms, raws, distribution, float32=True)
     table = mask_table(space, doms, float32=True)
-    out = []
-    for t, raw in zip(structures, raws):
-        arg = np.argmax(t.value[:, 0, :], axis=1)
-        out.append(tree_over_space(raw, space, doms, arg, float32=True, table=table))
-    return space, out
+    labels = [np.argmax(t.value[:, 0, :], axis=1) for t in structures]
+    return space, trees_over_space(raws, space, doms, labels, float32=True, table=table)
 
 
 def tree_parts(clf: Any, *, feature_names: Sequence[str] | None = None,
@@ -99,8 +97,9 @@ def tree_parts(clf: Any, *, feature_names: Sequence[str] | None = None,
     n = int(clf.n_features_in_)
     names = sklearn_feature_names(clf, n, feature_names)
     doms = check_domains(domains, n)
-    space, arrays = _trees_over_space([t], names, doms, distribution)
-    return TreeParts(space, list(clf.classes_), arrays[0])
+    space, trees = _trees_over_space([t], names, doms, distribution)
+    arrays, leaves = trees[0]
+    return TreeParts(space, list(clf.classes_), arrays, leaves=leaves)
 
 
 # -- forests -------------------------------------------------------------------
@@ -130,8 +129,8 @@ def forest_parts(clf: Any, *, domains: Sequence[Any] | None = None, feature_name
     values = None
     if soft:
         # DecisionTreeClassifier.predict_proba returns tree_.value[leaf, 0, :n_classes] (fractions).
-        values = [t.value[:, 0, :len(labels)].tolist() for t in structures]
-    return EnsembleParts(space, labels, trees, values)
+        values = [np.asarray(t.value[:, 0, :len(labels)]) for t in structures]  # rows read at the leaves only
+    return EnsembleParts(space, labels, [a for a, _ in trees], values, leaves=[lv for _, lv in trees])
 
 
 # -- naive Bayes -----------------------------------------------------------------

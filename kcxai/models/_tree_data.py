@@ -151,9 +151,13 @@ class TreeParts:
     """What a tree importer hands the tree class: the space, the classes and the flat arrays.
 
     ``names`` optionally names each node for error messages (the file's node ids).
+    ``leaves`` is set only by importers whose trees are valid by construction (a
+    library's threshold trees): the reachable leaves in the order of the tree's
+    paths. The tree class then does not check the tree again.
     """
 
     space: "FeatureSpace"
     classes: Sequence[Any]
     arrays: TreeArrays
     names: Sequence[Any] | None = None
+    leaves: Sequence[int] | None = None

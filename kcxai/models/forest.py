@@ -25,6 +25,8 @@ from collections.abc import Mapping, Sequence
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from kcxai._errors import InvalidInputError, InvalidTypeError, ModelFormatError
 from kcxai.models import _sklearn
 from kcxai.models._base import Classifier
@@ -66,12 +68,22 @@ def _walk(feat: Sequence[int], branches: Sequence[Sequence[tuple[int, int]]], ni
 
 def trees_of(parts: EnsembleParts) -> list[DecisionTree]:
     """The trees an ensemble importer returned as arrays."""
-    return [DecisionTree._from_parts(TreeParts(parts.space, parts.classes, a)) for a in parts.trees]
+    leaves: Sequence[Sequence[int] | None] = parts.leaves or [None] * len(parts.trees)
+    return [DecisionTree._from_parts(TreeParts(parts.space, parts.classes, a, leaves=lv))
+            for a, lv in zip(parts.trees, leaves)]
 
 
 def leaf_dicts(trees: Sequence[DecisionTree], node_values: Sequence[Sequence[Any]]) -> list[dict[int, Any]]:
-    """Per tree, ``{reachable leaf: its value}`` from values indexed by node id."""
-    return [{leaf: vals[leaf] for leaf in tree.leaves} for tree, vals in zip(trees, node_values)]
+    """Per tree, ``{reachable leaf: its value}`` from values indexed by node id (a sequence, or a numpy array
+    whose rows are read at the leaves only and become lists)."""
+    out = []
+    for tree, vals in zip(trees, node_values):
+        leaves = tree.leaves
+        if isinstance(vals, np.ndarray):
+            out.append(dict(zip(leaves, vals[np.asarray(leaves, dtype=np.int64)].tolist())))
+        else:
+            out.append({leaf: vals[leaf] for leaf in leaves})
+    return out
 
 
 def _exact(x: Any, memo: dict[Any, tuple[Fraction, bool]], what: str) -> tuple[Fraction, bool]:

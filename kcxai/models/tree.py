@@ -190,8 +190,8 @@ class DecisionTree(Classifier):
         return out
 
     @classmethod
-    def _from_arrays(cls, space: FeatureSpace, classes: Sequence[Any], feat: list[int], label: list[int],
-                     branches: list[tuple[tuple[int, int], ...]], *, names: Any = None, root: int = 0,
+    def _from_arrays(cls, space: FeatureSpace, classes: Sequence[Any], feat: Sequence[int], label: Sequence[int],
+                     branches: Sequence[tuple[tuple[int, int], ...]], *, names: Any = None, root: int = 0,
                      validate: bool = True, leaves: Sequence[int] | None = None) -> "DecisionTree":
         """Build from flat arrays (node ``k`` tests ``feat[k]``, or is a leaf of class index ``label[k]``,
         with ``branches[k]`` = ((value mask, child index), ...)), checked like any tree.
@@ -209,12 +209,14 @@ class DecisionTree(Classifier):
 
     @classmethod
     def _from_parts(cls, parts: TreeParts) -> "DecisionTree":
-        """Build from what an importer returns (checked like any tree)."""
+        """Build from what an importer returns (checked like any tree, unless the importer gave its leaves:
+        see :class:`~kcxai.models._tree_data.TreeParts`)."""
         a = parts.arrays
-        return cls._from_arrays(parts.space, parts.classes, list(a.feature), list(a.label), list(a.branches),
-                                names=None if parts.names is None else list(parts.names), root=a.root)
+        return cls._from_arrays(parts.space, parts.classes, a.feature, a.label, a.branches,
+                                names=None if parts.names is None else list(parts.names), root=a.root,
+                                validate=parts.leaves is None, leaves=parts.leaves)
 
-    def _set_arrays(self, feat: list[int], label: list[int], branches: list[tuple[tuple[int, int], ...]],
+    def _set_arrays(self, feat: Sequence[int], label: Sequence[int], branches: Sequence[tuple[tuple[int, int], ...]],
                     names: Any, root: int = 0, *, validate: bool = True,
                     leaves: tuple[int, ...] | None = None) -> None:
         """Store the flat arrays and check the tree (in memory linear in its size: no paths are built)."""
