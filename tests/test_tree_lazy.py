@@ -152,3 +152,31 @@ def test_threshold_split_masks_equal_an_interval_scan(cuts, t):
         return
     tree = DecisionTree(space, [0, 1], Split.threshold("x", t, Leaf(0), Leaf(1)))
     assert tree.arrays.branches[tree.arrays.root] == ((left, 1), (right, 2))
+
+
+@settings(max_examples=25)
+@given(st.integers(0, 2**32 - 1), st.sampled_from(["forest", "extra", "best_first", "boosted"]),
+       st.lists(st.sampled_from([None, [0, 5], [1, 2, 3], [0, 2, 4, 5], [3]]), min_size=3, max_size=3))
+def test_imported_trees_have_the_leaves_a_full_check_finds(seed, kind, domains):
+    """Importers skip the check and find the reachable leaves by value ranges; a given domain can make
+    branches unreachable (a threshold between two domain values no point has)."""
+    import numpy as np
+    from sklearn.ensemble import ExtraTreesClassifier, GradientBoostingClassifier, RandomForestClassifier
+
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 6, size=(60, 3)).astype(float)
+    y = rng.integers(0, 3, size=60)
+    doms = None if all(d is None for d in domains) else domains
+    if kind == "boosted":
+        clf = GradientBoostingClassifier(n_estimators=4, max_depth=3, random_state=0).fit(X, y)
+        model = kcxai.models.BoostedTrees.from_sklearn(clf, domains=doms)
+    else:
+        est = {"forest": RandomForestClassifier(n_estimators=4, random_state=0),
+               "extra": ExtraTreesClassifier(n_estimators=4, random_state=0),
+               "best_first": RandomForestClassifier(n_estimators=4, max_leaf_nodes=9, random_state=0)}[kind]
+        model = kcxai.models.RandomForest.from_sklearn(est.fit(X, y), domains=doms)
+    for tree in model.trees:
+        a = tree.arrays
+        checked = DecisionTree._from_arrays(tree.space, tree.classes, a.feature, a.label, a.branches, root=a.root)
+        assert tree.leaves == checked.leaves
+        assert tree.leaves == tuple(leaf for leaf in _preorder_last_branch_first(a) if leaf in _brute(tree))
