@@ -42,6 +42,15 @@ NEW_SRC = os.path.dirname(HERE)
 
 
 def _rss_mb() -> float:
+    """This process's peak resident memory: VmHWM (reset by exec, unlike ru_maxrss, which a child started
+    by a large parent inherits), else ru_maxrss."""
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 

@@ -213,34 +213,32 @@ def _reachable_leaves(left: np.ndarray, right: np.ndarray, feature: np.ndarray, 
     and the paths' order is that rank reversed.
     """
     n = len(left)
-    n_feat = len(sizes)
     cur = roots
-    lo = np.zeros((len(cur), n_feat), dtype=np.int64)
-    hi = np.tile(np.asarray(sizes, dtype=np.int64), (len(cur), 1))
+    lo = np.zeros((len(cur), len(sizes)), dtype=np.int32)  # per node of the current depth: its ranges
+    hi = np.tile(np.asarray(sizes, dtype=np.int32), (len(cur), 1))
     reached = np.zeros(n, dtype=bool)
     reached[cur] = True
     n_reached = len(cur)
     levels: list[np.ndarray] = []  # the internal nodes reached, depth by depth
     while cur.size:
-        keep = left[cur] != -1
-        c, lo, hi = cur[keep], lo[keep], hi[keep]
-        if not c.size:
+        rows = np.flatnonzero(left[cur] != -1)
+        if not rows.size:
             break
+        c = cur[rows]
         levels.append(c)
-        f, p = feature[c], pos[c]
-        rows = np.arange(c.size)
+        f, p = feature[c], pos[c].astype(np.int32)
         a, b = lo[rows, f], hi[rows, f]
         go_l, go_r = a < p, p < b
-        lo_l, hi_l = lo[go_l], hi[go_l]
-        hi_l[np.arange(len(hi_l)), f[go_l]] = np.minimum(b, p)[go_l]
-        lo_r, hi_r = lo[go_r], hi[go_r]
-        lo_r[np.arange(len(lo_r)), f[go_r]] = np.maximum(a, p)[go_r]
+        k = int(np.count_nonzero(go_l))
+        take = np.concatenate([rows[go_l], rows[go_r]])  # one gather for both children
+        lo, hi = lo[take], hi[take]
+        hi[np.arange(k), f[go_l]] = np.minimum(b, p)[go_l]
+        lo[np.arange(k, len(take)), f[go_r]] = np.maximum(a, p)[go_r]
         cur = np.concatenate([left[c[go_l]], right[c[go_r]]])
         if reached[cur].any():  # a cycle (a node twice in one depth is caught below)
             raise ModelFormatError("A library tree reaches a node twice: its arrays do not form a tree.")
         reached[cur] = True
         n_reached += len(cur)
-        lo, hi = np.concatenate([lo_l, lo_r]), np.concatenate([hi_l, hi_r])
     if np.count_nonzero(reached) != n_reached:
         raise ModelFormatError("A library tree reaches a node twice: its arrays do not form a tree.")
     leaf = reached & (left == -1)
