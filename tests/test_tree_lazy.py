@@ -180,3 +180,32 @@ def test_imported_trees_have_the_leaves_a_full_check_finds(seed, kind, domains):
         checked = DecisionTree._from_arrays(tree.space, tree.classes, a.feature, a.label, a.branches, root=a.root)
         assert tree.leaves == checked.leaves
         assert tree.leaves == tuple(leaf for leaf in _preorder_last_branch_first(a) if leaf in _brute(tree))
+
+
+def _runs_by_bits(mask, size):
+    """Value indices of a mask, a run of three or more as [first, last]: bit by bit."""
+    out, k = [], 0
+    while k < size:
+        if not mask >> k & 1:
+            k += 1
+            continue
+        end = k
+        while end + 1 < size and mask >> (end + 1) & 1:
+            end += 1
+        out += [[k, end]] if end - k >= 2 else list(range(k, end + 1))
+        k = end + 1
+    return out
+
+
+@given(st.integers(1, 300).flatmap(lambda size: st.tuples(st.just(size), st.one_of(
+    st.integers(0, 2**size - 1),
+    st.lists(st.tuples(st.integers(0, size - 1), st.integers(1, 40)), max_size=20).map(
+        lambda rs: sum(((1 << n) - 1) << lo for lo, n in rs) & (2**size - 1))))))
+def test_mask_json_runs_equal_a_bit_by_bit_scan(size_mask):
+    from kcxai.models._tree_data import _mask_from_json, _mask_to_json
+
+    size, mask = size_mask
+    items = _mask_to_json(mask)
+    assert items == _runs_by_bits(mask, size)
+    assert _mask_from_json(items, size, "x") == mask
+    assert _mask_from_json(list(reversed(items)), size, "x") == mask

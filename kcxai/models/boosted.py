@@ -281,6 +281,7 @@ class BoostedTrees(Classifier):
 
     # -- JSON --------------------------------------------------------------------
 
+    @gc_paused()  # millions of small containers, none in a cycle: the collector would rescan them all
     def _body_to_dict(self) -> dict[str, Any]:
         return {
             "trees": [t._body_to_dict() for t in self.trees],
@@ -293,6 +294,7 @@ class BoostedTrees(Classifier):
         }
 
     @classmethod
+    @gc_paused()
     def _from_body(cls, space: FeatureSpace, classes: list[Any], body: dict[str, Any]) -> "BoostedTrees":
         trees_json = body["trees"]
         if not isinstance(trees_json, list) or not trees_json:

@@ -344,6 +344,7 @@ class RandomForest(Classifier):
 
     # -- JSON --------------------------------------------------------------
 
+    @gc_paused()  # millions of small containers, none in a cycle: the collector would rescan them all
     def _body_to_dict(self) -> dict[str, Any]:
         body: dict[str, Any] = {"voting": self.voting, "trees": [t._body_to_dict() for t in self.trees]}
         if self.voting == "soft":
@@ -355,6 +356,7 @@ class RandomForest(Classifier):
         return body
 
     @classmethod
+    @gc_paused()
     def _from_body(cls, space: FeatureSpace, classes: list[Any], body: dict[str, Any]) -> "RandomForest":
         trees_json = body["trees"]
         if not isinstance(trees_json, list) or not trees_json:
