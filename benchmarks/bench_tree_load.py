@@ -10,7 +10,8 @@ is printed:
 
 1. ``kcxai.from_sklearn(RandomForestClassifier(n_estimators=100, random_state=0))``
    fitted on adult exactly as in ``bench_ensembles.py``: wall and CPU seconds of the
-   import, and the process's peak resident memory;
+   import, the process's peak resident memory, and whether both built the same
+   trees (node arrays, reachable leaves in order, exact leaf scores);
 2. a chain ``depth`` tests deep over ``depth`` distinct binary features (the
    shape whose paths hold depth**2 / 2 feature masks), loaded from kcxai JSON
    (``kcxai.load_model``) and from ``.dt`` / ``.map`` files
@@ -65,8 +66,16 @@ def _worker_forest(pickle_path: str) -> dict[str, Any]:
     t, c = time.perf_counter(), time.process_time()
     model = kcxai.from_sklearn(rf)
     wall, cpu = time.perf_counter() - t, time.process_time() - c
-    return {"wall": wall, "cpu": cpu, "peak_mb": _rss_mb(), "growth_mb": _rss_mb() - before,
-            "nodes": sum(t.n_nodes for t in model.trees)}
+    peak = _rss_mb()
+    # what the import built, as one number: node arrays, reachable leaves in order, exact leaf scores
+    # (the old code has no tree.leaves: its paths, built at construction, give the same order)
+    prints = []
+    for t, tree in enumerate(model.trees):
+        a = tree.arrays
+        leaves = tree.leaves if hasattr(tree, "leaves") else tuple(p.leaf for p in tree.paths)
+        prints.append(hash((a.feature, a.label, a.branches, a.root, leaves, tuple(model.leaf_scores(t).items()))))
+    return {"wall": wall, "cpu": cpu, "peak_mb": peak, "growth_mb": peak - before,
+            "nodes": sum(t.n_nodes for t in model.trees), "fingerprint": hash(tuple(prints))}
 
 
 def _worker_chain(kind: str, directory: str) -> dict[str, Any]:
@@ -181,6 +190,8 @@ def main() -> None:
             if "old" in med:
                 print(f"   old / new: wall x{med['old']['wall'] / med['new']['wall']:.1f}, "
                       f"CPU x{med['old']['cpu'] / med['new']['cpu']:.1f}")
+                same = results["old"][0]["fingerprint"] == results["new"][0]["fingerprint"]
+                print(f"   same node arrays, reachable leaves (in order) and exact leaf scores: {'yes' if same else 'NO'}")
         print("\n2. a chain `depth` tests deep over `depth` binary features: load, then save as JSON")
         print(f"   {'depth':>6} {'file':>5} {'version':>7} {'load s':>8} {'save s':>7} {'peak growth MB':>15} "
               f"{'kB / node':>10} {'JSON kB':>8}")
