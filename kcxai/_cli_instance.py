@@ -13,7 +13,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from kcxai._errors import InvalidInputError, KcxaiError, ModelFormatError
+from kcxai._errors import InvalidInputError, KcxaiError, ModelFormatError, name_mismatch
 
 __all__ = ["parse_instance", "parse_features", "show_values"]
 
@@ -156,12 +156,9 @@ def parse_instance(space: Any, text: str, *, where: str = "--instance", values: 
         except ModelFormatError as e:
             raise InvalidInputError(str(e)) from None
         if isinstance(parsed, dict):
-            missing = [n for n in names if n not in parsed]
-            extra = [k for k in parsed if k not in names]
-            if missing or extra:
-                raise InvalidInputError(
-                    f"{where}: a JSON object must give exactly the features {list(names)}. "
-                    f"Missing {missing}, unknown {extra}.")
+            wrong = name_mismatch(parsed, names)
+            if wrong:
+                raise InvalidInputError(f"{where}: a JSON object must give exactly the features {list(names)}. {wrong}")
             tokens = [parsed[n] for n in names]
         elif isinstance(parsed, list):
             tokens = parsed

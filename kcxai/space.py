@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from fractions import Fraction
 from typing import Any
 
-from kcxai._errors import InvalidInputError, InvalidTypeError, ModelFormatError
+from kcxai._errors import InvalidInputError, InvalidTypeError, ModelFormatError, name_mismatch
 from kcxai._feature import Feature, Interval
 from kcxai.arithmetic import Arithmetic, Probability, Weight
 from kcxai.distribution import Distribution, Product, ProductWeights, Uniform, distribution_from_dict
@@ -256,12 +256,10 @@ class FeatureSpace:
                     f"'{argument}' is a pandas Series labelled [{', '.join(shown)}]: label it by feature name "
                     f"({list(self._names)[:10]}) or by position 0..{len(keys) - 1}, in order.")
         if isinstance(instance, Mapping):
-            missing = [n for n in self._names if n not in instance]
-            extra = [k for k in instance if k not in self._names]
-            if missing or extra:
+            wrong = name_mismatch(instance, self._names)
+            if wrong:
                 raise InvalidInputError(
-                    f"'{argument}' as a mapping must give exactly the features {list(self._names)}. "
-                    f"Missing {missing}, unknown {extra}.")
+                    f"'{argument}' as a mapping must give exactly the features {list(self._names)}. {wrong}")
             instance = [instance[n] for n in self._names]
         elif hasattr(instance, "tolist") and callable(instance.tolist):
             instance = instance.tolist()
