@@ -6,6 +6,8 @@ from the built-in exception that fits, so ``except ValueError`` keeps working.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 __all__ = [
     "KcxaiError",
     "InvalidInputError",
@@ -17,6 +19,7 @@ __all__ = [
     "UnknownLanguageError",
     "CompilationLimitError",
     "ProblemTooLargeError",
+    "name_mismatch",
 ]
 
 
@@ -68,3 +71,22 @@ class CompilationLimitError(KcxaiError, RuntimeError):
 
 class ProblemTooLargeError(KcxaiError, RuntimeError):
     """An exact search would exceed the limit it was given."""
+
+
+def name_mismatch(given: "Iterable[object]", expected: "Iterable[str]") -> str | None:
+    """``"Missing [...], unexpected [...]."`` when ``given`` (names, as text) is not exactly ``expected``, else ``None``.
+
+    The one wording of every "these must be exactly the model's features" error.
+
+    Examples
+    --------
+    >>> name_mismatch(["b", "c"], ["a", "b"])
+    "Missing ['a'], unexpected ['c']."
+    >>> name_mismatch(["b", "a"], ["a", "b"]) is None
+    True
+    """
+    got = [str(x) for x in given]
+    expected = list(expected)
+    missing = [n for n in expected if n not in got]
+    extra = [g for g in got if g not in expected]
+    return f"Missing {missing}, unexpected {extra}." if missing or extra else None

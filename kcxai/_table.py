@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from kcxai._errors import InvalidInputError, InvalidTypeError
+from kcxai._errors import InvalidInputError, InvalidTypeError, name_mismatch
 
 __all__ = ["ColumnReader", "TableReader", "Table", "is_missing"]
 
@@ -201,12 +201,11 @@ class TableReader:
 
     def _check_names(self, names: Sequence[Any], argument: str) -> None:
         names = [str(c) for c in names]
-        missing = [c for c in self.columns if c not in names]
-        extra = [c for c in names if c not in self.columns]
-        if missing or extra:
+        wrong = name_mismatch(names, self.columns)
+        if wrong:
             raise InvalidInputError(
                 f"'{argument}' must have exactly the columns the model was fitted on {_shown(self.columns, 20)}. "
-                f"Missing {missing}, unexpected {extra}.")
+                f"{wrong}")
         if len(set(names)) != len(names):
             raise InvalidInputError(f"'{argument}' has repeated column names: {names}.")
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Union
 
 import numpy as np
 
-from kcxai._errors import InvalidInputError, InvalidTypeError
+from kcxai._errors import InvalidInputError, InvalidTypeError, name_mismatch
 
 if TYPE_CHECKING:  # pragma: no cover
     from kcxai.space import FeatureSpace
@@ -42,12 +42,9 @@ def encode_rows(space: "FeatureSpace", X: DataLike, *, argument: str = "X") -> "
     names = list(space.names)
     if hasattr(X, "columns") and hasattr(X, "iloc"):  # a pandas DataFrame
         cols = [str(c) for c in X.columns]
-        missing = [n for n in names if n not in cols]
-        extra = [c for c in cols if c not in names]
-        if missing or extra:
-            raise InvalidInputError(
-                f"'{argument}' must have exactly the model's feature columns {names}. "
-                f"Missing {missing}, unexpected {extra}.")
+        wrong = name_mismatch(cols, names)
+        if wrong:
+            raise InvalidInputError(f"'{argument}' must have exactly the model's feature columns {names}. {wrong}")
         columns = [X[n].tolist() for n in names]
         n_rows = len(X)
     else:

@@ -41,7 +41,7 @@ never import a backend.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Callable, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Callable, Protocol, cast, runtime_checkable
 
 from kcxai.arithmetic import Bound, Weight
 from kcxai.space import FeatureSpace
@@ -51,7 +51,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from kcxai.models.tree import TreePath
 
 __all__ = ["CountingOracle", "OracleSession", "SessionBase", "GenericSession", "Bound", "PathOracle",
-           "ApproximateOracle", "MixtureOracle", "MixtureSession", "per_component"]
+           "ApproximateOracle", "MixtureOracle", "PathMixtureOracle", "MixtureSession", "per_component"]
 
 
 @runtime_checkable
@@ -224,11 +224,17 @@ class MixtureOracle:
     def session(self, point: tuple[int, ...], label: int, fixed: frozenset[int]) -> OracleSession:
         return MixtureSession(self, [(c, o.session(point, label, fixed)) for c, o in self.parts])
 
-    def __getattr__(self, name: str) -> object:
-        # capabilities of the product oracles (e.g. a tree's paths) are the mixture's too
-        if name in ("path_of", "paths", "tree"):
-            return getattr(self.parts[0][1], name)
-        raise AttributeError(name)
+
+class PathMixtureOracle(MixtureOracle):
+    """A :class:`MixtureOracle` of path oracles: the paths are the model's, the same in every component,
+    so the mixture is a :class:`PathOracle` too."""
+
+    @property
+    def paths(self) -> "tuple[TreePath, ...]":
+        return cast(PathOracle, self.parts[0][1]).paths
+
+    def path_of(self, point: tuple[int, ...]) -> "TreePath":
+        return cast(PathOracle, self.parts[0][1]).path_of(point)
 
 
 class MixtureSession(SessionBase):
@@ -270,4 +276,5 @@ def per_component(space: FeatureSpace, make: "Callable[[ProductWeights], Countin
     comps = space.distribution.components
     if len(comps) == 1 and comps[0][0] == 1:
         return make(comps[0][1])
-    return MixtureOracle(space, [(c, make(pw)) for c, pw in comps])
+    parts = [(c, make(pw)) for c, pw in comps]
+    return (PathMixtureOracle if isinstance(parts[0][1], PathOracle) else MixtureOracle)(space, parts)

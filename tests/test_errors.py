@@ -123,7 +123,7 @@ def test_series_by_name_or_by_position(tree):
         == tree.space.encode(V)
     with pytest.raises(kcxai.InvalidInputError, match="labelled \\[8, 7, 6, 5, 4, ...\\]"):
         tree.space.encode(pd.Series(V, index=range(8, -1, -1)))
-    with pytest.raises(kcxai.InvalidInputError, match="Missing \\['x9'\\], unknown \\['zz'\\]"):
+    with pytest.raises(kcxai.InvalidInputError, match="Missing \\['x9'\\], unexpected \\['zz'\\]"):
         tree.space.encode(pd.Series(dict(zip(names[:-1] + ("zz",), V))))
 
 

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Sequence
 from fractions import Fraction
 from typing import Any, Union
 
-from kcxai._errors import InvalidInputError, InvalidTypeError, ModelFormatError
+from kcxai._errors import InvalidInputError, InvalidTypeError
 
 __all__ = ["Exact", "Number", "exact_number", "lcm_of_denominators", "scaled_ints", "parse_fraction", "check_step", "round_to",
            "rounding_margin"]

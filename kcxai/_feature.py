@@ -1,0 +1,287 @@
+"""One feature of a feature space: its finite domain of values (categories, or the intervals cut
+by thresholds on a numeric feature), how a user's value maps to its index, and how values print.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+import numbers
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from kcxai._errors import InvalidInputError, InvalidTypeError, ModelFormatError
+
+__all__ = ["Interval", "Feature"]
+
+
+def _fmt_number(x: float) -> str:
+    if isinstance(x, float) and x.is_integer():
+        return str(int(x))
+    return repr(x) if isinstance(x, float) else str(x)
+
+
+@dataclass(frozen=True)
+class Interval:
+    """The interval ``(low, high]`` of a numeric feature's domain.
+
+    Thresholds follow scikit-learn's convention: a test ``x <= t`` sends the
+    interval ``(low, t]`` left. ``low`` may be ``-inf`` and ``high`` ``inf``.
+
+    Examples
+    --------
+    >>> from kcxai import Interval
+    >>> iv = Interval(30.0, 40.5)
+    >>> 35 in iv, 30 in iv, str(iv)
+    (True, False, '(30, 40.5]')
+    """
+
+    low: float
+    high: float
+
+    def __contains__(self, x: object) -> bool:
+        return isinstance(x, (int, float)) and self.low < x <= self.high  # type: ignore[operator]
+
+    def __str__(self) -> str:
+        if self.low == -math.inf and self.high == math.inf:
+            return "(-inf, inf)"
+        if self.low == -math.inf:
+            return f"<= {_fmt_number(self.high)}"
+        if self.high == math.inf:
+            return f"> {_fmt_number(self.low)}"
+        return f"({_fmt_number(self.low)}, {_fmt_number(self.high)}]"
+
+
+def _is_real(x: object) -> bool:
+    return isinstance(x, numbers.Real) and not isinstance(x, bool)
+
+
+class Feature:
+    """A feature with a finite domain.
+
+    Use :meth:`categorical` for a feature whose domain is a list of values and
+    :meth:`numeric` for a real-valued feature cut into intervals by thresholds.
+
+    Parameters
+    ----------
+    name : str
+        The feature's name.
+    values : sequence
+        The domain, in order. For numeric features, the :class:`Interval` objects.
+    thresholds : sequence of float, optional
+        For numeric features, the sorted cut points.
+    labels : sequence of str, optional
+        Display labels of the values (e.g. the original values a tree file maps
+        its codes to). Only used to print literals.
+
+    Examples
+    --------
+    >>> from kcxai import Feature
+    >>> colour = Feature.categorical("colour", ["red", "green", "blue"])
+    >>> colour.index("green"), colour.literal(1), colour.set_literal([0, 2])
+    (1, 'colour = green', 'colour in {red, blue}')
+    >>> age = Feature.numeric("age", [30, 50])
+    >>> age.size, age.index(42), age.literal(1), age.literal(2)
+    (3, 1, 'age in (30, 50]', 'age > 50')
+    """
+
+    __slots__ = ("name", "values", "thresholds", "labels", "float32", "_index")
+
+    def __init__(self, name: str, values: Sequence[Any], *,
+                 thresholds: Sequence[float] | None = None,
+                 labels: Sequence[str] | None = None, float32: bool = False) -> None:
+        if not isinstance(name, str) or not name:
+            raise InvalidTypeError(f"Feature 'name' must be a non-empty str. Got {name!r} instead.")
+        values = tuple(values)
+        if not values:
+            raise InvalidInputError(f"Feature {name!r} must have at least one value. Got an empty domain.")
+        self.name = name
+        self.values = values
+        self.thresholds = None if thresholds is None else tuple(float(t) for t in thresholds)
+        if self.thresholds is not None:
+            bounds = [-math.inf, *self.thresholds, math.inf]
+            if values != tuple(Interval(a, b) for a, b in zip(bounds, bounds[1:])):
+                raise InvalidInputError(
+                    f"Feature {name!r}: with 'thresholds', 'values' must be the intervals they cut; "
+                    "use Feature.numeric(name, thresholds) to build a numeric feature.")
+        elif float32:
+            raise InvalidInputError(f"Feature {name!r}: 'float32' only applies to numeric features.")
+        self.float32 = bool(float32)
+        if labels is not None:
+            labels = tuple(str(lab) for lab in labels)
+            if len(labels) != len(values):
+                raise InvalidInputError(
+                    f"Feature {name!r}: 'labels' must have one label per value ({len(values)}). "
+                    f"Got {len(labels)} instead.")
+        self.labels = labels
+        index: dict[Any, int] = {}
+        if self.thresholds is None:
+            for k, v in enumerate(values):
+                try:
+                    hash(v)
+                except TypeError:
+                    raise InvalidTypeError(
+                        f"Feature {name!r}: domain values must be hashable. Got {v!r} instead.") from None
+                if v in index:
+                    raise InvalidInputError(f"Feature {name!r}: the value {v!r} appears twice in the domain.")
+                index[v] = k
+        self._index = index
+
+    @classmethod
+    def categorical(cls, name: str, values: Sequence[Any], *,
+                    labels: Sequence[str] | None = None) -> "Feature":
+        """A feature whose domain is the given values (compared by equality)."""
+        return cls(name, values, labels=labels)
+
+    @classmethod
+    def numeric(cls, name: str, thresholds: Sequence[float] = (), *, float32: bool = False) -> "Feature":
+        """A real-valued feature cut into ``len(thresholds) + 1`` intervals.
+
+        Parameters
+        ----------
+        name : str
+        thresholds : sequence of float
+            Strictly increasing finite cut points; the domain is
+            ``(-inf, t1], (t1, t2], ..., (tk, inf)``.
+        float32 : bool, default False
+            Round a value to float32 before placing it in an interval, as
+            scikit-learn's trees do (set by ``DecisionTree.from_sklearn``).
+        """
+        ts = []
+        for t in thresholds:
+            if not _is_real(t) or not math.isfinite(float(t)):
+                raise InvalidInputError(
+                    f"Feature {name!r}: thresholds must be finite real numbers. Got {t!r} instead.")
+            ts.append(float(t))
+        if any(a >= b for a, b in zip(ts, ts[1:])):
+            raise InvalidInputError(
+                f"Feature {name!r}: thresholds must be strictly increasing. Got {ts!r} instead.")
+        bounds = [-math.inf, *ts, math.inf]
+        return cls(name, [Interval(a, b) for a, b in zip(bounds, bounds[1:])], thresholds=ts, float32=float32)
+
+    @property
+    def is_numeric(self) -> bool:
+        """Whether the feature is real-valued (its domain is intervals)."""
+        return self.thresholds is not None
+
+    @property
+    def size(self) -> int:
+        """Number of values in the domain."""
+        return len(self.values)
+
+    def index(self, value: Any) -> int:
+        """The index in the domain of a user value (a number, for numeric features)."""
+        if self.thresholds is not None:
+            if isinstance(value, Interval):
+                if value in self.values:
+                    return self.values.index(value)
+            elif _is_real(value):
+                try:
+                    x = float(value)
+                except OverflowError:  # 10**400: no float can hold it, so no interval can place it exactly
+                    raise InvalidInputError(
+                        f"Feature {self.name!r} is numeric: its value must be within the range of a float "
+                        f"(about 1.8e308 in absolute value). Got a number of about "
+                        f"{round(int(value).bit_length() * 0.30103)} digits instead.") from None
+                if math.isnan(x):
+                    raise InvalidInputError(
+                        f"Feature {self.name!r} is numeric: its value must be a real number "
+                        f"(or one of its intervals). Got {value!r} instead.")
+                if self.float32:
+                    import numpy as np
+
+                    with np.errstate(over="ignore"):  # beyond float32: +-inf, as scikit-learn's cast gives
+                        x = float(np.float32(x))
+                return bisect.bisect_left(self.thresholds, x)
+            raise InvalidInputError(
+                f"Feature {self.name!r} is numeric: its value must be a real number "
+                f"(or one of its intervals). Got {value!r} instead.")
+        try:
+            k = self._index[value]
+            if isinstance(value, bool) != isinstance(self.values[k], bool):
+                raise KeyError(value)  # True is not the value 1, nor 1 the value True
+            return k
+        except (KeyError, TypeError):
+            shown = list(self.values[:10]) + (["..."] if len(self.values) > 10 else [])
+            try:
+                got = repr(value)
+            except ValueError:  # an int too long to print (Python's 4,300-digit limit)
+                got = f"an integer of about {round(int(value).bit_length() * 0.30103)} digits"
+            got = got if len(got) <= 80 else got[:60] + f"... ({len(got)} characters)"
+            raise InvalidInputError(
+                f"Feature {self.name!r} must take one of the values {shown}. Got {got} instead.") from None
+
+    def label(self, k: int) -> str:
+        """How value number ``k`` is printed."""
+        if self.labels is not None:
+            return self.labels[k]
+        return str(self.values[k])
+
+    def literal(self, k: int) -> str:
+        """The literal ``x_i = v`` for value number ``k``, readably."""
+        if self.thresholds is not None:
+            iv = self.values[k]
+            if iv.low == -math.inf or iv.high == math.inf:
+                return f"{self.name} {iv}"
+            return f"{self.name} in {iv}"
+        return f"{self.name} = {self.label(k)}"
+
+    def set_literal(self, ks: Iterable[int]) -> str:
+        """A literal ``x_i in E`` for a set of value numbers."""
+        ks = sorted(ks)
+        if len(ks) == 1:
+            return self.literal(ks[0])
+        if self.thresholds is not None and ks == list(range(ks[0], ks[-1] + 1)):
+            return self.literal_range(ks[0], ks[-1])
+        return f"{self.name} in {{{', '.join(self.label(k) for k in ks)}}}"
+
+    def literal_range(self, a: int, b: int) -> str:
+        """The literal for the union of intervals number ``a`` to ``b`` of a numeric feature."""
+        iv = Interval(self.values[a].low, self.values[b].high)
+        if iv.low == -math.inf or iv.high == math.inf:
+            return f"{self.name} {iv}"
+        return f"{self.name} in {iv}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready description."""
+        if self.thresholds is not None:
+            num: dict[str, Any] = {"name": self.name, "kind": "numeric", "thresholds": list(self.thresholds)}
+            if self.float32:
+                num["float32"] = True
+            return num
+        for v in self.values:
+            if not isinstance(v, (str, int, float)) or isinstance(v, bool):
+                raise InvalidTypeError(
+                    f"Feature {self.name!r}: only str, int and float values can be saved to JSON. "
+                    f"Got {v!r} ({type(v).__name__}) instead.")
+        d: dict[str, Any] = {"name": self.name, "kind": "categorical", "values": list(self.values)}
+        if self.labels is not None:
+            d["labels"] = list(self.labels)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "Feature":
+        """Inverse of :meth:`to_dict`."""
+        try:
+            kind = d["kind"]
+            if kind == "numeric":
+                return cls.numeric(d["name"], d["thresholds"], float32=bool(d.get("float32", False)))
+            if kind == "categorical":
+                return cls.categorical(d["name"], d["values"], labels=d.get("labels"))
+        except (KeyError, TypeError) as e:
+            raise ModelFormatError(f"Malformed feature description {d!r}: {e!r}") from None
+        raise ModelFormatError(f"Feature 'kind' must be 'categorical' or 'numeric'. Got {kind!r} instead.")
+
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, Feature) and self.name == other.name and self.values == other.values
+                and self.thresholds == other.thresholds and self.labels == other.labels
+                and self.float32 == other.float32)
+
+    def __hash__(self) -> int:
+        return hash((self.name, self.values))
+
+    def __repr__(self) -> str:
+        if self.thresholds is not None:
+            return f"Feature.numeric({self.name!r}, {list(self.thresholds)!r})"
+        return f"Feature.categorical({self.name!r}, {list(self.values)!r})"
