@@ -4,7 +4,9 @@ Every internal node tests one feature; each outgoing edge carries a set of
 values of that feature (the literal ``x_i in E_i``); leaves carry a class.
 A path means the intersection of the value sets along it, so a tree may test a
 feature again. Construction checks that every point of feature space reaches
-exactly one leaf.
+exactly one leaf, in memory linear in the tree's size; the root-to-leaf paths,
+whose total size can be quadratic in it (a deep chain), are built only when
+:attr:`DecisionTree.paths` is first read.
 """
 
 from __future__ import annotations
