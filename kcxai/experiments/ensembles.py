@@ -201,7 +201,7 @@ def _compile(lang: str, model: Any, cfg: EnsemblesConfig, hit: tuple[int, int] |
         if lang == "sat":
             from kcxai.explain import prepare_ensemble
 
-            engine = prepare_ensemble(model, engine=cfg.sat_engine)
+            engine: Any = prepare_ensemble(model, engine=cfg.sat_engine)
             f.update(backend=engine.language, compile_seconds=time.perf_counter() - t0)
             if engine.language == "sat":
                 f.update(size=engine.clauses, size_unit="CNF clauses")
