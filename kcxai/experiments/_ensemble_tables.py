@@ -11,7 +11,7 @@ from typing import Any
 from kcxai._files import atomic_writer, write_text
 from kcxai.experiments._tables import _f, _markdown
 
-__all__ = ["write_outputs", "ensembles_markdown"]
+__all__ = ["write_outputs", "ensembles_markdown", "summary_markdown"]
 
 _HEAD = ["model", "trees", "depth", "nodes", "import s", "language", "backend", "δ", "status", "compile s",
          "size", "explained", "median ms", "max ms", "median size", "checks", "disagree", "approx. not relevant"]
@@ -40,6 +40,46 @@ def _v(v: Any) -> str:
     return "" if v in ("", None) else str(v)
 
 
+def _short(r: dict[str, Any] | None, what: str) -> str:
+    """One language's figure for the summary: ``what`` when the cell is ok, else why not."""
+    if r is None:
+        return ""
+    st = r["status"]
+    if st in ("limit", "unavailable", "failed"):
+        return st
+    if st.startswith("skipped: a smaller"):
+        return "skipped"
+    if what == "ms":
+        v = _f(r["median_ms"], "t")
+        return f"{v} ({r['explanations']}/{r['instances']})" if st != "ok" else v
+    if what == "compile":
+        return _f(r["compile_seconds"], "t")
+    return "" if r["size"] in ("", None) else f"{r['size']:,}"
+
+
+_SUMMARY = ["model", "trees", "depth", "nodes", "obdd compile s", "OBDD nodes", "obdd ms", "sdd compile s",
+            "SDD nodes", "sdd ms", "sat ms", "sampling ms (approx.)"]
+
+
+def summary_markdown(rows: Sequence[dict[str, Any]]) -> str:
+    """One row per model: compile seconds, size and median ms per language (delta 0 for the exact
+    languages, the first delta > 0 for sampling); ``limit`` / ``skipped`` where a compilation did not
+    run to the end, ``median (done/N)`` where a cell ran out of budget."""
+    models: dict[tuple[Any, ...], dict[str, dict[str, Any]]] = {}
+    for r in rows:
+        cells = models.setdefault((r["model"], r["trees"], r["depth"], r["nodes"]), {})
+        first = r["language"] not in cells
+        if (r["language"] == "sampling" and first) or (r["delta"] == "0" and first):
+            cells[r["language"]] = r
+    grid = []
+    for (model, trees, depth, nodes), c in models.items():
+        grid.append([str(model), str(trees), str(depth), f"{nodes:,}",
+                     _short(c.get("obdd"), "compile"), _short(c.get("obdd"), "size"), _short(c.get("obdd"), "ms"),
+                     _short(c.get("sdd"), "compile"), _short(c.get("sdd"), "size"), _short(c.get("sdd"), "ms"),
+                     _short(c.get("sat"), "ms"), _short(c.get("sampling"), "ms")])
+    return _markdown(_SUMMARY, grid)
+
+
 def ensembles_markdown(rows: Sequence[dict[str, Any]], info: dict[str, Any]) -> str:
     """The Markdown report: a header with the machine, load and settings, then one table row per cell."""
     m, cfg = info["machine"], info["config"]
@@ -48,7 +88,7 @@ def ensembles_markdown(rows: Sequence[dict[str, Any]], info: dict[str, Any]) -> 
               if load and info.get("load_end") else "")
     n = info["resumed_models"]
     resumed = f" ({n} models reused from an earlier run)" if n else ""
-    header = (f"Run {info['date']} on {m['cpu']} ({m['cores']} cores), Python {m['python']}, scikit-learn "
+    header = (f"Finished {info['date']} on {m['cpu']} ({m['cores']} cores), Python {m['python']}, scikit-learn "
               f"{m['scikit-learn']}{load_s}; {cfg['dataset']} ({info['n_rows']} rows, {info['n_features']} "
               f"features, {cfg['bins']} quantile bins), {cfg['instances']} held-out instances, seed {cfg['seed']}. "
               f"Limits per compilation: {cfg['max_seconds']:g} s, {cfg['max_nodes']:,} nodes, "
@@ -69,7 +109,11 @@ def ensembles_markdown(rows: Sequence[dict[str, Any]], info: dict[str, Any]) -> 
                      _f(r["compile_seconds"], "t"), _size(r), f"{r['explanations']}/{r['instances']}",
                      _f(r["median_ms"], "t"), _f(r["max_ms"], "t"), _v(r["median_size"]), _v(r["checks"]),
                      _v(r["disagreements"]), _v(r["approx_not_relevant"])])
-    return ("# Tree ensembles across languages\n\n" + header + "\n" + summary + "\n" + _markdown(_HEAD, grid))
+    return ("# Tree ensembles across languages\n\n" + header + "\n" + summary +
+            "\n## By model\n\nMedian ms per explanation at delta 0 (obdd, sdd, sat) and at the first delta > 0 "
+            "(sampling); `limit`: the compilation hit a limit, `skipped`: a smaller model of the kind did, "
+            "`median (k/N)`: the cell ran out of budget after k of N instances.\n\n" + summary_markdown(rows) +
+            "\n## Every cell\n\n" + _markdown(_HEAD, grid))
 
 
 def write_outputs(out: Path, rows: Sequence[dict[str, Any]], info: dict[str, Any], columns: Sequence[str]) -> None:
