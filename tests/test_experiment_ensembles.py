@@ -34,7 +34,7 @@ def _cfg(tmp_path, **kw):
 @pytest.fixture(scope="module")
 def cli_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("ensembles")
-    code = main(["experiment", "ensembles", "--dataset", "adult", "--models", "rf-soft", "rf-hard", "hgb",
+    code = main(["experiment", "ensembles", "--dataset", "adult", "--models", "rf-soft", "rf-hard", "gb",
                  "--trees", "2", "--depths", "2", "3", "--instances", "2", "--max-seconds", "10", "--budget", "30",
                  "--max-samples", "512",
                  "--no-progress", "--out", str(out)])
@@ -47,7 +47,7 @@ def test_cli_tiny_grid_writes_every_field_and_exact_languages_agree(cli_run, cap
     rows = _read_csv(out / "ensembles.csv")
     assert rows and set(rows[0]) == set(ENSEMBLE_COLUMNS)
     models = {(r["model"], r["trees"], r["depth"]) for r in rows}
-    assert models == {(k, "2", d) for k in ("rf-soft", "rf-hard", "hgb") for d in ("2", "3")}
+    assert models == {(k, "2", d) for k in ("rf-soft", "rf-hard", "gb") for d in ("2", "3")}
     for model in models:
         mine = [r for r in rows if (r["model"], r["trees"], r["depth"]) == model]
         # sat runs at delta 0 only, sampling at delta > 0 only, the diagrams at both
@@ -94,6 +94,23 @@ def test_disagreements_are_counted_and_fail_the_cli(tmp_path, monkeypatch, capsy
     assert code == 1 and "not relevant (a bug)" in err and "find obdd's set not relevant" in err
     rows = {r["language"]: r for r in _read_csv(tmp_path / "ensembles.csv")}
     assert int(rows["obdd"]["disagreements"]) > 0 and rows["sat"]["disagreements"] == "0"
+
+
+def test_sampling_sets_an_exact_language_rejects_are_counted_apart(tmp_path, monkeypatch):
+    # sampling's sets are only relevant with some confidence: a wrong one is counted, not a disagreement
+    real = kcxai.min_idrs
+
+    def careless(obj, x, d, **kw):
+        e = real(obj, x, d, **kw)
+        return dataclasses.replace(e, features=()) if getattr(obj, "language", "") == "sampling" else e
+
+    monkeypatch.setattr(kcxai, "min_idrs", careless)
+    rows = run_ensembles(_cfg(tmp_path, trees=(3,), depths=(3,), languages=("obdd", "sampling"),
+                              deltas=(Fraction(1, 100),), max_samples=256))
+    by = {r["language"]: r for r in rows}
+    assert by["sampling"]["checks"] == 2 and 0 < by["sampling"]["approx_not_relevant"] <= 2
+    assert by["sampling"]["disagreements"] == "" and by["obdd"]["checks"] == ""  # no other exact language
+    assert by["sampling"]["exact"] is False and by["sampling"]["confidence"] == 0.95
 
 
 def test_a_limit_skips_the_larger_models_of_that_kind_only(tmp_path):
