@@ -140,6 +140,24 @@ def test_the_budget_stops_a_cell_inside_an_explanation(tmp_path, monkeypatch):
     assert "| skipped: over budget: 0 of 2 explained" in md
 
 
+def test_training_over_budget_skips_the_model_and_the_larger_ones_of_its_family(tmp_path, monkeypatch):
+    real = ens.train_ensemble
+
+    def slow_gb(data, family, *a, **kw):
+        while family == "gb":
+            time.sleep(0.01)
+        return real(data, family, *a, **kw)
+
+    monkeypatch.setattr(ens, "train_ensemble", slow_gb)
+    rows = run_ensembles(_cfg(tmp_path, models=("rf-hard", "gb"), trees=(1, 2), train_budget=0.2))
+    gb = {(r["trees"], r["language"]): r for r in rows if r["model"] == "gb"}
+    assert len(gb) == 4 and all(r["status"] == "skipped: training over budget" for r in gb.values())
+    assert gb[(1, "obdd")]["note"].startswith("training stopped after ") and gb[(1, "obdd")]["nodes"] == ""
+    assert gb[(2, "sat")]["note"] == "training the 1x2 model ran over budget"
+    assert all(r["status"] == "ok" for r in rows if r["model"] == "rf-hard")
+    assert "| gb | 2 | 2 |  | not trained | not trained |" in (tmp_path / "ensembles.md").read_text()
+
+
 def test_deadline_restores_the_previous_handler():
     import signal
 
@@ -169,7 +187,7 @@ def test_resume_reuses_records_with_the_same_settings_only(tmp_path, monkeypatch
 @pytest.mark.parametrize("kw, message", [
     ({"trees": (0,)}, "'trees'"), ({"depths": (3, -1)}, "'depths'"), ({"languages": ("bdd",)}, "'languages'"),
     ({"models": ("svm",)}, "'models'"), ({"max_seconds": math.nan}, "'max_seconds'"),
-    ({"budget": math.inf}, "'budget'"), ({"dataset": "iris"}, "'dataset'"), ({"confidence": 1.0}, "'confidence'"),
+    ({"budget": math.inf}, "'budget'"), ({"train_budget": 0}, "'train_budget'"), ({"dataset": "iris"}, "'dataset'"), ({"confidence": 1.0}, "'confidence'"),
     ({"deltas": ()}, "'deltas'"), ({"instances": 0}, "'instances'"), ({"sat_engine": "z3"}, "'sat_engine'"),
 ])
 def test_bad_config(tmp_path, kw, message):
@@ -193,6 +211,7 @@ def test_a_missing_package_says_how_to_install_it(tmp_path, monkeypatch):
     (["--max-seconds", "nan"], "positive number of seconds"),
     (["--budget", "nan"], "positive number of seconds"),
     (["--budget", "-3"], "positive number of seconds"),
+    (["--train-budget", "inf"], "positive number of seconds"),
     (["--confidence", "1"], "strictly between 0 and 1"),
     (["--models", "svm"], "invalid choice"),
     (["--dataset", "iris"], "invalid choice"),

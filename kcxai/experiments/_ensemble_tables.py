@@ -36,6 +36,10 @@ def _status(r: dict[str, Any]) -> str:
     return f"{r['status']}: {note}" if note else str(r["status"])
 
 
+def _count(v: Any) -> str:
+    return "" if v in ("", None) else f"{v:,}"
+
+
 def _v(v: Any) -> str:
     return "" if v in ("", None) else str(v)
 
@@ -49,9 +53,11 @@ def _short(r: dict[str, Any] | None, what: str) -> str:
         return st
     if st.startswith("skipped: a smaller"):
         return "skipped"
+    if st.startswith("skipped: training"):
+        return "not trained"
     if what == "ms":
         v = _f(r["median_ms"], "t")
-        return f"{v} ({r['explanations']}/{r['instances']})" if st != "ok" else v
+        return v if st == "ok" else f"{v or 'none'} ({r['explanations']}/{r['instances']})"
     if what == "compile":
         return _f(r["compile_seconds"], "t")
     return "" if r["size"] in ("", None) else f"{r['size']:,}"
@@ -73,7 +79,7 @@ def summary_markdown(rows: Sequence[dict[str, Any]]) -> str:
             cells[r["language"]] = r
     grid = []
     for (model, trees, depth, nodes), c in models.items():
-        grid.append([str(model), str(trees), str(depth), f"{nodes:,}",
+        grid.append([str(model), str(trees), str(depth), _count(nodes),
                      _short(c.get("obdd"), "compile"), _short(c.get("obdd"), "size"), _short(c.get("obdd"), "ms"),
                      _short(c.get("sdd"), "compile"), _short(c.get("sdd"), "size"), _short(c.get("sdd"), "ms"),
                      _short(c.get("sat"), "ms"), _short(c.get("sampling"), "ms")])
@@ -93,7 +99,7 @@ def ensembles_markdown(rows: Sequence[dict[str, Any]], info: dict[str, Any]) -> 
               f"features, {cfg['bins']} quantile bins), {cfg['instances']} held-out instances, seed {cfg['seed']}. "
               f"Limits per compilation: {cfg['max_seconds']:g} s, {cfg['max_nodes']:,} nodes, "
               f"{cfg['max_memory'] / 2**20:g} MiB; budget {cfg['budget']:g} s per cell for its explanations "
-              f"(and again for its checks); sampling: confidence {cfg['confidence']:g}, at most "
+              f"(and again for its checks), {cfg['train_budget']:g} s per model's training; sampling: confidence {cfg['confidence']:g}, at most "
               f"{cfg['max_samples']} samples per decision; SAT engine {cfg['sat_engine']!r}. "
               f"Total {info['seconds']} s{resumed}.\n")
     checks = sum(r["checks"] for r in rows if r["exact"] and r["checks"] != "")
@@ -104,7 +110,7 @@ def ensembles_markdown(rows: Sequence[dict[str, Any]], info: dict[str, Any]) -> 
                f"{sum(r['approx_not_relevant'] for r in approx)}.\n")
     grid = []
     for r in rows:
-        grid.append([str(r["model"]), str(r["trees"]), str(r["depth"]), f"{r['nodes']:,}",
+        grid.append([str(r["model"]), str(r["trees"]), str(r["depth"]), _count(r["nodes"]),
                      _f(r["import_seconds"], "t"), _language(r), _v(r["backend"]), str(r["delta"]), _status(r),
                      _f(r["compile_seconds"], "t"), _size(r), f"{r['explanations']}/{r['instances']}",
                      _f(r["median_ms"], "t"), _f(r["max_ms"], "t"), _v(r["median_size"]), _v(r["checks"]),

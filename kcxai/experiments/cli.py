@@ -80,7 +80,7 @@ def _ensembles(args: argparse.Namespace) -> int:
         dataset=args.dataset, models=tuple(args.models), trees=tuple(args.trees), depths=tuple(args.depths),
         languages=tuple(args.languages), deltas=tuple(args.delta), instances=args.instances, seed=args.seed,
         bins=args.bins, max_seconds=args.max_seconds, max_nodes=args.max_nodes, max_memory=args.max_memory << 20,
-        budget=args.budget, confidence=args.confidence, max_samples=args.max_samples, sat_engine=args.sat_engine,
+        budget=args.budget, train_budget=args.train_budget, confidence=args.confidence, max_samples=args.max_samples, sat_engine=args.sat_engine,
         out=args.out, resume=args.resume, progress=not args.no_progress)
     rows = run_ensembles(cfg)
     print((Path(args.out) / "ensembles.md").read_text(encoding="utf-8"))
@@ -128,6 +128,9 @@ def _add_ensembles(sub: Any) -> None:
     r.add_argument("--budget", type=positive_seconds, default=d.budget,
                    help=f"wall-clock seconds per cell (model x language x delta) for its explanations, and for "
                         f"its checks (default {d.budget:g})")
+    r.add_argument("--train-budget", type=positive_seconds, default=d.train_budget,
+                   help=f"wall-clock seconds to train one model; over it, the model and the larger ones of its "
+                        f"family are skipped (default {d.train_budget:g})")
     r.add_argument("--confidence", type=_confidence, default=d.confidence,
                    help=f"the sampling language's confidence (default {d.confidence:g})")
     r.add_argument("--max-samples", type=_positive, default=d.max_samples,

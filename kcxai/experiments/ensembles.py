@@ -69,6 +69,7 @@ ENSEMBLE_COLUMNS = (
     "checks", "disagreements", "approx_not_relevant")
 
 _LIMIT = "limit"
+_TRAIN_OVER = "skipped: training over budget"
 _SKIPPED_LIMIT = "skipped: a smaller model hit the limit"
 _OVER = "skipped: over budget"
 
@@ -98,6 +99,9 @@ class EnsemblesConfig:
         The limits of each compilation (memory in bytes).
     budget : float
         Wall-clock seconds per cell (model x language x delta) for its explanations, and for its checks.
+    train_budget : float
+        Wall-clock seconds for training one model; a model over it (and every larger one of its family)
+        is recorded as ``skipped: training over budget``.
     confidence, max_samples : float, int
         Options of the ``sampling`` language.
     sat_engine : str
@@ -121,6 +125,7 @@ class EnsemblesConfig:
     max_nodes: int = 500_000
     max_memory: int = 1 << 30
     budget: float = 5.0
+    train_budget: float = 120.0
     confidence: float = 0.95
     max_samples: int = 4096
     sat_engine: str = "auto"
@@ -167,6 +172,7 @@ def check_config(cfg: EnsemblesConfig) -> None:
                                     f"Got {v!r} instead.")
     _positive_number("max_seconds", cfg.max_seconds)
     _positive_number("budget", cfg.budget)
+    _positive_number("train_budget", cfg.train_budget)
     c = cfg.confidence
     if isinstance(c, bool) or not isinstance(c, (int, float)) or not 0 < c < 1:
         raise InvalidInputError(f"'confidence' must be a number strictly between 0 and 1. Got {c!r} instead.")
@@ -325,6 +331,34 @@ def _cross_check(cells: dict[str, dict[str, Any]], found: dict[str, list[Any]], 
     return broken
 
 
+def _languages_at(cfg: EnsemblesConfig, delta: Fraction) -> list[str]:
+    """The languages that explain at ``delta``: sat at 0 only, sampling at delta > 0 only."""
+    return [x for x in cfg.languages if not ((x == "sat" and delta != 0) or (x == "sampling" and delta == 0))]
+
+
+def _train(data: PreparedData, family: str, trees: int, depth: int, cfg: EnsemblesConfig) -> Any:
+    """The trained ensemble, or why there is none (training over ``cfg.train_budget``)."""
+    t0 = time.perf_counter()
+    try:
+        with deadline(cfg.train_budget):
+            return train_ensemble(data, family, trees, depth, seed=cfg.seed)
+    except OverBudget:
+        return f"training stopped after {time.perf_counter() - t0:.1f} s (budget {cfg.train_budget:g} s)"
+
+
+def _untrained_rows(kind: str, trees: int, depth: int, data: PreparedData, n: int, cfg: EnsemblesConfig,
+                    note: str) -> list[dict[str, Any]]:
+    """The rows of a model that was not trained: every figure empty, the reason in ``note``."""
+    base = {"dataset": data.name, "model": kind, "trees": trees, "depth": depth, "nodes": "", "train_seconds": "",
+            "import_seconds": "", "test_accuracy": "", "library_agrees": "", "instances": n, "backend": "",
+            "status": _TRAIN_OVER, "note": note, "compile_seconds": "", "size": "", "size_unit": "",
+            "explanations": 0, "median_ms": "", "max_ms": "", "median_size": "", "checks": "", "disagreements": "",
+            "approx_not_relevant": ""}
+    return [{**base, "language": lang, "delta": str(delta), "exact": lang != "sampling",
+             "confidence": cfg.confidence if lang == "sampling" else ""}
+            for delta in cfg.deltas for lang in _languages_at(cfg, delta)]
+
+
 def _model_rows(kind: str, trained: Any, data: PreparedData, picked: Any, cfg: EnsemblesConfig,
                 hits: dict[tuple[str, str], list[tuple[int, int]]]) -> list[dict[str, Any]]:
     model, import_seconds = import_ensemble(kind, trained, data)
@@ -349,9 +383,7 @@ def _model_rows(kind: str, trained: Any, data: PreparedData, picked: Any, cfg: E
         for delta in cfg.deltas:
             cells: dict[str, dict[str, Any]] = {}
             found: dict[str, list[Any]] = {}
-            for lang in cfg.languages:
-                if (lang == "sat" and delta != 0) or (lang == "sampling" and delta == 0):
-                    continue
+            for lang in _languages_at(cfg, delta):
                 row = cells[lang] = {**base, "language": lang, "delta": str(delta), **fields[lang],
                                      "explanations": 0, "median_ms": "", "max_ms": "", "median_size": ""}
                 if lang in broken:
@@ -452,13 +484,19 @@ def run_ensembles(cfg: EnsemblesConfig) -> list[dict[str, Any]]:
             kinds = [k for k in cfg.models if MODEL_KINDS[k][0] == family]
             keys = {k: _key(cfg, k, trees, depth, picked) for k in kinds}
             done = {k: _cached(_records_path(out, k, trees, depth), keys[k]) if cfg.resume else None for k in kinds}
-            trained = None
+            trained: Any = None
+            smaller = _covered(hits.get((family, "train"), []), trees, depth)
             for kind in kinds:
                 got = done[kind]
                 if got is None:
-                    if trained is None:
-                        trained = train_ensemble(data, family, trees, depth, seed=cfg.seed)
-                    got = _model_rows(kind, trained, data, picked, cfg, hits)
+                    if trained is None and smaller is None:
+                        trained = _train(data, family, trees, depth, cfg)
+                    if smaller is not None or isinstance(trained, str):
+                        note = trained if smaller is None else (f"training the {smaller[0]}x{smaller[1]} model "
+                                                                f"ran over budget")
+                        got = _untrained_rows(kind, trees, depth, data, len(picked), cfg, note)
+                    else:
+                        got = _model_rows(kind, trained, data, picked, cfg, hits)
                     write_text(_records_path(out, kind, trees, depth), json.dumps(
                         {"key": keys[kind], "rows": got,
                          "finished": datetime.datetime.now().astimezone().isoformat(timespec="seconds")}))
@@ -467,6 +505,8 @@ def run_ensembles(cfg: EnsemblesConfig) -> list[dict[str, Any]]:
                     for r in got:
                         if r["status"] == _LIMIT:
                             hits.setdefault((kind, r["language"]), []).append((trees, depth))
+                if any(r["status"] == _TRAIN_OVER for r in got):
+                    hits.setdefault((family, "train"), []).append((trees, depth))
                 rows.extend(got)
                 progress.update(1)
     progress.close()
