@@ -140,6 +140,21 @@ def test_the_budget_stops_a_cell_inside_an_explanation(tmp_path, monkeypatch):
     assert "| skipped: over budget: 0 of 2 explained" in md
 
 
+def test_checks_under_the_budget_and_an_interrupted_checker_is_not_used_again(tmp_path, monkeypatch):
+    def endless(*a, **kw):
+        while True:
+            time.sleep(0.01)
+
+    monkeypatch.setattr(kcxai, "is_idrs", endless)  # obdd's checks of the sat sets never end
+    rows = run_ensembles(_cfg(tmp_path, budget=0.3, deltas=(Fraction(0), Fraction(1, 20))))
+    by = {(r["language"], r["delta"]): r for r in rows}
+    assert by[("obdd", "0")]["status"] == "ok" and by[("obdd", "0")]["checks"] == 2  # sat checked obdd's sets
+    assert by[("obdd", "0")]["disagreements"] == 0 and by[("obdd", "0")]["note"] == ""
+    assert by[("sat", "0")]["status"] == "ok" and by[("sat", "0")]["note"] == "checks stopped at the budget"
+    assert by[("obdd", "1/20")]["status"] == "skipped: over budget"
+    assert by[("obdd", "1/20")]["note"] == "interrupted at an earlier delta"
+
+
 def test_training_over_budget_skips_the_model_and_the_larger_ones_of_its_family(tmp_path, monkeypatch):
     real = ens.train_ensemble
 

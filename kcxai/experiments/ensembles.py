@@ -207,7 +207,13 @@ def _compile(lang: str, model: Any, cfg: EnsemblesConfig, hit: tuple[int, int] |
         if lang == "sat":
             from kcxai.explain import prepare_ensemble
 
-            engine: Any = prepare_ensemble(model, engine=cfg.sat_engine)
+            try:  # linear in the ensemble's size; bounded all the same, as the diagrams' compilations
+                with deadline(cfg.max_seconds):
+                    engine: Any = prepare_ensemble(model, engine=cfg.sat_engine)
+            except OverBudget:
+                f.update(status=_LIMIT, note=f"preparing the engine exceeded max_seconds={cfg.max_seconds:g}",
+                         compile_seconds=time.perf_counter() - t0)
+                return f, None
             f.update(backend=engine.language, compile_seconds=time.perf_counter() - t0)
             if engine.language == "sat":
                 f.update(size=engine.clauses, size_unit="CNF clauses")
@@ -303,12 +309,14 @@ def _cross_check(cells: dict[str, dict[str, Any]], found: dict[str, list[Any]], 
     """Fill ``checks``, ``disagreements`` / ``approx_not_relevant`` of the cells; the checkers interrupted."""
     checkers = _checkers(objs, model, delta)
     broken: set[str] = set()
+    finished: set[str] = set()
     current = ""
     try:
         with deadline(budget):
             for lang, sets in found.items():
                 others = [c for c in checkers if c != lang]
                 if not others:
+                    finished.add(lang)
                     continue
                 row = cells[lang]
                 exact = lang != "sampling"
@@ -322,12 +330,13 @@ def _cross_check(cells: dict[str, dict[str, Any]], found: dict[str, list[Any]], 
                         current = ""
                         row["checks"] += 1
                         row["disagreements" if exact else "approx_not_relevant"] += not ok
+                finished.add(lang)
     except OverBudget:
         if current:
             broken.add(current)
-        for row in cells.values():
-            if row.get("checks", "") != "":
-                row["note"] = (row["note"] + "; " if row["note"] else "") + "checks stopped at the budget"
+        for lang in set(found) - finished:
+            row = cells[lang]
+            row["note"] = (row["note"] + "; " if row["note"] else "") + "checks stopped at the budget"
     return broken
 
 
