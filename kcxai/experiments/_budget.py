@@ -10,6 +10,8 @@ and a budget is overshot by at most one explanation. :class:`OverBudget` derives
 from ``BaseException`` so that no ``except Exception`` on the way swallows it.
 An object interrupted by it (a compiled diagram, a SAT engine) may be left in an
 inconsistent state and must not be used again.
+The caller's own ``SIGALRM`` handler is restored afterwards, but a timer it had
+armed is cancelled (one process has one real-time timer).
 """
 
 from __future__ import annotations
