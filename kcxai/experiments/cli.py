@@ -66,6 +66,85 @@ def _languages(args: argparse.Namespace) -> int:
     return 0
 
 
+def _confidence(text: str) -> float:
+    v = unit_float(text)
+    if not 0 < v < 1:
+        raise argparse.ArgumentTypeError(f"expected a number strictly between 0 and 1, got {text!r}")
+    return v
+
+
+def _ensembles(args: argparse.Namespace) -> int:
+    from kcxai.experiments.ensembles import EnsemblesConfig, run_ensembles
+
+    cfg = EnsemblesConfig(
+        dataset=args.dataset, models=tuple(args.models), trees=tuple(args.trees), depths=tuple(args.depths),
+        languages=tuple(args.languages), deltas=tuple(args.delta), instances=args.instances, seed=args.seed,
+        bins=args.bins, max_seconds=args.max_seconds, max_nodes=args.max_nodes, max_memory=args.max_memory << 20,
+        budget=args.budget, train_budget=args.train_budget, confidence=args.confidence, max_samples=args.max_samples, sat_engine=args.sat_engine,
+        out=args.out, resume=args.resume, progress=not args.no_progress)
+    rows = run_ensembles(cfg)
+    print((Path(args.out) / "ensembles.md").read_text(encoding="utf-8"))
+    bad = sum(r["disagreements"] for r in rows if r["disagreements"] != "")
+    if bad:
+        print(f"kcxai: error: {bad} cross-checks found an exact language's set not relevant (a bug); see "
+              f"{args.out}/ensembles.csv", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _add_ensembles(sub: Any) -> None:
+    from kcxai.experiments._ensemble_models import MODEL_KINDS, default_kinds
+    from kcxai.experiments.ensembles import ENSEMBLE_LANGUAGES, EnsemblesConfig
+    from kcxai.explain.ensemble_sat import ENGINES
+
+    d = EnsemblesConfig(models=())
+    r = sub.add_parser(
+        "ensembles", help="forests and boosted trees by size: compile time, size, ms per explanation per language",
+        description="Train random forests (soft and hard voting) and boosted trees over a grid of sizes on a "
+                    "bundled dataset; compile each to obdd and sdd under limits, explain held-out rows with "
+                    "min_idrs (obdd, sdd; sampling: approximate, delta > 0) and ensemble_axp (sat, delta = 0) "
+                    "under a time budget per cell, and cross-check the exact sets. See docs/experiments.md.")
+    r.add_argument("--dataset", choices=_DATASETS, default=d.dataset, help=f"bundled dataset (default {d.dataset})")
+    r.add_argument("--models", nargs="+", choices=list(MODEL_KINDS), default=list(default_kinds()), metavar="KIND",
+                   help=f"model kinds among {', '.join(MODEL_KINDS)} (default: those installed)")
+    r.add_argument("--trees", nargs="+", type=_positive, default=list(d.trees), metavar="N",
+                   help=f"numbers of trees (default {' '.join(map(str, d.trees))})")
+    r.add_argument("--depths", nargs="+", type=_positive, default=list(d.depths), metavar="D",
+                   help=f"maximum depths (default {' '.join(map(str, d.depths))})")
+    r.add_argument("--languages", nargs="+", choices=list(ENSEMBLE_LANGUAGES), default=list(ENSEMBLE_LANGUAGES),
+                   metavar="LANG", help=f"languages among {', '.join(ENSEMBLE_LANGUAGES)} (default: all)")
+    r.add_argument("--delta", nargs="+", type=_delta, default=list(d.deltas),
+                   help="error bounds (default 0 0.05; sat runs at 0, sampling at every delta > 0)")
+    r.add_argument("--instances", type=_positive, default=d.instances,
+                   help=f"held-out rows explained per model (default {d.instances})")
+    r.add_argument("--seed", type=seed, default=0, help="seed of the split, models and sampler (default 0)")
+    r.add_argument("--bins", type=_bins, default=10, help="quantile bins per continuous column (default 10)")
+    r.add_argument("--max-seconds", type=positive_seconds, default=d.max_seconds,
+                   help=f"time limit of each compilation (default {d.max_seconds:g})")
+    r.add_argument("--max-nodes", type=_positive, default=d.max_nodes,
+                   help=f"node limit of each compilation (default {d.max_nodes})")
+    r.add_argument("--max-memory", type=_positive, default=d.max_memory >> 20, metavar="MIB",
+                   help=f"memory limit of each compilation in MiB (default {d.max_memory >> 20})")
+    r.add_argument("--budget", type=positive_seconds, default=d.budget,
+                   help=f"wall-clock seconds per cell (model x language x delta) for its explanations, and for "
+                        f"its checks (default {d.budget:g})")
+    r.add_argument("--train-budget", type=positive_seconds, default=d.train_budget,
+                   help=f"wall-clock seconds to train one model; over it, the model and the larger ones of its "
+                        f"family are skipped (default {d.train_budget:g})")
+    r.add_argument("--confidence", type=_confidence, default=d.confidence,
+                   help=f"the sampling language's confidence (default {d.confidence:g})")
+    r.add_argument("--max-samples", type=_positive, default=d.max_samples,
+                   help=f"the sampling language's samples per decision at most (default {d.max_samples})")
+    r.add_argument("--sat-engine", choices=[e for e in ENGINES], default=d.sat_engine,
+                   help="engine of the sat language: auto (SAT for hard voting, branch and bound otherwise), sat "
+                        "or search (default auto)")
+    r.add_argument("--out", type=output_dir, default=d.out, help=f"output directory (default {d.out})")
+    r.add_argument("--resume", action="store_true",
+                   help="reuse the per-model record files of an earlier run with the same settings")
+    r.add_argument("--no-progress", action="store_true", help="no progress indicator on stderr")
+    r.set_defaults(func=_ensembles)
+
+
 def _common(p: argparse.ArgumentParser, out: str) -> None:
     p.add_argument("--datasets", nargs="+", choices=_DATASETS, default=list(_DATASETS), metavar="NAME",
                    help=f"datasets to run (default: all five: {', '.join(_DATASETS)})")
@@ -82,7 +161,8 @@ def _common(p: argparse.ArgumentParser, out: str) -> None:
 
 
 def add_subparser(subparsers: Any) -> argparse.ArgumentParser:
-    """Add ``experiment`` (with ``paper-table`` and ``languages``) to the ``kcxai`` command's subparsers."""
+    """Add ``experiment`` (``paper-table``, ``languages``, ``side-by-side``, ``ensembles``) to the ``kcxai``
+    command's subparsers."""
     e = subparsers.add_parser(
         "experiment", help="reproduce the paper's experiment; compare KC languages",
         description="Reproduce the paper's experiment (Table tab:res) and compare knowledge-compilation "
@@ -132,4 +212,5 @@ def add_subparser(subparsers: Any) -> argparse.ArgumentParser:
     from kcxai.experiments.side_by_side import add_subparser as add_side_by_side
 
     add_side_by_side(sub)
+    _add_ensembles(sub)
     return e
