@@ -23,6 +23,7 @@ from fractions import Fraction
 from typing import Any
 
 from kcxai._errors import ModelFormatError
+from kcxai._gc import gc_paused
 
 __all__ = ["MAX_DEPTH", "MAX_INT_DIGITS", "MAX_NUMBER_CHARS", "MAX_EXPONENT", "loads", "parse_exact",
            "check_depth", "shorten"]
@@ -106,7 +107,8 @@ def loads(text: str, where: str) -> Any:
     kcxai._errors.ModelFormatError: m.json:2:2: the number 1e400 is beyond the range of a float.
     """
     try:
-        obj = json.loads(text, parse_int=_parse_int, parse_float=_parse_float, parse_constant=_parse_constant)
+        with gc_paused():  # the parsed JSON holds no cycles
+            obj = json.loads(text, parse_int=_parse_int, parse_float=_parse_float, parse_constant=_parse_constant)
     except json.JSONDecodeError as e:
         raise ModelFormatError(f"{where} is not valid JSON: {e}") from None
     except _BadNumber as e:

@@ -161,7 +161,7 @@ def boosted_parts(clf: Any, *, domains: Sequence[Any] | None = None, feature_nam
                   distribution: Any = None) -> EnsembleParts:
     """The parts of :meth:`kcxai.models.BoostedTrees.from_sklearn`, for any supported boosted classifier.
 
-    Call it with the garbage collector paused (:func:`~kcxai.models._import_trees.gc_paused`).
+    Call it with the garbage collector paused (:func:`~kcxai._gc.gc_paused`).
     """
     from sklearn.ensemble import GradientBoostingClassifier, HistGradientBoostingClassifier
 

@@ -17,9 +17,7 @@ minutes on a 100-tree default forest on adult.
 from __future__ import annotations
 
 import collections
-import contextlib
-import gc
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,7 +27,7 @@ from kcxai._errors import ModelFormatError
 from kcxai.models._tree_data import TreeArrays
 from kcxai.space import Feature, FeatureSpace
 
-__all__ = ["RawTree", "EnsembleParts", "numeric_space", "trees_over_space", "tree_over_space", "mask_table", "as_read", "gc_paused"]
+__all__ = ["RawTree", "EnsembleParts", "numeric_space", "trees_over_space", "tree_over_space", "mask_table", "as_read"]
 
 
 @dataclass(frozen=True)
@@ -262,20 +260,3 @@ def _reachable_leaves(left: np.ndarray, right: np.ndarray, feature: np.ndarray, 
 def mask_table(space: FeatureSpace, domains: Sequence[Sequence[float] | None], *, float32: bool) -> _MaskTable:
     """The per-feature threshold lookup shared by all the trees of one import."""
     return _MaskTable(space, domains, float32)
-
-
-@contextlib.contextmanager
-def gc_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector while millions of acyclic tuples are built.
-
-    The objects built (node arrays, paths) hold no cycles, but each allocation
-    burst triggers full collections that rescan everything alive: on a 100-tree
-    adult forest the collector took about a third of the import time.
-    """
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()

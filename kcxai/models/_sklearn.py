@@ -108,7 +108,7 @@ def forest_parts(clf: Any, *, domains: Sequence[Any] | None = None, feature_name
                  distribution: Any = None, soft: bool = True) -> EnsembleParts:
     """The parts of :meth:`kcxai.models.RandomForest.from_sklearn`; with ``soft``, each node's class scores.
 
-    Call it with the garbage collector paused (:func:`gc_paused`): it builds millions of tuples.
+    Call it with the garbage collector paused (:func:`~kcxai._gc.gc_paused`): it builds millions of tuples.
     """
     from sklearn.ensemble import ExtraTreesClassifier, RandomForestClassifier
 

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from kcxai._errors import InvalidInputError, InvalidTypeError, ModelFormatError
 from kcxai.models import _import_boosted
 from kcxai.models._base import Classifier
-from kcxai.models._import_trees import gc_paused
+from kcxai._gc import gc_paused
 from kcxai.models.forest import TreeBlock, checked_trees, leaf_dicts, tree_over, trees_of
 from kcxai.models._numbers import exact_number
 from kcxai.models._numbers import lcm_of_denominators as _lcm_of_denominators
