@@ -34,6 +34,7 @@ from typing import Any
 from pysat.formula import IDPool  # type: ignore[import-untyped]
 from pysat.solvers import Solver  # type: ignore[import-untyped]
 
+from kcxai._deadline import Deadline
 from kcxai._errors import InvalidTypeError
 from kcxai.explain._sums import guarded_sum_geq
 
@@ -94,17 +95,28 @@ class EnsembleCnf:
     ----------
     model : RandomForest or BoostedTrees
     solver : str, default "g4"
-        A pysat solver name that supports assumptions and cores.
+        A pysat solver name that supports assumptions and cores (and interrupts, for a time limit:
+        the MiniSat-like solvers "g3", "g4", "m22", "mgh").
+    deadline : Deadline, optional
+        The time limit of the construction (checked once per tree and per clause batch).
     """
 
     language = "sat"
 
-    def __init__(self, model: Any, *, solver: str = "g4") -> None:
+    def __init__(self, model: Any, *, solver: str = "g4", deadline: Deadline | None = None) -> None:
         self.model = model
+        self._deadline = deadline
         self.view = ensemble_view(model)
         self.space = model.space
         self.pool = IDPool()
         self.solver = Solver(name=solver)
+        try:
+            self._encode()
+        except BaseException:  # stopped by the deadline: free the solver
+            self.solver.delete()
+            raise
+
+    def _encode(self) -> None:
         self.clauses = 0
         self._buffer: list[list[int]] = []
         self.sizes = [f.size for f in self.space.features]
@@ -116,10 +128,18 @@ class EnsembleCnf:
                 self._add([-a, b])
             self.y.append(ys)
         self._run_lits: dict[tuple[int, int, int], int] = {}
-        self.leaves: list[dict[int, int]] = [self._encode_tree(t) for t in self.view.trees]
+        self.leaves: list[dict[int, int]] = []
+        for t in self.view.trees:
+            self._check()
+            self.leaves.append(self._encode_tree(t))
         self._targets: dict[int, int] = {}
         self.encodings: dict[int, list[str]] = {}
         self._flush()
+        self._deadline = None
+
+    def _check(self) -> None:
+        if self._deadline is not None:
+            self._deadline.check()
 
     # -- building -------------------------------------------------------------
 
@@ -132,6 +152,7 @@ class EnsembleCnf:
             self._flush()
 
     def _flush(self) -> None:
+        self._check()
         self.solver.append_formula(self._buffer)
         self.clauses += len(self._buffer)
         self._buffer = []
@@ -198,11 +219,18 @@ class EnsembleCnf:
         self._add(list(leaves.values()))
         return leaves
 
-    def target(self, c: int) -> int:
-        """The literal ``t_c``: "a rival beats class ``c``" (built on first use)."""
+    def target(self, c: int, deadline: Deadline | None = None) -> int:
+        """The literal ``t_c``: "a rival beats class ``c``" (built on first use, under ``deadline``)."""
         t = self._targets.get(c)
         if t is not None:
             return t
+        self._deadline = deadline
+        try:
+            return self._build_target(c)
+        finally:  # a build stopped by the deadline leaves clauses over fresh variables only: harmless
+            self._deadline = None
+
+    def _build_target(self, c: int) -> int:
         view = self.view
         k = len(view.base)
         rivals = []
@@ -213,10 +241,12 @@ class EnsembleCnf:
             g = self._new()
             kinds.append(self._rival(c, d, g))
             rivals.append(g)
-        t = self._targets[c] = self._new()
+        t = self._new()
         self._add([-t, *rivals])
-        self.encodings[c] = kinds
+        self._deadline = None  # past the last check: ``t`` is registered only once all its clauses are in
         self._flush()
+        self._targets[c] = t
+        self.encodings[c] = kinds
         return t
 
     def _rival(self, c: int, d: int, g: int) -> str:
@@ -238,6 +268,7 @@ class EnsembleCnf:
         blocks: list[list[tuple[int, int]]] = []
         shift = b0
         for t, lits in zip(ints, self.leaves):
+            self._check()
             if not t:
                 continue
             lo = min(t.values())
@@ -274,12 +305,17 @@ class EnsembleCnf:
         """Per fixed feature, the assumption literals saying ``x_i = point[i]``."""
         return {i: self._range_lits(i, point[i], point[i]) for i in features}
 
-    def changes(self, point: Sequence[int], label: int, fixed: Iterable[int]) -> bool:
-        """Whether some point with ``x_fixed = point_fixed`` is classified other than ``label``."""
-        lits = [self.target(label)]
+    def changes(self, point: Sequence[int], label: int, fixed: Iterable[int], deadline: Deadline | None = None) -> bool:
+        """Whether some point with ``x_fixed = point_fixed`` is classified other than ``label``.
+
+        Under ``deadline`` the SAT call is interrupted at the time limit (:class:`~kcxai.SearchLimitError`).
+        """
+        lits = [self.target(label, deadline)]
         for ls in self.fixed_literals(point, fixed).values():
             lits.extend(ls)
-        return bool(self.solver.solve(assumptions=lits))
+        if deadline is None:
+            return bool(self.solver.solve(assumptions=lits))
+        return deadline.solve(self.solver, lits)
 
     def core_features(self, point: Sequence[int], fixed: Iterable[int]) -> set[int]:
         """After an unsatisfiable :meth:`changes`: the fixed features in the solver's core."""
