@@ -212,16 +212,17 @@ class Deadline:
         self.check()
         if self._token is None:
             self._token = _watchdog().schedule(self.at, self._fire)
-        solver.clear_interrupt()  # a flag left by an earlier search on a reused solver
-        with self._lock:
-            self._running = solver
         try:
-            result = solver.solve_limited(assumptions=list(assumptions), expect_interrupt=True)
+            solver.clear_interrupt()  # a flag left by an earlier search on a reused solver
         except NotImplementedError:
             raise InvalidInputError(
                 f"{self.what}: the SAT solver {type(solver.solver).__name__} cannot be interrupted, so "
                 "'max_seconds' cannot be enforced: pass max_seconds=None or a MiniSat-like solver "
                 "('g3', 'g4', 'm22', 'mgh').") from None
+        with self._lock:
+            self._running = solver
+        try:
+            result = solver.solve_limited(assumptions=list(assumptions), expect_interrupt=True)
         finally:
             with self._lock:
                 self._running = None
