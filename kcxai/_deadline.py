@@ -67,7 +67,10 @@ class _Watchdog:
     """One daemon thread calling functions at given times (:func:`time.perf_counter` clock).
 
     :meth:`cancel` returns only once the function cannot run any more: functions run while the
-    watchdog's lock is held, and cancelling takes the same lock.
+    watchdog's lock is held, and cancelling takes the same lock. Idle, the thread wakes once every
+    :data:`_IDLE` seconds, so that scheduling a time after its next wake-up (the 60 s default) needs
+    no notification: waking the thread for every search cost 0.1-0.25 ms of GIL hand-over on
+    millisecond explanations.
     """
 
     def __init__(self) -> None:
@@ -99,9 +102,12 @@ class _Watchdog:
                     if at <= now:
                         del self._due[token]
                         fn()
-                self._wake_at = min((at for at, _ in self._due.values()), default=math.inf)
-                self._cond.wait(None if self._wake_at == math.inf else max(self._wake_at - now, 0.0))
+                self._wake_at = min((at for at, _ in self._due.values()), default=now + _IDLE)
+                self._cond.wait(max(self._wake_at - now, 0.0))
 
+
+#: Seconds between two wake-ups of the idle watchdog thread.
+_IDLE = 1.0
 
 _WATCHDOG: _Watchdog | None = None
 _WATCHDOG_LOCK = threading.Lock()
