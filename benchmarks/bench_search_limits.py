@@ -17,6 +17,13 @@ limit; prints the measured time to the :class:`~kcxai.SearchLimitError` and its 
 Part 2, overhead on fast explanations (no limit hit), in the same process: the median time of the
 same call with ``max_seconds=60`` and with ``max_seconds=None``, interleaved, and their ratio (the
 running example, a 10-feature threshold, tiny and 10-tree forests).
+
+Measured here (2 shared cores, load about 5): every case stopped between 1.000 and 1.068 times its
+limit (largest overshoot 79 ms, the SAT engine, whose solver stops 2-4 ms after an interrupt but
+whose CNF building is checked only every 4096 clauses); with Glucose 4 as the ensemble solver the
+same runs stopped up to 1.48 times the limit. Overhead when not hit: 0-1% on the tree searches of
+the running example (0.6-1.4 ms), about 14 µs per call (1.2x) on a 66 µs AXp of a 3-tree forest,
+within noise on calls of 30 ms and more.
 """
 
 from __future__ import annotations
