@@ -94,11 +94,17 @@ class EnsembleBox:
         for d in range(len(view.base)):
             if d == c:
                 continue
-            diffs = [{leaf: row[c] - row[d] for leaf, row in rows.items()} for rows in view.rows]
-            base = view.base[c] - view.base[d]
+            diffs = []
             scale = 1
-            for x in {base, *(v for t in diffs for v in t.values())}:
-                scale = scale * x.denominator // math.gcd(scale, x.denominator)
+            for rows in view.rows:  # exact fractions over every leaf: look at the clock once per tree
+                if deadline is not None:
+                    deadline.check()
+                t = {leaf: row[c] - row[d] for leaf, row in rows.items()}
+                for x in set(t.values()):
+                    scale = scale * x.denominator // math.gcd(scale, x.denominator)
+                diffs.append(t)
+            base = view.base[c] - view.base[d]
+            scale = scale * base.denominator // math.gcd(scale, base.denominator)
             lows, highs, values, starts = [], [], [], []
             b0 = int(base * scale)
             total = abs(b0)
