@@ -21,6 +21,7 @@ from kcxai._errors import (
     ModelFormatError,
     NotRelevantError,
     ProblemTooLargeError,
+    SearchLimitError,
     UnknownLanguageError,
 )
 from kcxai.compilers import CompiledModel, available_languages, compile_model
@@ -98,5 +99,6 @@ __all__ = [
     # errors
     "KcxaiError", "InvalidInputError", "InvalidTypeError", "ModelFormatError", "NotRelevantError",
     "FileAccessError", "MissingDependencyError", "UnknownLanguageError", "CompilationLimitError", "ProblemTooLargeError",
+    "SearchLimitError",
     "datasets",
 ]

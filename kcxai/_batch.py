@@ -93,7 +93,9 @@ def explain_chunk(job: Job, rows: Sequence[tuple[Any, tuple[Any, ...]]]) -> list
         except Exception as err:  # one row's failure is that row's (see the module docstring)
             if job.on_error == "raise":
                 if isinstance(err, KcxaiError):
-                    raise type(err)(f"row {rid!r}: {err}") from err
+                    named = type(err)(f"row {rid!r}: {err}")
+                    named.__dict__.update(err.__dict__)  # e.g. SearchLimitError's limit, seconds
+                    raise named from err
                 raise
             out.append((RowFailure(rid, tuple(inst), type(err).__name__, str(err)), None))
             continue

@@ -17,7 +17,7 @@ from fractions import Fraction
 from kcxai._errors import ModelFormatError
 
 __all__ = ["positive_int", "nonnegative_int", "seed", "delta", "delta_float", "positive_seconds",
-           "unit_float", "output_dir"]
+           "seconds_or_none", "unit_float", "output_dir"]
 
 _INT = re.compile(r"[+-]?[0-9]{1,18}")
 #: The largest seed: NumPy and scikit-learn take seeds below 2**32.
@@ -103,6 +103,20 @@ def positive_seconds(text: str) -> float:
     v = _finite(text, "a positive number of seconds")
     if v <= 0:
         raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
+    return v
+
+
+def seconds_or_none(text: str) -> float:
+    """A finite number of seconds > 0, or ``none`` (no limit: returned as ``inf``).
+
+    >>> seconds_or_none("2.5"), seconds_or_none("none")
+    (2.5, inf)
+    """
+    if text.strip().lower() == "none":
+        return math.inf
+    v = _finite(text, "a positive number of seconds or 'none'")
+    if v <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds or 'none', got {text!r}")
     return v
 
 

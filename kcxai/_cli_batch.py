@@ -50,8 +50,9 @@ def explain_csv(args: argparse.Namespace) -> int:
     model = kcxai.load_model(args.model)
     data = _read_csv(args.data)
     explainer = kcxai.Explainer(model, language=args.language)
+    options = {} if args.max_seconds is None else {"max_seconds": args.max_seconds}
     result = explainer.explain(data, method=args.method, delta=args.delta, n_jobs=args.n_jobs,
-                               progress=args.progress, on_error=args.on_error)
+                               progress=args.progress, on_error=args.on_error, **options)
     kind = _write(result.to_frame(), args.out)
     failed = f", {result.n_failures} failed (see the 'failure' column)" if result.n_failures else ""
     print(f"explained {len(result) - result.n_failures} of {len(result)} rows with {args.method} via "
@@ -61,8 +62,9 @@ def explain_csv(args: argparse.Namespace) -> int:
 
 def add_subparser(sub: Any) -> None:
     """Add ``explain-csv`` to the ``kcxai`` command's subparsers."""
-    from kcxai._methods import METHODS
+    from kcxai._methods import METHODS, SEARCH_METHODS
     from kcxai._cli_args import delta as _fraction
+    from kcxai._cli_args import seconds_or_none
 
     p = sub.add_parser(
         "explain-csv", help="explain every row of a CSV file with a saved model",
@@ -81,6 +83,9 @@ def add_subparser(sub: Any) -> None:
     p.add_argument("--language", "-l", default=None, help="knowledge-compilation language (default: dt for trees, "
                                                            "obdd otherwise)")
     p.add_argument("--n-jobs", "-j", type=int, default=None, help="joblib workers (-1: all cores; default 1)")
+    p.add_argument("--max-seconds", type=seconds_or_none, default=None, metavar="SECONDS",
+                   help=f"time limit of each row's exact search ({', '.join(SEARCH_METHODS)}; default 60, "
+                        "'none': no limit); a row over it fails (see --on-error)")
     p.add_argument("--on-error", choices=("raise", "report"), default="raise",
                    help="'report': rows that cannot be explained get a 'failure' entry, the others are explained")
     p.add_argument("--progress", action="store_true", help="show a progress bar on stderr")

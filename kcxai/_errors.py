@@ -6,7 +6,8 @@ from the built-in exception that fits, so ``except ValueError`` keeps working.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 __all__ = [
     "KcxaiError",
@@ -19,6 +20,7 @@ __all__ = [
     "UnknownLanguageError",
     "CompilationLimitError",
     "ProblemTooLargeError",
+    "SearchLimitError",
     "name_mismatch",
 ]
 
@@ -71,6 +73,30 @@ class CompilationLimitError(KcxaiError, RuntimeError):
 
 class ProblemTooLargeError(KcxaiError, RuntimeError):
     """An exact search would exceed the limit it was given."""
+
+
+class SearchLimitError(ProblemTooLargeError):
+    """An exact search hit the limit it was given (``max_seconds`` or ``max_subsets``).
+
+    Attributes
+    ----------
+    limit : str
+        ``"max_seconds"`` or ``"max_subsets"``.
+    seconds : float
+        Seconds the search ran.
+    partial : tuple
+        What an enumeration had found (and yielded) before it stopped: never the complete list.
+
+    The attributes have defaults so that the error can be rebuilt from its message alone (pickling
+    between processes, the batch runner naming the row); the message always carries the figures.
+    """
+
+    def __init__(self, message: str = "", *, limit: str = "max_seconds", seconds: float = 0.0,
+                 partial: Sequence[Any] = ()) -> None:
+        super().__init__(message)
+        self.limit = limit
+        self.seconds = seconds
+        self.partial = tuple(partial)
 
 
 def name_mismatch(given: "Iterable[object]", expected: "Iterable[str]") -> str | None:

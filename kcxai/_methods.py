@@ -8,7 +8,7 @@ from typing import Any
 
 from kcxai._errors import InvalidInputError, InvalidTypeError
 
-__all__ = ["Method", "METHODS", "resolve_method"]
+__all__ = ["Method", "METHODS", "SEARCH_METHODS", "resolve_method", "check_options"]
 
 
 @dataclass(frozen=True)
@@ -24,12 +24,16 @@ class Method:
         What ``delta`` bounds.
     fixed_delta : int or None
         The only ``delta`` the method takes (``"axp"``, ``"cxp"``), or ``None``.
+    searches : bool
+        Whether the method is an exact search, worst-case exponential, that takes ``max_seconds``
+        (the others make at most a quadratic number of counting queries).
     """
 
     name: str
     function: Callable[..., Any]
     bounds: str
     fixed_delta: int | None = None
+    searches: bool = False
 
 
 def _methods() -> dict[str, Method]:
@@ -38,17 +42,38 @@ def _methods() -> dict[str, Method]:
     return {
         "min_idrs": Method("min_idrs", ex.min_idrs, "error"),
         "axp": Method("axp", ex.min_idrs, "error", fixed_delta=0),
-        "smallest_idrs": Method("smallest_idrs", ex.smallest_idrs, "error"),
+        "smallest_idrs": Method("smallest_idrs", ex.smallest_idrs, "error", searches=True),
         "min_dual_idrs": Method("min_dual_idrs", ex.min_dual_idrs, "error"),
         "cxp": Method("cxp", ex.min_dual_idrs, "error", fixed_delta=0),
         "local_cdrs": Method("local_cdrs", ex.local_cdrs, "precision"),
-        "min_cdrs": Method("min_cdrs", ex.min_cdrs, "precision"),
-        "smallest_drs": Method("smallest_drs", ex.smallest_drs, "precision"),
+        "min_cdrs": Method("min_cdrs", ex.min_cdrs, "precision", searches=True),
+        "smallest_drs": Method("smallest_drs", ex.smallest_drs, "precision", searches=True),
     }
 
 
 #: Names accepted by ``Explainer.explain(method=...)``.
 METHODS = ("min_idrs", "axp", "smallest_idrs", "min_dual_idrs", "cxp", "local_cdrs", "min_cdrs", "smallest_drs")
+#: The methods that are exact searches and take ``max_seconds``.
+SEARCH_METHODS = ("smallest_idrs", "min_cdrs", "smallest_drs")
+
+
+def check_options(method: Method, options: dict[str, Any]) -> None:
+    """Reject a ``max_seconds`` the method does not take, or a bad one, before any work.
+
+    >>> check_options(_methods()["min_idrs"], {"max_seconds": 5})
+    Traceback (most recent call last):
+    ...
+    kcxai._errors.InvalidInputError: 'max_seconds' limits the exact searches ['smallest_idrs', 'min_cdrs', 'smallest_drs']; method='min_idrs' makes one counting query per feature tried and takes no time limit.
+    """
+    if "max_seconds" not in options:
+        return
+    if not method.searches:
+        raise InvalidInputError(
+            f"'max_seconds' limits the exact searches {list(SEARCH_METHODS)}; method={method.name!r} makes one "
+            "counting query per feature tried and takes no time limit.")
+    from kcxai._deadline import check_max_seconds
+
+    check_max_seconds(options["max_seconds"])
 
 
 def resolve_method(method: Any, delta: Any) -> tuple[Method, Any]:

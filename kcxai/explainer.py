@@ -225,9 +225,10 @@ class Explainer:
 
     def _job(self, method: str, delta: Any, options: dict[str, Any], on_error: str) -> Any:
         from kcxai._batch import Job, register
-        from kcxai._methods import resolve_method
+        from kcxai._methods import check_options, resolve_method
 
-        resolve_method(method, delta)  # checks the name and the delta before any work
+        m, _ = resolve_method(method, delta)  # checks the name and the delta before any work
+        check_options(m, options)
         register(self._token, self.compiled_)  # in-process runs use this compiled form (the cache keeps a few)
         return Job(self._token, self.model_, self.language_, self.compile_options_, method, delta, options, on_error)
 
@@ -273,7 +274,10 @@ class Explainer:
             ``"report"``: such a row becomes a :class:`~kcxai.explanation_set.RowFailure` (``failure``
             column of :meth:`ExplanationSet.to_frame`) and the other rows are explained.
         **options
-            Passed to the method (``order``, ``start``, ...).
+            Passed to the method (``order``, ``start``, ...). The exact searches (``"smallest_idrs"``,
+            ``"min_cdrs"``, ``"smallest_drs"``) take ``max_seconds``, the time limit of each row's
+            search (default 60, ``None``: none); a row that hits it raises
+            :class:`~kcxai.SearchLimitError`, or is reported with ``on_error="report"``.
 
         Returns
         -------

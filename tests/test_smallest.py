@@ -98,7 +98,8 @@ def test_minimum_among_minimal_sets_of_different_sizes():
 def test_running_example():
     tree = kcxai.datasets.running_example_tree()
     assert kcxai.smallest_idrs(tree, V, 0).features in ((0, 1, 2, 3, 8), (0, 1, 2, 7, 8))
-    assert kcxai.smallest_idrs(tree, V, 0.03).names == ("x1", "x9")
+    # {x1, x8} and {x1, x9} are the two smallest sets (the hitting-set solver may return either)
+    assert kcxai.smallest_idrs(tree, V, 0.03).names in (("x1", "x8"), ("x1", "x9"))
     e = kcxai.smallest_drs(tree, V, 0.95)
     assert len(e) == 3 and e.precision >= Fraction(95, 100)
     assert kcxai.is_smallest_drs(tree, V, e.features, 0.95)

@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from kcxai._deadline import Deadline
 from kcxai.explain._ensemble_cnf import ensemble_view
 
 __all__ = ["EnsembleBox"]
@@ -88,12 +89,13 @@ def _leaf_hulls(tree: Any, sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 class EnsembleBox:
     """Exact class-change queries on a tree ensemble by branch and bound (see the module docstring).
 
-    Same query interface as :class:`~kcxai.explain._ensemble_cnf.EnsembleCnf`.
+    Same query interface as :class:`~kcxai.explain._ensemble_cnf.EnsembleCnf`; ``deadline`` limits
+    the construction (checked once per tree), and a query's ``deadline`` is checked once per box.
     """
 
     language = "search"
 
-    def __init__(self, model: Any) -> None:
+    def __init__(self, model: Any, *, deadline: Deadline | None = None) -> None:
         self.model = model
         self.view = ensemble_view(model)
         self.space = model.space
@@ -102,6 +104,8 @@ class EnsembleBox:
         # per tree: the hull of every reachable leaf's path, per feature
         self._boxes: list[tuple[np.ndarray, np.ndarray, list[int]]] = []
         for tree in self.view.trees:
+            if deadline is not None:
+                deadline.check()
             lo, hi = _leaf_hulls(tree, self.sizes)
             self._boxes.append((lo, hi, list(tree.leaves)))
         self._rivals: dict[int, list[_Rival]] = {}
@@ -110,7 +114,7 @@ class EnsembleBox:
 
     # -- per predicted class -------------------------------------------------
 
-    def _rivals_of(self, c: int) -> list[_Rival]:
+    def _rivals_of(self, c: int, deadline: Deadline | None) -> list[_Rival]:
         got = self._rivals.get(c)
         if got is not None:
             return got
@@ -119,16 +123,24 @@ class EnsembleBox:
         for d in range(len(view.base)):
             if d == c:
                 continue
-            diffs = [{leaf: row[c] - row[d] for leaf, row in rows.items()} for rows in view.rows]
-            base = view.base[c] - view.base[d]
+            diffs = []
             scale = 1
-            for x in {base, *(v for t in diffs for v in t.values())}:
-                scale = scale * x.denominator // math.gcd(scale, x.denominator)
+            for rows in view.rows:  # exact fractions over every leaf: look at the clock once per tree
+                if deadline is not None:
+                    deadline.check()
+                t = {leaf: row[c] - row[d] for leaf, row in rows.items()}
+                for x in set(t.values()):
+                    scale = scale * x.denominator // math.gcd(scale, x.denominator)
+                diffs.append(t)
+            base = view.base[c] - view.base[d]
+            scale = scale * base.denominator // math.gcd(scale, base.denominator)
             lows, highs, values, starts = [], [], [], []
             b0 = int(base * scale)
             total = abs(b0)
             at = 0
             for (lo, hi, leaves), t in zip(self._boxes, diffs):
+                if deadline is not None:
+                    deadline.check()
                 vals = [int(t[leaf] * scale) for leaf in leaves]
                 if len(set(vals)) == 1:  # constant for this pair
                     b0 += vals[0]
@@ -152,7 +164,7 @@ class EnsembleBox:
 
     # -- queries ---------------------------------------------------------------
 
-    def changes(self, point: Sequence[int], label: int, fixed: Iterable[int]) -> bool:
+    def changes(self, point: Sequence[int], label: int, fixed: Iterable[int], deadline: Deadline | None = None) -> bool:
         """Whether some point with ``x_fixed = point_fixed`` is classified other than ``label``."""
         fixed = set(fixed)
         lo = np.asarray(point, dtype=np.int64).copy()
@@ -160,15 +172,16 @@ class EnsembleBox:
         for i in range(len(lo)):
             if i not in fixed:
                 lo[i], hi[i] = 0, self.sizes[i] - 1
-        for rival in self._rivals_of(label):
-            w = self._search(rival, lo, hi, label)
+        for rival in self._rivals_of(label, deadline):
+            w = self._search(rival, lo, hi, label, deadline)
             if w is not None:
                 self._witness = w
                 return True
         self._witness = None
         return False
 
-    def _search(self, r: _Rival, lo0: np.ndarray, hi0: np.ndarray, label: int) -> tuple[int, ...] | None:
+    def _search(self, r: _Rival, lo0: np.ndarray, hi0: np.ndarray, label: int,
+                deadline: Deadline | None) -> tuple[int, ...] | None:
         if not len(r.starts):
             return tuple(int(x) for x in lo0) if r.base <= r.threshold else None
         # leaves that meet the fixed values; trees keep at least one
@@ -181,7 +194,10 @@ class EnsembleBox:
         # above any sum of leaf values: no tree minimum is ever this (a tree always meets the box)
         big: Any = np.iinfo(np.int64).max if val.dtype != object else 1 << 4096
         stack = [(lo0[free].copy(), hi0[free].copy())]
+        check = deadline.check if deadline is not None else None
         while stack:
+            if check is not None:
+                check()
             lo, hi = stack.pop()
             self.nodes += 1
             meet = np.all((llo <= hi) & (lhi >= lo), axis=1)

@@ -7,7 +7,8 @@ import numbers
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from kcxai._errors import InvalidInputError, InvalidTypeError, ProblemTooLargeError
+from kcxai._deadline import Deadline
+from kcxai._errors import InvalidInputError, InvalidTypeError, SearchLimitError
 from kcxai.arithmetic import Probability, Weight
 from kcxai.explain._common import Query
 from kcxai.explain._treesat import TreePrecision
@@ -66,22 +67,25 @@ def check_max_subsets(max_subsets: Any) -> int:
 
 
 def first_relevant(test: PrecisionTest, pool: Sequence[int], sizes: Iterable[int], *, max_subsets: int,
-                   what: str) -> frozenset[int] | None:
+                   what: str, deadline: Deadline) -> frozenset[int] | None:
     """The first C-delta-relevant subset of ``pool``, trying sizes in the given order, then
     subsets in lexicographic order; ``None`` if there is none.
 
-    Raises :class:`~kcxai.ProblemTooLargeError` rather than examine more than ``max_subsets`` sets.
+    Raises :class:`~kcxai.SearchLimitError` rather than examine more than ``max_subsets`` sets or
+    run past ``deadline`` (checked before each set).
     """
     seen = 0
     for k in sizes:
         for combo in itertools.combinations(pool, k):
+            deadline.check()
             seen += 1
             if seen > max_subsets:
-                raise ProblemTooLargeError(
+                raise SearchLimitError(
                     f"{what} searches the subsets of {len(pool)} features exactly and has examined "
-                    f"'max_subsets' = {max_subsets} sets without finishing. Pass a larger 'max_subsets', "
-                    "explain a DecisionTree with its own ('dt') oracle, which uses a SAT search instead, "
-                    "or use local_cdrs.")
+                    f"'max_subsets' = {max_subsets} sets without finishing ({deadline.seconds:.2f} s). Pass a "
+                    "larger 'max_subsets', explain a DecisionTree with its own ('dt') oracle, which uses a SAT "
+                    "search instead, or use local_cdrs.", limit="max_subsets", seconds=deadline.seconds)
+            deadline.examined = seen
             s = frozenset(combo)
             if test.relevant(s):
                 return s

@@ -47,6 +47,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from kcxai._deadline import Deadline
 from kcxai.arithmetic import Probability
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -237,13 +238,16 @@ class TreeSearch:
     """A SAT solver over the selectors of the active features, with the cuts learnt so far.
 
     Use as a context manager. Every query returns an exactly relevant set or
-    ``None`` when none exists (the solver proved it).
+    ``None`` when none exists (the solver proved it), or raises
+    :class:`~kcxai.SearchLimitError` at ``deadline`` (SAT calls are interrupted,
+    and the clock is checked before each candidate is checked and cut).
     """
 
-    def __init__(self, prec: TreePrecision) -> None:
+    def __init__(self, prec: TreePrecision, deadline: Deadline | None = None) -> None:
         from pysat.solvers import Solver
 
         self.prec = prec
+        self.deadline = deadline if deadline is not None else Deadline(None, what="TreeSearch", advice="")
         self.var = {f: k + 1 for k, f in enumerate(prec.active)}
         self._top = len(self.var)
         self._solver = Solver(name="g4")
@@ -269,11 +273,13 @@ class TreeSearch:
 
     def _find(self, assumptions: list[int]) -> frozenset[int] | None:
         """A relevant set satisfying the clauses and ``assumptions``, or ``None``."""
-        solver, var, prec = self._solver, self.var, self.prec
-        while solver.solve(assumptions=assumptions):
+        solver, var, prec, deadline = self._solver, self.var, self.prec, self.deadline
+        while deadline.solve(solver, assumptions):
             true = {lit for lit in solver.get_model() if lit > 0}  # a selector in no clause yet: false
             chosen = frozenset(f for f, x in var.items() if x in true)
             self.candidates += 1
+            deadline.examined += 1
+            deadline.check()
             if prec.relevant(chosen):
                 return chosen
             for a_set, b_set in prec.cuts(chosen):
@@ -289,9 +295,10 @@ class TreeSearch:
             return None
         act = self._new_var()
         self._solver.add_clause([-act] + [-self.var[f] for f in fixed])
-        found = self._find([act] + [-x for f, x in self.var.items() if f not in fixed])
-        self._solver.add_clause([-act])
-        return found
+        try:
+            return self._find([act] + [-x for f, x in self.var.items() if f not in fixed])
+        finally:
+            self._solver.add_clause([-act])
 
     def smallest(self, *, below: int | None = None) -> frozenset[int] | None:
         """A relevant set of minimum size (of size ``< below`` if given), or ``None``."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kcxai._deadline import DEFAULT_SEARCH_SECONDS, Deadline, check_max_seconds
 from kcxai._errors import NotRelevantError
 from kcxai.explain._common import Query, check_delta, check_features, check_order, check_start, prepare
 from kcxai.explain._result import Explanation, format_probability
@@ -24,6 +25,10 @@ from kcxai.explain._search import (
 from kcxai.explain._treesat import TreePrecision, TreeSearch
 
 __all__ = ["local_cdrs", "min_cdrs", "is_cdrs", "is_min_cdrs"]
+
+#: What to try when min_cdrs / is_min_cdrs hit their time limit (appended to the message).
+_ADVICE = (", use local_cdrs (locally minimal, one counting query per feature tried), or explain a "
+           "DecisionTree with its own ('dt') oracle, whose SAT search is much faster")
 
 
 def _start(q: Query, test: PrecisionTest, start: Any) -> set[int]:
@@ -39,7 +44,7 @@ def _start(q: Query, test: PrecisionTest, start: Any) -> set[int]:
     return set(s0)
 
 
-def _local(q: Query, test: PrecisionTest, fixed: set[int], order: Any) -> set[int]:
+def _local(q: Query, test: PrecisionTest, fixed: set[int], order: Any, deadline: Deadline | None = None) -> set[int]:
     """Deletion passes with the precision test until no single feature can be dropped."""
     tries = check_order(q, order, fixed)
     session = q.session(fixed)
@@ -47,6 +52,8 @@ def _local(q: Query, test: PrecisionTest, fixed: set[int], order: Any) -> set[in
     while changed:
         changed = False
         for i in tries:
+            if deadline is not None:
+                deadline.check()
             if i in fixed and test.holds(fixed - {i}, session.weight_if_freed(i)):
                 session.free(i)
                 fixed.discard(i)
@@ -54,13 +61,14 @@ def _local(q: Query, test: PrecisionTest, fixed: set[int], order: Any) -> set[in
     return fixed
 
 
-def _local_tree(engine: TreePrecision, fixed: frozenset[int]) -> frozenset[int]:
+def _local_tree(engine: TreePrecision, fixed: frozenset[int], deadline: Deadline) -> frozenset[int]:
     """:func:`_local` answered by the path engine (same test, no oracle calls)."""
     out = set(fixed)
     changed = True
     while changed:
         changed = False
         for i in sorted(out):
+            deadline.check()
             if engine.relevant(out - {i}):
                 out.discard(i)
                 changed = True
@@ -113,8 +121,8 @@ def local_cdrs(obj: Any, instance: Any, delta: Any, *, order: Any = None, start:
     return q.explanation(fixed, weight=q.disagree_weight(fixed), delta=test.delta, method="local_cdrs")
 
 
-def min_cdrs(obj: Any, instance: Any, delta: Any, *, start: Any = None,
-             max_subsets: int = DEFAULT_MAX_SUBSETS) -> Explanation:
+def min_cdrs(obj: Any, instance: Any, delta: Any, *, start: Any = None, max_subsets: int = DEFAULT_MAX_SUBSETS,
+             max_seconds: float | None = DEFAULT_SEARCH_SECONDS) -> Explanation:
     """A subset-minimal C-delta-relevant set (the paper's Min-C-delta-relevant set).
 
     No proper subset of the result, of any size, has precision ``>= delta``.
@@ -125,7 +133,7 @@ def min_cdrs(obj: Any, instance: Any, delta: Any, *, start: Any = None,
       searched with a SAT solver (python-sat) over feature selectors, each
       candidate checked exactly on the tree's paths and refuted ones cut off
       with clauses from exact path-weight bounds (see
-      ``kcxai/explain/_treesat.py``): no limit;
+      ``kcxai/explain/_treesat.py``): no limit on the sets examined;
     * any other oracle is searched over the subsets of the locally minimal
       set, smallest first, one counting query each, at most ``max_subsets``
       of them.
@@ -140,7 +148,12 @@ def min_cdrs(obj: Any, instance: Any, delta: Any, *, start: Any = None,
         A C-delta-relevant set; the result is a subset of it. Default all features.
     max_subsets : int, default 65536
         For non-tree oracles: the most candidate sets to examine before
-        raising :class:`~kcxai.ProblemTooLargeError`.
+        raising :class:`~kcxai.SearchLimitError` (a :class:`~kcxai.ProblemTooLargeError`).
+    max_seconds : float or None, default 60
+        Wall-clock limit of the search (after any compilation, which has its own limits); ``None``:
+        none. SAT calls are interrupted and the loops check the clock; hitting it raises
+        :class:`~kcxai.SearchLimitError`. One counting query of a compiled oracle cannot be
+        interrupted.
 
     Returns
     -------
@@ -157,20 +170,23 @@ def min_cdrs(obj: Any, instance: Any, delta: Any, *, start: Any = None,
     q = prepare(obj, instance)
     delta_v = q.delta(delta)
     limit = check_max_subsets(max_subsets)
+    seconds = check_max_seconds(max_seconds)
     test = PrecisionTest(q, delta_v)
-    fixed = frozenset(_local(q, test, _start(q, test, start), None))
-    engine = tree_precision(q, delta_v)
-    if engine is not None:
-        with TreeSearch(engine) as search:
-            while True:
-                smaller = search.proper_subset(fixed)
-                if smaller is None:
-                    break
-                fixed = _local_tree(engine, smaller)
-    else:  # sets of size |S| - 1 already failed in the local search
-        found = first_relevant(test, sorted(fixed), range(len(fixed) - 1), max_subsets=limit, what="min_cdrs")
-        if found is not None:  # smallest relevant subset of a relevant set: subset-minimal
-            fixed = found
+    with Deadline(seconds, what="min_cdrs", advice=_ADVICE, queries=lambda: q.calls) as deadline:
+        fixed = frozenset(_local(q, test, _start(q, test, start), None, deadline))
+        engine = tree_precision(q, delta_v)
+        if engine is not None:
+            with TreeSearch(engine, deadline) as search:
+                while True:
+                    smaller = search.proper_subset(fixed)
+                    if smaller is None:
+                        break
+                    fixed = _local_tree(engine, smaller, deadline)
+        else:  # sets of size |S| - 1 already failed in the local search
+            found = first_relevant(test, sorted(fixed), range(len(fixed) - 1), max_subsets=limit, what="min_cdrs",
+                                   deadline=deadline)
+            if found is not None:  # smallest relevant subset of a relevant set: subset-minimal
+                fixed = found
     return q.explanation(fixed, weight=q.disagree_weight(fixed), delta=delta_v, method="min_cdrs")
 
 
@@ -189,13 +205,14 @@ def is_cdrs(obj: Any, instance: Any, features: Any, delta: Any) -> bool:
     return test.relevant(check_features(q, features))
 
 
-def is_min_cdrs(obj: Any, instance: Any, features: Any, delta: Any, *,
-                max_subsets: int = DEFAULT_MAX_SUBSETS) -> bool:
+def is_min_cdrs(obj: Any, instance: Any, features: Any, delta: Any, *, max_subsets: int = DEFAULT_MAX_SUBSETS,
+                max_seconds: float | None = DEFAULT_SEARCH_SECONDS) -> bool:
     """Whether ``features`` is a subset-minimal C-delta-relevant set.
 
     Precision is not monotone, so every proper subset is ruled out, not only
     those one feature smaller: by the SAT search for a tree's own oracle, by
-    enumeration (at most ``max_subsets`` sets) otherwise.
+    enumeration (at most ``max_subsets`` sets) otherwise; within ``max_seconds``
+    (default 60, ``None``: none) as in :func:`min_cdrs`.
 
     Examples
     --------
@@ -208,12 +225,15 @@ def is_min_cdrs(obj: Any, instance: Any, features: Any, delta: Any, *,
     q = prepare(obj, instance)
     delta_v = q.delta(delta)
     limit = check_max_subsets(max_subsets)
+    seconds = check_max_seconds(max_seconds)
     test = PrecisionTest(q, delta_v)
     s = check_features(q, features)
     if not test.relevant(s):
         return False
     engine = tree_precision(q, delta_v)
-    if engine is not None:
-        with TreeSearch(engine) as search:
-            return search.proper_subset(s) is None
-    return first_relevant(test, sorted(s), range(len(s)), max_subsets=limit, what="is_min_cdrs") is None
+    with Deadline(seconds, what="is_min_cdrs", advice=_ADVICE, queries=lambda: q.calls) as deadline:
+        if engine is not None:
+            with TreeSearch(engine, deadline) as search:
+                return search.proper_subset(s) is None
+        return first_relevant(test, sorted(s), range(len(s)), max_subsets=limit, what="is_min_cdrs",
+                              deadline=deadline) is None

@@ -20,7 +20,8 @@ import numbers
 from collections.abc import Iterator
 from typing import Any
 
-from kcxai._errors import InvalidInputError, InvalidTypeError, NotRelevantError
+from kcxai._deadline import DEFAULT_SEARCH_SECONDS, Deadline, check_max_seconds
+from kcxai._errors import InvalidInputError, InvalidTypeError, NotRelevantError, SearchLimitError
 from kcxai.explain._common import Bound, Query, check_delta, check_features, check_order, prepare
 from kcxai.explain._result import Explanation, format_probability
 
@@ -147,7 +148,8 @@ def _check_limit(limit: Any) -> int | None:
     return int(limit)
 
 
-def enumerate_idrs(obj: Any, instance: Any, delta: Any, *, limit: int | None = None) -> Iterator[Explanation]:
+def enumerate_idrs(obj: Any, instance: Any, delta: Any, *, limit: int | None = None,
+                   max_seconds: float | None = DEFAULT_SEARCH_SECONDS) -> Iterator[Explanation]:
     """All subset-minimal I-delta-relevant sets and all minimal dual sets, one at a time.
 
     MARCO-style enumeration over the lattice of feature sets, based on the
@@ -172,6 +174,12 @@ def enumerate_idrs(obj: Any, instance: Any, delta: Any, *, limit: int | None = N
     delta : int, Fraction or float in [0, 1]
     limit : int, optional
         Stop after this many sets (both kinds together). Default: all.
+    max_seconds : float or None, default 60
+        Limit on the seconds spent computing the enumeration (the time the caller spends between
+        two sets is not counted); ``None``: none. SAT calls are interrupted and the loops check the
+        clock. Hitting it raises :class:`~kcxai.SearchLimitError` after the sets found so far
+        have been yielded; they are also in the error's ``partial`` (so that ``list(...)`` loses
+        nothing): an enumeration cut short never ends as if it were complete.
 
     Yields
     ------
@@ -198,42 +206,60 @@ def enumerate_idrs(obj: Any, instance: Any, delta: Any, *, limit: int | None = N
     """
     q = prepare(obj, instance)
     delta_v = q.delta(delta)
-    return _marco(q, q.within(delta_v), delta_v, _check_limit(limit))
+    return _marco(q, q.within(delta_v), delta_v, _check_limit(limit), check_max_seconds(max_seconds))
 
 
-def _marco(q: Query, bound: Bound, delta: Any, limit: int | None) -> Iterator[Explanation]:
+#: What to try when the enumeration hits its time limit (appended to the message).
+_ADVICE = ", or a 'limit' on the number of sets; min_idrs and min_dual_idrs give one set of each kind quickly"
+
+
+def _marco(q: Query, bound: Bound, delta: Any, limit: int | None, max_seconds: float | None) -> Iterator[Explanation]:
     from pysat.solvers import Solver
 
     if limit == 0:
         return
     n = q.space.n_features
-    count = 0
-    with Solver(name="g4") as solver:
-        if n:
-            solver.set_phases(list(range(1, n + 1)))  # prefer large seeds
-        while solver.solve():
-            true = {lit for lit in solver.get_model() if lit > 0}  # a variable in no clause yet: false
-            seed = {i for i in range(n) if i + 1 in true}
-            session = q.session(seed)
-            weight = session.weight()
-            if bound.holds(weight):
-                for i in sorted(seed):  # shrink to a minimal relevant set (monotone: one pass)
-                    if session.holds_if_freed(i, bound):
-                        session.free(i)
-                        seed.discard(i)
+    found: list[Explanation] = []
+    deadline = Deadline(max_seconds, what="enumerate_idrs", advice=_ADVICE, queries=lambda: q.calls)
+    try:
+        with Solver(name="g4") as solver:
+            if n:
+                solver.set_phases(list(range(1, n + 1)))  # prefer large seeds
+            while deadline.solve(solver):
+                true = {lit for lit in solver.get_model() if lit > 0}  # a variable in no clause yet: false
+                seed = {i for i in range(n) if i + 1 in true}
+                session = q.session(seed)
                 weight = session.weight()
-                solver.add_clause([-(i + 1) for i in sorted(seed)])
-                yield q.explanation(seed, weight=weight, delta=delta, method="enumerate_idrs")
-            else:
-                for i in range(n):  # grow to a maximal irrelevant set
-                    if i not in seed:
-                        w = q.disagree_weight(seed | {i})
-                        if not bound.holds(w):
-                            seed.add(i)
-                            weight = w
-                dual = [i for i in range(n) if i not in seed]
-                solver.add_clause([i + 1 for i in dual])
-                yield q.explanation(dual, weight=weight, delta=delta, method="enumerate_idrs", kind="dual")
-            count += 1
-            if limit is not None and count >= limit:
-                return
+                if bound.holds(weight):
+                    for i in sorted(seed):  # shrink to a minimal relevant set (monotone: one pass)
+                        deadline.check()
+                        if session.holds_if_freed(i, bound):
+                            session.free(i)
+                            seed.discard(i)
+                    weight = session.weight()
+                    solver.add_clause([-(i + 1) for i in sorted(seed)])
+                    e = q.explanation(seed, weight=weight, delta=delta, method="enumerate_idrs")
+                else:
+                    for i in range(n):  # grow to a maximal irrelevant set
+                        deadline.check()
+                        if i not in seed:
+                            w = q.disagree_weight(seed | {i})
+                            if not bound.holds(w):
+                                seed.add(i)
+                                weight = w
+                    dual = [i for i in range(n) if i not in seed]
+                    solver.add_clause([i + 1 for i in dual])
+                    e = q.explanation(dual, weight=weight, delta=delta, method="enumerate_idrs", kind="dual")
+                found.append(e)
+                deadline.examined = len(found)
+                deadline.pause()  # the caller's time between two sets is not the search's
+                yield e
+                deadline.resume()
+                if limit is not None and len(found) >= limit:
+                    return
+    except SearchLimitError as err:
+        if err.limit != "max_seconds" or err.partial:
+            raise
+        raise deadline.error(found) from None
+    finally:
+        deadline.close()

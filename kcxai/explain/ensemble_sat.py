@@ -22,7 +22,7 @@ and the search otherwise (CDCL is slow on sums of float leaf values scaled to
   class shrinks the set to the features where it differs from ``v``.
 * :func:`smallest_ensemble_axp` / :func:`smallest_ensemble_cxp`: hitting-set
   duality (minimal AXps are the minimal hitting sets of the CXps and vice
-  versa), with pysat's ``Hitman`` proposing minimum hitting sets of the
+  versa), an incremental SAT solver (:mod:`kcxai.explain._hitting`) proposing minimum hitting sets of the
   explanations found so far until one is itself an explanation.
 
 Every function takes the model or a prepared engine (:func:`prepare_ensemble`;
@@ -30,6 +30,11 @@ build it once to reuse it for many instances). Results are
 :class:`~kcxai.Explanation` objects with ``delta = 0`` and ``language`` the
 engine's (``"sat"`` or ``"search"``); for an AXp ``error`` is 0 and
 ``precision`` 1 (proved by the engine); a CXp's measures are not computed (``None``).
+
+Every function runs under a time limit, ``max_seconds`` (default
+:data:`~kcxai._deadline.DEFAULT_SEARCH_SECONDS`, ``None``: none): SAT calls are
+interrupted and the search loops check the clock, and hitting it raises
+:class:`~kcxai.SearchLimitError` (see :mod:`kcxai._deadline`).
 """
 
 from __future__ import annotations
@@ -39,9 +44,11 @@ from collections.abc import Iterable, Iterator, Mapping
 from fractions import Fraction
 from typing import Any, Union
 
+from kcxai._deadline import DEFAULT_SEARCH_SECONDS, Deadline, check_max_seconds
 from kcxai._errors import InvalidInputError, InvalidTypeError
 from kcxai.explain._ensemble_box import EnsembleBox
 from kcxai.explain._ensemble_cnf import EnsembleCnf
+from kcxai.explain._hitting import MinimumHittingSets
 from kcxai.explain._result import Explanation
 
 __all__ = ["ensemble_axp", "ensemble_cxp", "smallest_ensemble_axp", "smallest_ensemble_cxp", "is_ensemble_axp",
@@ -54,13 +61,22 @@ EnsembleLike = Union[EnsembleCnf, EnsembleBox, Any]
 ENGINES = ("auto", "sat", "search")
 
 
-def prepare_ensemble(model: Any, *, engine: str = "auto") -> EnsembleCnf | EnsembleBox:
+#: What to try when an ensemble search hits its time limit (appended to the message).
+_ADVICE = (", try the other engine ('sat' or 'search'), or use delta > 0 with a compiled oracle "
+           "(kcxai.min_idrs(kcxai.compile_model(model, 'obdd'), x, delta)) or certified estimates from the "
+           "'sampling' language")
+
+
+def prepare_ensemble(model: Any, *, engine: str = "auto",
+                     max_seconds: float | None = DEFAULT_SEARCH_SECONDS) -> EnsembleCnf | EnsembleBox:
     """The engine answering class-change queries for ``model``; pass it instead of the model to reuse it.
 
     ``"sat"``: the CNF in an incremental SAT solver (:class:`EnsembleCnf`);
     ``"search"``: branch and bound over value boxes (:class:`EnsembleBox`), exact
     as well, and much faster when leaf values are floats (boosted trees, soft
-    voting); ``"auto"``: SAT for hard voting, search otherwise.
+    voting); ``"auto"``: SAT for hard voting, search otherwise. ``max_seconds``
+    (default 60, ``None``: no limit) limits the construction (the CNF of every
+    tree, the box of every leaf); each later query has its own limit.
 
     Examples
     --------
@@ -77,18 +93,43 @@ def prepare_ensemble(model: Any, *, engine: str = "auto") -> EnsembleCnf | Ensem
 
     if engine not in ENGINES:
         raise InvalidInputError(f"'engine' must be one of {list(ENGINES)}. Got {engine!r} instead.")
+    limit = check_max_seconds(max_seconds)
     if engine == "auto":
         engine = "sat" if isinstance(model, RandomForest) and model.voting == "hard" else "search"
-    return EnsembleCnf(model) if engine == "sat" else EnsembleBox(model)
+    with Deadline(limit, what=f"prepare_ensemble (engine={engine!r})", advice=_ADVICE) as deadline:
+        return _build(model, engine, deadline)
+
+
+def _build(model: Any, engine: str, deadline: Deadline) -> EnsembleCnf | EnsembleBox:
+    return EnsembleCnf(model, deadline=deadline) if engine == "sat" else EnsembleBox(model, deadline=deadline)
 
 
 class _Query:
-    """One instance against one ensemble CNF, counting the SAT calls."""
+    """One instance against one ensemble CNF under one time limit, counting the SAT calls."""
 
-    def __init__(self, obj: EnsembleLike, instance: Any, engine: str = "auto") -> None:
+    def __init__(self, obj: EnsembleLike, instance: Any, engine: str, max_seconds: Any, what: str) -> None:
+        from kcxai.models.forest import RandomForest
+
         self.t0 = time.perf_counter()
+        limit = check_max_seconds(max_seconds)
         self.owned = not isinstance(obj, (EnsembleCnf, EnsembleBox))
-        self.cnf: Any = obj if not self.owned else prepare_ensemble(obj, engine=engine)
+        if engine not in ENGINES:
+            raise InvalidInputError(f"'engine' must be one of {list(ENGINES)}. Got {engine!r} instead.")
+        self.calls = 0
+        self.deadline = Deadline(limit, what=what, advice=_ADVICE, queries=lambda: self.calls)
+        if self.owned:
+            if engine == "auto":
+                engine = "sat" if isinstance(obj, RandomForest) and obj.voting == "hard" else "search"
+            self.cnf: Any = _build(obj, engine, self.deadline)
+        else:
+            self.cnf = obj
+        try:
+            self._read(instance)
+        except BaseException:
+            self.__exit__()
+            raise
+
+    def _read(self, instance: Any) -> None:
         self.model = self.cnf.model
         self.space = self.model.space
         if isinstance(instance, Iterator):
@@ -100,19 +141,19 @@ class _Query:
             self.instance = tuple(instance.tolist() if hasattr(instance, "tolist") else instance)
         self.label = self.model.predict_point(self.point)
         self.n = self.space.n_features
-        self.calls = 0
 
     def __enter__(self) -> "_Query":
         return self
 
     def __exit__(self, *exc: Any) -> None:
+        self.deadline.close()
         if self.owned:  # a solver built for this call only
             self.cnf.close()
 
     def changes(self, fixed: Iterable[int]) -> bool:
         """Whether some point agreeing with ``v`` on ``fixed`` gets another class."""
         self.calls += 1
-        return self.cnf.changes(self.point, self.label, fixed)
+        return bool(self.cnf.changes(self.point, self.label, fixed, self.deadline))
 
     def features(self, features: Any, argument: str) -> frozenset[int]:
         if isinstance(features, (str, bytes)) or not isinstance(features, Iterable):
@@ -168,7 +209,8 @@ def _shrink_cxp(q: _Query, free: set[int], order: list[int]) -> set[int]:
     return free
 
 
-def ensemble_axp(obj: EnsembleLike, instance: Any, *, order: Any = None, engine: str = "auto") -> Explanation:
+def ensemble_axp(obj: EnsembleLike, instance: Any, *, order: Any = None, engine: str = "auto",
+                 max_seconds: float | None = DEFAULT_SEARCH_SECONDS) -> Explanation:
     """A subset-minimal sufficient reason (abductive explanation, AXp) of a tree ensemble's prediction.
 
     Parameters
@@ -178,6 +220,11 @@ def ensemble_axp(obj: EnsembleLike, instance: Any, *, order: Any = None, engine:
         In user values.
     order : sequence of features, optional
         The order in which features are tried for deletion (default: feature order).
+    engine : {"auto", "sat", "search"}
+        For a model: how to decide class changes (see :func:`prepare_ensemble`).
+    max_seconds : float or None, default 60
+        Wall-clock limit of the call (building the engine for a model included); ``None``: none.
+        Hitting it raises :class:`~kcxai.SearchLimitError`.
 
     Returns
     -------
@@ -196,7 +243,7 @@ def ensemble_axp(obj: EnsembleLike, instance: Any, *, order: Any = None, engine:
     >>> e.names, e.error, e.language
     (('a', 'b'), Fraction(0, 1), 'sat')
     """
-    with _Query(obj, instance, engine) as q:
+    with _Query(obj, instance, engine, max_seconds, "ensemble_axp") as q:
         keep = set(range(q.n))
         if q.changes(keep):  # pragma: no cover - the instance itself is classified by the model
             raise AssertionError("the encoding disagrees with the model's prediction")
@@ -204,13 +251,18 @@ def ensemble_axp(obj: EnsembleLike, instance: Any, *, order: Any = None, engine:
         return q.result(keep, kind="relevant", method="ensemble_axp")
 
 
-def ensemble_cxp(obj: EnsembleLike, instance: Any, *, order: Any = None, engine: str = "auto") -> Explanation:
+def ensemble_cxp(obj: EnsembleLike, instance: Any, *, order: Any = None, engine: str = "auto",
+                 max_seconds: float | None = DEFAULT_SEARCH_SECONDS) -> Explanation:
     """A subset-minimal contrastive explanation (CXp): freeing these features can change the class.
+
+    ``max_seconds`` (default 60, ``None``: none) limits the call as in :func:`ensemble_axp`.
 
     Raises
     ------
     InvalidInputError
         If no point of feature space gets another class (the ensemble is constant).
+    SearchLimitError
+        If the time limit is hit.
 
     Examples
     --------
@@ -222,7 +274,7 @@ def ensemble_cxp(obj: EnsembleLike, instance: Any, *, order: Any = None, engine:
     >>> kcxai.ensemble_cxp(RandomForest(space, [0, 1], trees), [1, 1, 0]).names
     ('b',)
     """
-    with _Query(obj, instance, engine) as q:
+    with _Query(obj, instance, engine, max_seconds, "ensemble_cxp") as q:
         if not q.changes(()):
             raise InvalidInputError(
                 f"No contrastive explanation exists: every point is classified {q.model.classes[q.label]!r}.")
@@ -233,20 +285,16 @@ def ensemble_cxp(obj: EnsembleLike, instance: Any, *, order: Any = None, engine:
 
 # -- cardinality-minimal --------------------------------------------------------------
 
-def _hitman() -> Any:
-    from pysat.examples.hitman import Hitman  # type: ignore[import-untyped]
-
-    return Hitman(htype="sorted")
-
-
-def smallest_ensemble_axp(obj: EnsembleLike, instance: Any, *, engine: str = "auto") -> Explanation:
+def smallest_ensemble_axp(obj: EnsembleLike, instance: Any, *, engine: str = "auto",
+                          max_seconds: float | None = DEFAULT_SEARCH_SECONDS) -> Explanation:
     """A cardinality-minimal sufficient reason (smallest AXp), by hitting-set duality with the CXps.
 
     Each round takes a minimum hitting set ``H`` of the contrastive sets
-    found so far (pysat's ``Hitman``); if ``H`` is sufficient it is a smallest
+    found so far (:class:`~kcxai.explain._hitting.MinimumHittingSets`); if ``H`` is sufficient it is a smallest
     AXp (every AXp hits every CXp), otherwise the counterexample gives a new
     contrastive set outside ``H``, shrunk to a CXp. Worst case exponential in
-    the number of features; ``oracle_calls`` reports the SAT calls.
+    the number of features; ``oracle_calls`` reports the SAT calls. ``max_seconds``
+    (default 60, ``None``: none) limits the call (:class:`~kcxai.SearchLimitError`).
 
     Examples
     --------
@@ -258,9 +306,9 @@ def smallest_ensemble_axp(obj: EnsembleLike, instance: Any, *, engine: str = "au
     >>> len(kcxai.smallest_ensemble_axp(RandomForest(space, [0, 1], trees), [1, 1, 1]))
     2
     """
-    with _Query(obj, instance, engine) as q:
+    with _Query(obj, instance, engine, max_seconds, "smallest_ensemble_axp") as q:
         everything = set(range(q.n))
-        with _hitman() as hitman:
+        with MinimumHittingSets(q.n, q.deadline) as hitman:
             while True:
                 hs = set(hitman.get() or ())
                 if not q.changes(hs):
@@ -270,8 +318,11 @@ def smallest_ensemble_axp(obj: EnsembleLike, instance: Any, *, engine: str = "au
                 hitman.hit(sorted(free))
 
 
-def smallest_ensemble_cxp(obj: EnsembleLike, instance: Any, *, engine: str = "auto") -> Explanation:
+def smallest_ensemble_cxp(obj: EnsembleLike, instance: Any, *, engine: str = "auto",
+                          max_seconds: float | None = DEFAULT_SEARCH_SECONDS) -> Explanation:
     """A cardinality-minimal contrastive explanation (smallest CXp), by hitting-set duality with the AXps.
+
+    ``max_seconds`` (default 60, ``None``: none) limits the call (:class:`~kcxai.SearchLimitError`).
 
     Raises
     ------
@@ -288,12 +339,12 @@ def smallest_ensemble_cxp(obj: EnsembleLike, instance: Any, *, engine: str = "au
     >>> len(kcxai.smallest_ensemble_cxp(RandomForest(space, [0, 1], trees), [1, 1, 1]))
     2
     """
-    with _Query(obj, instance, engine) as q:
+    with _Query(obj, instance, engine, max_seconds, "smallest_ensemble_cxp") as q:
         everything = set(range(q.n))
         if not q.changes(()):
             raise InvalidInputError(
                 f"No contrastive explanation exists: every point is classified {q.model.classes[q.label]!r}.")
-        with _hitman() as hitman:
+        with MinimumHittingSets(q.n, q.deadline) as hitman:
             while True:
                 hs = set(hitman.get() or ())
                 fixed = everything - hs
@@ -306,8 +357,11 @@ def smallest_ensemble_cxp(obj: EnsembleLike, instance: Any, *, engine: str = "au
 
 # -- checkers ----------------------------------------------------------------------------
 
-def is_ensemble_axp(obj: EnsembleLike, instance: Any, features: Any, *, engine: str = "auto") -> bool:
+def is_ensemble_axp(obj: EnsembleLike, instance: Any, features: Any, *, engine: str = "auto",
+                    max_seconds: float | None = DEFAULT_SEARCH_SECONDS) -> bool:
     """Whether ``features`` is a subset-minimal sufficient reason (AXp) for the instance.
+
+    ``max_seconds`` (default 60, ``None``: none) limits the call (:class:`~kcxai.SearchLimitError`).
 
     Examples
     --------
@@ -320,13 +374,16 @@ def is_ensemble_axp(obj: EnsembleLike, instance: Any, features: Any, *, engine: 
     >>> kcxai.is_ensemble_axp(forest, [1, 1, 0], ["a", "b"]), kcxai.is_ensemble_axp(forest, [1, 1, 0], ["a"])
     (True, False)
     """
-    with _Query(obj, instance, engine) as q:
+    with _Query(obj, instance, engine, max_seconds, "is_ensemble_axp") as q:
         s = set(q.features(features, "features"))
         return not q.changes(s) and all(q.changes(s - {i}) for i in s)
 
 
-def is_ensemble_cxp(obj: EnsembleLike, instance: Any, features: Any, *, engine: str = "auto") -> bool:
+def is_ensemble_cxp(obj: EnsembleLike, instance: Any, features: Any, *, engine: str = "auto",
+                    max_seconds: float | None = DEFAULT_SEARCH_SECONDS) -> bool:
     """Whether freeing ``features`` can change the class and no smaller subset of them can (a CXp).
+
+    ``max_seconds`` (default 60, ``None``: none) limits the call (:class:`~kcxai.SearchLimitError`).
 
     Examples
     --------
@@ -339,7 +396,7 @@ def is_ensemble_cxp(obj: EnsembleLike, instance: Any, features: Any, *, engine: 
     >>> kcxai.is_ensemble_cxp(forest, [1, 1, 0], ["b"]), kcxai.is_ensemble_cxp(forest, [1, 1, 0], ["b", "c"])
     (True, False)
     """
-    with _Query(obj, instance, engine) as q:
+    with _Query(obj, instance, engine, max_seconds, "is_ensemble_cxp") as q:
         t = set(q.features(features, "features"))
         everything = set(range(q.n))
         return q.changes(everything - t) and all(not q.changes(everything - (t - {i})) for i in t)

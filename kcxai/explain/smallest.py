@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from kcxai._deadline import DEFAULT_SEARCH_SECONDS, Deadline, check_max_seconds
 from kcxai.explain._common import Bound, Query, check_delta, check_features, prepare
+from kcxai.explain._hitting import MinimumHittingSets
 from kcxai.explain._result import Explanation
 from kcxai.explain._search import (
     DEFAULT_MAX_SUBSETS,
@@ -18,20 +20,28 @@ from kcxai.space import Weight
 
 __all__ = ["smallest_drs", "is_smallest_drs", "smallest_idrs", "is_smallest_idrs"]
 
+#: What to try when a search for a smallest set hits its time limit (appended to the message).
+_DRS_ADVICE = (", use min_cdrs or local_cdrs (subset- or locally minimal instead of smallest), or explain a "
+               "DecisionTree with its own ('dt') oracle, whose SAT search is much faster")
+_IDRS_ADVICE = (", use min_idrs (subset-minimal instead of smallest: one counting query per feature), or use the "
+                "'sampling' language for certified estimates")
 
-def _smallest_drs(q: Query, test: PrecisionTest, *, below: int | None, max_subsets: int,
+
+def _smallest_drs(q: Query, test: PrecisionTest, *, below: int | None, max_subsets: int, max_seconds: float | None,
                   what: str) -> frozenset[int] | None:
     """A minimum-size C-delta-relevant set (of size ``< below`` if given), or ``None``."""
     engine = tree_precision(q, test.delta)
-    if engine is not None:
-        with TreeSearch(engine) as search:
-            return search.smallest(below=below)
-    n = q.space.n_features
-    sizes = range(n + 1 if below is None else min(n + 1, below))
-    return first_relevant(test, range(n), sizes, max_subsets=max_subsets, what=what)
+    with Deadline(max_seconds, what=what, advice=_DRS_ADVICE, queries=lambda: q.calls) as deadline:
+        if engine is not None:
+            with TreeSearch(engine, deadline) as search:
+                return search.smallest(below=below)
+        n = q.space.n_features
+        sizes = range(n + 1 if below is None else min(n + 1, below))
+        return first_relevant(test, range(n), sizes, max_subsets=max_subsets, what=what, deadline=deadline)
 
 
-def smallest_drs(obj: Any, instance: Any, delta: Any, *, max_subsets: int = DEFAULT_MAX_SUBSETS) -> Explanation:
+def smallest_drs(obj: Any, instance: Any, delta: Any, *, max_subsets: int = DEFAULT_MAX_SUBSETS,
+                 max_seconds: float | None = DEFAULT_SEARCH_SECONDS) -> Explanation:
     """A cardinality-minimal delta-relevant set (the paper's Min-delta-relevant set).
 
     Among all sets ``S`` with ``precision(S) = Pr(kappa(x) = c | x_S = v_S) >= delta``
@@ -54,7 +64,11 @@ def smallest_drs(obj: Any, instance: Any, delta: Any, *, max_subsets: int = DEFA
         The precision threshold.
     max_subsets : int, default 65536
         For non-tree oracles: the most candidate sets to examine before
-        raising :class:`~kcxai.ProblemTooLargeError`.
+        raising :class:`~kcxai.SearchLimitError` (a :class:`~kcxai.ProblemTooLargeError`).
+    max_seconds : float or None, default 60
+        Wall-clock limit of the search (after any compilation, which has its own limits); ``None``:
+        none. SAT calls are interrupted and the loops check the clock; hitting it raises
+        :class:`~kcxai.SearchLimitError`.
 
     Returns
     -------
@@ -70,18 +84,19 @@ def smallest_drs(obj: Any, instance: Any, delta: Any, *, max_subsets: int = DEFA
     """
     q = prepare(obj, instance)
     test = PrecisionTest(q, q.delta(delta))
-    found = _smallest_drs(q, test, below=None, max_subsets=check_max_subsets(max_subsets), what="smallest_drs")
+    found = _smallest_drs(q, test, below=None, max_subsets=check_max_subsets(max_subsets),
+                          max_seconds=check_max_seconds(max_seconds), what="smallest_drs")
     if found is None:  # pragma: no cover - all features always have precision 1
         raise AssertionError("unreachable: the set of all features is C-delta-relevant")
     return q.explanation(found, weight=q.disagree_weight(found), delta=test.delta, method="smallest_drs")
 
 
-def is_smallest_drs(obj: Any, instance: Any, features: Any, delta: Any, *,
-                    max_subsets: int = DEFAULT_MAX_SUBSETS) -> bool:
+def is_smallest_drs(obj: Any, instance: Any, features: Any, delta: Any, *, max_subsets: int = DEFAULT_MAX_SUBSETS,
+                    max_seconds: float | None = DEFAULT_SEARCH_SECONDS) -> bool:
     """Whether ``features`` is C-delta-relevant and no set with fewer features is.
 
     Useful to check a set found by another tool. Decided by the same search as
-    :func:`smallest_drs`, limited to sizes below ``len(features)``.
+    :func:`smallest_drs` (with the same limits), limited to sizes below ``len(features)``.
 
     Examples
     --------
@@ -93,45 +108,51 @@ def is_smallest_drs(obj: Any, instance: Any, features: Any, delta: Any, *,
     q = prepare(obj, instance)
     test = PrecisionTest(q, q.delta(delta))
     limit = check_max_subsets(max_subsets)
+    seconds = check_max_seconds(max_seconds)
     s = check_features(q, features)
     if not test.relevant(s):
         return False
-    return _smallest_drs(q, test, below=len(s), max_subsets=limit, what="is_smallest_drs") is None
+    return _smallest_drs(q, test, below=len(s), max_subsets=limit, max_seconds=seconds, what="is_smallest_drs") is None
 
 
-def _smallest_idrs(q: Query, bound: Bound) -> tuple[frozenset[int], Weight]:
+def _smallest_idrs(q: Query, bound: Bound, max_seconds: float | None, what: str) -> tuple[frozenset[int], Weight]:
     """Implicit hitting sets: a minimum hitting set of the minimal dual sets found so far is
     relevant, or its complement grows a new minimal dual set to hit."""
-    from pysat.examples.hitman import Hitman
-
     n = q.space.n_features
     weight = q.disagree_weight(())
     if bound.holds(weight):
         return frozenset(), weight
-    with Hitman(htype="sorted") as hitman:
+    with Deadline(max_seconds, what=what, advice=_IDRS_ADVICE, queries=lambda: q.calls) as deadline, \
+            MinimumHittingSets(n, deadline) as hitman:
         while True:
-            hs = frozenset(hitman.get())
+            got = hitman.get()
+            if got is None:  # pragma: no cover - all features always form a relevant set
+                raise AssertionError("unreachable: the set of all features hits every dual set")
+            hs = got
+            deadline.examined += 1
             weight = q.disagree_weight(hs)
             if bound.holds(weight):
                 return hs, weight
             grown = set(hs)  # grow to a maximal irrelevant set: its complement is a minimal dual set
             for i in range(n):
+                deadline.check()
                 if i not in grown and not bound.holds(q.disagree_weight(grown | {i})):
                     grown.add(i)
             hitman.hit([i for i in range(n) if i not in grown])
 
 
-def smallest_idrs(obj: Any, instance: Any, delta: Any) -> Explanation:
+def smallest_idrs(obj: Any, instance: Any, delta: Any, *,
+                  max_seconds: float | None = DEFAULT_SEARCH_SECONDS) -> Explanation:
     """A cardinality-minimum I-delta-relevant set, for any oracle model.
 
     Among all sets ``S`` with ``Pr(kappa(x) != c and x_S = v_S) <= delta``
     (eq. idr), one of the fewest features. By the paper's Proposition on
     duality, relevant sets are exactly the hitting sets of the dual sets
     (:func:`min_dual_idrs`); the search is by implicit hitting sets: a
-    minimum hitting set of the minimal dual sets found so far (python-sat's
-    ``Hitman``, MaxSAT-based) is either relevant, hence a minimum relevant
-    set, or its complement yields one more minimal dual set. Each round
-    costs one counting query per feature.
+    minimum hitting set of the minimal dual sets found so far (incremental
+    SAT with a cardinality bound, :mod:`kcxai.explain._hitting`) is either
+    relevant, hence a minimum relevant set, or its complement yields one more
+    minimal dual set. Each round costs one counting query per feature.
 
     Parameters
     ----------
@@ -139,6 +160,9 @@ def smallest_idrs(obj: Any, instance: Any, delta: Any) -> Explanation:
     instance : sequence or mapping
     delta : int, Fraction or float in [0, 1]
         The bound on the error.
+    max_seconds : float or None, default 60
+        Wall-clock limit of the search (after any compilation, which has its own limits); ``None``:
+        none. Hitting it raises :class:`~kcxai.SearchLimitError`.
 
     Returns
     -------
@@ -148,17 +172,21 @@ def smallest_idrs(obj: Any, instance: Any, delta: Any) -> Explanation:
     --------
     >>> import kcxai
     >>> tree = kcxai.datasets.running_example_tree()
-    >>> kcxai.smallest_idrs(tree, (1, 1, 1, 1, 0, 0, 0, 0, 1), 0.03).names
-    ('x1', 'x9')
+    >>> e = kcxai.smallest_idrs(tree, (1, 1, 1, 1, 0, 0, 0, 0, 1), 0.03)
+    >>> len(e), e.error <= 0.03  # {x1, x8} and {x1, x9} are the smallest
+    (2, True)
     """
     q = prepare(obj, instance)
     delta_v = q.delta(delta)
-    found, weight = _smallest_idrs(q, q.within(delta_v))
+    found, weight = _smallest_idrs(q, q.within(delta_v), check_max_seconds(max_seconds), "smallest_idrs")
     return q.explanation(found, weight=weight, delta=delta_v, method="smallest_idrs")
 
 
-def is_smallest_idrs(obj: Any, instance: Any, features: Any, delta: Any) -> bool:
+def is_smallest_idrs(obj: Any, instance: Any, features: Any, delta: Any, *,
+                     max_seconds: float | None = DEFAULT_SEARCH_SECONDS) -> bool:
     """Whether ``features`` is I-delta-relevant and no set with fewer features is.
+
+    Decided by the search of :func:`smallest_idrs`, under the same ``max_seconds``.
 
     Examples
     --------
@@ -169,7 +197,8 @@ def is_smallest_idrs(obj: Any, instance: Any, features: Any, delta: Any) -> bool
     """
     q = prepare(obj, instance)
     bound = q.within(q.delta(delta))
+    seconds = check_max_seconds(max_seconds)
     s = check_features(q, features)
     if not bound.holds(q.disagree_weight(s)):
         return False
-    return len(_smallest_idrs(q, bound)[0]) == len(s)
+    return len(_smallest_idrs(q, bound, seconds, "is_smallest_idrs")[0]) == len(s)
