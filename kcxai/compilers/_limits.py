@@ -258,6 +258,13 @@ class Guard:
         self._next = min(n.due if n is not None else math.inf, m.due if m is not None else math.inf,
                          now + 0.05 if self.hook is not None else math.inf)
 
+    def check_nodes(self) -> None:
+        """Read the backend's node count now and raise if it is over ``max_nodes`` (inside one operation)."""
+        if self.max_nodes is not None and self._size is not None:
+            got = int(self._size())
+            if got > self.max_nodes:
+                self._too_many(got)
+
     def nodes_now(self) -> int:
         """The backend's live node count (0 if unknown)."""
         return int(self._size()) if self._size is not None else 0

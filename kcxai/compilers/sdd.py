@@ -52,6 +52,7 @@ from kcxai.compilers._base import CompiledModel, CompileStats
 from kcxai.compilers._encoding import Encoding
 from kcxai.compilers._limits import Guard, LimitHit, advice
 from kcxai.compilers._options import VTREES, SddOptions
+from kcxai.compilers._sdd_steps import SteppedApply
 from kcxai.compilers._orders import feature_order
 from kcxai.compilers._stats import SddStats
 from kcxai.compilers._wmc import (
@@ -108,6 +109,14 @@ class SddBuilder(DiagramBuilder[Any]):
     def __init__(self, mgr: Any, enc: Encoding, guard: Guard | None = None) -> None:
         super().__init__(enc, guard)
         self.mgr = mgr
+        #: Near ``max_nodes``, large applies are taken in steps with a node check between them.
+        self.steps = None if guard is None or guard.max_nodes is None else SteppedApply(mgr, guard)
+
+    def both(self, a: Any, b: Any) -> Any:
+        return a & b if self.steps is None else self.steps.conj(a, b)
+
+    def either(self, a: Any, b: Any) -> Any:
+        return a | b if self.steps is None else self.steps.disj(a, b)
 
     def true(self) -> Any:
         return self.mgr.true()

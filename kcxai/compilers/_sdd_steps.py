@@ -1,0 +1,139 @@
+"""PySDD applies taken in steps near ``max_nodes``, so that the node limit is checked inside a large apply.
+
+One PySDD apply (``a & b``, ``a | b``) cannot be interrupted, and one can create far more nodes
+than all the live ones before it: compiling a decision tree of 7,000 nodes under the ``"index"``
+order, a disjunction of operands of 3,266 and 4,042 nodes made 158,584 new nodes at once (from
+15,842 live), so ``max_nodes=50000`` stopped at 174,426 (3.5 times the limit).
+
+When the live nodes have reached :data:`SCREEN` of ``max_nodes``, :class:`SteppedApply` takes an
+apply whose larger operand ``b`` is a decision node of at least :data:`MIN_ELEMENTS` elements
+``(p_j, s_j)`` in steps over the regions of its primes (the primes are disjoint and cover the
+points where ``b`` holds): with ``R`` the disjunction of a run of primes,
+
+* ``a | b = a | (b & R_1) | (b & R_2) | ...``
+* ``a & b = (a & (b & R_1)) | (a & (b & R_2)) | ...``
+
+and the node count is checked after every step. The first step takes ``1 / FIRST`` of the
+elements; from the growth per element seen so far, the next step takes as many elements as would
+add :data:`BUDGET` of ``max_nodes``, and when the rest is predicted to fit that budget, the rest
+is one native apply (which also makes the result: SDDs are canonical, so the function and its
+nodes are exactly those of the plain apply). Below :data:`SCREEN` every apply is native: the
+screen costs one ``live_count()`` call (O(1)) per operation.
+
+What is guaranteed: the node count is read after every step, so the limit is overshot by at most
+the nodes one step creates. A step's growth is predicted from the steps before it, not bounded:
+one prime's region can hold most of the result (then the step is as large as that region's part),
+and an apply made while the live nodes are below :data:`SCREEN` of the limit is not split (it
+would have to create more than ``1 / SCREEN`` times the live nodes to overshoot by 10%).
+Negations are not split: ``~a`` creates at most as many nodes as ``a`` has.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from kcxai.compilers._limits import Guard
+
+__all__ = ["SteppedApply", "SCREEN", "BUDGET", "FIRST", "MIN_ELEMENTS"]
+
+#: Applies are split only once the live nodes have reached this fraction of ``max_nodes``.
+SCREEN = 0.05
+#: The predicted growth of one step, as a fraction of ``max_nodes``.
+BUDGET = 0.03
+#: The first step takes this fraction (``1 / FIRST``) of the split operand's elements.
+FIRST = 32
+#: An operand with fewer elements than this is applied natively.
+MIN_ELEMENTS = 16
+
+
+def _any_of(mgr: Any, nodes: Sequence[Any]) -> Any:
+    """The disjunction of ``nodes``, as a balanced tree of applies (disjoint primes: each small)."""
+    layer = list(nodes)
+    if not layer:
+        return mgr.false()
+    while len(layer) > 1:
+        nxt = [layer[i] | layer[i + 1] for i in range(0, len(layer) - 1, 2)]
+        if len(layer) % 2:
+            nxt.append(layer[-1])
+        layer = nxt
+    return layer[0]
+
+
+class SteppedApply:
+    """Conjunction and disjunction of PySDD nodes, in steps near the guard's ``max_nodes`` (module docstring).
+
+    Parameters
+    ----------
+    mgr : pysdd.sdd.SddManager
+        The manager of the nodes.
+    guard : Guard
+        Its ``max_nodes`` decides when applies are split; :meth:`Guard.check_nodes` is called after
+        every step.
+
+    Attributes
+    ----------
+    split, steps : int
+        How many applies were taken in steps, and how many steps they took (for stats and tests).
+    """
+
+    __slots__ = ("mgr", "guard", "live", "screen", "budget", "split", "steps")
+
+    def __init__(self, mgr: Any, guard: Guard) -> None:
+        self.mgr = mgr
+        self.guard = guard
+        self.live: Callable[[], int] = mgr.live_count
+        limit = guard.max_nodes
+        self.screen = float("inf") if limit is None else SCREEN * limit
+        self.budget = 0.0 if limit is None else max(1.0, BUDGET * limit)
+        self.split = 0
+        self.steps = 0
+
+    def conj(self, a: Any, b: Any) -> Any:
+        """``a & b``."""
+        if self.live() < self.screen:
+            return a & b
+        return self._apply(a, b, True)
+
+    def disj(self, a: Any, b: Any) -> Any:
+        """``a | b``."""
+        if self.live() < self.screen:
+            return a | b
+        return self._apply(a, b, False)
+
+    def _apply(self, a: Any, b: Any, conj: bool) -> Any:
+        na = a.node_size() if a.is_decision() else 0
+        nb = b.node_size() if b.is_decision() else 0
+        if nb < na:
+            a, b, nb = b, a, na
+        if nb < MIN_ELEMENTS or a.is_true() or a.is_false():
+            return a & b if conj else a | b
+        primes = [p for p, s in b.elements() if not s.is_false()]
+        return self._steps(a, b, primes, conj)
+
+    def _steps(self, a: Any, b: Any, primes: list[Any], conj: bool) -> Any:
+        mgr, live, guard = self.mgr, self.live, self.guard
+        self.split += 1
+        k = len(primes)
+        start = live()
+        acc = mgr.false() if conj else a
+        done = 0
+        size = max(1, k // FIRST)
+        while True:
+            region = _any_of(mgr, primes[done:done + size])
+            piece = b & region
+            if conj:
+                piece = a & piece
+            acc = acc | piece
+            del region, piece
+            done = min(k, done + size)
+            self.steps += 1
+            guard.check_nodes()
+            if done == k:
+                return acc
+            rate = max(live() - start, 1) / done  # new live nodes per element so far
+            if rate * (k - done) <= self.budget:
+                out = a & b if conj else a | b  # the rest fits the budget: the plain apply makes the result
+                self.steps += 1
+                return out
+            size = max(1, int(self.budget / rate))
