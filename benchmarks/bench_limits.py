@@ -103,6 +103,16 @@ class _RandomDnf:
         return [builder.neg(u), u]
 
 
+def _linear(n_features: int, seed: int = 5) -> Any:
+    """A logistic regression over ``n_features`` ternary features, compiled exactly (a linear threshold)."""
+    from sklearn.linear_model import LogisticRegression
+
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 3, size=(2000, n_features))
+    y = (X @ rng.normal(size=n_features) + rng.normal(size=2000) > 0).astype(int)
+    return from_sklearn(LogisticRegression().fit(X, y), domains=[[0, 1, 2]] * n_features)
+
+
 def _small_tree() -> Any:
     from sklearn.tree import DecisionTreeClassifier
 
@@ -113,6 +123,9 @@ def _small_tree() -> Any:
 
 
 def _child(conn: Any, model: Any, language: str, options: dict[str, Any]) -> None:
+    options = dict(options)
+    if options.pop("steps", True) is False:  # "before": every PySDD apply in one piece
+        importlib.import_module("kcxai.compilers._sdd_steps").SCREEN = float("inf")
     conn.send(("start", _rss(), ""))
     t0 = time.perf_counter()
     try:
@@ -165,7 +178,13 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--memory-mb", type=int, default=200, help="max_memory (MiB) of the memory cases")
     ap.add_argument("--cap", type=float, default=6.0, help="kill a case at this many times its time limit")
     ap.add_argument("--languages", nargs="+", default=["obdd", "sdd"])
+    ap.add_argument("--node-limits", default="10000,50000,200000",
+                    help="max_nodes values of the SDD node table (before vs after stepped applies)")
+    ap.add_argument("--only-nodes", action="store_true", help="only the SDD node table")
     args = ap.parse_args(argv)
+    if args.only_nodes:
+        node_table([int(x) for x in args.node_limits.split(",")], args.quick)
+        return
 
     t = time.perf_counter()
     for module in ("dd", "dd.cudd", "pysdd.sdd", "kcxai.compilers.sdd", "kcxai.compilers.obdd"):
@@ -207,6 +226,36 @@ def main(argv: list[str] | None = None) -> None:
                   f"{ratio_n:>12s} {r['mb']:7.0f} {ratio_m:>8s}  {msg[:110]}")
             sys.stdout.flush()
     overhead({"nb16 exact": _nb(16), "tree (3,000 samples)": _small_tree()}, args.languages, 2 if args.quick else 4)
+    if "sdd" in args.languages:
+        node_table([int(x) for x in args.node_limits.split(",")], args.quick)
+
+
+def node_table(limits: list[int], quick: bool) -> None:
+    """SDD: live nodes at the max_nodes stop over the limit, with PySDD applies in one piece ("before") and
+    taken in steps near the limit ("after", :mod:`kcxai.compilers._sdd_steps`); order "index", 90 s cap."""
+    print("\n== SDD max_nodes: nodes at the stop / limit, applies in one piece (before) vs in steps (after) ==")
+    models = {"tree (index order)": _big_tree(20_000), "nb20 exact": _nb(20, seed=1),
+              "linear 24 exact": _linear(24), "forest 10x6 soft": _forest()}
+    if quick:
+        models.pop("forest 10x6 soft")
+    print(f"{'model':20s} {'max_nodes':>9s} {'before':>8s} {'ratio':>6s} {'s':>6s} {'after':>8s} {'ratio':>6s} {'s':>6s}")
+    worst = {"before": 0.0, "after": 0.0}
+    for name, model in models.items():
+        for limit in limits:
+            cells = []
+            for steps, key in ((False, "before"), (True, "after")):
+                opts = {"max_nodes": limit, "max_seconds": 90.0, "order": "index", "steps": steps}
+                r = run_case(model, "sdd", opts, 100.0)
+                nodes = _nodes(r["message"]) if r["outcome"] == "limit" and "max_nodes" in r["message"] else None
+                if nodes is None:
+                    cells.append(f"{r['outcome'] if 'max_seconds' not in r['message'] else 'time':>8s} {'-':>6s}")
+                else:
+                    worst[key] = max(worst[key], nodes / limit)
+                    cells.append(f"{nodes:8d} {nodes / limit:6.2f}")
+                cells[-1] += f" {r['seconds']:6.1f}"
+            print(f"{name:20s} {limit:9d} {cells[0]} {cells[1]}")
+            sys.stdout.flush()
+    print(f"worst ratio: before {worst['before']:.2f}, after {worst['after']:.2f}")
 
 
 def overhead(models: dict[str, Any], languages: list[str], reps: int) -> None:

@@ -15,9 +15,8 @@ points where ``b`` holds): with ``R`` the disjunction of a run of primes,
 
 and the node count is checked after every step. The first step takes ``1 / FIRST`` of the
 elements; from the growth per element seen so far, the next step takes as many elements as would
-add :data:`BUDGET` of ``max_nodes``, and when the rest is predicted to fit that budget, the rest
-is one native apply (which also makes the result: SDDs are canonical, so the function and its
-nodes are exactly those of the plain apply). Below :data:`SCREEN` every apply is native: the
+add the larger of :data:`BUDGET` of ``max_nodes`` and half the nodes left below it (the last step covers the negation of the regions done). SDDs
+are canonical: the result is the very node the plain apply makes. Below :data:`SCREEN` every apply is native: the
 screen costs one ``live_count()`` call (O(1)) per operation.
 
 What is guaranteed: the node count is read after every step, so the limit is overshot by at most
@@ -44,7 +43,7 @@ BUDGET = 0.03
 #: The first step takes this fraction (``1 / FIRST``) of the split operand's elements.
 FIRST = 32
 #: An operand with fewer elements than this is applied natively.
-MIN_ELEMENTS = 16
+MIN_ELEMENTS = 256
 
 
 def _any_of(mgr: Any, nodes: Sequence[Any]) -> Any:
@@ -77,13 +76,14 @@ class SteppedApply:
         How many applies were taken in steps, and how many steps they took (for stats and tests).
     """
 
-    __slots__ = ("mgr", "guard", "live", "screen", "budget", "split", "steps")
+    __slots__ = ("mgr", "guard", "live", "limit", "screen", "budget", "split", "steps")
 
     def __init__(self, mgr: Any, guard: Guard) -> None:
         self.mgr = mgr
         self.guard = guard
         self.live: Callable[[], int] = mgr.live_count
         limit = guard.max_nodes
+        self.limit = 0 if limit is None else limit
         self.screen = float("inf") if limit is None else SCREEN * limit
         self.budget = 0.0 if limit is None else max(1.0, BUDGET * limit)
         self.split = 0
@@ -117,23 +117,26 @@ class SteppedApply:
         k = len(primes)
         start = live()
         acc = mgr.false() if conj else a
+        covered = mgr.false()  # the regions done so far
         done = 0
         size = max(1, k // FIRST)
         while True:
-            region = _any_of(mgr, primes[done:done + size])
+            if done + size >= k:  # the rest: the primes not yet covered
+                region, done = ~covered, k
+            else:
+                region = _any_of(mgr, primes[done:done + size])
+                covered = covered | region
+                done += size
             piece = b & region
             if conj:
                 piece = a & piece
             acc = acc | piece
             del region, piece
-            done = min(k, done + size)
             self.steps += 1
             guard.check_nodes()
             if done == k:
                 return acc
-            rate = max(live() - start, 1) / done  # new live nodes per element so far
-            if rate * (k - done) <= self.budget:
-                out = a & b if conj else a | b  # the rest fits the budget: the plain apply makes the result
-                self.steps += 1
-                return out
-            size = max(1, int(self.budget / rate))
+            now = live()
+            rate = max(now - start, 1) / done  # new live nodes per element so far
+            # far from the limit, a step may add half the room left; near it, BUDGET of the limit
+            size = max(1, int(max(self.budget, 0.5 * (self.limit - now)) / rate))
