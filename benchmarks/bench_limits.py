@@ -151,6 +151,7 @@ def run_case(model: Any, language: str, options: dict[str, Any], cap: float) -> 
             outcome, seconds, message = recv.recv()
             if outcome == "start":
                 rss0 = seconds
+                outcome, seconds, message = "killed", cap, ""
                 continue
             break
         if rss0 is not None:
@@ -181,9 +182,13 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--node-limits", default="10000,50000,200000",
                     help="max_nodes values of the SDD node table (before vs after stepped applies)")
     ap.add_argument("--only-nodes", action="store_true", help="only the SDD node table")
+    ap.add_argument("--only-overhead", action="store_true", help="only the cost of the checks")
     args = ap.parse_args(argv)
     if args.only_nodes:
         node_table([int(x) for x in args.node_limits.split(",")], args.quick)
+        return
+    if args.only_overhead:
+        overhead({"nb16 exact": _nb(16), "tree (3,000 samples)": _small_tree()}, args.languages, 2 if args.quick else 4)
         return
 
     t = time.perf_counter()
@@ -258,20 +263,44 @@ def node_table(limits: list[int], quick: bool) -> None:
     print(f"worst ratio: before {worst['before']:.2f}, after {worst['after']:.2f}")
 
 
+def _steps_off(off: bool) -> None:
+    """Switch the SDD's stepped applies off (``SCREEN`` infinite) or back on."""
+    importlib.import_module("kcxai.compilers._sdd_steps").SCREEN = float("inf") if off else SCREEN
+
+
+SCREEN = importlib.import_module("kcxai.compilers._sdd_steps").SCREEN
+
+
 def overhead(models: dict[str, Any], languages: list[str], reps: int) -> None:
-    """Compile time with the default limits against no limits at all (min over ``reps``, alternating)."""
+    """Compile time with the default limits against no limits at all (min over ``reps``, alternating); for SDD
+    also with stepped applies off, and under a max_nodes of twice the result (steps active, the compile fits)."""
     print("\n== cost of the checks: default limits vs none (min of repeats, same process) ==")
     off = {"max_nodes": None, "max_seconds": None, "max_memory": None}
     for name, model in models.items():
         for lang in languages:
-            ts: dict[str, list[float]] = {"off": [], "on": []}
+            variants: dict[str, tuple[dict[str, Any], bool]] = {"none": (off, False), "default": ({}, False)}
+            size = 0
+            if lang == "sdd":
+                size = kcxai.compile_model(model, lang).stats["size"]
+                variants["default, steps off"] = ({}, True)
+                variants["2x size"] = ({"max_nodes": 2 * size}, False)
+                variants["2x size, steps off"] = ({"max_nodes": 2 * size}, True)
+            ts: dict[str, list[float]] = {k: [] for k in variants}
             for _ in range(reps):
-                for key, opts in (("off", off), ("on", {})):
+                for key, (opts, steps_off) in variants.items():
+                    _steps_off(steps_off)
                     t0 = time.perf_counter()
                     kcxai.compile_model(model, lang, **opts)
                     ts[key].append(time.perf_counter() - t0)
-            a, b = min(ts["off"]), min(ts["on"])
-            print(f"{name:18s} {lang:5s} no limits {a:7.3f} s   default limits {b:7.3f} s   ratio {b / a:.2f}")
+                    _steps_off(False)
+            base = min(ts["none"])
+            cells = "   ".join(f"{k} {min(v):.3f} s ({min(v) / base:.2f})" for k, v in ts.items())
+            print(f"{name:18s} {lang:5s} {cells}")
+            if lang == "sdd":
+                a, b = min(ts["default"]), min(ts["default, steps off"])
+                c, d = min(ts["2x size"]), min(ts["2x size, steps off"])
+                print(f"{'':24s} steps on / off: default limits {a / b:.2f}; max_nodes={2 * size} (2x the SDD) "
+                      f"{c / d:.2f}")
             sys.stdout.flush()
 
 

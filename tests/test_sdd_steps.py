@@ -19,6 +19,7 @@ def always_split(monkeypatch):
     monkeypatch.setattr(_sdd_steps, "MIN_ELEMENTS", 2)
     monkeypatch.setattr(_sdd_steps, "FIRST", 1 << 20)
     monkeypatch.setattr(_sdd_steps, "BUDGET", 0.0)
+    monkeypatch.setattr(_sdd_steps.SteppedApply, "fits", lambda self, a, b: False)
 
 
 def _random_dnf(mgr, rng, n_vars, n_cubes, longest=4):
@@ -34,7 +35,7 @@ def _random_dnf(mgr, rng, n_vars, n_cubes, longest=4):
 @pytest.mark.parametrize("seed", range(12))
 def test_stepped_applies_make_the_same_nodes(always_split, seed):
     rng = random.Random(seed)
-    n = rng.randint(4, 12)
+    n = rng.randint(4, 10)
     vtree = pysdd.Vtree(var_count=n, vtree_type=rng.choice(["balanced", "right", "left"]))
     mgr = pysdd.SddManager.from_vtree(vtree)
     mgr.auto_gc_and_minimize_off()
@@ -62,17 +63,20 @@ def test_stepped_apply_stops_at_the_node_limit(always_split):
     assert info.value.limit == "max_nodes"
 
 
-def test_compiled_models_are_unchanged_by_steps(monkeypatch):
+def test_compiled_models_are_unchanged_by_steps():
     models = [kcxai.datasets.running_example_tree()]
     from tests.test_limits import _naive_bayes  # noqa: PLC0415 - the limit tests' exact naive Bayes
 
     models.append(_naive_bayes(7, seed=2))
     plain = [kcxai.compile_model(m, "sdd", order="index") for m in models]
-    monkeypatch.setattr(_sdd_steps, "SCREEN", 0.0)
-    monkeypatch.setattr(_sdd_steps, "MIN_ELEMENTS", 2)
-    monkeypatch.setattr(_sdd_steps, "FIRST", 1 << 20)
-    monkeypatch.setattr(_sdd_steps, "BUDGET", 0.0)
-    stepped = [kcxai.compile_model(m, "sdd", order="index") for m in models]
+    with pytest.MonkeyPatch.context() as mp:
+        for name, value in (("SCREEN", 0.0), ("MIN_ELEMENTS", 2), ("FIRST", 1 << 20), ("BUDGET", 0.0)):
+            mp.setattr(_sdd_steps, name, value)
+        mp.setattr(_sdd_steps.SteppedApply, "fits", lambda self, a, b: False)
+        split = []
+        mp.setattr(_sdd_steps.SteppedApply, "_steps", _recording(_sdd_steps.SteppedApply._steps, split))
+        stepped = [kcxai.compile_model(m, "sdd", order="index") for m in models]
+    assert len(split) > 10
     rng = random.Random(0)
     for m, p, s in zip(models, plain, stepped):
         assert p.stats["size"] == s.stats["size"] and p.stats["edges"] == s.stats["edges"]
@@ -82,6 +86,14 @@ def test_compiled_models_are_unchanged_by_steps(monkeypatch):
             label = p.oracle.predict_point(point)
             assert s.oracle.predict_point(point) == label
             assert s.oracle.disagree_weight(point, label, fixed) == p.oracle.disagree_weight(point, label, fixed)
+
+
+def _recording(method, calls):
+    def wrapper(self, *args):
+        calls.append(1)
+        return method(self, *args)
+
+    return wrapper
 
 
 def test_one_large_apply_no_longer_overshoots_the_node_limit():

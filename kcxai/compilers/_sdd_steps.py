@@ -7,7 +7,9 @@ order, a disjunction of operands of 3,266 and 4,042 nodes made 158,584 new nodes
 
 When the live nodes have reached :data:`SCREEN` of ``max_nodes``, :class:`SteppedApply` takes an
 apply whose larger operand ``b`` is a decision node of at least :data:`MIN_ELEMENTS` elements
-``(p_j, s_j)`` in steps over the regions of its primes (the primes are disjoint and cover the
+``(p_j, s_j)``, and the product of the operands' node counts (the pairs an apply can meet,
+which bounds the nodes it makes for uncompressed SDDs; a ``count()`` is one C traversal) is over
+the nodes left below ``max_nodes``, in steps over the regions of its primes (the primes are disjoint and cover the
 points where ``b`` holds): with ``R`` the disjunction of a run of primes,
 
 * ``a | b = a | (b & R_1) | (b & R_2) | ...``
@@ -106,10 +108,15 @@ class SteppedApply:
         nb = b.node_size() if b.is_decision() else 0
         if nb < na:
             a, b, nb = b, a, na
-        if nb < MIN_ELEMENTS or a.is_true() or a.is_false():
+        if nb < MIN_ELEMENTS or a.is_true() or a.is_false() or self.fits(a, b):
             return a & b if conj else a | b
         primes = [p for p, s in b.elements() if not s.is_false()]
         return self._steps(a, b, primes, conj)
+
+    def fits(self, a: Any, b: Any) -> bool:
+        """Whether the pairs of nodes an apply of ``a`` and ``b`` can meet (which bounds the nodes it makes
+        for uncompressed SDDs) fit below ``max_nodes``."""
+        return max(a.count(), 1) * b.count() <= self.limit - self.live()
 
     def _steps(self, a: Any, b: Any, primes: list[Any], conj: bool) -> Any:
         mgr, live, guard = self.mgr, self.live, self.guard

@@ -118,6 +118,11 @@ class SddBuilder(DiagramBuilder[Any]):
     def either(self, a: Any, b: Any) -> Any:
         return a | b if self.steps is None else self.steps.disj(a, b)
 
+    def _tick(self) -> None:
+        super()._tick()
+        if self.steps is not None:  # live_count() is O(1): the node limit is read after every operation
+            self.steps.guard.check_nodes()
+
     def true(self) -> Any:
         return self.mgr.true()
 
