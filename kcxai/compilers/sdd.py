@@ -34,7 +34,8 @@ max_memory : int or None, default 4 GiB
     Limit on the growth of the process's resident memory, in bytes.
 
 The limits are checked at every operation (see :mod:`kcxai.compilers._limits`);
-one PySDD operation cannot be interrupted. When sifting the OBDD for the
+one PySDD operation cannot be interrupted, so near ``max_nodes`` large applies are
+taken in steps with the node count read between them (:mod:`kcxai.compilers._sdd_steps`). When sifting the OBDD for the
 ``"auto"`` order hits ``max_nodes``, the ``"dfs"`` order is used instead;
 when it hits the time or memory limit, the compilation stops.
 """
