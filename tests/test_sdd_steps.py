@@ -20,6 +20,7 @@ def always_split(monkeypatch):
     monkeypatch.setattr(_sdd_steps, "FIRST", 1 << 20)
     monkeypatch.setattr(_sdd_steps, "BUDGET", 0.0)
     monkeypatch.setattr(_sdd_steps.SteppedApply, "fits", lambda self, a, b: False)
+    monkeypatch.setattr(_sdd_steps.SteppedApply, "allowance", lambda self, live: 0.0)
 
 
 def _random_dnf(mgr, rng, n_vars, n_cubes, longest=4):
@@ -73,6 +74,7 @@ def test_compiled_models_are_unchanged_by_steps():
         for name, value in (("SCREEN", 0.0), ("MIN_ELEMENTS", 2), ("FIRST", 1 << 20), ("BUDGET", 0.0)):
             mp.setattr(_sdd_steps, name, value)
         mp.setattr(_sdd_steps.SteppedApply, "fits", lambda self, a, b: False)
+        mp.setattr(_sdd_steps.SteppedApply, "allowance", lambda self, live: 0.0)
         split = []
         mp.setattr(_sdd_steps.SteppedApply, "_steps", _recording(_sdd_steps.SteppedApply._steps, split))
         stepped = [kcxai.compile_model(m, "sdd", order="index") for m in models]

@@ -18,8 +18,9 @@ a run of primes,
 
 and the node count is read after every step. The first step takes ``1 / FIRST`` of the elements;
 from the growth per element seen so far, each next step takes as many elements as would add the
-larger of :data:`BUDGET` of ``max_nodes`` and half the nodes left below it; the last step covers
-the negation of the regions done. SDDs are canonical: the result is the very node the plain apply
+larger of :data:`BUDGET` of ``max_nodes`` and half the nodes left below it (when the whole apply
+is predicted to fit that, the plain apply is made at once); the last step covers the negation of
+the regions done. SDDs are canonical: the result is the very node the plain apply
 makes, so no compiled function changes. Every other apply is native (the screen is one O(1)
 ``live_count()`` call per operation).
 
@@ -124,6 +125,10 @@ class SteppedApply:
         for uncompressed SDDs) fit below ``max_nodes``."""
         return max(a.count(), 1) * b.count() <= self.limit - self.live()
 
+    def allowance(self, live: int) -> float:
+        """The growth one step may add: half the nodes left below ``max_nodes``, and at least BUDGET of it."""
+        return max(self.budget, 0.5 * (self.limit - live))
+
     def _steps(self, a: Any, b: Any, primes: list[Any], conj: bool) -> Any:
         mgr, live, guard = self.mgr, self.live, self.guard
         self.split += 1
@@ -151,5 +156,10 @@ class SteppedApply:
                 return acc
             now = live()
             rate = max(now - start, 1) / done  # new live nodes per element so far
-            # far from the limit, a step may add half the room left; near it, BUDGET of the limit
-            size = max(1, int(max(self.budget, 0.5 * (self.limit - now)) / rate))
+            allow = self.allowance(now)
+            if rate * k <= allow:  # the whole apply is predicted to fit one step: make it at once
+                del acc, covered
+                out = a & b if conj else a | b
+                self.steps += 1
+                return out
+            size = max(1, int(allow / rate))
