@@ -103,6 +103,16 @@ class _RandomDnf:
         return [builder.neg(u), u]
 
 
+def _linear(n_features: int, seed: int = 5) -> Any:
+    """A logistic regression over ``n_features`` ternary features, compiled exactly (a linear threshold)."""
+    from sklearn.linear_model import LogisticRegression
+
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 3, size=(2000, n_features))
+    y = (X @ rng.normal(size=n_features) + rng.normal(size=2000) > 0).astype(int)
+    return from_sklearn(LogisticRegression().fit(X, y), domains=[[0, 1, 2]] * n_features)
+
+
 def _small_tree() -> Any:
     from sklearn.tree import DecisionTreeClassifier
 
@@ -113,6 +123,9 @@ def _small_tree() -> Any:
 
 
 def _child(conn: Any, model: Any, language: str, options: dict[str, Any]) -> None:
+    options = dict(options)
+    if options.pop("steps", True) is False:  # "before": every PySDD apply in one piece
+        importlib.import_module("kcxai.compilers._sdd_steps").SCREEN = float("inf")
     conn.send(("start", _rss(), ""))
     t0 = time.perf_counter()
     try:
@@ -138,6 +151,7 @@ def run_case(model: Any, language: str, options: dict[str, Any], cap: float) -> 
             outcome, seconds, message = recv.recv()
             if outcome == "start":
                 rss0 = seconds
+                outcome, seconds, message = "killed", cap, ""
                 continue
             break
         if rss0 is not None:
@@ -165,7 +179,17 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--memory-mb", type=int, default=200, help="max_memory (MiB) of the memory cases")
     ap.add_argument("--cap", type=float, default=6.0, help="kill a case at this many times its time limit")
     ap.add_argument("--languages", nargs="+", default=["obdd", "sdd"])
+    ap.add_argument("--node-limits", default="10000,50000,200000",
+                    help="max_nodes values of the SDD node table (before vs after stepped applies)")
+    ap.add_argument("--only-nodes", action="store_true", help="only the SDD node table")
+    ap.add_argument("--only-overhead", action="store_true", help="only the cost of the checks")
     args = ap.parse_args(argv)
+    if args.only_nodes:
+        node_table([int(x) for x in args.node_limits.split(",")], args.quick)
+        return
+    if args.only_overhead:
+        overhead({"nb16 exact": _nb(16), "tree (3,000 samples)": _small_tree()}, args.languages, 2 if args.quick else 4)
+        return
 
     t = time.perf_counter()
     for module in ("dd", "dd.cudd", "pysdd.sdd", "kcxai.compilers.sdd", "kcxai.compilers.obdd"):
@@ -207,22 +231,88 @@ def main(argv: list[str] | None = None) -> None:
                   f"{ratio_n:>12s} {r['mb']:7.0f} {ratio_m:>8s}  {msg[:110]}")
             sys.stdout.flush()
     overhead({"nb16 exact": _nb(16), "tree (3,000 samples)": _small_tree()}, args.languages, 2 if args.quick else 4)
+    if "sdd" in args.languages:
+        node_table([int(x) for x in args.node_limits.split(",")], args.quick)
+
+
+def node_table(limits: list[int], quick: bool) -> None:
+    """SDD: live nodes at the max_nodes stop over the limit, with PySDD applies in one piece ("before") and
+    taken in steps near the limit ("after", :mod:`kcxai.compilers._sdd_steps`); order "index", 90 s cap."""
+    print("\n== SDD max_nodes: nodes at the stop / limit, applies in one piece (before) vs in steps (after) ==")
+    tree = _big_tree(20_000)
+    models = {"tree (index order)": tree, "nb20 exact": _nb(20, seed=1),
+              "linear 24 exact": _linear(24), "forest 10x6 soft": _forest(), "tree, right vtree": tree}
+    extra = {"tree, right vtree": {"vtree": "right"}}  # few elements per node: not split (documented)
+    if quick:
+        models.pop("forest 10x6 soft")
+    head = f"{'nodes':>8s} {'ratio':>6s} {'s':>6s}"
+    print(f"{'model':20s} {'max_nodes':>9s} before: {head}   after: {head}")
+    worst = {"before": 0.0, "after": 0.0}
+    for name, model in models.items():
+        for limit in limits:
+            cells = []
+            for steps, key in ((False, "before"), (True, "after")):
+                opts = {"max_nodes": limit, "max_seconds": 90.0, "order": "index", "steps": steps,
+                        **extra.get(name, {})}
+                r = run_case(model, "sdd", opts, 100.0)
+                nodes = _nodes(r["message"]) if r["outcome"] == "limit" and "max_nodes" in r["message"] else None
+                if nodes is None:
+                    cells.append(f"{r['outcome'] if 'max_seconds' not in r['message'] else 'time':>8s} {'-':>6s}")
+                else:
+                    worst[key] = max(worst[key], nodes / limit)
+                    cells.append(f"{nodes:8d} {nodes / limit:6.2f}")
+                cells[-1] += f" {r['seconds']:6.1f}"
+            print(f"{name:20s} {limit:9d}         {cells[0]}          {cells[1]}")
+            sys.stdout.flush()
+    print(f"worst ratio: before {worst['before']:.2f}, after {worst['after']:.2f}")
+
+
+def _steps_off(off: bool) -> None:
+    """Switch the SDD's stepped applies off (``SCREEN`` infinite) or back on."""
+    importlib.import_module("kcxai.compilers._sdd_steps").SCREEN = float("inf") if off else SCREEN
+
+
+SCREEN = importlib.import_module("kcxai.compilers._sdd_steps").SCREEN
 
 
 def overhead(models: dict[str, Any], languages: list[str], reps: int) -> None:
-    """Compile time with the default limits against no limits at all (min over ``reps``, alternating)."""
+    """Compile time with the default limits against no limits at all (min over ``reps``, alternating); for SDD
+    also with stepped applies off, and under the tightest max_nodes of 2, 4, 8, ... times the SDD that the
+    compilation fits (steps active)."""
     print("\n== cost of the checks: default limits vs none (min of repeats, same process) ==")
     off = {"max_nodes": None, "max_seconds": None, "max_memory": None}
     for name, model in models.items():
         for lang in languages:
-            ts: dict[str, list[float]] = {"off": [], "on": []}
+            variants: dict[str, tuple[dict[str, Any], bool]] = {"none": (off, False), "default": ({}, False)}
+            tight = 0
+            if lang == "sdd":  # the smallest max_nodes of 2, 4, 8, ... times the SDD's size that it compiles under
+                size = kcxai.compile_model(model, lang).stats["size"]
+                tight = 2 * size
+                while True:
+                    try:
+                        kcxai.compile_model(model, lang, max_nodes=tight)
+                        break
+                    except kcxai.CompilationLimitError:
+                        tight *= 2
+                variants["default, steps off"] = ({}, True)
+                variants["tight"] = ({"max_nodes": tight}, False)
+                variants["tight, steps off"] = ({"max_nodes": tight}, True)
+            ts: dict[str, list[float]] = {k: [] for k in variants}
             for _ in range(reps):
-                for key, opts in (("off", off), ("on", {})):
+                for key, (opts, steps_off) in variants.items():
+                    _steps_off(steps_off)
                     t0 = time.perf_counter()
                     kcxai.compile_model(model, lang, **opts)
                     ts[key].append(time.perf_counter() - t0)
-            a, b = min(ts["off"]), min(ts["on"])
-            print(f"{name:18s} {lang:5s} no limits {a:7.3f} s   default limits {b:7.3f} s   ratio {b / a:.2f}")
+                    _steps_off(False)
+            base = min(ts["none"])
+            cells = "   ".join(f"{k} {min(v):.3f} s ({min(v) / base:.2f})" for k, v in ts.items())
+            print(f"{name:18s} {lang:5s} {cells}")
+            if lang == "sdd":
+                a, b = min(ts["default"]), min(ts["default, steps off"])
+                c, d = min(ts["tight"]), min(ts["tight, steps off"])
+                print(f"{'':24s} steps on / off: default limits {a / b:.2f}; tight max_nodes={tight} "
+                      f"(fits; steps active) {c / d:.2f}")
             sys.stdout.flush()
 
 

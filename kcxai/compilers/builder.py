@@ -112,6 +112,14 @@ class DiagramBuilder(Generic[H]):
         """An int that is equal for two handles exactly when they are the same function."""
         raise NotImplementedError
 
+    def both(self, a: H, b: H) -> H:
+        """``a & b`` on the package (a subclass may take it in steps; no tick)."""
+        return a & b
+
+    def either(self, a: H, b: H) -> H:
+        """``a | b`` on the package (a subclass may take it in steps; no tick)."""
+        return a | b
+
     def _tick(self) -> None:
         if self.guard is not None:
             self.guard.tick()
@@ -136,12 +144,12 @@ class DiagramBuilder(Generic[H]):
         return out
 
     def conj(self, a: H, b: H) -> H:
-        out = a & b
+        out = self.both(a, b)
         self._tick()
         return out
 
     def disj(self, a: H, b: H) -> H:
-        out = a | b
+        out = self.either(a, b)
         self._tick()
         return out
 
@@ -159,7 +167,7 @@ class DiagramBuilder(Generic[H]):
             groups[i] = (c, 1 << k) if g is None else (g[0], g[1] | 1 << k)
         out = self.false()
         for c, mask in groups.values():
-            out = out | (self.value_in(feature, mask) & c)
+            out = self.either(out, self.both(self.value_in(feature, mask), c))
             self._tick()
         return out
 

@@ -34,7 +34,8 @@ max_memory : int or None, default 4 GiB
     Limit on the growth of the process's resident memory, in bytes.
 
 The limits are checked at every operation (see :mod:`kcxai.compilers._limits`);
-one PySDD operation cannot be interrupted. When sifting the OBDD for the
+one PySDD operation cannot be interrupted, so near ``max_nodes`` large applies are
+taken in steps with the node count read between them (:mod:`kcxai.compilers._sdd_steps`). When sifting the OBDD for the
 ``"auto"`` order hits ``max_nodes``, the ``"dfs"`` order is used instead;
 when it hits the time or memory limit, the compilation stops.
 """
@@ -52,6 +53,7 @@ from kcxai.compilers._base import CompiledModel, CompileStats
 from kcxai.compilers._encoding import Encoding
 from kcxai.compilers._limits import Guard, LimitHit, advice
 from kcxai.compilers._options import VTREES, SddOptions
+from kcxai.compilers._sdd_steps import SteppedApply
 from kcxai.compilers._orders import feature_order
 from kcxai.compilers._stats import SddStats
 from kcxai.compilers._wmc import (
@@ -108,6 +110,19 @@ class SddBuilder(DiagramBuilder[Any]):
     def __init__(self, mgr: Any, enc: Encoding, guard: Guard | None = None) -> None:
         super().__init__(enc, guard)
         self.mgr = mgr
+        #: Near ``max_nodes``, large applies are taken in steps with a node check between them.
+        self.steps = None if guard is None or guard.max_nodes is None else SteppedApply(mgr, guard)
+
+    def both(self, a: Any, b: Any) -> Any:
+        return a & b if self.steps is None else self.steps.conj(a, b)
+
+    def either(self, a: Any, b: Any) -> Any:
+        return a | b if self.steps is None else self.steps.disj(a, b)
+
+    def _tick(self) -> None:
+        super()._tick()
+        if self.steps is not None:  # live_count() is O(1): the node limit is read after every operation
+            self.steps.guard.check_nodes()
 
     def true(self) -> Any:
         return self.mgr.true()
