@@ -25,9 +25,12 @@ from collections.abc import Mapping, Sequence
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from kcxai._errors import InvalidInputError, InvalidTypeError, ModelFormatError
 from kcxai.models import _import_boosted
 from kcxai.models._base import Classifier
+from kcxai.models._batch import LeafScores, argmax_first_rows
 from kcxai._gc import gc_paused
 from kcxai.models.forest import TreeBlock, checked_trees, leaf_dicts, tree_over, trees_of
 from kcxai.models._numbers import exact_number
@@ -157,6 +160,7 @@ class BoostedTrees(Classifier):
         self._scale = scale
         self._iinit = tuple(int(x * scale) for x in self.init)
         self._ivalues = tuple(tuple(int(v * scale) for v in row) for row in values)
+        self._batch: LeafScores | None = None  # predict_points' tables, built on first use
 
     # -- facts ---------------------------------------------------------------
 
@@ -232,6 +236,19 @@ class BoostedTrees(Classifier):
             if s[c] > s[best]:
                 best = c
         return best
+
+    def predict_points(self, points: "np.ndarray[Any, Any]") -> "np.ndarray[Any, np.dtype[np.int64]]":
+        """The class indices of many encoded points: the exact integer-scaled scores of all trees
+        (``int64``, or Python ints when they could overflow), decided as :meth:`predict_point`."""
+        batch = self.__dict__.get("_batch")
+        if batch is None:
+            batch = self._batch = LeafScores(self._iinit, [t.router for t in self.trees],
+                                             [t.leaves for t in self.trees], self.tree_class, self._ivalues)
+        s = batch.totals(np.asarray(points))
+        if len(self.classes) == 2:
+            m = s[:, 0]
+            return np.asarray((m >= 0) if self.ties == "last" else (m > 0), dtype=np.int64)
+        return argmax_first_rows(s)
 
     def build(self, builder: "FunctionBuilder[Any]") -> list[Any]:
         """One function per class: the exact score comparison, compiled tree by tree."""

@@ -30,6 +30,7 @@ import numpy as np
 from kcxai._errors import InvalidInputError, InvalidTypeError, ModelFormatError
 from kcxai.models import _sklearn
 from kcxai.models._base import Classifier
+from kcxai.models._batch import LeafScores, argmax_first_rows
 from kcxai._gc import gc_paused
 from kcxai.models._import_trees import EnsembleParts
 from kcxai.models._numbers import check_step, exact_number, round_to, rounding_margin
@@ -244,6 +245,7 @@ class RandomForest(Classifier):
         scale = _lcm_of_denominators(distinct.values())
         scaled = {k: tuple(int(x * scale) for x in row) for k, row in rows.items()}
         self._iterms = tuple(tuple(scaled[id(row)] for row in t) for t in terms)
+        self._batch: LeafScores | None = None  # predict_points' tables, built on first use
 
     def rounded(self, step: Any) -> "RandomForest":
         """A soft-voting copy with every leaf score rounded to the nearest multiple of ``step``.
@@ -307,6 +309,15 @@ class RandomForest(Classifier):
             for c, x in enumerate(row):
                 s[c] += x
         return _argmax_first(s)
+
+    def predict_points(self, points: "np.ndarray[Any, Any]") -> "np.ndarray[Any, np.dtype[np.int64]]":
+        """The class indices of many encoded points: the exact summed integer-scaled scores (or vote
+        counts) of all trees, first class of the highest, as :meth:`predict_point` decides."""
+        batch = self.__dict__.get("_batch")
+        if batch is None:
+            batch = self._batch = LeafScores([0] * len(self.classes), [t.router for t in self.trees],
+                                             [t.leaves for t in self.trees], [-1] * len(self.trees), self._iterms)
+        return argmax_first_rows(batch.totals(np.asarray(points)))
 
     def build(self, builder: "FunctionBuilder[Any]") -> list[Any]:
         """One function per class: the exact voting, compiled tree by tree (see the module docstring)."""

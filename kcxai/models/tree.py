@@ -14,8 +14,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from kcxai._errors import InvalidTypeError, ModelFormatError
 from kcxai.models import _dtfile, _sklearn
+from kcxai.models._batch import TreeRouter
 from kcxai.models._base import Classifier
 from kcxai.models._tree_data import (
     Leaf,
@@ -289,6 +292,20 @@ class DecisionTree(Classifier):
 
     def predict_point(self, point: Sequence[int]) -> int:
         return self._label[self._leaf_of(point)]
+
+    def predict_points(self, points: "np.ndarray[Any, Any]") -> "np.ndarray[Any, np.dtype[np.int64]]":
+        """The class indices of many encoded points, walked down the tree together (see
+        :meth:`Classifier.predict_points <kcxai.models.Classifier.predict_points>`)."""
+        labels = np.asarray(self._label, dtype=np.int64)
+        return labels[self.router.leaves(np.asarray(points))]
+
+    @property
+    def router(self) -> TreeRouter:
+        """The batched walk of this tree (:class:`~kcxai.models._batch.TreeRouter`; node lookups built lazily)."""
+        r = self.__dict__.get("_router")
+        if r is None:
+            r = self._router = TreeRouter(self._feat, self._branches, self._root, self.space.domain_sizes)
+        return r
 
     def _leaf_of(self, point: Sequence[int]) -> int:
         nid = self._root

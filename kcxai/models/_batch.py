@@ -1,0 +1,183 @@
+"""Batched, exact prediction of encoded points: a tree walked by many points at once, summed leaf scores.
+
+:class:`TreeRouter` sends a 2-D array of value indices down a tree's node arrays
+with numpy: at each internal node, the points there are routed by a lookup of
+their value of the node's feature, giving the child exactly as the point-wise
+walk does (the *first* branch whose mask holds the value). Value masks are
+Python ints of any width (adult's ``fnlwgt`` has 70,466 values), so a node's
+lookup is built from the mask's bytes (``numpy.unpackbits``), lazily, only for
+the nodes some point reaches, and kept in a compact form: a direct table for
+domains up to :data:`TABLE_LIMIT` values, else the runs of equal children
+(``numpy.searchsorted`` on the run starts), whose size is the number of value
+intervals the node distinguishes (two for a threshold test), not the domain size.
+
+:class:`LeafScores` adds per-tree integer leaf scores exactly: in ``int64`` when
+the largest possible total fits, else in numpy object arrays of Python ints.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+__all__ = ["TreeRouter", "LeafScores", "argmax_first_rows", "leaf_positions", "TABLE_LIMIT"]
+
+#: Domains up to this size get a direct value -> child table per node; larger ones the runs of equal children.
+TABLE_LIMIT = 1024
+
+_INT64_SAFE = 2 ** 62  # totals below this in magnitude cannot overflow int64 in any order of addition
+
+def _mask_bits(mask: int, size: int) -> "np.ndarray[Any, np.dtype[np.bool_]]":
+    """The values ``0 .. size - 1`` as a boolean array: ``True`` where ``mask`` has the bit."""
+    mask &= (1 << size) - 1
+    raw = np.frombuffer(mask.to_bytes((size + 7) // 8, "little"), dtype=np.uint8)
+    return np.unpackbits(raw, bitorder="little", count=size).astype(bool)
+
+
+class _Route:
+    """A node's value -> child function, as a table or as runs."""
+
+    __slots__ = ("table", "starts", "children")
+
+    def __init__(self, branches: Sequence[tuple[int, int]], size: int) -> None:
+        child = np.full(size, -1, dtype=np.int64)
+        for mask, c in reversed(branches):  # the first branch holding a value wins, as in the point-wise walk
+            child[_mask_bits(mask, size)] = c
+        if size <= TABLE_LIMIT:
+            self.table: "np.ndarray[Any, np.dtype[np.int64]] | None" = child
+            self.starts = self.children = child[:0]
+        else:
+            self.table = None
+            cuts = np.flatnonzero(child[1:] != child[:-1]) + 1
+            self.starts = np.concatenate(([0], cuts)).astype(np.int64)
+            self.children = child[self.starts]
+
+    def __call__(self, values: "np.ndarray[Any, Any]") -> "np.ndarray[Any, np.dtype[np.int64]]":
+        if self.table is not None:
+            return self.table[values]
+        return self.children[np.searchsorted(self.starts, values, side="right") - 1]
+
+
+class TreeRouter:
+    """The leaves many points reach in one tree (node arrays as :class:`~kcxai.models.tree.TreeArrays`).
+
+    Examples
+    --------
+    >>> import numpy as np, kcxai
+    >>> tree = kcxai.datasets.running_example_tree()
+    >>> a = tree.arrays
+    >>> router = TreeRouter(a.feature, a.branches, a.root, tree.space.domain_sizes)
+    >>> pts = np.array([[1, 1, 1, 1, 0, 0, 0, 0, 1], [0] * 9])
+    >>> [a.label[leaf] for leaf in router.leaves(pts)] == [tree.predict_point(tuple(p)) for p in pts.tolist()]
+    True
+    """
+
+    __slots__ = ("feature", "branches", "root", "sizes", "_routes")
+
+    def __init__(self, feature: Sequence[int], branches: Sequence[Sequence[tuple[int, int]]], root: int,
+                 sizes: Sequence[int]) -> None:
+        self.feature = feature
+        self.branches = branches
+        self.root = root
+        self.sizes = tuple(sizes)
+        self._routes: dict[int, _Route] = {}  # built on a node's first visit
+
+    def _route(self, nid: int) -> _Route:
+        r = self._routes.get(nid)
+        if r is None:
+            r = self._routes[nid] = _Route(self.branches[nid], self.sizes[self.feature[nid]])
+        return r
+
+    def leaves(self, points: "np.ndarray[Any, Any]") -> "np.ndarray[Any, np.dtype[np.int64]]":
+        """The node id of the leaf each row of ``points`` reaches."""
+        n = len(points)
+        out = np.empty(n, dtype=np.int64)
+        feature, branches = self.feature, self.branches
+        stack: list[tuple[int, "np.ndarray[Any, np.dtype[np.intp]]"]] = [(self.root, np.arange(n))]
+        while stack:
+            nid, idx = stack.pop()
+            f = feature[nid]
+            if f < 0:
+                out[idx] = nid
+                continue
+            child = self._route(nid)(points[idx, f])
+            first = int(child[0])
+            if (child == first).all():  # one child for all: no split of the index array
+                stack.append((first, idx))
+                continue
+            for c in {c for _, c in branches[nid]}:
+                sel = child == c
+                if sel.any():
+                    stack.append((c, idx[sel]))
+        return out
+
+
+class LeafScores:
+    """Exact per-class totals ``base + sum over trees`` of integer leaf scores, for many points at once.
+
+    Parameters
+    ----------
+    base : sequence of int
+        The initial total of each class.
+    routers : sequence of TreeRouter
+        One per tree.
+    leaves : sequence of sequences of int
+        Per tree, its reachable leaves (the order of ``scores``).
+    columns : sequence of int
+        Per tree, the class column it adds to, or ``-1`` when its scores are rows with one entry per class.
+    scores : sequence of sequences
+        Per tree, per leaf: an int (a column tree) or a tuple of ints (one per class).
+
+    The totals are ``int64`` when no total can reach 2**62 in magnitude (the sum of the base's and of
+    every tree's largest magnitudes), else Python ints in numpy object arrays: exact either way.
+    """
+
+    __slots__ = ("base", "routers", "columns", "positions", "tables", "dtype")
+
+    def __init__(self, base: Sequence[int], routers: Sequence[TreeRouter], leaves: Sequence[Sequence[int]],
+                 columns: Sequence[int], scores: Sequence[Sequence[Any]]) -> None:
+        bound = sum(abs(b) for b in base)
+        for col, rows in zip(columns, scores):
+            bound += max((abs(x) for r in rows for x in (r if col < 0 else (r,))), default=0)
+        self.dtype: Any = np.int64 if bound < _INT64_SAFE else object
+        self.base = np.array(list(base), dtype=self.dtype)
+        self.routers = tuple(routers)
+        self.columns = tuple(columns)
+        self.positions = [leaf_positions(lv, len(r.feature)) for lv, r in zip(leaves, routers)]
+        self.tables = [np.array([list(r) for r in rows] if col < 0 else list(rows), dtype=self.dtype)
+                       for col, rows in zip(columns, scores)]
+
+    def totals(self, points: "np.ndarray[Any, Any]") -> "np.ndarray[Any, Any]":
+        """Shape ``(len(points), n_classes)``: the exact totals at each point."""
+        points = np.asarray(points)
+        s = np.empty((len(points), len(self.base)), dtype=self.dtype)
+        s[:] = self.base
+        for router, pos, col, table in zip(self.routers, self.positions, self.columns, self.tables):
+            picked = table[pos[router.leaves(points)]]
+            if col < 0:
+                s += picked
+            else:
+                s[:, col] += picked
+        return s
+
+
+def argmax_first_rows(scores: "np.ndarray[Any, Any]") -> "np.ndarray[Any, np.dtype[np.int64]]":
+    """Per row, the index of the first highest score (:func:`kcxai.models._threshold.argmax_first`)."""
+    if scores.dtype != object:
+        return np.argmax(scores, axis=1).astype(np.int64)  # numpy's argmax returns the first maximum
+    best = np.zeros(len(scores), dtype=np.int64)
+    top = scores[:, 0].copy()
+    for c in range(1, scores.shape[1]):
+        better = np.asarray(scores[:, c] > top, dtype=bool)
+        best[better] = c
+        top[better] = scores[better, c]
+    return best
+
+
+def leaf_positions(leaves: Sequence[int], n_nodes: int) -> "np.ndarray[Any, np.dtype[np.int64]]":
+    """An array mapping a leaf's node id to its position in ``leaves`` (``-1`` elsewhere)."""
+    pos = np.full(n_nodes, -1, dtype=np.int64)
+    pos[np.asarray(leaves, dtype=np.int64)] = np.arange(len(leaves), dtype=np.int64)
+    return pos
