@@ -34,20 +34,24 @@ def assert_same(model: Any, pts: np.ndarray) -> None:
 
 
 @st.composite
-def boosted_models(draw: Any) -> BoostedTrees:
+def boosted_models(draw: Any, *, small_ints: bool = False, k: int | None = None,
+                   ties: str | None = None) -> BoostedTrees:
     """Binary (ties first/last) or multi-class boosted trees; leaf values with exact ties at zero and
     denominators far past 2**62 (totals as Python ints)."""
     space = draw(feature_spaces(max_features=4))
-    k = draw(st.integers(2, 3))
+    k = draw(st.integers(2, 3)) if k is None else k
     classes = _classes(draw, k)
     ts = [_with_classes(draw(trees(space=space, n_classes=k, max_depth=3)), classes)
           for _ in range(draw(st.integers(1, 5)))]
     num = st.one_of(st.integers(-2, 2), st.fractions(min_value=-2, max_value=2, max_denominator=4),
                     st.sampled_from([0.5, -0.5, 0.1, -0.3, 1 / 3]),
                     st.sampled_from([Fraction(1, 3 ** 41), -Fraction(1, 3 ** 41), Fraction(5, 11 ** 30)]))
+    if small_ints:  # many exact ties (zero margins, equal class scores)
+        num = st.integers(-1, 1)
     values = [{leaf: draw(num) for leaf in t.leaves} for t in ts]
     if k == 2:
-        return BoostedTrees(space, classes, ts, values, init=[draw(num)], ties=draw(st.sampled_from(["first", "last"])))
+        return BoostedTrees(space, classes, ts, values, init=[draw(num)],
+                            ties=ties or draw(st.sampled_from(["first", "last"])))
     tree_class = [draw(st.integers(0, k - 1)) for _ in ts]
     return BoostedTrees(space, classes, ts, values, tree_class=tree_class, init=[draw(num) for _ in range(k)])
 
@@ -68,6 +72,18 @@ def test_forests_soft_and_hard(forest: RandomForest, seed: int) -> None:
 @given(boosted_models(), st.integers(0, 9))
 def test_boosted(model: BoostedTrees, seed: int) -> None:
     assert_same(model, random_points(model.space, 200, seed))
+
+
+@pytest.mark.parametrize("k, ties", [(2, "first"), (2, "last"), (3, "first")])
+def test_boosted_ties(k: int, ties: str) -> None:
+    """Integer leaf values: many zero margins and equal class scores, decided as predict_point does."""
+
+    @settings(max_examples=30, derandomize=True, deadline=None)
+    @given(boosted_models(small_ints=True, k=k, ties=ties), st.integers(0, 9))
+    def check(model: BoostedTrees, seed: int) -> None:
+        assert_same(model, random_points(model.space, 200, seed))
+
+    check()
 
 
 @settings(max_examples=30, derandomize=True, deadline=None)
