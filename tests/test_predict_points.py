@@ -105,19 +105,61 @@ def test_forest_ties_go_to_the_first_class() -> None:
         assert forest.predict_points(pts).tolist() == [1, 1, 1] == [forest.predict_point(tuple(p)) for p in pts]
 
 
-@settings(max_examples=25, derandomize=True, deadline=None)
-@given(st.data())
-def test_large_domains(data: Any) -> None:
-    """Features with more than 64 (and more than TABLE_LIMIT) values: masks wider than a machine word,
-    routed by runs; any grouping of the values, not only intervals."""
-    sizes = [data.draw(st.sampled_from([70, 130, TABLE_LIMIT + 300])), data.draw(st.integers(2, 5))]
-    space = FeatureSpace([Feature.categorical(f"f{i}", list(range(s))) for i, s in enumerate(sizes)])
-    tree = data.draw(trees(space=space, max_depth=4))
-    forest = data.draw(forests(space=space, max_trees=3))
-    for model in (tree, forest):
-        pts = random_points(space, 300, data.draw(st.integers(0, 9)))
-        pts[:, 0][:5] = [0, sizes[0] - 1, 63, 64, sizes[0] // 2]  # values around the word boundary
-        assert_same(model, pts)
+@pytest.mark.parametrize("size", [65, 130, TABLE_LIMIT + 300])
+def test_large_domains(size: int) -> None:
+    """A feature with more than 64 (and more than TABLE_LIMIT) values: masks wider than a machine word,
+    intervals (threshold tests) and arbitrary groups of values, at the root and deeper; both walks."""
+    from kcxai import Leaf, Split
+
+    space = FeatureSpace([Feature.categorical("big", list(range(size))), Feature.categorical("small", [0, 1, 2])])
+
+    @settings(max_examples=15, derandomize=True, deadline=None)
+    @given(st.lists(st.integers(0, 3), min_size=size, max_size=size), st.integers(1, size - 1), st.integers(0, 9))
+    def check(groups: list[int], cut: int, seed: int) -> None:
+        inner = Split("big", {v: Leaf("b" if v < cut else "c") for v in range(size)})  # a threshold at cut
+        used = sorted(set(groups))
+        root = Split("big", tuple(
+            (tuple(v for v in range(size) if groups[v] == g),
+             inner if g == used[0] else Split("small", {0: Leaf("a"), 1: Leaf("b"), 2: Leaf("c" if g % 2 else "a")}))
+            for g in used))
+        tree = DecisionTree(space, ["a", "b", "c"], root)
+        forest = RandomForest(space, ["a", "b", "c"], [tree, DecisionTree(space, ["a", "b", "c"], inner)])
+        pts = random_points(space, 400, seed)
+        pts[:6, 0] = [0, size - 1, 63, 64, cut - 1, cut]  # values around the word boundary and the threshold
+        for model in (tree, forest):
+            assert_same(model, pts)
+        want = [tree.predict_point(tuple(p)) for p in pts.tolist()]
+        labels = np.asarray(tree.arrays.label)
+        assert labels[tree.router.leaves_by_node(pts)].tolist() == want  # runs past TABLE_LIMIT
+
+    check()
+
+
+@SETTINGS
+@given(trees(max_depth=6), st.integers(0, 9))
+def test_node_by_node_walk(tree: DecisionTree, seed: int) -> None:
+    """The walk used for deep trees or huge tables reaches the leaves the level-by-level one does."""
+    pts = random_points(tree.space, 200, seed)
+    assert tree.router.leaves_by_node(pts).tolist() == tree.router.leaves(pts).tolist()
+    assert [tree.arrays.label[leaf] for leaf in tree.router.leaves(pts)] == \
+        [tree.predict_point(tuple(p)) for p in pts.tolist()]
+
+
+def test_deep_chain_is_walked_node_by_node() -> None:
+    """A 300-deep chain (past LEVELS_DEPTH): the node-by-node walk, still exact."""
+    from kcxai import Leaf, Split
+    from kcxai.models._batch import LEVELS_DEPTH
+
+    n = 300
+    space = FeatureSpace([Feature.categorical(f"x{i}", [0, 1]) for i in range(n)])
+    node: Any = Leaf(1)
+    for i in reversed(range(n)):
+        node = Split(f"x{i}", {0: Leaf(0), 1: node})
+    tree = DecisionTree(space, [0, 1], node)
+    assert tree.depth > LEVELS_DEPTH and tree.router._flat() is None
+    pts = random_points(space, 100, 0)
+    pts[:3] = 1
+    assert_same(tree, pts)
 
 
 @pytest.mark.parametrize("n_classes", [2, 3])

@@ -5,11 +5,17 @@ with numpy: at each internal node, the points there are routed by a lookup of
 their value of the node's feature, giving the child exactly as the point-wise
 walk does (the *first* branch whose mask holds the value). Value masks are
 Python ints of any width (adult's ``fnlwgt`` has 70,466 values), so a node's
-lookup is built from the mask's bytes (``numpy.unpackbits``), lazily, only for
-the nodes some point reaches, and kept in a compact form: a direct table for
-domains up to :data:`TABLE_LIMIT` values, else the runs of equal children
-(``numpy.searchsorted`` on the run starts), whose size is the number of value
-intervals the node distinguishes (two for a threshold test), not the domain size.
+lookup is built from the mask's bytes (``numpy.unpackbits``). Two walks:
+
+* level by level (trees at most :data:`LEVELS_DEPTH` deep whose lookups fit in
+  :data:`LEVELS_LIMIT` entries, e.g. every tree of a forest of depth 6 on adult): all
+  node lookups in one flat table, and every point moves one level per step, a few
+  numpy operations per level whatever the number of nodes;
+* node by node (deeper trees, huge domains): the points at each node are routed by
+  that node's lookup, built lazily, only for the nodes some point reaches, as a
+  direct table for domains up to :data:`TABLE_LIMIT` values, else the runs of equal
+  children (``numpy.searchsorted`` on the run starts), whose size is the number of
+  value intervals the node distinguishes (two for a threshold test), not the domain size.
 
 :class:`LeafScores` adds per-tree integer leaf scores exactly: in ``int64`` when
 the largest possible total fits, else in numpy object arrays of Python ints.
@@ -36,15 +42,21 @@ def _mask_bits(mask: int, size: int) -> "np.ndarray[Any, np.dtype[np.bool_]]":
     return np.unpackbits(raw, bitorder="little", count=size).astype(bool)
 
 
+def _child_of_value(branches: Sequence[tuple[int, int]], size: int) -> "np.ndarray[Any, np.dtype[np.int64]]":
+    """Per value of the node's feature, the child the point-wise walk takes (``-1``: no branch holds it)."""
+    child = np.full(size, -1, dtype=np.int64)
+    for mask, c in reversed(branches):  # the first branch holding a value wins, as in the point-wise walk
+        child[_mask_bits(mask, size)] = c
+    return child
+
+
 class _Route:
     """A node's value -> child function, as a table or as runs."""
 
     __slots__ = ("table", "starts", "children")
 
     def __init__(self, branches: Sequence[tuple[int, int]], size: int) -> None:
-        child = np.full(size, -1, dtype=np.int64)
-        for mask, c in reversed(branches):  # the first branch holding a value wins, as in the point-wise walk
-            child[_mask_bits(mask, size)] = c
+        child = _child_of_value(branches, size)
         if size <= TABLE_LIMIT:
             self.table: "np.ndarray[Any, np.dtype[np.int64]] | None" = child
             self.starts = self.children = child[:0]
@@ -58,6 +70,46 @@ class _Route:
         if self.table is not None:
             return self.table[values]
         return self.children[np.searchsorted(self.starts, values, side="right") - 1]
+
+
+class _Levels:
+    """The whole tree as one flat table: node ``k`` at value ``v`` goes to ``table[offset[k] + v]``.
+
+    All points then move one level per step (``depth`` steps of a few numpy operations, whatever the
+    number of nodes); a leaf loops to itself on the feature of smallest domain.
+    """
+
+    __slots__ = ("feature", "offset", "table", "depth")
+
+    def __init__(self, feature: Sequence[int], branches: Sequence[Sequence[tuple[int, int]]],
+                 sizes: Sequence[int], depth: int) -> None:
+        loop_f = min(range(len(sizes)), key=lambda f: sizes[f])
+        feat = np.array([f if f >= 0 else loop_f for f in feature], dtype=np.int64)
+        lengths = np.asarray(sizes, dtype=np.int64)[feat]
+        self.offset = np.concatenate(([0], np.cumsum(lengths)[:-1])).astype(np.int64)
+        table = np.empty(int(lengths.sum()), dtype=np.int64)
+        for nid, f in enumerate(feature):
+            o = int(self.offset[nid])
+            if f < 0:
+                table[o:o + sizes[loop_f]] = nid
+            else:
+                table[o:o + sizes[f]] = _child_of_value(branches[nid], sizes[f])
+        self.feature, self.table, self.depth = feat, table, depth
+
+    def leaves(self, points: "np.ndarray[Any, Any]", root: int) -> "np.ndarray[Any, np.dtype[np.int64]]":
+        n = len(points)
+        rows = np.arange(n)
+        cur = np.full(n, root, dtype=np.int64)
+        feature, offset, table = self.feature, self.offset, self.table
+        for _ in range(self.depth):
+            cur = table[offset[cur] + points[rows, feature[cur]]]
+        return cur
+
+
+#: Most entries a tree's flat table (:class:`_Levels`) may have (8 bytes each); larger trees are walked node by node.
+LEVELS_LIMIT = 1 << 21
+#: Deepest tree walked level by level (each level costs a step for every point, even those at a leaf).
+LEVELS_DEPTH = 48
 
 
 class TreeRouter:
@@ -74,7 +126,7 @@ class TreeRouter:
     True
     """
 
-    __slots__ = ("feature", "branches", "root", "sizes", "_routes")
+    __slots__ = ("feature", "branches", "root", "sizes", "_routes", "_levels")
 
     def __init__(self, feature: Sequence[int], branches: Sequence[Sequence[tuple[int, int]]], root: int,
                  sizes: Sequence[int]) -> None:
@@ -83,6 +135,7 @@ class TreeRouter:
         self.root = root
         self.sizes = tuple(sizes)
         self._routes: dict[int, _Route] = {}  # built on a node's first visit
+        self._levels: _Levels | None | bool = False  # False: not decided yet; None: walk node by node
 
     def _route(self, nid: int) -> _Route:
         r = self._routes.get(nid)
@@ -90,9 +143,43 @@ class TreeRouter:
             r = self._routes[nid] = _Route(self.branches[nid], self.sizes[self.feature[nid]])
         return r
 
+    def _flat(self) -> "_Levels | None":
+        """The flat table when the tree is shallow enough and the table small enough (decided once)."""
+        if self._levels is False:
+            self._levels = None
+            sizes, feature = self.sizes, self.feature
+            entries = sum(sizes[f] for f in feature if f >= 0) + len(feature) * min(sizes, default=1)
+            if entries <= LEVELS_LIMIT:
+                depth = self._depth(LEVELS_DEPTH)
+                if depth is not None:
+                    self._levels = _Levels(feature, self.branches, sizes, depth)
+        return self._levels if isinstance(self._levels, _Levels) else None
+
+    def _depth(self, limit: int) -> int | None:
+        """The tree's depth (in edges), or ``None`` past ``limit``."""
+        best = 0
+        stack = [(self.root, 0)]
+        while stack:
+            nid, d = stack.pop()
+            if d > limit:
+                return None
+            best = max(best, d)
+            stack.extend((c, d + 1) for _, c in self.branches[nid])
+        return best
+
     def leaves(self, points: "np.ndarray[Any, Any]") -> "np.ndarray[Any, np.dtype[np.int64]]":
-        """The node id of the leaf each row of ``points`` reaches."""
+        """The node id of the leaf each row of ``points`` reaches: level by level through one flat table
+        when the tree is at most :data:`LEVELS_DEPTH` deep and the table at most :data:`LEVELS_LIMIT`
+        entries, else node by node (:meth:`leaves_by_node`)."""
+        flat = self._flat()
+        if flat is not None:
+            return flat.leaves(points, self.root)
+        return self.leaves_by_node(points)
+
+    def leaves_by_node(self, points: "np.ndarray[Any, Any]") -> "np.ndarray[Any, np.dtype[np.int64]]":
+        """:meth:`leaves`, walked node by node (each node's points routed by a lookup; any depth and domain)."""
         n = len(points)
+
         out = np.empty(n, dtype=np.int64)
         feature, branches = self.feature, self.branches
         stack: list[tuple[int, "np.ndarray[Any, np.dtype[np.intp]]"]] = [(self.root, np.arange(n))]
