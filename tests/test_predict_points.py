@@ -34,7 +34,7 @@ def assert_same(model: Any, pts: np.ndarray) -> None:
 
 
 @st.composite
-def boosted_models(draw: Any, *, small_ints: bool = False, k: int | None = None,
+def boosted_models(draw: Any, *, small_ints: bool = False, tiny: bool = False, k: int | None = None,
                    ties: str | None = None) -> BoostedTrees:
     """Binary (ties first/last) or multi-class boosted trees; leaf values with exact ties at zero and
     denominators far past 2**62 (totals as Python ints)."""
@@ -48,6 +48,8 @@ def boosted_models(draw: Any, *, small_ints: bool = False, k: int | None = None,
                     st.sampled_from([Fraction(1, 3 ** 41), -Fraction(1, 3 ** 41), Fraction(5, 11 ** 30)]))
     if small_ints:  # many exact ties (zero margins, equal class scores)
         num = st.integers(-1, 1)
+    if tiny:  # totals split into limbs (scale 3**41 > 2**64) with margins of one unit of the scale, or zero
+        num = st.sampled_from([0, 1, -1, Fraction(1, 3 ** 41), -Fraction(1, 3 ** 41)])
     values = [{leaf: draw(num) for leaf in t.leaves} for t in ts]
     if k == 2:
         return BoostedTrees(space, classes, ts, values, init=[draw(num)],
@@ -75,11 +77,13 @@ def test_boosted(model: BoostedTrees, seed: int) -> None:
 
 
 @pytest.mark.parametrize("k, ties", [(2, "first"), (2, "last"), (3, "first")])
-def test_boosted_ties(k: int, ties: str) -> None:
-    """Integer leaf values: many zero margins and equal class scores, decided as predict_point does."""
+@pytest.mark.parametrize("values", ["small_ints", "tiny"])
+def test_boosted_ties(k: int, ties: str, values: str) -> None:
+    """Many zero margins and equal class scores (small integers, or totals past int64 that differ by one
+    unit of the scale), decided as predict_point does."""
 
     @settings(max_examples=30, derandomize=True, deadline=None)
-    @given(boosted_models(small_ints=True, k=k, ties=ties), st.integers(0, 9))
+    @given(boosted_models(**{values: True}, k=k, ties=ties), st.integers(0, 9))
     def check(model: BoostedTrees, seed: int) -> None:
         assert_same(model, random_points(model.space, 200, seed))
 

@@ -30,7 +30,7 @@ import numpy as np
 from kcxai._errors import InvalidInputError, InvalidTypeError, ModelFormatError
 from kcxai.models import _import_boosted
 from kcxai.models._base import Classifier
-from kcxai.models._batch import LeafScores, argmax_first_rows
+from kcxai.models._batch import LeafScores, argmax_first_rows, signs
 from kcxai._gc import gc_paused
 from kcxai.models.forest import TreeBlock, checked_trees, leaf_dicts, tree_over, trees_of
 from kcxai.models._numbers import exact_number
@@ -239,15 +239,15 @@ class BoostedTrees(Classifier):
 
     def predict_points(self, points: "np.ndarray[Any, Any]") -> "np.ndarray[Any, np.dtype[np.int64]]":
         """The class indices of many encoded points: the exact integer-scaled scores of all trees
-        (``int64``, or Python ints when they could overflow), decided as :meth:`predict_point`."""
+        (``int64``, split into limbs when they could overflow), decided as :meth:`predict_point`."""
         batch = self.__dict__.get("_batch")
         if batch is None:
             batch = self._batch = LeafScores(self._iinit, [t.router for t in self.trees],
                                              [t.leaves for t in self.trees], self.tree_class, self._ivalues)
         s = batch.totals(np.asarray(points))
         if len(self.classes) == 2:
-            m = s[:, 0]
-            return np.asarray((m >= 0) if self.ties == "last" else (m > 0), dtype=np.int64)
+            sign = signs(s[:, 0])
+            return np.asarray((sign >= 0) if self.ties == "last" else (sign > 0), dtype=np.int64)
         return argmax_first_rows(s)
 
     def build(self, builder: "FunctionBuilder[Any]") -> list[Any]:
