@@ -245,3 +245,13 @@ def test_estimates_are_consistent_with_the_exact_error(model: Any, data: Any) ->
     for delta in (Fraction(1, 50), Fraction(1, 10), Fraction(1, 3)):
         if oracle.decide(point, label, fixed, Bound(delta, space.total_weight)):
             assert exact <= delta * space.total_weight
+
+
+def test_single_class_forest() -> None:
+    from kcxai import Leaf, Split
+
+    space = FeatureSpace([Feature.categorical("y", [0, 1, 2])])
+    t = DecisionTree(space, ["only"], Split("y", {0: Leaf("only"), 1: Leaf("only"), 2: Leaf("only")}))
+    for forest in (RandomForest(space, ["only"], [t, t], voting="hard"),
+                   RandomForest(space, ["only"], [t], voting="soft", leaf_scores=[{lf: [0.5] for lf in t.leaves}])):
+        assert_same(forest, np.array([[0], [1], [2]]))

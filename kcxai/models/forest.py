@@ -30,7 +30,7 @@ import numpy as np
 from kcxai._errors import InvalidInputError, InvalidTypeError, ModelFormatError
 from kcxai.models import _sklearn
 from kcxai.models._base import Classifier
-from kcxai.models._batch import LeafScores, argmax_first_rows
+from kcxai.models._batch import LeafScores, argmax_first_rows, signs
 from kcxai._gc import gc_paused
 from kcxai.models._import_trees import EnsembleParts
 from kcxai.models._numbers import check_step, exact_number, round_to, rounding_margin
@@ -314,10 +314,18 @@ class RandomForest(Classifier):
         """The class indices of many encoded points: the exact summed integer-scaled scores (or vote
         counts) of all trees, first class of the highest, as :meth:`predict_point` decides."""
         batch = self.__dict__.get("_batch")
+        k = len(self.classes)
+        if k == 1:
+            return np.zeros(len(points), dtype=np.int64)
         if batch is None:
-            batch = self._batch = LeafScores([0] * len(self.classes), [t.router for t in self.trees],
-                                             [t.leaves for t in self.trees], [-1] * len(self.trees), self._iterms)
-        return argmax_first_rows(batch.totals(np.asarray(points)))
+            # each class's score minus class 0's: the same order (ties included), one column fewer to sum
+            diffs = [[tuple(r[c] - r[0] for c in range(1, k)) for r in t] for t in self._iterms]
+            batch = self._batch = LeafScores([0] * (k - 1), [t.router for t in self.trees],
+                                             [t.leaves for t in self.trees], [-1] * len(self.trees), diffs)
+        s = batch.totals(np.asarray(points))
+        if k == 2:
+            return np.asarray(signs(s[:, 0]) > 0, dtype=np.int64)
+        return argmax_first_rows(np.concatenate([np.zeros_like(s[:, :1]), s], axis=1))
 
     def build(self, builder: "FunctionBuilder[Any]") -> list[Any]:
         """One function per class: the exact voting, compiled tree by tree (see the module docstring)."""
