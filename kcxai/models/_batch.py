@@ -42,6 +42,11 @@ def _mask_bits(mask: int, size: int) -> "np.ndarray[Any, np.dtype[np.bool_]]":
     return np.unpackbits(raw, bitorder="little", count=size).astype(bool)
 
 
+def _by_feature(points: "np.ndarray[Any, Any]") -> "np.ndarray[Any, np.dtype[np.int64]]":
+    """The values of ``points`` feature after feature, as one 1-D array."""
+    return np.ascontiguousarray(np.asarray(points, dtype=np.int64).T).ravel()
+
+
 def _child_of_value(branches: Sequence[tuple[int, int]], size: int) -> "np.ndarray[Any, np.dtype[np.int64]]":
     """Per value of the node's feature, the child the point-wise walk takes (``-1``: no branch holds it)."""
     child = np.full(size, -1, dtype=np.int64)
@@ -96,13 +101,14 @@ class _Levels:
                 table[o:o + sizes[f]] = _child_of_value(branches[nid], sizes[f])
         self.feature, self.table, self.depth = feat, table, depth
 
-    def leaves(self, points: "np.ndarray[Any, Any]", root: int) -> "np.ndarray[Any, np.dtype[np.int64]]":
-        n = len(points)
+    def leaves(self, by_feature: "np.ndarray[Any, Any]", n: int, root: int) -> "np.ndarray[Any, np.dtype[np.int64]]":
+        """``by_feature``: the points' values feature after feature (``points.T.ravel()``): a 1-D gather per
+        level is 1.6x faster than a 2-D one (100 trees of depth 6, 4,096 points)."""
         rows = np.arange(n)
         cur = np.full(n, root, dtype=np.int64)
-        feature, offset, table = self.feature, self.offset, self.table
+        start, offset, table = self.feature * n, self.offset, self.table
         for _ in range(self.depth):
-            cur = table[offset[cur] + points[rows, feature[cur]]]
+            cur = table[offset[cur] + by_feature[start[cur] + rows]]
         return cur
 
 
@@ -167,13 +173,17 @@ class TreeRouter:
             stack.extend((c, d + 1) for _, c in self.branches[nid])
         return best
 
-    def leaves(self, points: "np.ndarray[Any, Any]") -> "np.ndarray[Any, np.dtype[np.int64]]":
+    def leaves(self, points: "np.ndarray[Any, Any]", by_feature: "np.ndarray[Any, Any] | None" = None
+               ) -> "np.ndarray[Any, np.dtype[np.int64]]":
         """The node id of the leaf each row of ``points`` reaches: level by level through one flat table
         when the tree is at most :data:`LEVELS_DEPTH` deep and the table at most :data:`LEVELS_LIMIT`
-        entries, else node by node (:meth:`leaves_by_node`)."""
+        entries, else node by node (:meth:`leaves_by_node`). ``by_feature``, if given, is
+        ``points.T.ravel()`` (an ensemble computes it once for all its trees)."""
         flat = self._flat()
         if flat is not None:
-            return flat.leaves(points, self.root)
+            if by_feature is None:
+                by_feature = _by_feature(points)
+            return flat.leaves(by_feature, len(points), self.root)
         return self.leaves_by_node(points)
 
     def leaves_by_node(self, points: "np.ndarray[Any, Any]") -> "np.ndarray[Any, np.dtype[np.int64]]":
@@ -249,10 +259,11 @@ class LeafScores:
         (every limb but the last in ``[0, 2**31)``, the last signed), so that comparing limbs from the
         last to the first compares the totals."""
         points = np.asarray(points)
+        by_feature = _by_feature(points)
         s = np.empty((len(points),) + self.base.shape, dtype=np.int64)
         s[:] = self.base
         for router, pos, col, table in zip(self.routers, self.positions, self.columns, self.tables):
-            picked = table[pos[router.leaves(points)]]
+            picked = table[pos[router.leaves(points, by_feature)]]
             if col < 0:
                 s += picked
             else:
