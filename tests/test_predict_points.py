@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 import kcxai
 from kcxai import DecisionTree, Feature, FeatureSpace
 from kcxai.models import BoostedTrees, RandomForest
-from kcxai.models._batch import TABLE_LIMIT
+from kcxai.models._batch import LEVELS_PER_NODE, TABLE_LIMIT
 from tests.model_strategies import _classes, _with_classes, any_model, forests
 from tests.reference import error as brute_error
 from tests.strategies import feature_spaces, instance_of, points, trees
@@ -109,18 +109,20 @@ def test_forest_ties_go_to_the_first_class() -> None:
         assert forest.predict_points(pts).tolist() == [1, 1, 1] == [forest.predict_point(tuple(p)) for p in pts]
 
 
-@pytest.mark.parametrize("size", [65, 130, TABLE_LIMIT + 300])
+@pytest.mark.parametrize("size", [TABLE_LIMIT - 20, 65, 130, 5000])
 def test_large_domains(size: int) -> None:
-    """A feature with more than 64 (and more than TABLE_LIMIT) values: masks wider than a machine word,
-    intervals (threshold tests) and arbitrary groups of values, at the root and deeper; both walks."""
+    """Features with up to TABLE_LIMIT values (direct tables) and more than 64 values: masks wider than a
+    machine word, intervals (threshold tests) and arbitrary groups of values, at the root and deeper; both
+    walks (5,000 values: the flat table is refused, past LEVELS_PER_NODE entries a node)."""
     from kcxai import Leaf, Split
 
     space = FeatureSpace([Feature.categorical("big", list(range(size))), Feature.categorical("small", [0, 1, 2])])
 
     @settings(max_examples=15, derandomize=True, deadline=None)
-    @given(st.lists(st.integers(0, 3), min_size=size, max_size=size), st.integers(1, size - 1), st.integers(0, 9))
-    def check(groups: list[int], cut: int, seed: int) -> None:
-        inner = Split("big", {v: Leaf("b" if v < cut else "c") for v in range(size)})  # a threshold at cut
+    @given(st.integers(0, 2 ** 32 - 1), st.integers(1, size - 1), st.integers(0, 9))
+    def check(group_seed: int, cut: int, seed: int) -> None:
+        groups = np.random.default_rng(group_seed).integers(0, 4, size=size).tolist()
+        inner = Split("big", ((tuple(range(cut)), Leaf("b")), (tuple(range(cut, size)), Leaf("c"))))  # a threshold
         used = sorted(set(groups))
         root = Split("big", tuple(
             (tuple(v for v in range(size) if groups[v] == g),
@@ -129,7 +131,9 @@ def test_large_domains(size: int) -> None:
         tree = DecisionTree(space, ["a", "b", "c"], root)
         forest = RandomForest(space, ["a", "b", "c"], [tree, DecisionTree(space, ["a", "b", "c"], inner)])
         pts = random_points(space, 400, seed)
-        pts[:6, 0] = [0, size - 1, 63, 64, cut - 1, cut]  # values around the word boundary and the threshold
+        # values around the word boundary and the threshold
+        pts[:6, 0] = [0, size - 1, min(63, size - 1), min(64, size - 1), cut - 1, cut]
+        assert (tree.router._flat() is None) == (size > 2 * LEVELS_PER_NODE)  # 5,000 values: past the cap
         for model in (tree, forest):
             assert_same(model, pts)
         want = [tree.predict_point(tuple(p)) for p in pts.tolist()]

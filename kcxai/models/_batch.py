@@ -8,8 +8,8 @@ Python ints of any width (adult's ``fnlwgt`` has 70,466 values), so a node's
 lookup is built from the mask's bytes (``numpy.unpackbits``). Two walks:
 
 * level by level (trees at most :data:`LEVELS_DEPTH` deep whose lookups fit in
-  :data:`LEVELS_LIMIT` entries, e.g. every tree of a forest of depth 6 on adult): all
-  node lookups in one flat table, and every point moves one level per step, a few
+  :data:`LEVELS_LIMIT` entries and :data:`LEVELS_PER_NODE` a node, e.g. every tree of a
+  forest of depth 6 on adult): all node lookups in one flat table, and every point moves one level per step, a few
   numpy operations per level whatever the number of nodes;
 * node by node (deeper trees, huge domains): the points at each node are routed by
   that node's lookup, built lazily, only for the nodes some point reaches, as a
@@ -28,10 +28,12 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["TreeRouter", "LeafScores", "argmax_first_rows", "signs", "leaf_positions", "TABLE_LIMIT"]
+__all__ = ["TreeRouter", "LeafScores", "argmax_first_rows", "signs", "leaf_positions", "TABLE_LIMIT",
+           "LEVELS_LIMIT", "LEVELS_PER_NODE", "LEVELS_DEPTH"]
 
-#: Domains up to this size get a direct value -> child table per node; larger ones the runs of equal children.
-TABLE_LIMIT = 1024
+#: Domains up to this size get a direct value -> child table per node in the node-by-node walk; larger
+#: ones the runs of equal children (a threshold test: two runs, whatever the domain size).
+TABLE_LIMIT = 64
 
 _INT64_SAFE = 2 ** 62  # totals below this in magnitude cannot overflow int64 in any order of addition
 
@@ -112,8 +114,11 @@ class _Levels:
         return cur
 
 
-#: Most entries a tree's flat table (:class:`_Levels`) may have (8 bytes each); larger trees are walked node by node.
+#: Most entries a tree's flat table (:class:`_Levels`) may have (8 bytes each)...
 LEVELS_LIMIT = 1 << 21
+#: ... and per node of the tree (1 KB a node: a few times the tree's own Python objects; a forest of depth 6
+#: on adult needs 37 on average); larger tables are walked node by node.
+LEVELS_PER_NODE = 128
 #: Deepest tree walked level by level (each level costs a step for every point, even those at a leaf).
 LEVELS_DEPTH = 48
 
@@ -155,7 +160,7 @@ class TreeRouter:
             self._levels = None
             sizes, feature = self.sizes, self.feature
             entries = sum(sizes[f] for f in feature if f >= 0) + len(feature) * min(sizes, default=1)
-            if entries <= LEVELS_LIMIT:
+            if entries <= min(LEVELS_LIMIT, LEVELS_PER_NODE * len(feature) + 4096):
                 depth = self._depth(LEVELS_DEPTH)
                 if depth is not None:
                     self._levels = _Levels(feature, self.branches, sizes, depth)
@@ -177,8 +182,8 @@ class TreeRouter:
                ) -> "np.ndarray[Any, np.dtype[np.int64]]":
         """The node id of the leaf each row of ``points`` reaches: level by level through one flat table
         when the tree is at most :data:`LEVELS_DEPTH` deep and the table at most :data:`LEVELS_LIMIT`
-        entries, else node by node (:meth:`leaves_by_node`). ``by_feature``, if given, is
-        ``points.T.ravel()`` (an ensemble computes it once for all its trees)."""
+        entries and :data:`LEVELS_PER_NODE` per node, else node by node (:meth:`leaves_by_node`).
+        ``by_feature``, if given, is ``points.T.ravel()`` (an ensemble computes it once for all its trees)."""
         flat = self._flat()
         if flat is not None:
             if by_feature is None:
