@@ -14,7 +14,7 @@ import kcxai
 from kcxai import DecisionTree, Feature, FeatureSpace
 from kcxai.models import BoostedTrees, RandomForest
 from kcxai.models._batch import LEVELS_PER_NODE, TABLE_LIMIT
-from tests.model_strategies import _classes, _with_classes, any_model, forests
+from tests.model_strategies import _classes, _with_classes, any_model, forests, linear_models, naive_bayes_models
 from tests.reference import error as brute_error
 from tests.strategies import feature_spaces, instance_of, points, trees
 
@@ -259,3 +259,23 @@ def test_single_class_forest() -> None:
     for forest in (RandomForest(space, ["only"], [t, t], voting="hard"),
                    RandomForest(space, ["only"], [t], voting="soft", leaf_scores=[{lf: [0.5] for lf in t.leaves}])):
         assert_same(forest, np.array([[0], [1], [2]]))
+
+
+@SETTINGS
+@given(st.one_of(linear_models(), naive_bayes_models()), st.integers(0, 9))
+def test_additive_score_models(model: Any, seed: int) -> None:
+    assert_same(model, random_points(model.space, 200, seed))
+
+
+@settings(max_examples=30, derandomize=True, deadline=None)
+@given(st.data())
+def test_linear_totals_past_int64(data: Any) -> None:
+    """Weights whose scaled sums overflow int64 (split into limbs) and ties at one unit of the scale."""
+    from kcxai.models import LinearClassifier
+
+    space = data.draw(feature_spaces(max_features=4))
+    k = data.draw(st.integers(2, 3))
+    num = st.sampled_from([0, 1, -1, Fraction(1, 3 ** 41), -Fraction(1, 3 ** 41), Fraction(2, 7 ** 30)])
+    weights = [[[data.draw(num) for _ in range(f.size)] for _ in range(k)] for f in space.features]
+    model = LinearClassifier(space, _classes(data.draw, k), weights, [data.draw(num) for _ in range(k)])
+    assert_same(model, random_points(space, 200, data.draw(st.integers(0, 9))))

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["TreeRouter", "LeafScores", "argmax_first_rows", "signs", "leaf_positions", "TABLE_LIMIT",
+__all__ = ["TreeRouter", "LeafScores", "FeatureScores", "argmax_first_rows", "signs", "leaf_positions", "TABLE_LIMIT",
            "LEVELS_LIMIT", "LEVELS_PER_NODE", "LEVELS_DEPTH"]
 
 #: Domains up to this size get a direct value -> child table per node in the node-by-node walk; larger
@@ -273,10 +273,44 @@ class LeafScores:
                 s += picked
             else:
                 s[:, col] += picked
-        for i in range(self.limbs - 1):  # carry: lower limbs back into [0, 2**31)
-            s[..., i + 1] += s[..., i] >> _LIMB
-            s[..., i] &= (1 << _LIMB) - 1
-        return s
+        return _carry(s, self.limbs)
+
+
+class FeatureScores:
+    """Exact per-class totals ``base + sum over features`` of integer per-value scores (an additive model),
+    for many points at once, in normalised ``int64`` limbs as :class:`LeafScores`.
+
+    ``tables[f][v]`` holds one int per class: what value ``v`` of feature ``f`` adds.
+    """
+
+    __slots__ = ("base", "tables", "limbs")
+
+    def __init__(self, base: Sequence[int], tables: Sequence[Sequence[Sequence[int]]]) -> None:
+        bound = sum(abs(b) for b in base) + sum(max((abs(x) for col in t for x in col), default=0) for t in tables)
+        limbs = 1
+        if bound >= _INT64_SAFE:
+            while bound >> (_LIMB * (limbs - 1)) >= 1 << _LIMB:
+                limbs += 1
+        self.limbs = limbs
+        self.base = _split(list(base), limbs)
+        self.tables = [_split([list(col) for col in t], limbs) for t in tables]
+
+    def totals(self, points: "np.ndarray[Any, Any]") -> "np.ndarray[Any, np.dtype[np.int64]]":
+        """Shape ``(len(points), n_classes, limbs)``, as :meth:`LeafScores.totals`."""
+        points = np.asarray(points)
+        s = np.empty((len(points),) + self.base.shape, dtype=np.int64)
+        s[:] = self.base
+        for f, table in enumerate(self.tables):
+            s += table[points[:, f]]
+        return _carry(s, self.limbs)
+
+
+def _carry(s: "np.ndarray[Any, np.dtype[np.int64]]", limbs: int) -> "np.ndarray[Any, np.dtype[np.int64]]":
+    """Normalise limbs in place: every limb but the last back into ``[0, 2**31)``."""
+    for i in range(limbs - 1):
+        s[..., i + 1] += s[..., i] >> _LIMB
+        s[..., i] &= (1 << _LIMB) - 1
+    return s
 
 
 _LIMB = 31  # bits per limb: the sum of 2**31 trees' limbs still fits in int64
