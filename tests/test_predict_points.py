@@ -279,3 +279,12 @@ def test_linear_totals_past_int64(data: Any) -> None:
     weights = [[[data.draw(num) for _ in range(f.size)] for _ in range(k)] for f in space.features]
     model = LinearClassifier(space, _classes(data.draw, k), weights, [data.draw(num) for _ in range(k)])
     assert_same(model, random_points(space, 200, data.draw(st.integers(0, 9))))
+
+
+@settings(max_examples=10, derandomize=True, deadline=None)
+@given(st.one_of(trees(), forests(), boosted_models(), linear_models()))
+def test_no_points(model: Any) -> None:
+    empty = np.zeros((0, model.space.n_features), dtype=np.int64)
+    assert model.predict_points(empty).shape == (0,)
+    if isinstance(model, DecisionTree):
+        assert model.router.leaves_by_node(empty).shape == (0,)

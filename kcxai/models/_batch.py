@@ -205,6 +205,8 @@ class TreeRouter:
                 out[idx] = nid
                 continue
             child = self._route(nid)(points[idx, f])
+            if not len(child):
+                continue
             first = int(child[0])
             if (child == first).all():  # one child for all: no split of the index array
                 stack.append((first, idx))
