@@ -235,3 +235,10 @@ def test_dt_statistics_count_the_paths_and_their_literals(tree):
     details = kcxai.compile_model(tree, "dt").stats.details
     assert details["paths"] == len(tree.paths) == len(tree.leaves)
     assert details["path_literals"] == sum(len(p.masks) for p in tree.paths)
+
+
+def test_a_compile_limit_s_advice_does_not_build_the_paths():
+    tree = kcxai.models.model_from_dict(_chain_json(8))
+    with pytest.raises(kcxai.CompilationLimitError, match="answers natively with 'dt'"):
+        kcxai.compile_model(tree, "obdd", max_nodes=2)
+    assert tree._paths is None
