@@ -229,6 +229,8 @@ class Deadline:
                 "'max_seconds' cannot be enforced: pass max_seconds=None or a MiniSat-like solver "
                 "('g3', 'g4', 'm22', 'mgh').") from None
         with self._lock:
+            if self._fired:  # the watchdog fired since the check: nothing would interrupt the call
+                raise self.error()
             self._running = solver
         try:
             result = solver.solve_limited(assumptions=list(assumptions), expect_interrupt=True)
