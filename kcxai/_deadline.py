@@ -33,7 +33,7 @@ import numbers
 import os
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from kcxai._errors import InvalidInputError, InvalidTypeError, SearchLimitError
@@ -186,12 +186,6 @@ class Deadline:
         """Raise :class:`SearchLimitError` if the deadline has passed."""
         if time.perf_counter() > self.at:
             raise self.error()
-
-    def checked(self, items: Iterable[Any]) -> Iterable[Any]:
-        """``items``, checking the clock before each."""
-        for x in items:
-            self.check()
-            yield x
 
     def error(self, partial: Sequence[Any] = ()) -> SearchLimitError:
         """The error for this search having run out of time."""
