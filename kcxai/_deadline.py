@@ -104,7 +104,10 @@ class _Watchdog:
                 for token, (at, fn) in list(self._due.items()):
                     if at <= now:
                         del self._due[token]
-                        fn()
+                        try:
+                            fn()
+                        except Exception:  # noqa: BLE001 - keep serving the other deadlines; this one's
+                            pass  # search still stops at its next clock check, after the solver returns
                 self._wake_at = min((at for at, _ in self._due.values()), default=now + _IDLE)
                 self._cond.wait(max(self._wake_at - now, 0.0))
 
