@@ -7,7 +7,8 @@ and an XGBoost model (100 trees of depth 6):
 
 * the import time of ``kcxai.from_sklearn``;
 * the median time of one subset-minimal AXp (``kcxai.ensemble_axp`` with a
-  prepared engine, so the per-model set-up is timed once, as PyXAI's);
+  prepared engine, so the per-model set-up is timed once, as PyXAI's), under the
+  same time limit as PyXAI's (``--pyxai-limit``; a stopped AXp counts as the limit);
 * PyXAI's ``sufficient_reason`` on the same forest and instances (when
   ``pyxai`` is installed), and the ratio of the medians. PyXAI's forests vote
   by majority, so the kcxai side is timed on the hard-voting import of the same
@@ -72,20 +73,27 @@ def check(engine: Any, model: Any, predict: Callable[[np.ndarray], np.ndarray], 
 
 
 def time_axps(name: str, model: Any, predict: Callable[[np.ndarray], np.ndarray], xs: np.ndarray,
-              engine_name: str) -> list[float]:
+              engine_name: str, limit: float) -> list[float]:
+    """AXp times; an AXp stopped at ``limit`` seconds (kcxai.SearchLimitError) counts as ``limit``, as PyXAI's timeouts."""
     t = time.perf_counter()
     engine = prepare_ensemble(model, engine=engine_name)
     print(f"  {name}: engine {engine_name!r} prepared in {time.perf_counter() - t:.2f} s")
     rng = np.random.default_rng(0)
-    times, sizes, wrong = [], [], 0
+    times, sizes, wrong, timeouts = [], [], 0, 0
     for x in xs:
         t = time.perf_counter()
-        e = kcxai.ensemble_axp(engine, x)
+        try:
+            e = kcxai.ensemble_axp(engine, x, max_seconds=limit)
+        except kcxai.SearchLimitError:
+            times.append(limit)
+            timeouts += 1
+            continue
         times.append(time.perf_counter() - t)
         sizes.append(len(e))
         wrong += check(engine, model, predict, x, e.features, rng)
     print(f"  {name}: AXp median {statistics.median(times):.3f} s (max {max(times):.2f} s), "
-          f"median size {statistics.median(sizes)}, wrong {wrong} of {len(xs)} checked")
+          f"median size {statistics.median(sizes) if sizes else '-'}, wrong {wrong} of {len(sizes)} checked, "
+          f"{timeouts} timeouts at {limit} s")
     return times
 
 
@@ -157,8 +165,8 @@ def forest(Xtr: np.ndarray, ytr: np.ndarray, Xte: np.ndarray, xs: np.ndarray, li
         counts = np.stack([(votes == k).sum(axis=0) for k in range(len(rf.classes_))])
         return rf.classes_[np.argmax(counts, axis=0)]
 
-    ours_soft = time_axps("soft voting (sklearn's predict)", soft, rf.predict, xs, "search")
-    ours_hard = time_axps("hard voting (PyXAI's semantics)", hard, hard_predict, xs, "search")
+    ours_soft = time_axps("soft voting (sklearn's predict)", soft, rf.predict, xs, "search", limit)
+    ours_hard = time_axps("hard voting (PyXAI's semantics)", hard, hard_predict, xs, "auto", limit)
     theirs = pyxai_times(rf, xs, "sufficient_reason", limit)
     ratio(ours_hard, theirs, "hard voting, sufficient reason")
     ratio(ours_soft, theirs, "soft voting vs PyXAI's hard voting")
@@ -176,7 +184,7 @@ def boosted(Xtr: np.ndarray, ytr: np.ndarray, Xte: np.ndarray, xs: np.ndarray, l
     model = kcxai.from_sklearn(clf)
     print(f"  import: {time.perf_counter() - t:.2f} s")
     assert (np.asarray(model.predict_many(Xte)) == clf.predict(Xte)).all()
-    ours = time_axps("XGBoost", model, clf.predict, xs, "search")
+    ours = time_axps("XGBoost", model, clf.predict, xs, "search", limit)
     theirs = pyxai_times(clf, xs, "tree_specific_reason", limit)
     ratio(ours, theirs, "tree-specific reason (not an AXp) vs AXp")
 

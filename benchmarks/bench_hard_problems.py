@@ -99,8 +99,8 @@ def main() -> None:
                                 raise SystemExit(f"size mismatch on {label}: {len(e)} != {size}")
                         fast = statistics.median(secs[:args.baseline])
                         base = f"{statistics.median(bsecs):17.3f} {statistics.median(bsecs) / fast:6.1f}"
-                    except kcxai.ProblemTooLargeError:
-                        base = f"{'> max_subsets':>17} {'':>6}"
+                    except kcxai.SearchLimitError as err:  # max_subsets, or max_seconds (default 60)
+                        base = f"{'> ' + err.limit:>17} {'':>6}"
                 print(f"{label:26} {tree.n_nodes:5d} {tree.space.n_features:4d} {delta:5.2f} {fn.__name__:13} "
                       f"{statistics.median(secs):9.3f} {max(secs):8.3f} {statistics.median(sizes):4.0f}   {base}",
                       flush=True)

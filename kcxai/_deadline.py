@@ -33,7 +33,7 @@ import numbers
 import os
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from kcxai._errors import InvalidInputError, InvalidTypeError, SearchLimitError
@@ -104,7 +104,10 @@ class _Watchdog:
                 for token, (at, fn) in list(self._due.items()):
                     if at <= now:
                         del self._due[token]
-                        fn()
+                        try:
+                            fn()
+                        except Exception:  # noqa: BLE001 - keep serving the other deadlines; this one's
+                            pass  # search still stops at its next clock check, after the solver returns
                 self._wake_at = min((at for at, _ in self._due.values()), default=now + _IDLE)
                 self._cond.wait(max(self._wake_at - now, 0.0))
 
@@ -187,12 +190,6 @@ class Deadline:
         if time.perf_counter() > self.at:
             raise self.error()
 
-    def checked(self, items: Iterable[Any]) -> Iterable[Any]:
-        """``items``, checking the clock before each."""
-        for x in items:
-            self.check()
-            yield x
-
     def error(self, partial: Sequence[Any] = ()) -> SearchLimitError:
         """The error for this search having run out of time."""
         reached = [f"{self.seconds:.2f} s"]
@@ -229,6 +226,8 @@ class Deadline:
                 "'max_seconds' cannot be enforced: pass max_seconds=None or a MiniSat-like solver "
                 "('g3', 'g4', 'm22', 'mgh').") from None
         with self._lock:
+            if self._fired:  # the watchdog fired since the check: nothing would interrupt the call
+                raise self.error()
             self._running = solver
         try:
             result = solver.solve_limited(assumptions=list(assumptions), expect_interrupt=True)

@@ -40,8 +40,9 @@ never import a backend.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Callable, Protocol, cast, runtime_checkable
+from typing import TYPE_CHECKING, Callable, Protocol, TypeGuard, cast, runtime_checkable
 
 from kcxai.arithmetic import Bound, Weight
 from kcxai.space import FeatureSpace
@@ -51,7 +52,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from kcxai.models.tree import TreePath
 
 __all__ = ["CountingOracle", "OracleSession", "SessionBase", "GenericSession", "Bound", "PathOracle",
-           "ApproximateOracle", "MixtureOracle", "PathMixtureOracle", "MixtureSession", "per_component"]
+           "ApproximateOracle", "MixtureOracle", "PathMixtureOracle", "MixtureSession", "per_component",
+           "has_paths"]
 
 
 @runtime_checkable
@@ -178,6 +180,22 @@ class PathOracle(Protocol):
         ...
 
 
+def has_paths(obj: object) -> "TypeGuard[PathOracle]":
+    """Whether ``obj`` is a :class:`PathOracle`, found without reading its ``paths``.
+
+    ``isinstance(obj, PathOracle)`` reads every attribute of the protocol on Python < 3.12
+    (``hasattr``), and reading a tree's ``paths`` builds them all (quadratic in a deep chain).
+
+    >>> from kcxai import DecisionTree, Feature, FeatureSpace, Leaf, Split
+    >>> tree = DecisionTree(FeatureSpace([Feature.categorical("x", [0, 1])]), [0, 1],
+    ...                     Split("x", {0: Leaf(0), 1: Leaf(1)}))
+    >>> has_paths(tree), has_paths(3)
+    (True, False)
+    """
+    return callable(inspect.getattr_static(obj, "path_of", None)) and \
+        inspect.getattr_static(obj, "paths", None) is not None
+
+
 @runtime_checkable
 class ApproximateOracle(Protocol):
     """An oracle whose relevance decisions are statistical, not counted.
@@ -277,4 +295,4 @@ def per_component(space: FeatureSpace, make: "Callable[[ProductWeights], Countin
     if len(comps) == 1 and comps[0][0] == 1:
         return make(comps[0][1])
     parts = [(c, make(pw)) for c, pw in comps]
-    return (PathMixtureOracle if isinstance(parts[0][1], PathOracle) else MixtureOracle)(space, parts)
+    return (PathMixtureOracle if has_paths(parts[0][1]) else MixtureOracle)(space, parts)

@@ -242,3 +242,46 @@ def test_every_kind_is_documented_in_the_help(capsys):
     assert main(["experiment", "ensembles", "--help"]) == 0
     out = capsys.readouterr().out
     assert all(k in out for k in MODEL_KINDS)
+
+
+def test_a_cell_s_sat_calls_are_limited_to_what_is_left_of_its_budget(tmp_path, monkeypatch):
+    # SIGALRM cannot stop a SAT call (the handler runs once the C call returns), so each explanation must be
+    # given the rest of the cell's budget as its own max_seconds, and hitting that limit is the cell's budget
+    real = kcxai.ensemble_axp
+    limits = []
+
+    def spy(*a, **kw):
+        limits.append(kw.get("max_seconds", kcxai.explain.ensemble_sat.DEFAULT_SEARCH_SECONDS))
+        return real(*a, **kw)
+
+    monkeypatch.setattr(kcxai, "ensemble_axp", spy)
+    run_ensembles(_cfg(tmp_path, budget=7.0))
+    assert len(limits) == 2 and all(m is not None and 0 < m <= 7.0 for m in limits)
+
+
+def test_a_search_limit_inside_a_cell_is_the_cell_s_budget_not_a_crash(tmp_path, monkeypatch):
+    def limited(*a, **kw):
+        raise kcxai.SearchLimitError("stopped", limit="max_seconds", seconds=1.0)
+
+    monkeypatch.setattr(kcxai, "ensemble_axp", limited)
+    rows = run_ensembles(_cfg(tmp_path))
+    sat = next(r for r in rows if r["language"] == "sat")
+    assert sat["status"] == "skipped: over budget" and sat["explanations"] == 0
+
+
+def test_the_sat_checks_run_under_the_check_budget(tmp_path, monkeypatch):
+    from kcxai.explain._ensemble_cnf import EnsembleCnf
+
+    real = EnsembleCnf.changes
+    seen = []
+
+    def spy(self, point, label, fixed, deadline=None):
+        seen.append(deadline)
+        return real(self, point, label, fixed, deadline)
+
+    monkeypatch.setattr(EnsembleCnf, "changes", spy)
+    rows = run_ensembles(_cfg(tmp_path, budget=9.0))
+    obdd = next(r for r in rows if r["language"] == "obdd")
+    assert obdd["checks"] == 2 and obdd["disagreements"] == 0
+    checks = [d for d in seen if d is not None and d.what.startswith("the checks")]
+    assert checks and all(d.max_seconds == 9.0 for d in checks)

@@ -354,3 +354,31 @@ def test_cli_max_seconds(tmp_path: Any, capsys: Any) -> None:
         assert err.count("\n") == 1 and "positive number of seconds" in err
     assert main(base + ["--method", "smallest_drs", "--delta", "0.9", "--max-seconds", "1e-9"]) == 2
     assert "stopped at its time limit" in capsys.readouterr().err
+
+
+class _RacySolver:
+    """A solver whose deadline fires between the clock check and the SAT call (the watchdog's thread can
+    run there): the call must not start unguarded, since nothing would interrupt it any more."""
+
+    def __init__(self, deadline: Deadline) -> None:
+        self.deadline = deadline
+        self.solver = self
+        self.calls = 0
+
+    def clear_interrupt(self) -> None:
+        self.deadline._fire()  # what the watchdog does at the deadline
+
+    def interrupt(self) -> None:
+        pass
+
+    def solve_limited(self, assumptions: Any = (), expect_interrupt: bool = False) -> bool:
+        self.calls += 1  # a real solver would now run unbounded
+        return True
+
+
+def test_a_deadline_that_fires_just_before_a_sat_call_stops_it() -> None:
+    with Deadline(3600.0, what="a search", advice="") as d:
+        solver = _RacySolver(d)
+        with pytest.raises(SearchLimitError, match="a search stopped at its time limit"):
+            d.solve(solver)
+        assert solver.calls == 0

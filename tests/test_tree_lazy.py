@@ -5,6 +5,7 @@ over every point of feature space says."""
 import itertools
 import json
 import tracemalloc
+from fractions import Fraction
 
 import pytest
 from hypothesis import given, settings
@@ -209,3 +210,35 @@ def test_mask_json_runs_equal_a_bit_by_bit_scan(size_mask):
     assert items == _runs_by_bits(mask, size)
     assert _mask_from_json(items, size, "x") == mask
     assert _mask_from_json(list(reversed(items)), size, "x") == mask
+
+
+def test_compiling_to_dt_under_a_mixture_and_starting_from_the_path_do_not_build_paths():
+    # isinstance(x, PathOracle) and hasattr(x, "paths") read x.paths on Python < 3.12, the dt compiler's
+    # statistics read them too, and reading a tree's paths builds them all (quadratic in a deep chain)
+    from kcxai.distribution import Mixture, Product
+
+    depth = 8
+    tree = kcxai.models.model_from_dict(_chain_json(depth))
+    mixed = tree.with_distribution(Mixture([1, 2], [Product([[3, 1]] * depth), Product([[1, 3]] * depth)]))
+    for model in (tree, mixed):
+        compiled = kcxai.compile_model(model, "dt")
+        assert model._paths is None
+        point = [1] * (depth - 1) + [0]
+        e = kcxai.min_idrs(compiled, point, Fraction(1, 10), start="path")
+        assert model._paths is None
+        assert kcxai.is_idrs(kcxai.compile_model(model, "brute"), point, e.features, Fraction(1, 10))
+
+
+@settings(max_examples=60, deadline=None)
+@given(trees())
+def test_dt_statistics_count_the_paths_and_their_literals(tree):
+    details = kcxai.compile_model(tree, "dt").stats.details
+    assert details["paths"] == len(tree.paths) == len(tree.leaves)
+    assert details["path_literals"] == sum(len(p.masks) for p in tree.paths)
+
+
+def test_a_compile_limit_s_advice_does_not_build_the_paths():
+    tree = kcxai.models.model_from_dict(_chain_json(8))
+    with pytest.raises(kcxai.CompilationLimitError, match="answers natively with 'dt'"):
+        kcxai.compile_model(tree, "obdd", max_nodes=2)
+    assert tree._paths is None

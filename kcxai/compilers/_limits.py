@@ -49,6 +49,7 @@ import time
 from collections.abc import Callable
 
 from kcxai._errors import CompilationLimitError
+from kcxai.oracle import has_paths
 
 __all__ = ["DEFAULT_MAX_NODES", "DEFAULT_MAX_SECONDS", "DEFAULT_MAX_MEMORY", "Guard", "LimitHit",
            "resident_memory", "format_bytes", "advice"]
@@ -316,7 +317,8 @@ def advice(model: object, language: str) -> str:
         parts.append("round the model's weights to a coarser step (model.rounded(step), e.g. 1/100)")
     parts.append("try another 'order'")
     others = [lang for lang in ("sdd", "obdd") if lang != language]
-    tree = hasattr(model, "arrays") and hasattr(model, "paths")  # a decision tree (models are not imported here)
+    # a decision tree (models are not imported here); has_paths does not read the paths (a tree builds them)
+    tree = hasattr(model, "arrays") and has_paths(model)
     parts.append(f"use another language ({', '.join(repr(o) for o in others)}"
                  + ("; a decision tree answers natively with 'dt')" if tree else ")"))
     return ", " + ", ".join(parts[:-1]) + ", or " + parts[-1]

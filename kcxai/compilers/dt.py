@@ -172,9 +172,40 @@ def compile(model: Any) -> "CompiledModel":
     t0 = time.perf_counter()
     oracle = per_component(model.space, lambda pw: TreeOracle(model, pw))
     seconds = time.perf_counter() - t0
-    n_lits = sum(len(p.masks) for p in model.paths)
+    n_paths, n_lits = _path_sizes(model)
     return CompiledModel(model=model, oracle=oracle, language="dt", backend="kcxai",
                          stats=CompileStats(size=model.n_nodes, size_unit="tree nodes",
                                             variables=model.space.n_features, compile_seconds=seconds,
-                                            details={"nodes": model.n_nodes, "paths": len(model.paths),
+                                            details={"nodes": model.n_nodes, "paths": n_paths,
                                                      "path_literals": n_lits}))
+
+
+def _path_sizes(tree: "DecisionTree") -> tuple[int, int]:
+    """The number of reachable paths and their total number of literals (features a path restricts), by
+    one walk in memory linear in the tree's size: reading ``tree.paths`` builds them all, quadratic in the
+    size of a deep chain."""
+    arrays = tree.arrays
+    feat, branches = arrays.feature, arrays.branches
+    full = [(1 << f.size) - 1 for f in tree.space.features]
+    allowed = list(full)
+    restricted = paths = literals = 0
+    stack = [(arrays.root, -1, 0)]  # (node, feature narrowed on entry, its mask); node -1: undo
+    while stack:
+        nid, g, m = stack.pop()
+        if g >= 0:
+            old = allowed[g]
+            restricted += (m != full[g]) - (old != full[g])
+            allowed[g] = m
+            if nid < 0:
+                continue
+            stack.append((-1, g, old))
+        f = feat[nid]
+        if f < 0:
+            paths += 1
+            literals += restricted
+            continue
+        here = allowed[f]
+        for mask, child in branches[nid]:
+            if mask & here:
+                stack.append((child, f, mask & here))
+    return paths, literals

@@ -14,6 +14,7 @@ from kcxai._errors import InvalidInputError
 from kcxai.compilers._language import Language, LanguageOptions, NoOptions
 from kcxai.compilers._options import ObddOptions, SddOptions
 from kcxai.compilers.sampling import SamplingOptions
+from kcxai.oracle import has_paths
 
 if TYPE_CHECKING:  # pragma: no cover
     from kcxai.models._base import Classifier
@@ -22,8 +23,9 @@ __all__ = ["LANGUAGES", "NATIVE_PREFERENCE", "BruteOptions", "is_tree", "languag
 
 
 def is_tree(model: "Classifier") -> bool:
-    """Whether a model exposes a decision tree's node arrays and paths (the ``dt`` language's input)."""
-    return hasattr(model, "arrays") and hasattr(model, "paths") and hasattr(model, "path_of")
+    """Whether a model exposes a decision tree's node arrays and paths (the ``dt`` language's input), found
+    without reading ``paths`` (a tree builds them when they are read)."""
+    return hasattr(model, "arrays") and has_paths(model)
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,9 @@ when one compiled; a set found not relevant is allowed (with probability at most
 Nothing runs unbounded: each compilation runs under the limits, and once a model
 hits a limit for a language, every larger model of its kind (no fewer trees, no
 smaller depth) is skipped for that language. Each cell (model x language x delta)
-explains the instances under a wall-clock budget (:mod:`kcxai.experiments._budget`);
+explains the instances under a wall-clock budget (:mod:`kcxai.experiments._budget`;
+``SIGALRM`` cannot stop a SAT call, so each SAT-based explanation and check also gets
+what is left of the budget as its own ``max_seconds``);
 a cell that runs out is recorded as ``skipped: over budget`` with what it did.
 Runs in one process, sequentially (compiled diagrams live in C libraries).
 """
@@ -44,7 +46,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from kcxai._errors import InvalidInputError, KcxaiError
+from kcxai._deadline import Deadline
+from kcxai._errors import InvalidInputError, KcxaiError, SearchLimitError
 from kcxai._files import write_text
 from kcxai.experiments._budget import OverBudget, deadline
 from kcxai.experiments._data import PreparedData, prepare_data, subsample
@@ -59,7 +62,7 @@ __all__ = ["EnsemblesConfig", "run_ensembles", "ENSEMBLE_LANGUAGES", "ENSEMBLE_C
 ENSEMBLE_LANGUAGES = ("obdd", "sdd", "sat", "sampling")
 
 #: Bumped when the record files change, so that ``resume`` does not reuse older ones.
-RECORDS_VERSION = 1
+RECORDS_VERSION = 2  # 2: SAT calls under the cell budget (a cell can end over budget where it overshot before)
 
 #: Columns of ``ensembles.csv`` (one row per model, language and delta).
 ENSEMBLE_COLUMNS = (
@@ -209,8 +212,8 @@ def _compile(lang: str, model: Any, cfg: EnsemblesConfig, hit: tuple[int, int] |
 
             try:  # linear in the ensemble's size; bounded all the same, as the diagrams' compilations
                 with deadline(cfg.max_seconds):
-                    engine: Any = prepare_ensemble(model, engine=cfg.sat_engine)
-            except OverBudget:
+                    engine: Any = prepare_ensemble(model, engine=cfg.sat_engine, max_seconds=cfg.max_seconds)
+            except (OverBudget, SearchLimitError):
                 f.update(status=_LIMIT, note=f"preparing the engine exceeded max_seconds={cfg.max_seconds:g}",
                          compile_seconds=time.perf_counter() - t0)
                 return f, None
@@ -260,18 +263,21 @@ def _explain(lang: str, obj: Any, xs: list[list[int]], delta: Fraction, budget: 
     try:
         with deadline(budget):
             for x in xs:
-                if time.perf_counter() - t0 >= budget:
+                left = budget - (time.perf_counter() - t0)
+                if left <= 0:
                     raise OverBudget()
                 t1 = time.perf_counter()
                 inside = True
-                e = kcxai.ensemble_axp(obj, x) if lang == "sat" else kcxai.min_idrs(obj, x, delta)
+                # SIGALRM waits for a SAT call to return: the call itself is limited to what is left
+                e = (kcxai.ensemble_axp(obj, x, max_seconds=left) if lang == "sat"
+                     else kcxai.min_idrs(obj, x, delta))
                 inside = False
                 times.append(time.perf_counter() - t1)
                 sets.append(e.features)
                 sizes.append(len(e.features))
                 if e.confidence is not None:
                     confidence = e.confidence
-    except OverBudget:
+    except (OverBudget, SearchLimitError):
         pass
     elapsed = time.perf_counter() - t0
     row: dict[str, Any] = {"explanations": len(times), "median_ms": _ms(times, statistics.median),
@@ -285,8 +291,10 @@ def _explain(lang: str, obj: Any, xs: list[list[int]], delta: Fraction, budget: 
     return row, sets + [None] * (len(xs) - len(sets)), inside
 
 
-def _checkers(objs: dict[str, Any], model: Any, delta: Fraction) -> dict[str, Callable[[list[int], Any], bool]]:
-    """Per exact language usable at ``delta``: ``check(x, features)``, whether the set is relevant."""
+def _checkers(objs: dict[str, Any], model: Any, delta: Fraction,
+              limit: Deadline) -> dict[str, Callable[[list[int], Any], bool]]:
+    """Per exact language usable at ``delta``: ``check(x, features)``, whether the set is relevant (the SAT
+    engine's calls under ``limit``: ``SIGALRM`` cannot stop them)."""
     import kcxai
 
     out: dict[str, Callable[[list[int], Any], bool]] = {}
@@ -298,7 +306,7 @@ def _checkers(objs: dict[str, Any], model: Any, delta: Fraction) -> dict[str, Ca
 
         def sat_check(x: list[int], s: Any) -> bool:
             point = model.space.encode(x)
-            return not engine.changes(point, model.predict_point(point), s)
+            return not engine.changes(point, model.predict_point(point), s, limit)
 
         out["sat"] = sat_check
     return out
@@ -307,12 +315,12 @@ def _checkers(objs: dict[str, Any], model: Any, delta: Fraction) -> dict[str, Ca
 def _cross_check(cells: dict[str, dict[str, Any]], found: dict[str, list[Any]], objs: dict[str, Any], model: Any,
                  xs: list[list[int]], delta: Fraction, budget: float) -> set[str]:
     """Fill ``checks``, ``disagreements`` / ``approx_not_relevant`` of the cells; the checkers interrupted."""
-    checkers = _checkers(objs, model, delta)
     broken: set[str] = set()
     finished: set[str] = set()
     current = ""
     try:
-        with deadline(budget):
+        with Deadline(budget, what="the checks of a cell", advice="") as limit, deadline(budget):
+            checkers = _checkers(objs, model, delta, limit)
             for lang, sets in found.items():
                 others = [c for c in checkers if c != lang]
                 if not others:
@@ -331,7 +339,7 @@ def _cross_check(cells: dict[str, dict[str, Any]], found: dict[str, list[Any]], 
                         row["checks"] += 1
                         row["disagreements" if exact else "approx_not_relevant"] += not ok
                 finished.add(lang)
-    except OverBudget:
+    except (OverBudget, SearchLimitError):
         if current:
             broken.add(current)
         for lang in set(found) - finished:

@@ -12,7 +12,7 @@ from kcxai._errors import InvalidInputError, InvalidTypeError
 from kcxai.explain._result import Explanation
 from kcxai.arithmetic import Bound, Probability, Weight
 from kcxai.distribution import Distribution
-from kcxai.oracle import ApproximateOracle, CountingOracle, OracleSession, PathOracle
+from kcxai.oracle import ApproximateOracle, CountingOracle, OracleSession, PathOracle, has_paths
 from kcxai.space import FeatureSpace
 
 __all__ = ["Query", "Bound", "prepare", "check_delta", "check_order", "check_start"]
@@ -201,9 +201,9 @@ def check_start(q: Query, start: Any) -> frozenset[int] | None:
 def path_source(q: Query) -> PathOracle | None:
     """Where the instance's decision-tree path comes from: the oracle if it has paths
     (:class:`~kcxai.oracle.PathOracle`), else the model if it is a tree, else ``None``."""
-    if isinstance(q.oracle, PathOracle):
+    if has_paths(q.oracle):
         return q.oracle
-    if isinstance(q.model, PathOracle):
+    if has_paths(q.model):
         return q.model
     return None
 

@@ -12,7 +12,7 @@ from kcxai._errors import InvalidInputError, InvalidTypeError, SearchLimitError
 from kcxai.arithmetic import Probability, Weight
 from kcxai.explain._common import Query
 from kcxai.explain._treesat import TreePrecision
-from kcxai.oracle import PathOracle
+from kcxai.oracle import has_paths
 
 __all__ = ["PrecisionTest", "tree_precision", "first_relevant", "check_max_subsets", "DEFAULT_MAX_SUBSETS"]
 
@@ -52,7 +52,7 @@ def tree_precision(q: Query, delta: Probability) -> TreePrecision | None:
     The engine's bounds need a product distribution (see :class:`TreePrecision`); under a mixture
     the callers use the generic exact search over subsets instead.
     """
-    if isinstance(q.oracle, PathOracle) and q.space.distribution.n_components == 1:
+    if q.space.distribution.n_components == 1 and has_paths(q.oracle):  # not isinstance: it reads the paths
         return TreePrecision(q.oracle.paths, q.space, q.point, q.label, delta)
     return None
 

@@ -27,7 +27,7 @@ from kcxai._errors import ModelFormatError
 from kcxai.models._tree_data import TreeArrays
 from kcxai.space import Feature, FeatureSpace
 
-__all__ = ["RawTree", "EnsembleParts", "numeric_space", "trees_over_space", "tree_over_space", "mask_table", "as_read"]
+__all__ = ["RawTree", "EnsembleParts", "numeric_space", "trees_over_space", "mask_table", "as_read"]
 
 
 @dataclass(frozen=True)
@@ -189,13 +189,6 @@ def trees_over_space(raws: Sequence[RawTree], space: FeatureSpace, domains: Sequ
     for t, (s, c) in enumerate(zip(starts.tolist(), counts.tolist())):
         out.append((TreeArrays(tuple(feat[s:s + c]), tuple(lab[s:s + c]), tuple(br[s:s + c]), 0), leaves[t]))
     return out
-
-
-def tree_over_space(raw: RawTree, space: FeatureSpace, domains: Sequence[Sequence[float] | None],
-                    labels: Sequence[int] | np.ndarray, *, float32: bool,
-                    table: _MaskTable | None = None) -> tuple[TreeArrays, tuple[int, ...]]:
-    """:func:`trees_over_space` for one tree."""
-    return trees_over_space([raw], space, domains, [labels], float32=float32, table=table)[0]
 
 
 def _reachable_leaves(left: np.ndarray, right: np.ndarray, feature: np.ndarray, pos: np.ndarray,

@@ -16,7 +16,7 @@ from kcxai.models._tree_data import TreeArrays, TreeParts
 from kcxai.space import Feature, FeatureSpace
 
 __all__ = ["tree_parts", "forest_parts", "naive_bayes_parts", "linear_parts", "sklearn_feature_names",
-           "check_domains", "SUPPORTED", "NaiveBayesParts", "LinearParts"]
+           "check_domains", "NaiveBayesParts", "LinearParts"]
 
 
 def sklearn_feature_names(est: Any, n: int, feature_names: Sequence[str] | None) -> list[str]:
