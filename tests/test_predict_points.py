@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 import kcxai
 from kcxai import DecisionTree, Feature, FeatureSpace
 from kcxai.models import BoostedTrees, RandomForest
-from kcxai.models._batch import LEVELS_PER_NODE, TABLE_LIMIT
+from kcxai.models._predict_batch import LEVELS_PER_NODE, TABLE_LIMIT
 from tests.model_strategies import _classes, _with_classes, any_model, forests, linear_models, naive_bayes_models
 from tests.reference import error as brute_error
 from tests.strategies import feature_spaces, instance_of, points, trees
@@ -156,7 +156,7 @@ def test_node_by_node_walk(tree: DecisionTree, seed: int) -> None:
 def test_deep_chain_is_walked_node_by_node() -> None:
     """A 300-deep chain (past LEVELS_DEPTH): the node-by-node walk, still exact."""
     from kcxai import Leaf, Split
-    from kcxai.models._batch import LEVELS_DEPTH
+    from kcxai.models._predict_batch import LEVELS_DEPTH
 
     n = 300
     space = FeatureSpace([Feature.categorical(f"x{i}", [0, 1]) for i in range(n)])

@@ -30,7 +30,7 @@ import numpy as np
 from kcxai._errors import InvalidInputError, InvalidTypeError, ModelFormatError
 from kcxai.models import _import_boosted
 from kcxai.models._base import Classifier
-from kcxai.models._batch import LeafScores, argmax_first_rows, signs
+from kcxai.models._predict_batch import LeafScores, argmax_first_rows, signs
 from kcxai._gc import gc_paused
 from kcxai.models.forest import TreeBlock, checked_trees, leaf_dicts, tree_over, trees_of
 from kcxai.models._numbers import exact_number

@@ -30,7 +30,7 @@ import numpy as np
 from kcxai._errors import InvalidInputError, InvalidTypeError, ModelFormatError
 from kcxai.models import _sklearn
 from kcxai.models._base import Classifier
-from kcxai.models._batch import LeafScores, argmax_first_rows, signs
+from kcxai.models._predict_batch import LeafScores, argmax_first_rows, signs
 from kcxai._gc import gc_paused
 from kcxai.models._import_trees import EnsembleParts
 from kcxai.models._numbers import check_step, exact_number, round_to, rounding_margin

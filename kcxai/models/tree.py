@@ -18,7 +18,7 @@ import numpy as np
 
 from kcxai._errors import InvalidTypeError, ModelFormatError
 from kcxai.models import _dtfile, _sklearn
-from kcxai.models._batch import TreeRouter
+from kcxai.models._predict_batch import TreeRouter
 from kcxai.models._base import Classifier
 from kcxai.models._tree_data import (
     Leaf,
@@ -301,7 +301,7 @@ class DecisionTree(Classifier):
 
     @property
     def router(self) -> TreeRouter:
-        """The batched walk of this tree (:class:`~kcxai.models._batch.TreeRouter`; node lookups built lazily)."""
+        """The batched walk of this tree (:class:`~kcxai.models._predict_batch.TreeRouter`; node lookups built lazily)."""
         r = self.__dict__.get("_router")
         if r is None:
             r = self._router = TreeRouter(self._feat, self._branches, self._root, self.space.domain_sizes)
