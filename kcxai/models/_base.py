@@ -6,7 +6,7 @@ import abc
 import json
 import os
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 import numpy as np
 
@@ -38,6 +38,9 @@ def _json_scalar(x: Any, what: str) -> Any:
     if not isinstance(x, (str, int, float, bool)):
         raise InvalidTypeError(f"{what} must be str, int, float or bool. Got {x!r} ({type(x).__name__}) instead.")
     return x
+
+
+_C = TypeVar("_C", bound="Classifier")
 
 
 class Classifier(abc.ABC):
@@ -132,6 +135,13 @@ class Classifier(abc.ABC):
     @abc.abstractmethod
     def with_distribution(self, distribution: Any) -> "Classifier":
         """The same classifier over the same features with another distribution."""
+
+    def _copy_with_space(self: _C, space: FeatureSpace) -> _C:
+        """A shallow copy over ``space``: for models whose other state does not depend on the distribution."""
+        out = object.__new__(type(self))
+        out.__dict__.update(self.__dict__)
+        out.space = space
+        return out
 
     # -- JSON ------------------------------------------------------------
 

@@ -214,12 +214,6 @@ class FeatureScoreModel(Classifier):
                     "round near-ties differently")
         return "exact: all weights are rationals and scores are compared exactly"
 
-    def _copy_with_space(self: _M, space: FeatureSpace) -> _M:
-        out = object.__new__(type(self))
-        out.__dict__.update(self.__dict__)
-        out.space = space
-        return out
-
     def with_distribution(self: _M, distribution: Any) -> _M:
         return self._copy_with_space(self.space.with_distribution(distribution))
 

@@ -249,11 +249,7 @@ class LeafScores:
         bound = sum(abs(b) for b in base)
         for col, rows in zip(columns, scores):
             bound += max((abs(x) for r in rows for x in (r if col < 0 else (r,))), default=0)
-        limbs = 1
-        if bound >= _INT64_SAFE:
-            while bound >> (_LIMB * (limbs - 1)) >= 1 << _LIMB:
-                limbs += 1
-        self.limbs = limbs
+        self.limbs = limbs = _limbs_for(bound)
         self.base = _split(list(base), limbs)
         self.routers = tuple(routers)
         self.columns = tuple(columns)
@@ -289,11 +285,7 @@ class FeatureScores:
 
     def __init__(self, base: Sequence[int], tables: Sequence[Sequence[Sequence[int]]]) -> None:
         bound = sum(abs(b) for b in base) + sum(max((abs(x) for col in t for x in col), default=0) for t in tables)
-        limbs = 1
-        if bound >= _INT64_SAFE:
-            while bound >> (_LIMB * (limbs - 1)) >= 1 << _LIMB:
-                limbs += 1
-        self.limbs = limbs
+        self.limbs = limbs = _limbs_for(bound)
         self.base = _split(list(base), limbs)
         self.tables = [_split([list(col) for col in t], limbs) for t in tables]
 
@@ -316,6 +308,15 @@ def _carry(s: "np.ndarray[Any, np.dtype[np.int64]]", limbs: int) -> "np.ndarray[
 
 
 _LIMB = 31  # bits per limb: the sum of 2**31 trees' limbs still fits in int64
+
+
+def _limbs_for(bound: int) -> int:
+    """How many limbs hold totals up to ``bound`` in magnitude: one while int64 cannot overflow."""
+    limbs = 1
+    if bound >= _INT64_SAFE:
+        while bound >> (_LIMB * (limbs - 1)) >= 1 << _LIMB:
+            limbs += 1
+    return limbs
 
 
 def _split(values: Any, limbs: int) -> "np.ndarray[Any, np.dtype[np.int64]]":

@@ -136,12 +136,6 @@ class _RuleModel(Classifier):
             masks[i] = masks.get(i, full_mask(space.features[i].size)) & m
         return conds_from_masks(space, masks)
 
-    def _copy_with_space(self: _M, space: FeatureSpace) -> _M:
-        out = object.__new__(type(self))
-        out.__dict__.update(self.__dict__)
-        out.space = space
-        return out
-
     def with_distribution(self: _M, distribution: Any) -> _M:
         return self._copy_with_space(self.space.with_distribution(distribution))
 
