@@ -74,14 +74,14 @@ from kcxai.distribution import Distribution, Mixture, Product, Uniform
 from kcxai.evaluation import DataMetrics, evaluate_on_data
 from kcxai.fit import fit_distribution
 from kcxai.oracle import CountingOracle, OracleSession
-from kcxai.space import Feature, FeatureSpace, Interval
+from kcxai.space import MISSING, Feature, FeatureSpace, Interval
 
 __version__ = "0.1.0"
 
 __all__ = [
     "__version__",
     # feature space and models
-    "Feature", "FeatureSpace", "Interval", "Classifier", "DecisionTree", "Leaf", "Split", "load_model",
+    "Feature", "FeatureSpace", "Interval", "MISSING", "Classifier", "DecisionTree", "Leaf", "Split", "load_model",
     "DecisionList", "RuleSet", "Rule", "BddClassifier", "NaiveBayes", "LinearClassifier", "RandomForest",
     "from_sklearn", "from_pipeline",
     # distributions

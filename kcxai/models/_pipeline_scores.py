@@ -18,11 +18,19 @@ __all__ = ["score_model", "linear_terms", "finite_only"]
 
 
 def finite_only(codings: list[Any], final: Any) -> None:
-    numeric = [c.column for c in codings if c.kind == "number"]
+    numeric = [c.name for c in codings if c.kind == "number"]
     if numeric:
+        name = type(final).__name__
         raise InvalidInputError(
-            f"{type(final).__name__} needs finite feature domains, but the columns {numeric} reach it as "
-            "numbers; encode them (OrdinalEncoder, OneHotEncoder or KBinsDiscretizer) in the pipeline.")
+            f"{name} needs finite feature domains, but the columns {numeric} reach it as numbers. Bin them in the "
+            f"pipeline, e.g. make_pipeline(ColumnTransformer([('bins', KBinsDiscretizer(n_bins=4, "
+            f"encode='onehot-dense'), {numeric}), ...], remainder='passthrough'), {name}(...)), then refit "
+            "(see 'Linear models and naive Bayes on numeric columns' in docs/models.md).")
+    for c in codings:
+        if any(np.isnan(v).any() for v in c.zvals.values()):
+            raise InvalidInputError(
+                f"Column {c.name!r} may be missing, and its missing value reaches {type(final).__name__} as NaN, "
+                f"which it does not accept. Fill it in the pipeline (a SimpleImputer on {c.name!r}).")
 
 
 def linear_terms(codings: list[Any], coef_rows: list[list[Fraction]]) -> list[list[list[Fraction]]]:
@@ -31,7 +39,7 @@ def linear_terms(codings: list[Any], coef_rows: list[list[Fraction]]) -> list[li
     for c in codings:
         rows = []
         for coef in coef_rows:
-            vals = [Fraction(0)] * len(c.categories)
+            vals = [Fraction(0)] * len(c.domain)
             for z, zvals in c.outputs:
                 for k, zv in enumerate(zvals):
                     vals[k] += coef[z] * Fraction(zv)
@@ -70,7 +78,7 @@ def score_model(final: Any, codings: list[Any], labels: list[Any], distribution:
         for c in codings:
             rows = []
             for cl in range(k):
-                vals = [Fraction(0)] * len(c.categories)
+                vals = [Fraction(0)] * len(c.domain)
                 for z, zvals in c.outputs:
                     n_, p_ = Fraction(float(neg[cl, z])), Fraction(float(flp[cl, z]))
                     for q, zv in enumerate(zvals):
