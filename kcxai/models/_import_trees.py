@@ -45,7 +45,7 @@ from kcxai.models._tree_data import TreeArrays
 from kcxai.space import Feature, FeatureSpace
 
 __all__ = ["RawTree", "RawEnsemble", "EnsembleParts", "Ranged", "Masked", "Plan", "Splits", "FlatNodes",
-           "tree_arrays", "plain_parts", "as_read"]
+           "tree_arrays", "plain_parts", "parts_from", "numeric_cuts", "cut_positions", "as_read"]
 
 
 @dataclass(frozen=True)
@@ -430,8 +430,7 @@ def plain_parts(raw: RawEnsemble, names: Sequence[str], domains: Sequence[Sequen
     for i in range(raw.n_features):
         dom = domains[i]
         if dom is None:
-            nodes = groups.get(i, np.empty(0, dtype=np.int64))
-            cuts = np.unique(flat.threshold[nodes])
+            cuts = numeric_cuts(flat.threshold[groups.get(i, np.empty(0, dtype=np.int64))])
             features.append(Feature.numeric(names[i], cuts.tolist(), float32=raw.float32))
             plans.append(Ranged(len(cuts)))
         else:
@@ -442,12 +441,24 @@ def plain_parts(raw: RawEnsemble, names: Sequence[str], domains: Sequence[Sequen
         t = flat.threshold[nodes]
         dom = domains[i]
         if dom is None:
-            splits.ranged(nodes, i, np.searchsorted(np.asarray(features[i].thresholds), t, side="left") + 1)
+            splits.ranged(nodes, i, cut_positions(np.asarray(features[i].thresholds), t))
         else:
             vals = as_read(dom, raw.float32)
             splits.masked(nodes, i, vals[None, :] <= t[:, None])
     space = FeatureSpace(features, distribution=distribution)
     return parts_from(raw, space, flat, splits)
+
+
+def numeric_cuts(thresholds: np.ndarray) -> np.ndarray:
+    """The cuts of a numeric feature: the distinct finite thresholds (a library tree trained with missing values
+    may test ``x <= inf``: every number one way, NaN the other)."""
+    return np.unique(thresholds[np.isfinite(thresholds)])
+
+
+def cut_positions(cuts: np.ndarray, thresholds: np.ndarray) -> np.ndarray:
+    """The number of intervals ``x <= t`` takes, per threshold ``t`` (all of them for ``inf``, none for ``-inf``)."""
+    return np.where(thresholds == np.inf, len(cuts) + 1,
+                    np.where(thresholds == -np.inf, 0, np.searchsorted(cuts, thresholds, side="left") + 1))
 
 
 def parts_from(raw: RawEnsemble, space: FeatureSpace, flat: FlatNodes, splits: Splits) -> EnsembleParts:

@@ -302,7 +302,10 @@ def from_pipeline(pipeline: Any, *, distribution: Any = None,
     if getattr(final, "n_outputs_", 1) != 1:
         raise InvalidInputError(f"The pipeline's classifier must have a single output. Got {final.n_outputs_}.")
     codings = _codings(layout, final, [str(m) for m in missing_columns])
-    pre = Preprocessing(layout.steps, layout.names, layout.named, _bases(layout, codings))
+    categorical = [False] * len(layout.names)
+    for c in codings:
+        categorical[c.column] = c.kind == "category"
+    pre = Preprocessing(layout.steps, layout.names, layout.named, _bases(layout, codings), categorical)
     _fill_values(pre, codings)
     with gc_paused():
         model = _model(family.kind, final, codings, pre, distribution)

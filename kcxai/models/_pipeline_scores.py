@@ -21,11 +21,12 @@ def finite_only(codings: list[Any], final: Any) -> None:
     numeric = [c.name for c in codings if c.kind == "number"]
     if numeric:
         name = type(final).__name__
+        shown = repr(numeric) if len(numeric) <= 6 else f"[{', '.join(map(repr, numeric[:3]))}, ..., {numeric[-1]!r}]"
         raise InvalidInputError(
-            f"{name} needs finite feature domains, but the columns {numeric} reach it as numbers. Bin them in the "
-            f"pipeline, e.g. make_pipeline(ColumnTransformer([('bins', KBinsDiscretizer(n_bins=4, "
-            f"encode='onehot-dense'), {numeric}), ...], remainder='passthrough'), {name}(...)), then refit "
-            "(see 'Linear models and naive Bayes on numeric columns' in docs/models.md).")
+            f"{name} needs finite feature domains, but {len(numeric)} column(s) reach it as numbers: {shown}. Bin "
+            "them in the pipeline and refit, e.g. make_pipeline(ColumnTransformer([('bins', KBinsDiscretizer("
+            f"n_bins=3, encode='onehot-dense'), NUMERIC), ...]), {name}(...)) with NUMERIC those columns "
+            "(see 'Linear models on numeric columns' in docs/models.md).")
     for c in codings:
         if any(np.isnan(v).any() for v in c.zvals.values()):
             raise InvalidInputError(

@@ -33,6 +33,8 @@ from kcxai.models._import_trees import (
     Ranged,
     RawEnsemble,
     Splits,
+    cut_positions,
+    numeric_cuts,
     parts_from,
 )
 from kcxai.models._pipeline_values import _HI, _LO, Preprocessing, cuts_back, key_floats, read_as
@@ -78,8 +80,8 @@ def composed_parts(raw: RawEnsemble, codings: Sequence[Any], pre: Preprocessing,
             pos = np.where(k == _HI, len(cuts) + 1, np.searchsorted(cuts, key_floats(k), side="left") + 1)
             positions[c.column] = np.where(k == _LO - 1, 0, pos)
         else:
-            cuts = np.unique(flat.threshold[nodes])
-            positions[c.column] = np.searchsorted(cuts, flat.threshold[nodes], side="left") + 1
+            cuts = numeric_cuts(flat.threshold[nodes])
+            positions[c.column] = cut_positions(cuts, flat.threshold[nodes])
         features.append(Feature.numeric(c.name, cuts.tolist(), float32=raw.float32 and not c.scaled,
                                         missing=c.missing))
         plans.append(Ranged(len(cuts), c.missing))

@@ -64,34 +64,39 @@ class Preprocessing:
         Whether the pipeline was fitted on a DataFrame (rows are then built as one).
     bases : sequence
         Per input column, the value it takes in rows that do not ask about it.
+    categorical : sequence of bool
+        Per input column, whether its cells are categories (built as an object column, as a table of strings
+        with missing values is), else numbers (float64).
     """
 
-    def __init__(self, steps: Sequence[Any], names: Sequence[str], named: bool, bases: Sequence[Any]) -> None:
+    def __init__(self, steps: Sequence[Any], names: Sequence[str], named: bool, bases: Sequence[Any],
+                 categorical: Sequence[bool]) -> None:
         self.steps = list(steps)
         self.names = list(names)
         self.named = named
         self.bases = list(bases)
+        self.categorical = list(categorical)
 
     def run(self, values: Mapping[int, Sequence[Any]]) -> np.ndarray:
         """The encoded rows (float64) where input column ``c`` takes ``values[c]`` (all of one length) and every
         other column its base value. Raises what the steps raise."""
         m = len(next(iter(values.values())))
         cols: list[Any] = []
-        for c, base in enumerate(self.bases):
-            v = values.get(c)
-            if v is None:
-                cols.append(np.full(m, base, dtype=object if isinstance(base, str) else None))
-            elif all(isinstance(x, (float, int)) and not isinstance(x, bool) for x in v):
-                cols.append(np.asarray(v, dtype=np.float64))
+        for c, (base, cat) in enumerate(zip(self.bases, self.categorical)):
+            v = values.get(c, [base] * m)
+            if cat:
+                col = np.empty(m, dtype=object)
+                col[:] = list(v)
+                cols.append(col)
             else:
-                cols.append(np.asarray(list(v), dtype=object))
+                cols.append(np.asarray(v, dtype=np.float64))
         if self.named:
             import pandas as pd
 
             X: Any = pd.DataFrame(dict(zip(self.names, cols)), columns=self.names)
         else:
-            X = np.column_stack([np.asarray(c, dtype=object) for c in cols]) if any(
-                np.asarray(c).dtype == object for c in cols) else np.column_stack(cols)
+            X = np.column_stack([np.asarray(c, dtype=object) for c in cols]) if any(self.categorical) \
+                else np.column_stack(cols)
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")
             for step in self.steps:
@@ -121,33 +126,31 @@ def cuts_back(pre: Preprocessing, tasks: Sequence[tuple[int, int, np.ndarray, in
     lo = [np.full(len(t), _LO, dtype=np.int64) for _, _, t, _ in tasks]
     hi = [np.full(len(t), _HI, dtype=np.int64) for _, _, t, _ in tasks]
 
-    def passes(keys: list[np.ndarray]) -> list[np.ndarray]:
+    def passes(keys: list[np.ndarray], which: list[np.ndarray]) -> list[np.ndarray]:
+        """Per task, whether the inputs ``keys`` pass the tests ``which`` (indices into its thresholds)."""
         m = max((len(k) for k in keys), default=0)
-        if m == 0:
-            return [np.zeros(0, dtype=bool) for _ in keys]
         vals = {}
         for (c, _, _, _), k in zip(tasks, keys):
             x = key_floats(k) if len(k) else np.zeros(1)
             vals[c] = np.concatenate([x, np.full(m - len(x), x[-1])]).tolist()
         X = pre.run(vals)
         out = []
-        for (c, z, t, sign), k in zip(tasks, keys):
+        for (c, z, t, sign), k, w in zip(tasks, keys, which):
             y = read_as(X[:len(k), z], float32)
-            ok = y <= t  # NaN: False
+            ok = y <= t[w]  # NaN: False
             out.append(ok if sign > 0 else ~ok)
         return out
 
-    first = passes(lo)
-    last = passes(hi)
-    none = [~f for f in first]  # not even the smallest float passes
-    every = last  # the largest passes
+    every_test = [np.arange(len(t)) for _, _, t, _ in tasks]
+    none = [~f for f in passes(lo, every_test)]  # not even the smallest float passes
+    every = passes(hi, every_test)  # the largest passes
     active = [~(a | b) for a, b in zip(none, every)]
     while True:
         idx = [np.flatnonzero(a & (lo_k + 1 < hi_k)) for a, lo_k, hi_k in zip(active, lo, hi)]
         if not any(len(i) for i in idx):
             break
         mids = [(lo_k[i] >> 1) + (hi_k[i] >> 1) + (lo_k[i] & hi_k[i] & 1) for i, lo_k, hi_k in zip(idx, lo, hi)]
-        ok = passes(mids)
+        ok = passes(mids, idx)
         for i, m, o, lo_k, hi_k in zip(idx, mids, ok, lo, hi):
             lo_k[i[o]] = m[o]
             hi_k[i[~o]] = m[~o]
