@@ -35,15 +35,24 @@ def _import(model: Any, X_train: Any, distribution: Any) -> tuple[Any, TableRead
     if isinstance(model, Pipeline):
         from kcxai.models._pipeline import from_pipeline
 
-        imported = from_pipeline(model)
+        known = getattr(model, "feature_names_in_", None)
+        known = [f"x{k}" for k in range(int(getattr(model, "n_features_in_", 0)))] if known is None else list(known)
+        imported = from_pipeline(model, missing_columns=[c for c in _missing_columns(X_train) if c in known])
         return imported.model, imported.reader
     if isinstance(model, BaseEstimator):
-        from kcxai.models._from_sklearn import from_sklearn
+        from kcxai.models._from_sklearn import FAMILIES, from_sklearn
         from kcxai.models._sklearn import sklearn_feature_names
 
         n = getattr(model, "n_features_in_", None)
         if n is None:
             raise InvalidInputError(f"'model' ({type(model).__name__}) is not fitted: call fit() first.")
+        missing = _missing_columns(X_train)
+        trees = [f for f in FAMILIES if f.kind in ("tree", "forest", "boosted")]
+        if missing and any(f.matches(model) for f in trees):  # missing values: the pipeline import routes them
+            from kcxai.models._pipeline import from_pipeline
+
+            imported_pipe = from_pipeline(Pipeline([("model", model)]), missing_columns=missing)
+            return imported_pipe.model, imported_pipe.reader
         names = sklearn_feature_names(model, int(n), None)
         domains = None
         if _needs_domains(model):
@@ -57,6 +66,29 @@ def _import(model: Any, X_train: Any, distribution: Any) -> tuple[Any, TableRead
     raise InvalidTypeError(
         "'model' must be a kcxai model, a CompiledModel, a fitted scikit-learn classifier or Pipeline. "
         f"Got {type(model).__name__} instead.")
+
+
+def _missing_columns(X: Any) -> list[str]:
+    """The columns of the training rows ``X`` that hold a missing value (NaN / None); by position ``x0, x1, ...``
+    for an array."""
+    import numpy as np
+
+    if X is None:
+        return []
+    if hasattr(X, "columns") and hasattr(X, "isna"):
+        return [str(c) for c in X.columns if bool(X[c].isna().any())]
+    try:
+        arr = np.asarray(X, dtype=np.float64)
+    except (TypeError, ValueError):
+        from kcxai._table import is_missing
+
+        arr2 = np.asarray(X, dtype=object)
+        if arr2.ndim != 2:
+            return []
+        return [f"x{k}" for k in range(arr2.shape[1]) if any(is_missing(v) for v in arr2[:, k])]
+    if arr.ndim != 2:
+        return []
+    return [f"x{k}" for k in np.flatnonzero(np.isnan(arr).any(axis=0)).tolist()]
 
 
 def _needs_domains(est: Any) -> bool:

@@ -62,7 +62,7 @@ def score_model(final: Any, codings: list[Any], labels: list[Any], distribution:
         for c in codings:
             if len(c.outputs) != 1:
                 raise InvalidInputError(
-                    f"CategoricalNB reads each column as one category code; column {c.column!r} is one-hot "
+                    f"CategoricalNB reads each column as one category code; column {c.name!r} is one-hot "
                     "encoded: use OrdinalEncoder (or KBinsDiscretizer(encode='ordinal')).")
             z, zvals = c.outputs[0]
             flp = final.feature_log_prob_[z]

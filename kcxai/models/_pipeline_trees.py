@@ -37,7 +37,7 @@ from kcxai.models._import_trees import (
     numeric_cuts,
     parts_from,
 )
-from kcxai.models._pipeline_values import _HI, _LO, Preprocessing, cuts_back, key_floats, read_as
+from kcxai.models._pipeline_values import Preprocessing, cuts_back, read_as
 from kcxai.space import Feature, FeatureSpace
 
 __all__ = ["composed_parts"]
@@ -74,11 +74,10 @@ def composed_parts(raw: RawEnsemble, codings: Sequence[Any], pre: Preprocessing,
             continue
         nodes = groups.get(c.number_z, empty)
         if c.scaled:
-            k = keys[c.column][uniq[c.column]]
-            finite = (k > _LO - 1) & (k < _HI)
-            cuts = np.unique(key_floats(k[finite]))
-            pos = np.where(k == _HI, len(cuts) + 1, np.searchsorted(cuts, key_floats(k), side="left") + 1)
-            positions[c.column] = np.where(k == _LO - 1, 0, pos)
+            x, status = (a[uniq[c.column]] for a in keys[c.column])
+            cuts = np.unique(x[status == 0])
+            pos = np.searchsorted(cuts, x, side="left") + 1
+            positions[c.column] = np.where(status < 0, 0, np.where(status > 0, len(cuts) + 1, pos))
         else:
             cuts = numeric_cuts(flat.threshold[nodes])
             positions[c.column] = cut_positions(cuts, flat.threshold[nodes])
