@@ -99,6 +99,7 @@ class Coding:
     categories: tuple[Any, ...] = ()
     edges: tuple[float, ...] = ()
     missing: bool = False
+    requested: bool = False  # asked for by 'missing_columns' (an error if the pipeline has no rule for NaN)
     missing_rep: Any = float("nan")
     number_z: int = -1
     sign: int = 1
@@ -122,9 +123,8 @@ class Coding:
         return (*self.categories, MISSING) if self.missing else self.categories
 
     def representatives(self) -> list[Any]:
-        """An input value per domain value, as the pipeline reads it (a bin's left edge; NaN if missing)."""
-        reps = list(self.categories) if self.kind == "category" else [self.edges[0], *self.edges[1:-1]]
-        return reps + [self.missing_rep] if self.missing else reps
+        """An input value per category or bin, as the pipeline reads it (a bin's left edge)."""
+        return list(self.categories) if self.kind == "category" else [self.edges[0], *self.edges[1:-1]]
 
     def feature(self) -> Feature:
         """The kcxai feature of a category or bins column."""
@@ -168,7 +168,7 @@ def _codings(layout: Layout, final: Any, missing_columns: Sequence[str]) -> list
             f"'missing_columns' names {unknown}, which are not input columns of the pipeline {layout.names[:20]}.")
     for c in by_col.values():
         if c.name in missing_columns:
-            c.missing = True
+            c.missing = c.requested = True
     return [by_col[k] for k in sorted(by_col)]
 
 
@@ -183,44 +183,51 @@ def _bases(layout: Layout, codings: Sequence[Coding]) -> list[Any]:
     return bases
 
 
-def _fill_values(pre: Preprocessing, codings: Sequence[Coding]) -> None:
-    """Run the steps on each column's representatives and missing value: the encoded values of every coding,
-    and, for columns without a missing value, the advice an error on a missing cell gives."""
+def _fill_values(pre: Preprocessing, codings: Sequence[Coding], accepts_nan: bool) -> None:
+    """Run the steps on each column's missing value, then on its categories or bins: the encoded values of
+    every coding. A column keeps the missing value the pipeline declared only if the steps accept NaN there;
+    a column without one gets the advice an error on a missing cell gives."""
+    for c, row, error in _missing_rows(pre, codings):
+        if row is None:
+            if c.requested:
+                raise InvalidInputError(
+                    f"Column {c.name!r} may be missing, but the pipeline has no rule for a missing value there "
+                    f"(its steps raise {error}). Fill it in the pipeline (a SimpleImputer on {c.name!r}), or "
+                    "fill or drop such rows before explaining them.")
+            c.missing = False
+            c.if_missing = ("the pipeline has no rule for it (its steps raise on NaN): fill or drop it first, or add "
+                            f"a SimpleImputer on {c.name!r} to the pipeline")
+            continue
+        for z in c.outputs_z():
+            c.nan_value[z] = float(row[z])
+        if c.missing:
+            continue
+        reaches = any(math.isnan(c.nan_value[z]) for z in c.outputs_z())
+        if reaches and not accepts_nan:
+            c.if_missing = (f"the pipeline has no rule for it (NaN reaches {c.final}, which refuses it): fill or drop "
+                            f"it first, or add a SimpleImputer on {c.name!r} to the pipeline")
+            continue
+        c.if_missing = (
+            f"the model was imported without a missing value for it, though the pipeline "
+            f"{'routes NaN there natively' if reaches else 'fills it'}: import the pipeline with "
+            f"from_pipeline(pipe, missing_columns=[{c.name!r}]), or give the Explainer training rows with "
+            f"missing values in {c.name!r}")
     coded = [c for c in codings if c.kind != "number"]
     if coded:
         m = max(len(c.representatives()) for c in coded)
         reps = {c.column: _padded(c.representatives(), m) for c in coded}
         X = _run(pre, reps, "the values of " + ", ".join(repr(c.name) for c in coded))
         for c in coded:
-            n = len(c.domain)
+            n = len(c.categories)
             for z in c.coded_z + c.indicator_z:
-                c.zvals[z] = X[:n, z].copy()
+                known = X[:n, z]
+                c.zvals[z] = np.append(known, c.nan_value[z]) if c.missing else known.copy()
     numbers = [c for c in codings if c.kind == "number"]
     if any(c.indicator_z for c in numbers):
         X = _run(pre, {c.column: [0.0] for c in numbers}, "numbers")
         for c in numbers:
             for z in c.indicator_z:
                 c.known_value[z] = float(X[0, z])
-    for c, row, error in _missing_rows(pre, codings):
-        if row is None:
-            if c.missing:
-                raise InvalidInputError(
-                    f"Column {c.name!r} may be missing, but the pipeline has no rule for a missing value there "
-                    f"(its steps raise {error}). Fill it in the pipeline (a SimpleImputer on {c.name!r}), or "
-                    "fill or drop such rows before explaining them.")
-            c.if_missing = ("the pipeline has no rule for it (its steps raise on NaN): fill or drop it first, or add "
-                            f"a SimpleImputer on {c.name!r} to the pipeline")
-            continue
-        if c.kind == "number":
-            for z in c.outputs_z():
-                c.nan_value[z] = float(row[z])
-        if not c.missing:
-            reaches = any(math.isnan(float(row[z])) for z in c.outputs_z())
-            c.if_missing = (
-                f"the model was imported without a missing value for it, though the pipeline "
-                f"{'routes NaN there natively' if reaches else 'fills it'}: import the pipeline with "
-                f"from_pipeline(pipe, missing_columns=[{c.name!r}]), or give the Explainer training rows with "
-                f"missing values in {c.name!r}")
 
 
 def _missing_rows(pre: Preprocessing, codings: Sequence[Coding]) -> list[tuple[Coding, Any, str]]:
@@ -294,6 +301,7 @@ def from_pipeline(pipeline: Any, *, distribution: Any = None,
     True
     """
     from kcxai.models._from_sklearn import family_of
+    from kcxai.models._sklearn import nan_rule
 
     if isinstance(missing_columns, str) or not isinstance(missing_columns, Sequence):
         raise InvalidTypeError(f"'missing_columns' must be a sequence of column names. Got {missing_columns!r}.")
@@ -306,7 +314,7 @@ def from_pipeline(pipeline: Any, *, distribution: Any = None,
     for c in codings:
         categorical[c.column] = c.kind == "category"
     pre = Preprocessing(layout.steps, layout.names, layout.named, _bases(layout, codings), categorical)
-    _fill_values(pre, codings)
+    _fill_values(pre, codings, bool(nan_rule(final, "yes")))
     with gc_paused():
         model = _model(family.kind, final, codings, pre, distribution)
     readers = [c.reader() for c in codings]
