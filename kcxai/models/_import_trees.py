@@ -296,10 +296,10 @@ class _Reach:
         plans = splits.plans
         self.is_ranged = np.array([isinstance(p, Ranged) for p in plans] + [True], dtype=bool)
         self.slot = np.zeros(len(plans) + 1, dtype=np.int64)
-        ranged = [i for i, p in enumerate(plans) if isinstance(p, Ranged)]
-        self.slot[ranged] = np.arange(len(ranged))
-        self.n_int = np.array([plans[i].n_intervals for i in ranged] or [1], dtype=np.int32)  # type: ignore[union-attr]
-        self.miss0 = np.array([plans[i].missing for i in ranged] or [False], dtype=bool)  # type: ignore[union-attr]
+        ranged = [(i, p) for i, p in enumerate(plans) if isinstance(p, Ranged)]
+        self.slot[[i for i, _ in ranged]] = np.arange(len(ranged))
+        self.n_int = np.array([p.n_intervals for _, p in ranged] or [1], dtype=np.int32)
+        self.miss0 = np.array([p.missing for _, p in ranged] or [False], dtype=np.bool_)
         offsets: dict[int, int] = {}
         width = 0
         for i, p in enumerate(plans):

@@ -87,9 +87,9 @@ def composed_parts(raw: RawEnsemble, codings: Sequence[Any], pre: Preprocessing,
     splits = Splits(len(flat.left), plans)
     for f, c in enumerate(codings):
         for z in c.outputs_z():
-            nodes = groups.get(z)
-            if nodes is None:
+            if z not in groups:
                 continue
+            nodes = groups[z]
             _resolve(splits, f, c, z, nodes, flat, raw, plans[f], positions.get(c.column))
     space = FeatureSpace(features, distribution=distribution)
     return parts_from(raw, space, flat, splits)

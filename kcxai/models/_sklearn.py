@@ -119,7 +119,7 @@ def raw_decision_tree(clf: Any) -> RawEnsemble:
 
 def as_tree_parts(parts: EnsembleParts) -> TreeParts:
     """The one tree of ``parts`` as :class:`TreeParts`."""
-    return TreeParts(parts.space, parts.classes, parts.trees[0], leaves=(parts.leaves or [None])[0])
+    return TreeParts(parts.space, parts.classes, parts.trees[0], leaves=parts.leaves[0] if parts.leaves else None)
 
 
 # -- forests -------------------------------------------------------------------
