@@ -25,10 +25,14 @@ def _import(model: Any, X_train: Any, distribution: Any) -> tuple[Any, TableRead
     from kcxai.compilers._base import CompiledModel
     from kcxai.models._base import Classifier
 
+    from kcxai.models._pipeline import ImportedPipeline
+
     if isinstance(model, CompiledModel):
         model = model.model
     if isinstance(model, Classifier):
         return model, TableReader.for_space(model.space)
+    if isinstance(model, ImportedPipeline):  # e.g. from_pipeline(pipe).rounded(step): the pipeline's reader kept
+        return model.model, model.reader
     from sklearn.base import BaseEstimator
     from sklearn.pipeline import Pipeline
 
@@ -64,7 +68,8 @@ def _import(model: Any, X_train: Any, distribution: Any) -> tuple[Any, TableRead
         imported = from_sklearn(model, domains=domains, feature_names=names)
         return imported, TableReader.for_space(imported.space)
     raise InvalidTypeError(
-        "'model' must be a kcxai model, a CompiledModel, a fitted scikit-learn classifier or Pipeline. "
+        "'model' must be a kcxai model, a CompiledModel, a fitted scikit-learn classifier or Pipeline, or an "
+        "ImportedPipeline (kcxai.from_pipeline). "
         f"Got {type(model).__name__} instead.")
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -205,3 +206,20 @@ def test_compiled_pipelines_explain_like_the_functional_api(clf: str) -> None:
     for inst, e in zip(explainer.instances(df.head(5)), result):
         assert e == kcxai.min_idrs(explainer.compiled_, inst, 0.05)
         assert e.prediction == explainer.model_.predict(inst)
+
+
+def test_binned_linear_model_rounded_keeps_the_pipeline_reader() -> None:
+    df, y = frame(8, n=300)
+    nums = ["age", "hours"]
+    pipe = make_pipeline(ColumnTransformer([("bins", KBinsDiscretizer(n_bins=3, encode="onehot-dense", **KB), nums),
+                                            ("oh", OneHotEncoder(), ["sex", "work"])]),
+                         LogisticRegression(max_iter=1000)).fit(df, y)
+    imported = from_pipeline(pipe)
+    rounded = imported.rounded(0.25)
+    step, margin = rounded.model.rounding
+    assert step == Fraction(1, 4) and margin > 0 and rounded.reader is imported.reader
+    explainer = Explainer(rounded, df)  # raw numbers binned as scikit-learn bins them
+    e = explainer.explain_one(df.iloc[0], method="axp")
+    assert e.prediction == rounded.model.predict(imported.reader.read(df.iloc[0]).instances[0])
+    with pytest.raises(InvalidTypeError, match="no rounded"):
+        from_pipeline(make_pipeline(PREPROCESSORS["ordinal-only"](), DecisionTreeClassifier()).fit(df, y)).rounded(1)

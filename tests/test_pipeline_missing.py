@@ -152,3 +152,14 @@ def test_nan_and_none_cells_read_as_missing() -> None:
     cells["age"] = [np.nan, 3.0, np.nan]
     got = reader.read(cells).instances
     assert [r[0] for r in got] == [MISSING, MISSING, "Male"] and [r[1] for r in got] == [MISSING, 3.0, MISSING]
+
+
+def test_a_bare_estimator_trained_with_nan_is_explained_through_its_rule() -> None:
+    df, y = frame(37, n=300, missing=0.15)
+    X = df[["age", "hours", "edu"]]
+    hgb = HistGradientBoostingClassifier(max_iter=3, max_depth=2, random_state=0).fit(X, y)
+    explainer = Explainer(hgb, X)
+    assert [f.missing_index is not None for f in explainer.model_.space.features] == [True, True, False]
+    rows = X[X["age"].isna()].head(3)
+    for e, (_, row) in zip(explainer.explain(rows, method="axp"), rows.iterrows()):
+        assert e.prediction == hgb.predict(row.to_frame().T)[0]

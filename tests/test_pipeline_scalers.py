@@ -18,6 +18,7 @@ from sklearn.preprocessing import MaxAbsScaler, MinMaxScaler, OneHotEncoder, Rob
 
 from kcxai import InvalidTypeError
 from kcxai.models import from_pipeline
+from kcxai.models._pipeline_steps import layout_of
 from kcxai.models._pipeline_values import Preprocessing, cuts_back, read_as
 from pipelines import TREE_FAMILIES, check_predictions, frame, target_for
 
@@ -99,3 +100,17 @@ def test_a_scaler_with_a_function_is_refused_with_the_reason() -> None:
         RandomForestClassifier(n_estimators=2)).fit(df, y)
     with pytest.raises(InvalidTypeError, match=r"encodes the column 'age' after it was changed.*encode the original"):
         from_pipeline(scaled_then_encoded)
+
+
+def test_numbers_run_through_their_part_only_as_through_the_whole() -> None:
+    df, y = frame(24, n=200)
+    ct = ColumnTransformer([("oh", OneHotEncoder(sparse_output=False), ["sex", "work"]),
+                            ("num", RobustScaler(), ["age", "hours"])], remainder="passthrough")
+    pipe = make_pipeline(ct, StandardScaler(), TREE_FAMILIES["forest"]()).fit(df, y)
+    layout = layout_of(pipe)[2]
+    z = [k for k, o in enumerate(layout.outs) if o.kind == "number"]
+    pre = Preprocessing(layout.steps, layout.names, True, ["Male", 0.0, "gov", 0.0, 0.0], [True, False, True, False,
+                                                                                        False])
+    values = {1: np.random.default_rng(0).normal(50, 30, 64).tolist(), 3: np.linspace(-1e6, 1e6, 64).tolist(),
+              4: list(range(64))}
+    assert np.array_equal(pre.run(values)[:, z], pre.run_numbers(values, z))

@@ -65,6 +65,31 @@ class ImportedPipeline:
     model: Any
     reader: TableReader
 
+    def rounded(self, step: Any) -> "ImportedPipeline":
+        """The same pipeline with the model's weights (or leaf scores) rounded to multiples of ``step``: a
+        *different classifier*, compiled exactly, for models whose exact form does not compile (binned linear
+        models on many columns); its ``model.rounding`` is ``(step, margin)``. See
+        :meth:`kcxai.LinearClassifier.rounded <kcxai.models.LinearClassifier.rounded>`.
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> from sklearn.linear_model import LogisticRegression
+        >>> from sklearn.pipeline import make_pipeline
+        >>> from sklearn.preprocessing import KBinsDiscretizer
+        >>> from kcxai.models import from_pipeline
+        >>> X = pd.DataFrame({"age": [20, 30, 40, 50, 60, 70], "hours": [10, 40, 45, 50, 38, 20]})
+        >>> pipe = make_pipeline(KBinsDiscretizer(n_bins=2, encode="onehot-dense", strategy="uniform"),
+        ...                      LogisticRegression()).fit(X, [0, 0, 1, 1, 1, 0])
+        >>> imported = from_pipeline(pipe).rounded(0.05)
+        >>> imported.model.rounding[0]
+        Fraction(1, 20)
+        """
+        rounded = getattr(self.model, "rounded", None)
+        if rounded is None:
+            raise InvalidTypeError(f"{type(self.model).__name__} has no rounded(): it has no weights to round.")
+        return replace(self, model=rounded(step))
+
 
 def _bin_labels(edges: Sequence[float]) -> list[str]:
     def num(x: float) -> str:

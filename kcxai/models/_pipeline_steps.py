@@ -27,7 +27,7 @@ import numpy as np
 
 from kcxai._errors import InvalidInputError, InvalidTypeError
 
-__all__ = ["STEPS", "Out", "Column", "Layout", "layout_of", "is_passthrough"]
+__all__ = ["STEPS", "Out", "Column", "Layout", "layout_of", "is_passthrough", "resolve_columns", "supported_steps"]
 
 #: The preprocessing steps :func:`kcxai.models.from_pipeline` reads, by role (the one list messages print).
 STEPS: dict[str, tuple[str, ...]] = {
@@ -209,7 +209,7 @@ class _Reader:
         seen: dict[str, str] = {}
         parts: list[tuple[int, list[Out]]] = []
         for name, trans, spec in ct.transformers_:
-            cols = _resolve(spec, names, name)
+            cols = resolve_columns(spec, names, name)
             if not cols:
                 continue
             for c in cols:
@@ -279,7 +279,7 @@ class _Reader:
         return out
 
 
-def _resolve(cols: Any, names: list[str], step: str) -> list[str]:
+def resolve_columns(cols: Any, names: list[str], step: str) -> list[str]:
     """A ColumnTransformer's column spec (names, indices, mask, slice) as column names."""
     if isinstance(cols, (str, int, np.integer)):
         cols = [cols]

@@ -88,14 +88,12 @@ class Preprocessing:
         self.bases = list(bases)
         self.categorical = list(categorical)
 
-    def run(self, values: Mapping[int, Sequence[Any]]) -> np.ndarray:
-        """The encoded rows (float64) where input column ``c`` takes ``values[c]`` (all of one length) and every
-        other column its base value. Raises what the steps raise."""
-        m = len(next(iter(values.values())))
+    def _table(self, values: Mapping[int, Any], columns: Sequence[int], m: int) -> Any:
+        """The rows of ``columns`` (a DataFrame when the pipeline was fitted on one), ``values`` where given."""
         cols: list[Any] = []
-        for c, (base, cat) in enumerate(zip(self.bases, self.categorical)):
-            v = values.get(c, [base] * m)
-            if cat:
+        for c in columns:
+            v = values.get(c, [self.bases[c]] * m)
+            if self.categorical[c]:
                 col = np.empty(m, dtype=object)
                 col[:] = list(v)
                 cols.append(col)
@@ -104,10 +102,17 @@ class Preprocessing:
         if self.named:
             import pandas as pd
 
-            X: Any = pd.DataFrame(dict(zip(self.names, cols)), columns=self.names)
-        else:
-            X = np.column_stack([np.asarray(c, dtype=object) for c in cols]) if any(self.categorical) \
-                else np.column_stack(cols)
+            names = [self.names[c] for c in columns]
+            return pd.DataFrame(dict(zip(names, cols)), columns=names)
+        if any(self.categorical[c] for c in columns):
+            return np.column_stack([np.asarray(c, dtype=object) for c in cols])
+        return np.column_stack(cols)
+
+    def run(self, values: Mapping[int, Any]) -> np.ndarray:
+        """The encoded rows (float64) where input column ``c`` takes ``values[c]`` (all of one length) and every
+        other column its base value. Raises what the steps raise."""
+        m = len(next(iter(values.values())))
+        X = self._table(values, range(len(self.names)), m)
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")
             for step in self.steps:
@@ -115,6 +120,49 @@ class Preprocessing:
         if hasattr(X, "toarray"):
             X = X.toarray()
         return np.asarray(X, dtype=np.float64)
+
+    def run_numbers(self, values: Mapping[int, Any], outputs: Sequence[int]) -> np.ndarray:
+        """The encoded columns ``outputs`` of :meth:`run`, for rows that vary numeric columns only: when the
+        first step is a ``ColumnTransformer``, only its parts that read the asked columns run, so a one-hot
+        part does not encode hundreds of thousands of constant rows. Exact for the outputs of the asked
+        columns (every step works column by column; other outputs are not computed)."""
+        from sklearn.compose import ColumnTransformer
+
+        from kcxai.models._pipeline_steps import resolve_columns
+
+        if not self.steps or not isinstance(self.steps[0], ColumnTransformer):
+            return self.run(values)[:, list(outputs)]
+        ct = self.steps[0]
+        m = len(next(iter(values.values())))
+        width = max(sl.stop for sl in ct.output_indices_.values())
+        rest = self.steps[1:]
+        # with steps after the ColumnTransformer, they need its whole width (other parts' columns left at 0)
+        X: Any = np.zeros((m, width)) if rest else np.zeros((m, len(outputs)))
+        where = {z: k for k, z in enumerate(outputs)}
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            for name, trans, spec in ct.transformers_:
+                if isinstance(trans, str) and trans == "drop":
+                    continue
+                cols = [self.names.index(c) for c in resolve_columns(spec, self.names, name)]
+                if not any(c in values for c in cols):
+                    continue
+                part = self._table({c: values.get(c, [self.bases[c]] * m) for c in cols}, cols, m)
+                block = part if isinstance(trans, str) else trans.transform(part)
+                block = np.asarray(block.toarray() if hasattr(block, "toarray") else block, dtype=np.float64)
+                sl = ct.output_indices_[name]
+                if rest:
+                    X[:, sl] = block
+                    continue
+                for j, z in enumerate(range(sl.start, sl.stop)):
+                    if z in where:
+                        X[:, where[z]] = block[:, j]
+            for step in rest:
+                X = step.transform(X)
+        if hasattr(X, "toarray"):
+            X = X.toarray()
+        X = np.asarray(X, dtype=np.float64)
+        return X[:, list(outputs)] if rest else X
 
     def try_run(self, values: Mapping[int, Sequence[Any]]) -> tuple[np.ndarray | None, str]:
         """:meth:`run`, or ``None`` and the error the steps raised."""
@@ -130,10 +178,13 @@ class Preprocessing:
 _BOUNDS = (float(np.finfo(np.float64).max), 1e300, 1e250, 1e200, 1e150, 1e100, 1e50, 1e20)
 
 
-def _bound(pre: Preprocessing, columns: Sequence[int]) -> float:
+def _bound(pre: Preprocessing, columns: Sequence[tuple[int, int]]) -> float:
     for b in _BOUNDS:
-        if pre.try_run({c: [-b, b] for c in columns})[0] is not None:
+        try:
+            pre.run_numbers({c: [-b, b] for c, _ in columns}, [z for _, z in columns])
             return b
+        except (ValueError, TypeError, KeyError):
+            continue
     raise InvalidInputError(
         "The pipeline's scalers overflow on inputs of magnitude 1e20: kcxai cannot map their thresholds back.")
 
@@ -149,7 +200,7 @@ def cuts_back(pre: Preprocessing, tasks: Sequence[tuple[int, int, np.ndarray, in
     Inputs range over the floats the steps accept (:data:`_BOUNDS`). One input column may appear in one
     task only (its one number output).
     """
-    b = _bound(pre, [c for c, _, _, _ in tasks])
+    b = _bound(pre, [(c, z) for c, z, _, _ in tasks])
     k_lo, k_hi = float_keys(np.array([-b, b]))
     lo = [np.full(len(t), k_lo, dtype=np.int64) for _, _, t, _ in tasks]
     hi = [np.full(len(t), k_hi, dtype=np.int64) for _, _, t, _ in tasks]
@@ -160,11 +211,11 @@ def cuts_back(pre: Preprocessing, tasks: Sequence[tuple[int, int, np.ndarray, in
         vals = {}
         for (c, _, _, _), k in zip(tasks, keys):
             x = key_floats(k) if len(k) else np.zeros(1)
-            vals[c] = np.concatenate([x, np.full(m - len(x), x[-1])]).tolist()
-        X = pre.run(vals)
+            vals[c] = np.concatenate([x, np.full(m - len(x), x[-1])])
+        X = pre.run_numbers(vals, [z for _, z, _, _ in tasks])
         out = []
-        for (c, z, t, sign), k, w in zip(tasks, keys, which):
-            y = read_as(X[:len(k), z], float32)
+        for j, ((c, z, t, sign), k, w) in enumerate(zip(tasks, keys, which)):
+            y = read_as(X[:len(k), j], float32)
             ok = y <= t[w]  # NaN: False
             out.append(ok if sign > 0 else ~ok)
         return out
