@@ -37,11 +37,12 @@ def _import(model: Any, X_train: Any, distribution: Any) -> tuple[Any, TableRead
     from sklearn.pipeline import Pipeline
 
     if isinstance(model, Pipeline):
-        from kcxai.models._pipeline import from_pipeline
+        from kcxai.models._pipeline import import_pipeline
 
         known = getattr(model, "feature_names_in_", None)
         known = [f"x{k}" for k in range(int(getattr(model, "n_features_in_", 0)))] if known is None else list(known)
-        imported = from_pipeline(model, missing_columns=[c for c in _missing_columns(X_train) if c in known])
+        imported = import_pipeline(model, distribution=None, strict=False,
+                                   missing_columns=[c for c in _missing_columns(X_train) if c in known])
         return imported.model, imported.reader
     if isinstance(model, BaseEstimator):
         from kcxai.models._from_sklearn import FAMILIES, from_sklearn
@@ -53,9 +54,10 @@ def _import(model: Any, X_train: Any, distribution: Any) -> tuple[Any, TableRead
         missing = _missing_columns(X_train)
         trees = [f for f in FAMILIES if f.kind in ("tree", "forest", "boosted")]
         if missing and any(f.matches(model) for f in trees):  # missing values: the pipeline import routes them
-            from kcxai.models._pipeline import from_pipeline
+            from kcxai.models._pipeline import import_pipeline
 
-            imported_pipe = from_pipeline(Pipeline([("model", model)]), missing_columns=missing)
+            imported_pipe = import_pipeline(Pipeline([("model", model)]), distribution=None, missing_columns=missing,
+                                            strict=False)
             return imported_pipe.model, imported_pipe.reader
         names = sklearn_feature_names(model, int(n), None)
         domains = None

@@ -163,3 +163,20 @@ def test_a_bare_estimator_trained_with_nan_is_explained_through_its_rule() -> No
     rows = X[X["age"].isna()].head(3)
     for e, (_, row) in zip(explainer.explain(rows, method="axp"), rows.iterrows()):
         assert e.prediction == hgb.predict(row.to_frame().T)[0]
+
+
+@pytest.mark.parametrize("family", ["tree", "forest", "hgb"])
+def test_missing_indicators_split_missing_from_present(family: str) -> None:
+    df, y = frame(38, n=300, missing=0.3)
+    y = np.where(df["age"].isna(), "missing-age", y)  # the indicator column is worth splitting on
+    ct = ColumnTransformer([
+        ("num", SimpleImputer(strategy="median", add_indicator=True), ["age", "hours"]),
+        ("cat", OrdinalEncoder(encoded_missing_value=np.nan), ["sex"])], remainder="drop")
+    pipe = make_pipeline(ct, SimpleImputer(add_indicator=True), TREE_FAMILIES[family]()).fit(df, y)
+    assert pipe[:-1].transform(df).shape[1] == 6  # age, hours, their indicators, sex; then sex's
+    imported = check_predictions(pipe, df)
+    assert all(f.missing_index is not None for f in imported.model.space.features)
+    encoded_indicator = make_pipeline(SimpleImputer(strategy="most_frequent", add_indicator=True), OrdinalEncoder(),
+                                      TREE_FAMILIES[family]()).fit(df[["sex"]], y)
+    with pytest.raises(kcxai.InvalidTypeError, match=r"encodes its missing-value indicator.*column 'sex'"):
+        from_pipeline(encoded_indicator)

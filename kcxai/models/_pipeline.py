@@ -44,7 +44,7 @@ from kcxai.models._pipeline_steps import STEPS, Layout, layout_of
 from kcxai.models._pipeline_values import Preprocessing
 from kcxai.space import Feature
 
-__all__ = ["ImportedPipeline", "from_pipeline", "SUPPORTED_STEPS"]
+__all__ = ["ImportedPipeline", "from_pipeline", "import_pipeline", "SUPPORTED_STEPS"]
 
 #: The preprocessing steps :func:`from_pipeline` reads (all roles of :data:`~kcxai.models._pipeline_steps.STEPS`).
 SUPPORTED_STEPS = tuple(name for names in STEPS.values() for name in names)
@@ -208,13 +208,15 @@ def _bases(layout: Layout, codings: Sequence[Coding]) -> list[Any]:
     return bases
 
 
-def _fill_values(pre: Preprocessing, codings: Sequence[Coding], accepts_nan: bool) -> None:
+def _fill_values(pre: Preprocessing, codings: Sequence[Coding], accepts_nan: bool, strict: bool) -> None:
     """Run the steps on each column's missing value, then on its categories or bins: the encoded values of
-    every coding. A column keeps the missing value the pipeline declared only if the steps accept NaN there;
-    a column without one gets the advice an error on a missing cell gives."""
+    every coding. A column keeps its missing value only where the pipeline has a rule for NaN (the steps
+    accept it, and the classifier does if it reaches it); a column asked for by ``missing_columns`` without
+    one is an error when ``strict``. A column without a missing value gets the advice an error on a missing
+    cell gives."""
     for c, row, error in _missing_rows(pre, codings):
         if row is None:
-            if c.requested:
+            if c.requested and strict:
                 raise InvalidInputError(
                     f"Column {c.name!r} may be missing, but the pipeline has no rule for a missing value there "
                     f"(its steps raise {error}). Fill it in the pipeline (a SimpleImputer on {c.name!r}), or "
@@ -225,18 +227,21 @@ def _fill_values(pre: Preprocessing, codings: Sequence[Coding], accepts_nan: boo
             continue
         for z in c.outputs_z():
             c.nan_value[z] = float(row[z])
-        if c.missing:
-            continue
         reaches = any(math.isnan(c.nan_value[z]) for z in c.outputs_z())
         if reaches and not accepts_nan:
+            if c.requested and strict:
+                raise InvalidInputError(
+                    f"Column {c.name!r} may be missing, and its missing value reaches the classifier as NaN, which "
+                    f"{c.final} does not accept. Fill it in the pipeline (a SimpleImputer on {c.name!r}).")
+            c.missing = False
             c.if_missing = (f"the pipeline has no rule for it (NaN reaches {c.final}, which refuses it): fill or drop "
                             f"it first, or add a SimpleImputer on {c.name!r} to the pipeline")
-            continue
-        c.if_missing = (
-            f"the model was imported without a missing value for it, though the pipeline "
-            f"{'routes NaN there natively' if reaches else 'fills it'}: import the pipeline with "
-            f"from_pipeline(pipe, missing_columns=[{c.name!r}]), or give the Explainer training rows with "
-            f"missing values in {c.name!r}")
+        elif not c.missing:
+            c.if_missing = (
+                f"the model was imported without a missing value for it, though the pipeline "
+                f"{'routes NaN there natively' if reaches else 'fills it'}: import the pipeline with "
+                f"from_pipeline(pipe, missing_columns=[{c.name!r}]), or give the Explainer training rows with "
+                f"missing values in {c.name!r}")
     coded = [c for c in codings if c.kind != "number"]
     if coded:
         m = max(len(c.representatives()) for c in coded)
@@ -325,11 +330,19 @@ def from_pipeline(pipeline: Any, *, distribution: Any = None,
     >>> [imported.model.predict(x) for x in imported.reader.read(X).instances] == list(pipe.predict(X))
     True
     """
+    if isinstance(missing_columns, str) or not isinstance(missing_columns, Sequence):
+        raise InvalidTypeError(f"'missing_columns' must be a sequence of column names. Got {missing_columns!r}.")
+    return import_pipeline(pipeline, distribution=distribution, missing_columns=missing_columns, strict=True)
+
+
+def import_pipeline(pipeline: Any, *, distribution: Any, missing_columns: Sequence[str],
+                    strict: bool) -> ImportedPipeline:
+    """:func:`from_pipeline`; with ``strict=False`` (the :class:`~kcxai.Explainer`, asking for the columns its
+    training rows miss), a column asked for without a rule for NaN is left without a missing value instead of
+    being an error (a missing cell there is then refused with the column and the row)."""
     from kcxai.models._from_sklearn import family_of
     from kcxai.models._sklearn import nan_rule
 
-    if isinstance(missing_columns, str) or not isinstance(missing_columns, Sequence):
-        raise InvalidTypeError(f"'missing_columns' must be a sequence of column names. Got {missing_columns!r}.")
     final, final_name, layout = layout_of(pipeline)
     family = family_of(final, where=f"The pipeline ends in {type(final).__name__}, which kcxai does not import")
     if getattr(final, "n_outputs_", 1) != 1:
@@ -339,7 +352,7 @@ def from_pipeline(pipeline: Any, *, distribution: Any = None,
     for c in codings:
         categorical[c.column] = c.kind == "category"
     pre = Preprocessing(layout.steps, layout.names, layout.named, _bases(layout, codings), categorical)
-    _fill_values(pre, codings, bool(nan_rule(final, "yes")))
+    _fill_values(pre, codings, bool(nan_rule(final, "yes")), strict)
     with gc_paused():
         model = _model(family.kind, final, codings, pre, distribution)
     readers = [c.reader() for c in codings]

@@ -187,12 +187,15 @@ class _Reader:
         if type(trans).__name__ in STEPS["scalers"]:
             return self.scaler(step, trans, ins)
         if isinstance(trans, (OrdinalEncoder, OneHotEncoder, KBinsDiscretizer)):
-            raw = [o for o in ins if o.kind != "raw"]
-            if raw:
-                col = self.columns[raw[0].column]
+            changed = [o for o in ins if o.kind != "raw"]
+            if changed:
+                o = changed[0]
+                what = ("its missing-value indicator (SimpleImputer(add_indicator=True))" if o.kind == "indicator"
+                        else "it after a scaler" if o.kind == "number" else "it twice")
                 raise InvalidTypeError(
-                    f"Step {step!r} ({type(trans).__name__}) encodes the column {col.name!r} after it was changed "
-                    f"by {col.steps[:-1]}: encode the original column (a SimpleImputer before it is fine).")
+                    f"Step {step!r} ({type(trans).__name__}) encodes {what}, column {self.columns[o.column].name!r}: "
+                    "kcxai reads encoders on the original column only (a SimpleImputer without add_indicator "
+                    "before it is fine).")
             if isinstance(trans, KBinsDiscretizer):
                 return self.bins(trans, ins)
             return self.encoder(step, trans, ins)

@@ -110,14 +110,12 @@ def _resolve(splits: Splits, f: int, c: Any, z: int, nodes: np.ndarray, flat: Fl
         v = np.asarray([c.nan_value[z]])
         _check_rule(c, v, raw)
         miss = _route(v, t, ml, raw.float32)
-    if z == c.number_z:
-        assert pos is not None  # set for every number column
+    if z == c.number_z and pos is not None:  # positions are set for every number column
         splits.ranged(nodes, f, pos, upper=c.sign < 0, missing_left=miss)
         return
     # a missing-value indicator: every interval goes where the indicator's "not missing" value goes
     known = _route(np.asarray([c.known_value[z]]), t, ml, raw.float32)
-    splits.ranged(nodes, f, np.where(known, plan.n_intervals if isinstance(plan, Ranged) else 0, 0),
-                  missing_left=miss)
+    splits.ranged(nodes, f, np.where(known, plan.n_intervals, 0), missing_left=miss)
 
 
 def _check_rule(c: Any, values: np.ndarray, raw: RawEnsemble) -> None:

@@ -12,7 +12,7 @@ import numpy as np
 from kcxai._errors import InvalidInputError, InvalidTypeError
 from kcxai.models._import_trees import EnsembleParts, RawEnsemble, RawTree, plain_parts
 from kcxai.models._numbers import exact_number
-from kcxai.models._tree_data import TreeArrays, TreeParts
+from kcxai.models._tree_data import TreeParts
 from kcxai.space import Feature, FeatureSpace
 
 __all__ = ["tree_parts", "forest_parts", "raw_tree", "raw_sklearn_trees", "nan_rule", "raw_decision_tree", "raw_forest", "as_tree_parts", "naive_bayes_parts", "linear_parts", "sklearn_feature_names",
