@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -16,8 +16,17 @@ from sklearn.ensemble import (
     RandomForestClassifier,
 )
 from sklearn.tree import DecisionTreeClassifier
+from threadpoolctl import threadpool_limits
 
 from kcxai.models import from_pipeline
+
+
+@pytest.fixture(autouse=True)
+def one_thread() -> Iterator[None]:
+    """Fit with one thread: HistGradientBoosting's and LightGBM's thread pools on tiny data on a shared,
+    loaded machine took 10-20 s a fit instead of milliseconds. Autouse in the modules that import it."""
+    with threadpool_limits(limits=1):
+        yield
 
 
 def frame(seed: int, n: int = 400, *, missing: float = 0.0) -> tuple[pd.DataFrame, np.ndarray]:
@@ -47,7 +56,7 @@ def _xgb() -> Any:
 
 def _lgbm() -> Any:
     lgb = pytest.importorskip("lightgbm")
-    return lgb.LGBMClassifier(n_estimators=5, num_leaves=8, min_child_samples=5, verbose=-1, random_state=0)
+    return lgb.LGBMClassifier(n_estimators=5, num_leaves=8, min_child_samples=5, verbose=-1, random_state=0, n_jobs=1)
 
 
 #: Small classifiers of every tree family kcxai imports (XGBoost and LightGBM skipped when not installed).

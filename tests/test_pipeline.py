@@ -21,7 +21,9 @@ import kcxai
 from kcxai import Explainer
 from kcxai._errors import InvalidInputError, InvalidTypeError
 from kcxai.models import from_pipeline
-from pipelines import check_predictions, frame
+from pipelines import (  # one_thread: an autouse fixture
+    check_predictions, frame, one_thread,
+)
 
 KB: dict[str, Any] = {"quantile_method": "averaged_inverted_cdf"}
 

@@ -20,7 +20,9 @@ from kcxai import InvalidTypeError
 from kcxai.models import from_pipeline
 from kcxai.models._pipeline_steps import layout_of
 from kcxai.models._pipeline_values import Preprocessing, cuts_back, read_as
-from pipelines import TREE_FAMILIES, check_predictions, frame, target_for
+from pipelines import (  # one_thread: an autouse fixture
+    TREE_FAMILIES, check_predictions, frame, one_thread, target_for,
+)
 
 SCALERS = [StandardScaler, MinMaxScaler, RobustScaler, MaxAbsScaler]
 
@@ -98,7 +100,7 @@ def test_a_scaler_with_a_function_is_refused_with_the_reason() -> None:
     scaled_then_encoded = make_pipeline(
         ColumnTransformer([("f", make_pipeline(StandardScaler(), OneHotEncoder()), ["age"])]),
         RandomForestClassifier(n_estimators=2)).fit(df, y)
-    with pytest.raises(InvalidTypeError, match=r"encodes the column 'age' after it was changed.*encode the original"):
+    with pytest.raises(InvalidTypeError, match=r"encodes it after a scaler, column 'age'.*on the original column"):
         from_pipeline(scaled_then_encoded)
 
 
