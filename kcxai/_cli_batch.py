@@ -47,24 +47,26 @@ def explain_csv(args: argparse.Namespace) -> int:
     """Run ``kcxai explain-csv`` (see :func:`add_subparser`)."""
     import kcxai
 
+    from kcxai.explain._methods import resolve_method
+
+    m, bound = resolve_method(args.method, delta=args.delta, precision=args.precision)  # before reading DATA
     model = kcxai.load_model(args.model)
     data = _read_csv(args.data)
     explainer = kcxai.Explainer(model, language=args.language)
     options = {} if args.max_seconds is None else {"max_seconds": args.max_seconds}
-    result = explainer.explain(data, method=args.method, delta=args.delta, n_jobs=args.n_jobs,
+    engine = explainer.engine_for(m.name, **{m.bound: bound})
+    result = explainer.explain(data, method=m.name, **{m.bound: bound}, n_jobs=args.n_jobs,
                                progress=args.progress, on_error=args.on_error, **options)
     kind = _write(result.to_frame(), args.out)
     failed = f", {result.n_failures} failed (see the 'failure' column)" if result.n_failures else ""
-    print(f"explained {len(result) - result.n_failures} of {len(result)} rows with {args.method} via "
-          f"{explainer.language_}{failed}; wrote {args.out} ({kind})", file=sys.stderr)
+    print(f"explained {len(result) - result.n_failures} of {len(result)} rows with {m.name} via "
+          f"{engine.language} ({engine.reason}){failed}; wrote {args.out} ({kind})", file=sys.stderr)
     return 0
 
 
 def add_subparser(sub: Any) -> None:
     """Add ``explain-csv`` to the ``kcxai`` command's subparsers."""
-    from kcxai._methods import METHODS, SEARCH_METHODS
-    from kcxai._cli_args import delta as _fraction
-    from kcxai._cli_args import seconds_or_none
+    from kcxai.cli import add_method_args
 
     p = sub.add_parser(
         "explain-csv", help="explain every row of a CSV file with a saved model",
@@ -76,16 +78,10 @@ def add_subparser(sub: Any) -> None:
     p.add_argument("model", metavar="MODEL", help="a kcxai model saved as JSON (Classifier.save)")
     p.add_argument("data", metavar="DATA", help="a CSV file whose header names the model's features")
     p.add_argument("--out", "-o", required=True, help="output file: .csv, or .parquet (needs pyarrow)")
-    p.add_argument("--method", "-m", default="min_idrs", choices=METHODS, help="the explanation (default min_idrs)")
-    p.add_argument("--delta", "-d", type=_fraction, default=None,
-                   help="the bound, read exactly (0.01, 1/100): on the error for I-delta methods (default 0), on "
-                        "precision for local_cdrs/min_cdrs/smallest_drs (required)")
-    p.add_argument("--language", "-l", default=None, help="knowledge-compilation language (default: dt for trees, "
-                                                           "obdd otherwise)")
+    add_method_args(p)
+    p.add_argument("--language", "-l", default=None, help="force the engine (default: chosen for the method and "
+                                                           "bound, see docs/explainer.md)")
     p.add_argument("--n-jobs", "-j", type=int, default=None, help="joblib workers (-1: all cores; default 1)")
-    p.add_argument("--max-seconds", type=seconds_or_none, default=None, metavar="SECONDS",
-                   help=f"time limit of each row's exact search ({', '.join(SEARCH_METHODS)}; default 60, "
-                        "'none': no limit); a row over it fails (see --on-error)")
     p.add_argument("--on-error", choices=("raise", "report"), default="raise",
                    help="'report': rows that cannot be explained get a 'failure' entry, the others are explained")
     p.add_argument("--progress", action="store_true", help="show a progress bar on stderr")

@@ -49,8 +49,8 @@ def test_explain_csv_errors(files: tuple[Path, Path], tmp_path: Path, capsys: py
     assert main(["explain-csv", str(model), str(tmp_path / "none.csv"), "--out", str(tmp_path / "o.csv")]) == 2
     assert "does not exist" in capsys.readouterr().err
     assert main(["explain-csv", str(model), str(data), "--out", str(tmp_path / "o.csv"),
-                 "--method", "local_cdrs"]) == 2
-    assert "delta=0.95" in capsys.readouterr().err
+                 "--method", "local_cdrs", "--delta", "0.05"]) == 2
+    assert "takes 'precision'" in capsys.readouterr().err
     wrong = tmp_path / "wrong.csv"
     rows = pd.read_csv(data)
     rows.loc[1, "x4"] = 5
@@ -61,7 +61,7 @@ def test_explain_csv_errors(files: tuple[Path, Path], tmp_path: Path, capsys: py
 
 
 def test_demo_prints_labels(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["demo", "--instances", "1", "--delta", "0", "--max-depth", "4"]) == 0
+    assert main(["demo", "--instances", "1", "--max-depth", "4"]) == 0
     out = capsys.readouterr().out
     assert "THEN class = <=50K" in out or "THEN class = >50K" in out
     assert "class = 1" not in out and "class = 0" not in out
