@@ -2,12 +2,21 @@
 
 The same conventions as the Graphviz drawing of :mod:`kcxai.viz`: the instance's root-to-leaf path in
 bold blue, internal nodes testing a feature of the explanation filled orange, tests on the path of
-features the explanation frees dashed. Leaves are laid out left to right in depth-first order and each
-internal node sits above the middle of its children.
+features the explanation frees dashed.
+
+The layout gives every node the room its label needs: each shown subtree gets a horizontal band as wide as
+its widest need (a node's box, or the label of the branch into it, measured from the text at the font
+size used) or the sum of its children's bands, and sibling bands never overlap. An edge runs down from its
+parent, along a bar, and down into its child; the branch's label sits on that last drop, just above the
+child, so each label stands on its own edge. Sizes are in points: a figure made here is sized to hold the
+whole tree and its wrapped title at the font size asked (shrunk only past 60 inches); drawn into a given
+``ax``, the font shrinks until the tree fits the Axes.
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,67 +27,212 @@ __all__ = ["TreeLayout", "layout_tree", "plot_tree"]
 PATH_COLOUR = "#1f5fbf"
 EXPL_FILL = "#ffcc80"
 
+_NODE_PAD = 0.3      # box padding, in font sizes (matplotlib's bbox ``pad``)
+_EDGE_FONT = 0.85    # edge labels' font, relative to the nodes'
+_EDGE_PAD = 0.15     # edge label box padding, in edge-label font sizes
+_GAP = 0.8           # room between neighbouring bands, in font sizes
+_MARGIN = 0.5        # margin around the drawing, in font sizes
+_MAX_INCHES = 60.0   # the largest figure side made here
+_TITLE_PAD = 6.0     # points between the title and the drawing
+_LABEL_WIDTH = 22.0  # longer branch labels (value sets) break after commas, in edge-label font sizes
+
 
 @dataclass(frozen=True)
 class TreeLayout:
-    """Node positions of a drawing: ``x`` and ``depth`` per shown node, the shown edges, and the
-    collapsed subtrees (``(parent, child)`` drawn as ``...``)."""
+    """Node positions of a drawing: ``x`` (centre) and ``depth`` per shown node, the shown edges, the
+    collapsed subtrees (``(parent, child, mask)`` drawn as ``...``), the band ``(left, right)`` each shown
+    node's subtree takes, and the drawing's total width (in the unit of the widths given)."""
 
     x: dict[int, float]
     depth: dict[int, int]
     edges: tuple[tuple[int, int, int], ...]  # (parent, child, mask)
     collapsed: tuple[tuple[int, int, int], ...]
+    band: dict[int, tuple[float, float]]
+    width: float
 
 
-def layout_tree(arrays: Any, *, max_depth: int | None = None, keep: frozenset[int] = frozenset()) -> TreeLayout:
+def _children(arrays: Any, nid: int) -> list[tuple[int, int]]:
+    """``(mask, child)`` of a node, lowest values first (``<= t`` left of ``> t``)."""
+    return sorted(arrays.branches[nid], key=lambda mc: (mc[0] & -mc[0]).bit_length())
+
+
+def layout_tree(arrays: Any, *, max_depth: int | None = None, keep: frozenset[int] = frozenset(),
+                need: Callable[[int], float] | None = None, gap: float = 0.2) -> TreeLayout:
     """Positions for the nodes of ``arrays`` (a :class:`~kcxai.models.tree.TreeArrays`), collapsing
-    subtrees below ``max_depth`` except those holding a node of ``keep``."""
-    feat, branches = arrays.feature, arrays.branches
-    x: dict[int, float] = {}
-    depth: dict[int, int] = {arrays.root: 0}
+    subtrees below ``max_depth`` except those holding a node of ``keep``.
+
+    ``need(n)`` is the width node ``n`` needs (its box, or its incoming edge's label); 1 by default.
+    A subtree's band is as wide as its root's need or its children's bands side by side, ``gap`` apart;
+    a node is centred over its children, within its band.
+    """
+    need = need or (lambda n: 1.0)
+    root = arrays.root
+    depth: dict[int, int] = {root: 0}
     edges: list[tuple[int, int, int]] = []
     collapsed: list[tuple[int, int, int]] = []
+    kids: dict[int, list[int]] = {}
+    stubs: set[int] = set()
     order: list[int] = []
-    stack = [arrays.root]
-    while stack:  # pre-order, first branch first
+    stack = [root]
+    while stack:  # pre-order; "..." stubs are leaves of the drawing
         nid = stack.pop()
         order.append(nid)
-        if feat[nid] < 0:
+        if nid in stubs or arrays.feature[nid] < 0:
             continue
-        children = []
-        for mask, child in branches[nid]:
+        out = kids[nid] = []
+        for mask, child in _children(arrays, nid):
             depth[child] = depth[nid] + 1
             if max_depth is not None and depth[nid] >= max_depth and child not in keep:
                 collapsed.append((nid, child, mask))
-                continue
-            edges.append((nid, child, mask))
-            children.append(child)
-        stack.extend(reversed(children))
-    slots = 0.0
-    kids: dict[int, list[int]] = {}
-    for a, b, _ in edges:
-        kids.setdefault(a, []).append(b)
-    stubs: dict[int, list[int]] = {}
-    for a, b, _ in collapsed:
-        stubs.setdefault(a, []).append(b)
-    for nid in order:  # leaves and stubs take the next slot, left to right
-        if not kids.get(nid):
-            if nid in stubs:
-                continue
-            x[nid] = slots
-            slots += 1
-    for nid in reversed(order):
+                stubs.add(child)
+            else:
+                edges.append((nid, child, mask))
+            out.append(child)
+        stack.extend(reversed(out))
+    width: dict[int, float] = {}
+    for nid in reversed(order):  # children before parents
         below = kids.get(nid, [])
-        stub = stubs.get(nid, [])
+        inner = sum(width[c] for c in below) + gap * max(len(below) - 1, 0)
+        width[nid] = max(need(nid), inner)
+    x: dict[int, float] = {}
+    band: dict[int, tuple[float, float]] = {root: (0.0, width[root])}
+    for nid in order:  # parents before children
+        left, right = band[nid]
+        below = kids.get(nid, [])
+        inner = sum(width[c] for c in below) + gap * max(len(below) - 1, 0)
+        cursor = left + (right - left - inner) / 2
+        for c in below:
+            band[c] = (cursor, cursor + width[c])
+            cursor += width[c] + gap
+    for nid in reversed(order):
+        left, right = band[nid]
+        below = kids.get(nid, [])
         if not below:
-            if stub:
-                x[nid] = slots
-                slots += 1
+            x[nid] = (left + right) / 2
             continue
-        x[nid] = (min(x[c] for c in below) + max(x[c] for c in below)) / 2
-    for a, b, _ in collapsed:
-        x[b] = x[a] + 0.3 * (stubs[a].index(b) - (len(stubs[a]) - 1) / 2)
-    return TreeLayout(x, depth, tuple(edges), tuple(collapsed))
+        half = need(nid) / 2
+        x[nid] = min(max((x[below[0]] + x[below[-1]]) / 2, left + half), right - half)
+    return TreeLayout(x, depth, tuple(edges), tuple(collapsed), band, width[root])
+
+
+class _Measure:
+    """Text extents in points at a font size (cached), from matplotlib's own layout of the text.
+
+    Measured at 144 dpi and widened by 6%: hinted text widths vary by a few percent with the resolution a
+    figure is saved at (measured 52-55 points for the same label between 50 and 600 dpi).
+    """
+
+    _DPI = 144
+    _SLACK = 1.06
+
+    def __init__(self) -> None:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+
+        self._figure = Figure(dpi=self._DPI)
+        self._renderer = FigureCanvasAgg(self._figure).get_renderer()
+        self._cache: dict[tuple[str, float], tuple[float, float]] = {}
+
+    def _extent(self, text: str, size: float) -> tuple[float, float]:
+        key = (text, size)
+        if key not in self._cache:
+            artist = self._figure.text(0, 0, text, fontsize=size, parse_math=False, ha="center", va="center")
+            box = artist.get_window_extent(self._renderer)
+            artist.remove()
+            scale = 72 / self._DPI * self._SLACK
+            self._cache[key] = (float(box.width) * scale, float(box.height) * scale)
+        return self._cache[key]
+
+    def width(self, text: str, size: float) -> float:
+        """The width of ``text`` (its widest line)."""
+        return self._extent(text, size)[0]
+
+    def height(self, text: str, size: float) -> float:
+        """The height of ``text`` (all its lines)."""
+        return self._extent(text, size)[1]
+
+
+@dataclass(frozen=True)
+class _Geometry:
+    """Everything placed at one font size, in points."""
+
+    fontsize: float
+    layout: TreeLayout
+    node_h: float                 # the tallest node box
+    labels: dict[int, str]        # the label on the edge into each node, long ones broken into lines
+    label_h: dict[int, float]     # its box's height
+    gap: float                    # vertical room between a box and a bar or a label
+    ys: tuple[float, ...]         # the centre line of each depth
+    width: float                  # content, margins included
+    height: float
+
+    def y(self, depth: int) -> float:
+        return self.ys[depth]
+
+
+def _edge_lines(text: str, most: float, measure: _Measure, size: float) -> str:
+    """A long branch label (a set of values) broken after commas into lines at most ``most`` points wide."""
+    if measure.width(text, size) <= most or ", " not in text:
+        return text
+    parts = text.split(", ")
+    lines = [parts[0]]
+    for part in parts[1:]:
+        trial = lines[-1] + ", " + part
+        if measure.width(trial, size) <= most:
+            lines[-1] = trial
+        else:
+            lines[-1] += ","
+            lines.append(part)
+    return "\n".join(lines)
+
+
+def _geometry(arrays: Any, names: dict[int, str], edge_text: dict[int, str], measure: _Measure, fontsize: float,
+              *, max_depth: int | None, keep: frozenset[int]) -> _Geometry:
+    fs, efs = fontsize, fontsize * _EDGE_FONT
+    root2 = math.sqrt(2)
+    labels = {n: _edge_lines(t, _LABEL_WIDTH * efs, measure, efs) for n, t in edge_text.items()}
+
+    def box(n: int) -> float:  # internal nodes are ellipses around the padded text
+        text = names.get(n, "...")
+        w = measure.width(text, fs) + 2 * _NODE_PAD * fs
+        return w * root2 if n in names and arrays.feature[n] >= 0 else w
+
+    def need(n: int) -> float:
+        label = labels.get(n)
+        lab = 0.0 if label is None else measure.width(label, efs) + 2 * _EDGE_PAD * efs
+        return max(box(n), lab)
+
+    lay = layout_tree(arrays, max_depth=max_depth, keep=keep, need=need, gap=_GAP * fs)
+    node_h = (measure.height("lp", fs) + 2 * _NODE_PAD * fs) * root2
+    label_h = {n: measure.height(t, efs) + 2 * _EDGE_PAD * efs for n, t in labels.items()}
+    gap = 0.4 * fs
+    deepest = max(lay.depth[n] for n in lay.x)
+    tallest = [0.0] * (deepest + 1)
+    for n, h in label_h.items():
+        if n in lay.depth:
+            tallest[lay.depth[n]] = max(tallest[lay.depth[n]], h)
+    ys = [0.0]
+    for d in range(1, deepest + 1):
+        ys.append(ys[-1] - (node_h + tallest[d] + 3 * gap))
+    margin = _MARGIN * fs
+    return _Geometry(fs, lay, node_h, labels, label_h, gap, tuple(ys), lay.width + 2 * margin,
+                     -ys[-1] + node_h + 2 * margin)
+
+
+def _wrap(text: str, width: float, measure: _Measure, size: float) -> list[str]:
+    """Greedy word wrap of ``text`` to lines at most ``width`` points wide (a longer word keeps its line)."""
+    lines: list[str] = []
+    for paragraph in text.split("\n"):
+        current = ""
+        for word in paragraph.split(" "):
+            trial = word if not current else current + " " + word
+            if current and measure.width(trial, size) > width:
+                lines.append(current)
+                current = word
+            else:
+                current = trial
+        lines.append(current)
+    return lines
 
 
 def plot_tree(tree: Any, explanation: Any = None, instance: Any = None, *, max_depth: int | None = None,
@@ -92,18 +246,26 @@ def plot_tree(tree: Any, explanation: Any = None, instance: Any = None, *, max_d
         Nodes testing its features are filled orange; its rule is the title. Its instance is drawn
         unless ``instance`` is given.
     instance : sequence or mapping, optional
-        Its root-to-leaf path is drawn in bold blue.
+        Its root-to-leaf path is drawn in bold blue; each branch's label stands on its own edge.
     max_depth : int, optional
         Collapse subtrees below this depth into ``...`` (never the highlighted path).
     title : str, optional
-        Defaults to the explanation's rule.
+        Defaults to the explanation's rule; wrapped to the drawing's width.
     ax : matplotlib Axes, optional
-        Drawn into a new figure otherwise.
+        Drawn into a new figure sized to hold the whole tree otherwise. In a given Axes the font shrinks
+        until the tree fits.
     fontsize : float, default 8
+        The nodes' font size (edge labels are a little smaller).
 
     Returns
     -------
     matplotlib.axes.Axes
+
+    Raises
+    ------
+    InvalidTypeError
+        When ``tree`` is not a :class:`~kcxai.DecisionTree` (a forest, boosted trees, rules): the message
+        names the model and what to draw instead.
 
     Examples
     --------
@@ -117,48 +279,97 @@ def plot_tree(tree: Any, explanation: Any = None, instance: Any = None, *, max_d
     >>> ax.get_title()
     'IF x1 = 1 AND x9 = 1 THEN class = 1'
     """
+    from kcxai._errors import InvalidInputError
+    from kcxai._tree_marks import _edge_label, check_tree, highlight
+
+    check_tree(tree, "plot_tree")
+    if isinstance(fontsize, bool) or not isinstance(fontsize, (int, float)) or not 0 < fontsize < 1000:
+        raise InvalidInputError(f"'fontsize' must be a positive number of points. Got {fontsize!r} instead.")
     try:
         import matplotlib.pyplot as plt
     except ImportError:
         raise MissingDependencyError("Drawing with matplotlib needs it installed: pip install 'kcxai[plot]'.") from None
-    from kcxai._tree_marks import _edge_label, highlight
-
-    arrays = tree.arrays
-    space = tree.space
+    arrays, space = tree.arrays, tree.space
     expl, on_path, path_edges = highlight(tree, explanation, instance)
-    lay = layout_tree(arrays, max_depth=max_depth, keep=frozenset(on_path))
-    if ax is None:
-        width = max(4.0, 0.9 * (max(lay.x.values(), default=0) + 1))
-        height = max(3.0, 1.1 * (max(lay.depth[n] for n in lay.x) + 1))
-        _, ax = plt.subplots(figsize=(min(width, 60), min(height, 40)))
-    def pos(n: int) -> tuple[float, float]:
-        return lay.x[n], -float(lay.depth[n])
-
-    for a, b, mask in lay.edges + lay.collapsed:
-        (x0, y0), (x1, y1) = pos(a), pos(b)
-        bold = (a, b) in path_edges
-        dashed = bold and explanation is not None and arrays.feature[a] not in expl
-        ax.plot([x0, x1], [y0, y1], color=PATH_COLOUR if bold else "#888888", linewidth=3 if bold else 1,
-                linestyle="--" if dashed else "-", zorder=1)
-        ax.text((x0 + x1) / 2, (y0 + y1) / 2, _edge_label(space.features[arrays.feature[a]], mask),
-                fontsize=fontsize * 0.85, ha="center", va="center", zorder=3,
-                bbox={"boxstyle": "round,pad=0.1", "fc": "white", "ec": "none", "alpha": 0.8})
-    for n in lay.x:
-        if any(b == n for _, b, _ in lay.collapsed):
-            ax.text(*pos(n), "...", ha="center", va="center", fontsize=fontsize, zorder=4)
-            continue
-        f = arrays.feature[n]
-        text = space.features[f].name if f >= 0 else f"class {tree.classes[arrays.label[n]]}"
-        fill = EXPL_FILL if f >= 0 and f in expl else "white"
-        edge = PATH_COLOUR if n in on_path else "#444444"
-        ax.text(*pos(n), text, ha="center", va="center", fontsize=fontsize, zorder=4,
-                bbox={"boxstyle": "round,pad=0.3" if f < 0 else "ellipse,pad=0.3", "fc": fill, "ec": edge,
-                      "lw": 2.5 if n in on_path else 1})
+    keep = frozenset(on_path)
+    first = layout_tree(arrays, max_depth=max_depth, keep=keep)
+    names = {n: (space.features[arrays.feature[n]].name if arrays.feature[n] >= 0
+                 else f"class {tree.classes[arrays.label[n]]}")
+             for n in first.x if not any(b == n for _, b, _ in first.collapsed)}
+    edge_text = {b: _edge_label(space.features[arrays.feature[a]], mask) for a, b, mask in first.edges + first.collapsed}
+    measure = _Measure()
     caption = title if title is not None else (explanation.rule() if explanation is not None else None)
-    if caption:
-        ax.set_title(caption, fontsize=fontsize + 2)
-    xs = list(lay.x.values())
-    ax.set_xlim(min(xs) - 0.8, max(xs) + 0.8)
-    ax.set_ylim(-max(lay.depth[n] for n in lay.x) - 0.6, 0.6)
+    geo = _geometry(arrays, names, edge_text, measure, float(fontsize), max_depth=max_depth, keep=keep)
+    if ax is None:
+        geo, lines, (fig_w, fig_h) = _own_figure(geo, caption, measure, arrays, names, edge_text,
+                                                 max_depth=max_depth, keep=keep)
+        fig = plt.figure(figsize=(fig_w / 72, fig_h / 72))
+        ax = fig.add_axes(((fig_w - geo.width) / 2 / fig_w, 0, geo.width / fig_w, geo.height / fig_h))
+        avail_w, avail_h = geo.width, geo.height
+    else:
+        bbox = ax.get_position()
+        fw, fh = ax.figure.get_size_inches() * 72
+        avail_w, avail_h = bbox.width * fw, bbox.height * fh
+        scale = min(1.0, avail_w / geo.width, avail_h / geo.height)
+        if scale < 1:
+            geo = _geometry(arrays, names, edge_text, measure, geo.fontsize * scale * 0.98,
+                            max_depth=max_depth, keep=keep)
+        lines = _wrap(caption, avail_w, measure, geo.fontsize + 2) if caption else []
+    _draw(ax, tree, geo, names, expl, on_path, path_edges, dashed_free=explanation is not None)
+    if lines:
+        ax.set_title("\n".join(lines), fontsize=geo.fontsize + 2, pad=_TITLE_PAD)
+    margin = _MARGIN * geo.fontsize
+    left = -margin - (avail_w - geo.width) / 2
+    top = geo.node_h / 2 + margin
+    ax.set_xlim(left, left + avail_w)
+    ax.set_ylim(top - avail_h, top)
     ax.set_axis_off()
     return ax
+
+
+def _own_figure(geo: _Geometry, caption: str | None, measure: _Measure, arrays: Any, names: dict[int, str],
+                edge_text: dict[int, str], *, max_depth: int | None, keep: frozenset[int]
+                ) -> tuple[_Geometry, list[str], tuple[float, float]]:
+    """The geometry, title lines and figure size (points) of a figure made for the drawing."""
+    most = _MAX_INCHES * 72
+    for _ in range(3):
+        tsize = geo.fontsize + 2
+        pad = 2 * _MARGIN * geo.fontsize
+        title_room = min(measure.width(caption, tsize), 7 * 72) if caption else 0.0
+        fig_w = max(geo.width, title_room + pad, 3 * 72)
+        lines = _wrap(caption, fig_w - pad, measure, tsize) if caption else []
+        fig_w = max([fig_w] + [measure.width(line, tsize) + pad for line in lines])
+        title_h = measure.height("\n".join(lines), tsize) + _TITLE_PAD + pad / 2 if lines else 0.0
+        fig_h = geo.height + title_h
+        scale = min(1.0, most / fig_w, most / fig_h)
+        if scale >= 1:
+            break
+        geo = _geometry(arrays, names, edge_text, measure, geo.fontsize * scale * 0.98, max_depth=max_depth, keep=keep)
+    return geo, lines, (fig_w, fig_h)
+
+
+def _draw(ax: Any, tree: Any, geo: _Geometry, names: dict[int, str], expl: frozenset[int], on_path: set[int],
+          path_edges: set[tuple[int, int]], *, dashed_free: bool) -> None:
+    arrays, lay, fs = tree.arrays, geo.layout, geo.fontsize
+    efs = fs * _EDGE_FONT
+    for a, b, _ in lay.edges + lay.collapsed:
+        xa, ya, xb, yb = lay.x[a], geo.y(lay.depth[a]), lay.x[b], geo.y(lay.depth[b])
+        bar = ya - geo.node_h / 2 - geo.gap
+        bold = (a, b) in path_edges
+        dashed = bold and dashed_free and arrays.feature[a] not in expl
+        ax.plot([xa, xa, xb, xb], [ya, bar, bar, yb], color=PATH_COLOUR if bold else "#888888",
+                linewidth=3 if bold else 1, linestyle="--" if dashed else "-", zorder=2 if bold else 1,
+                solid_joinstyle="miter", gid=f"edge {a} {b}")
+        ax.text(xb, yb + geo.node_h / 2 + geo.gap + geo.label_h[b] / 2, geo.labels[b], fontsize=efs, ha="center",
+                va="center", zorder=3, parse_math=False, gid=f"label {a} {b}",
+                bbox={"boxstyle": f"round,pad={_EDGE_PAD}", "fc": "white", "ec": "none", "alpha": 0.9})
+    for n, x in lay.x.items():
+        y = geo.y(lay.depth[n])
+        if n not in names:
+            ax.text(x, y, "...", ha="center", va="center", fontsize=fs, zorder=4, gid=f"node {n}")
+            continue
+        f = arrays.feature[n]
+        ax.text(x, y, names[n], ha="center", va="center", fontsize=fs, zorder=4, parse_math=False, gid=f"node {n}",
+                bbox={"boxstyle": f"{'round' if f < 0 else 'ellipse'},pad={_NODE_PAD}",
+                      "fc": EXPL_FILL if f >= 0 and f in expl else "white",
+                      "ec": PATH_COLOUR if n in on_path else "#444444", "lw": 2.5 if n in on_path else 1})
