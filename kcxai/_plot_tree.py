@@ -189,37 +189,65 @@ def _edge_lines(text: str, most: float, measure: _Measure, size: float) -> str:
     return "\n".join(lines)
 
 
-def _geometry(arrays: Any, names: dict[int, str], edge_text: dict[int, str], measure: _Measure, fontsize: float,
-              *, max_depth: int | None, keep: frozenset[int]) -> _Geometry:
-    fs, efs = fontsize, fontsize * _EDGE_FONT
-    root2 = math.sqrt(2)
-    labels = {n: _edge_lines(t, _LABEL_WIDTH * efs, measure, efs) for n, t in edge_text.items()}
+@dataclass(frozen=True)
+class _Scene:
+    """What is drawn, independent of the font size: node texts (``names``; "..." stubs have none), branch
+    texts by child, and which subtrees collapse."""
 
-    def box(n: int) -> float:  # internal nodes are ellipses around the padded text
-        text = names.get(n, "...")
-        w = measure.width(text, fs) + 2 * _NODE_PAD * fs
-        return w * root2 if n in names and arrays.feature[n] >= 0 else w
+    tree: Any
+    names: dict[int, str]
+    edge_text: dict[int, str]
+    measure: _Measure
+    max_depth: int | None
+    keep: frozenset[int]
 
-    def need(n: int) -> float:
-        label = labels.get(n)
-        lab = 0.0 if label is None else measure.width(label, efs) + 2 * _EDGE_PAD * efs
-        return max(box(n), lab)
+    @classmethod
+    def of(cls, tree: Any, measure: _Measure, *, max_depth: int | None, keep: frozenset[int]) -> "_Scene":
+        from kcxai._tree_marks import _edge_label
 
-    lay = layout_tree(arrays, max_depth=max_depth, keep=keep, need=need, gap=_GAP * fs)
-    node_h = (measure.height("lp", fs) + 2 * _NODE_PAD * fs) * root2
-    label_h = {n: measure.height(t, efs) + 2 * _EDGE_PAD * efs for n, t in labels.items()}
-    gap = 0.4 * fs
-    deepest = max(lay.depth[n] for n in lay.x)
-    tallest = [0.0] * (deepest + 1)
-    for n, h in label_h.items():
-        if n in lay.depth:
+        arrays, space = tree.arrays, tree.space
+        shown = layout_tree(arrays, max_depth=max_depth, keep=keep)
+        stubs = {b for _, b, _ in shown.collapsed}
+        names = {n: (space.features[arrays.feature[n]].name if arrays.feature[n] >= 0
+                     else f"class {tree.classes[arrays.label[n]]}") for n in shown.x if n not in stubs}
+        edge_text = {b: _edge_label(space.features[arrays.feature[a]], mask)
+                     for a, b, mask in shown.edges + shown.collapsed}
+        return cls(tree, names, edge_text, measure, max_depth, keep)
+
+    def box(self, n: int, fs: float) -> float:
+        """The width of node ``n``'s box: an ellipse around the padded text of an internal node."""
+        w = self.measure.width(self.names.get(n, "..."), fs) + 2 * _NODE_PAD * fs
+        return w * math.sqrt(2) if n in self.names and self.tree.arrays.feature[n] >= 0 else w
+
+    def geometry(self, fontsize: float) -> _Geometry:
+        """Every position at ``fontsize``."""
+        fs, efs, measure = fontsize, fontsize * _EDGE_FONT, self.measure
+        labels = {n: _edge_lines(t, _LABEL_WIDTH * efs, measure, efs) for n, t in self.edge_text.items()}
+        label_w = {n: measure.width(t, efs) + 2 * _EDGE_PAD * efs for n, t in labels.items()}
+        lay = layout_tree(self.tree.arrays, max_depth=self.max_depth, keep=self.keep, gap=_GAP * fs,
+                          need=lambda n: max(self.box(n, fs), label_w.get(n, 0.0)))
+        node_h = (measure.height("lp", fs) + 2 * _NODE_PAD * fs) * math.sqrt(2)
+        label_h = {n: measure.height(t, efs) + 2 * _EDGE_PAD * efs for n, t in labels.items()}
+        gap = 0.4 * fs
+        tallest = [0.0] * (max(lay.depth[n] for n in lay.x) + 1)  # the tallest branch label into each depth
+        for n, h in label_h.items():
             tallest[lay.depth[n]] = max(tallest[lay.depth[n]], h)
-    ys = [0.0]
-    for d in range(1, deepest + 1):
-        ys.append(ys[-1] - (node_h + tallest[d] + 3 * gap))
-    margin = _MARGIN * fs
-    return _Geometry(fs, lay, node_h, labels, label_h, gap, tuple(ys), lay.width + 2 * margin,
-                     -ys[-1] + node_h + 2 * margin)
+        ys = [0.0]
+        for d in range(1, len(tallest)):
+            ys.append(ys[-1] - (node_h + tallest[d] + 3 * gap))
+        margin = _MARGIN * fs
+        return _Geometry(fs, lay, node_h, labels, label_h, gap, tuple(ys), lay.width + 2 * margin,
+                         -ys[-1] + node_h + 2 * margin)
+
+    def shrunk(self, geo: _Geometry, width: float, height: float, *, tries: int = 6) -> _Geometry:
+        """``geo``, or the geometry at the font size that fits ``width`` x ``height`` points (text does not
+        scale quite linearly, hinting: shrink until it fits)."""
+        for _ in range(tries):
+            scale = min(1.0, width / geo.width, height / geo.height)
+            if scale >= 1:
+                break
+            geo = self.geometry(geo.fontsize * scale * 0.97)
+        return geo
 
 
 def _wrap(text: str, width: float, measure: _Measure, size: float) -> list[str]:
@@ -283,7 +311,7 @@ def plot_tree(tree: Any, explanation: Any = None, instance: Any = None, *, max_d
     'IF x1 = 1 AND x9 = 1 THEN class = 1'
     """
     from kcxai._errors import InvalidInputError
-    from kcxai._tree_marks import _edge_label, check_tree, highlight
+    from kcxai._tree_marks import check_tree, highlight
 
     check_tree(tree, "plot_tree")
     if isinstance(fontsize, bool) or not isinstance(fontsize, (int, float)) or not 0 < fontsize < 1000:
@@ -292,51 +320,44 @@ def plot_tree(tree: Any, explanation: Any = None, instance: Any = None, *, max_d
         import matplotlib.pyplot as plt
     except ImportError:
         raise MissingDependencyError("Drawing with matplotlib needs it installed: pip install 'kcxai[plot]'.") from None
-    arrays, space = tree.arrays, tree.space
     expl, on_path, path_edges = highlight(tree, explanation, instance)
-    keep = frozenset(on_path)
-    first = layout_tree(arrays, max_depth=max_depth, keep=keep)
-    names = {n: (space.features[arrays.feature[n]].name if arrays.feature[n] >= 0
-                 else f"class {tree.classes[arrays.label[n]]}")
-             for n in first.x if not any(b == n for _, b, _ in first.collapsed)}
-    edge_text = {b: _edge_label(space.features[arrays.feature[a]], mask) for a, b, mask in first.edges + first.collapsed}
     measure = _Measure(plt.rcParams["figure.dpi"] if ax is None else ax.figure.dpi)
+    scene = _Scene.of(tree, measure, max_depth=max_depth, keep=frozenset(on_path))
     caption = title if title is not None else (explanation.rule() if explanation is not None else None)
-    geo = _geometry(arrays, names, edge_text, measure, float(fontsize), max_depth=max_depth, keep=keep)
     if ax is None:
-        geo, lines, (fig_w, fig_h) = _own_figure(geo, caption, measure, arrays, names, edge_text,
-                                                 max_depth=max_depth, keep=keep)
+        geo, lines, (fig_w, fig_h) = _own_figure(scene, scene.geometry(float(fontsize)), caption)
         fig = plt.figure(figsize=(fig_w / 72, fig_h / 72))
         ax = fig.add_axes(((fig_w - geo.width) / 2 / fig_w, 0, geo.width / fig_w, geo.height / fig_h))
-        avail_w, avail_h = geo.width, geo.height
+        room = (geo.width, geo.height)
     else:
         bbox = ax.get_position()
-        fw, fh = ax.figure.get_size_inches() * 72
-        avail_w, avail_h = bbox.width * fw, bbox.height * fh
-        for _ in range(6):  # text does not scale quite linearly (hinting): shrink until it fits
-            scale = min(1.0, avail_w / geo.width, avail_h / geo.height)
-            if scale >= 1:
-                break
-            geo = _geometry(arrays, names, edge_text, measure, geo.fontsize * scale * 0.97,
-                            max_depth=max_depth, keep=keep)
-        lines = _wrap(caption, avail_w, measure, geo.fontsize + 2) if caption else []
-    _draw(ax, tree, geo, names, expl, on_path, path_edges, dashed_free=explanation is not None)
+        fig_w, fig_h = ax.figure.get_size_inches() * 72
+        room = (bbox.width * fig_w, bbox.height * fig_h)
+        geo = scene.shrunk(scene.geometry(float(fontsize)), *room)
+        lines = _wrap(caption, room[0], measure, geo.fontsize + 2) if caption else []
+    _draw(ax, scene, geo, expl, on_path, path_edges, dashed_free=explanation is not None)
     if lines:
         ax.set_title("\n".join(lines), fontsize=geo.fontsize + 2, pad=_TITLE_PAD, parse_math=False)
-    margin = _MARGIN * geo.fontsize
-    left = -margin - (avail_w - geo.width) / 2
-    top = geo.node_h / 2 + margin
-    ax.set_xlim(left, left + avail_w)
-    ax.set_ylim(top - avail_h, top)
-    ax.set_axis_off()
+    _frame(ax, geo, *room)
     return ax
 
 
-def _own_figure(geo: _Geometry, caption: str | None, measure: _Measure, arrays: Any, names: dict[int, str],
-                edge_text: dict[int, str], *, max_depth: int | None, keep: frozenset[int]
+def _frame(ax: Any, geo: _Geometry, width: float, height: float) -> None:
+    """Data limits making one data unit one point on an Axes ``width`` x ``height`` points, the drawing
+    centred across and at the top."""
+    margin = _MARGIN * geo.fontsize
+    left = -margin - (width - geo.width) / 2
+    top = geo.node_h / 2 + margin
+    ax.set_xlim(left, left + width)
+    ax.set_ylim(top - height, top)
+    ax.set_axis_off()
+
+
+def _own_figure(scene: _Scene, geo: _Geometry, caption: str | None
                 ) -> tuple[_Geometry, list[str], tuple[float, float]]:
-    """The geometry, title lines and figure size (points) of a figure made for the drawing."""
-    most = _MAX_INCHES * 72
+    """The geometry, title lines and size (points) of a figure made for the drawing: wide enough for the
+    tree and for the title up to 7 inches (wrapped past that), the font shrunk only past 60 inches."""
+    most, measure = _MAX_INCHES * 72, scene.measure
     for _ in range(3):
         tsize = geo.fontsize + 2
         pad = 2 * _MARGIN * geo.fontsize
@@ -349,13 +370,14 @@ def _own_figure(geo: _Geometry, caption: str | None, measure: _Measure, arrays: 
         scale = min(1.0, most / fig_w, most / fig_h)
         if scale >= 1:
             break
-        geo = _geometry(arrays, names, edge_text, measure, geo.fontsize * scale * 0.98, max_depth=max_depth, keep=keep)
+        geo = scene.geometry(geo.fontsize * scale * 0.98)
     return geo, lines, (fig_w, fig_h)
 
 
-def _draw(ax: Any, tree: Any, geo: _Geometry, names: dict[int, str], expl: frozenset[int], on_path: set[int],
+def _draw(ax: Any, scene: _Scene, geo: _Geometry, expl: frozenset[int], on_path: set[int],
           path_edges: set[tuple[int, int]], *, dashed_free: bool) -> None:
-    arrays, lay, fs = tree.arrays, geo.layout, geo.fontsize
+    """Edges (down, along a bar, down into the child, the branch label on that last drop), then nodes."""
+    arrays, lay, fs, names = scene.tree.arrays, geo.layout, geo.fontsize, scene.names
     efs = fs * _EDGE_FONT
     for a, b, _ in lay.edges + lay.collapsed:
         xa, ya, xb, yb = lay.x[a], geo.y(lay.depth[a]), lay.x[b], geo.y(lay.depth[b])

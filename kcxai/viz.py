@@ -262,6 +262,7 @@ def draw_tree(tree: Any, explanation: Any = None, instance: Any = None, *,
     >>> drawing
     TreeDrawing(34 edges; .source is the DOT text)
     """
+    check_tree(tree, "draw_tree")
     return TreeDrawing(tree_to_dot(tree, explanation, instance, max_depth=max_depth, title=title), tree=tree,
                        explanation=explanation, instance=instance, max_depth=max_depth, title=title)
 
