@@ -32,7 +32,8 @@ _EDGE_FONT = 0.85    # edge labels' font, relative to the nodes'
 _EDGE_PAD = 0.15     # edge label box padding, in edge-label font sizes
 _GAP = 0.8           # room between neighbouring bands, in font sizes
 _MARGIN = 0.5        # margin around the drawing, in font sizes
-_MAX_INCHES = 60.0   # the largest figure side made here
+_MAX_INCHES = 60.0   # the largest figure side made here, unless the font is already the smallest
+_MIN_FONT = 1.0      # matplotlib's (FreeType's) smallest font size, in points
 _TITLE_PAD = 6.0     # points between the title and the drawing
 _LABEL_WIDTH = 22.0  # longer branch labels (value sets) break after commas, in edge-label font sizes
 
@@ -220,8 +221,9 @@ class _Scene:
         return w * math.sqrt(2) if n in self.names and self.tree.arrays.feature[n] >= 0 else w
 
     def geometry(self, fontsize: float) -> _Geometry:
-        """Every position at ``fontsize``."""
-        fs, efs, measure = fontsize, fontsize * _EDGE_FONT, self.measure
+        """Every position at ``fontsize`` (at least the smallest font matplotlib draws)."""
+        fs = max(fontsize, _MIN_FONT)
+        efs, measure = max(fs * _EDGE_FONT, _MIN_FONT), self.measure
         labels = {n: _edge_lines(t, _LABEL_WIDTH * efs, measure, efs) for n, t in self.edge_text.items()}
         label_w = {n: measure.width(t, efs) + 2 * _EDGE_PAD * efs for n, t in labels.items()}
         lay = layout_tree(self.tree.arrays, max_depth=self.max_depth, keep=self.keep, gap=_GAP * fs,
@@ -239,12 +241,12 @@ class _Scene:
         return _Geometry(fs, lay, node_h, labels, label_h, gap, tuple(ys), lay.width + 2 * margin,
                          -ys[-1] + node_h + 2 * margin)
 
-    def shrunk(self, geo: _Geometry, width: float, height: float, *, tries: int = 6) -> _Geometry:
+    def shrunk(self, geo: _Geometry, width: float, height: float, *, tries: int = 8) -> _Geometry:
         """``geo``, or the geometry at the font size that fits ``width`` x ``height`` points (text does not
-        scale quite linearly, hinting: shrink until it fits)."""
+        scale quite linearly, hinting: shrink until it fits), stopping at the smallest font."""
         for _ in range(tries):
             scale = min(1.0, width / geo.width, height / geo.height)
-            if scale >= 1:
+            if scale >= 1 or geo.fontsize <= _MIN_FONT:
                 break
             geo = self.geometry(geo.fontsize * scale * 0.97)
         return geo
@@ -326,6 +328,11 @@ def plot_tree(tree: Any, explanation: Any = None, instance: Any = None, *, max_d
     caption = title if title is not None else (explanation.rule() if explanation is not None else None)
     if ax is None:
         geo, lines, (fig_w, fig_h) = _own_figure(scene, scene.geometry(float(fontsize)), caption)
+        if max(fig_w, fig_h) / 72 * plt.rcParams["figure.dpi"] >= 1 << 16:  # matplotlib's Agg limit
+            raise InvalidInputError(
+                f"The tree is too large to draw in one figure: {len(geo.layout.x)} nodes need "
+                f"{fig_w / 72:.0f} x {fig_h / 72:.0f} inches in {geo.fontsize:g}-point text. Pass max_depth= "
+                "to collapse the subtrees off the path.")
         fig = plt.figure(figsize=(fig_w / 72, fig_h / 72))
         ax = fig.add_axes(((fig_w - geo.width) / 2 / fig_w, 0, geo.width / fig_w, geo.height / fig_h))
         room = (geo.width, geo.height)
@@ -334,6 +341,12 @@ def plot_tree(tree: Any, explanation: Any = None, instance: Any = None, *, max_d
         fig_w, fig_h = ax.figure.get_size_inches() * 72
         room = (bbox.width * fig_w, bbox.height * fig_h)
         geo = scene.shrunk(scene.geometry(float(fontsize)), *room)
+        if geo.width > room[0] + 0.5 or geo.height > room[1] + 0.5:
+            raise InvalidInputError(
+                f"'ax' is too small for this tree: the Axes is {room[0] / 72:.2f} x {room[1] / 72:.2f} inches, and "
+                f"the tree needs {geo.width / 72:.2f} x {geo.height / 72:.2f} even in {_MIN_FONT:g}-point text. "
+                "Omit ax= (plot_tree makes a figure sized to the tree), give a larger Axes, or pass max_depth= "
+                "to collapse the subtrees off the path.")
         lines = _wrap(caption, room[0], measure, geo.fontsize + 2) if caption else []
     _draw(ax, scene, geo, expl, on_path, path_edges, dashed_free=explanation is not None)
     if lines:
@@ -368,7 +381,7 @@ def _own_figure(scene: _Scene, geo: _Geometry, caption: str | None
         title_h = measure.height("\n".join(lines), tsize) + _TITLE_PAD + pad / 2 if lines else 0.0
         fig_h = geo.height + title_h
         scale = min(1.0, most / fig_w, most / fig_h)
-        if scale >= 1:
+        if scale >= 1 or geo.fontsize <= _MIN_FONT:
             break
         geo = scene.geometry(geo.fontsize * scale * 0.98)
     return geo, lines, (fig_w, fig_h)

@@ -240,16 +240,33 @@ def test_no_label_overlaps_and_nothing_is_cut(drawn, max_depth, dpi):
 @settings(max_examples=10, deadline=None)
 @given(drawn=drawable(), size=st.sampled_from([(3, 2), (6, 4), (12, 3)]))
 def test_in_a_given_axes_the_tree_fits_without_overlaps(drawn, size):
+    """The font shrinks until the tree fits the Axes; a tree that does not fit even in 1-point text is
+    refused (an error naming 'ax'), never drawn over itself or outside the Axes."""
     plt.close("all")  # the previous example's
     tree, values = drawn
     fig, ax = plt.subplots(figsize=size)
-    assert viz.plot_tree(tree, instance=values, ax=ax) is ax
+    try:
+        assert viz.plot_tree(tree, instance=values, ax=ax) is ax
+    except kcxai.InvalidInputError as e:
+        assert "'ax' is too small for this tree" in str(e) and "max_depth=" in str(e)
+        assert not ax.texts  # nothing half drawn
+        return
     boxes = text_boxes(ax, title=False)
     assert not overlaps(boxes)
     frame = ax.get_window_extent(rendered(ax))
     for text, box in boxes:
         assert frame.x0 - 0.5 <= box.x0 and box.x1 <= frame.x1 + 0.5, text
         assert frame.y0 - 0.5 <= box.y0 and box.y1 <= frame.y1 + 0.5, text
+
+
+def test_a_tree_too_wide_for_the_axes_is_refused():
+    tree = kcxai.datasets.reference_tree("IAI12")
+    fig, ax = plt.subplots(figsize=(1, 1))
+    with pytest.raises(kcxai.InvalidInputError, match=r"'ax' is too small for this tree: the Axes is .* inches"):
+        viz.plot_tree(tree, ax=ax)
+    assert not ax.texts  # nothing half drawn
+    ax = viz.plot_tree(tree, instance=kcxai.datasets.reference_instances("IAI12")[0].tolist(), max_depth=1)
+    assert not overlaps(text_boxes(ax))
 
 
 def test_readme_tree_picture_is_whole():
