@@ -210,7 +210,7 @@ def test_every_path_edge_carries_the_branch_taken(drawn, max_depth):
         assert holds(by_name[name], x, lab), (name, x, lab)
     nodes, edges = parse_dot(viz.tree_to_dot(tree, instance=values, max_depth=max_depth))
     bold = {a: (b, dot_label(attrs)) for (a, b), attrs in edges.items() if "penwidth=3" in attrs}
-    node, dot_steps = "n0" if tree.arrays.root == 0 else f"n{tree.arrays.root}", []
+    node, dot_steps = f"n{tree.arrays.root}", []
     while node in bold:
         nxt, lab = bold[node]
         dot_steps.append((dot_label(nodes[node]), lab))
@@ -274,7 +274,7 @@ def test_readme_tree_picture_is_whole():
     adult = kcxai.datasets.load_dataset("adult")
     from sklearn.tree import DecisionTreeClassifier
 
-    clf = DecisionTreeClassifier(max_depth=6, random_state=0).fit(adult.X[:5000], adult.y[:5000])
+    clf = DecisionTreeClassifier(max_depth=6, random_state=0).fit(adult.X[:2000], adult.y[:2000])
     tree = kcxai.DecisionTree.from_sklearn(clf, feature_names=adult.feature_names)
     e = kcxai.min_idrs(tree, adult.X[0], 0)
     ax = viz.plot_tree(tree, e, max_depth=3)
