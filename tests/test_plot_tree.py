@@ -68,8 +68,8 @@ def in_interval(feature, x, text):
 
 
 def holds(feature, value, text):
-    """Whether a user value satisfies a drawn branch label (wrapped lines joined)."""
-    text = " ".join(text.split())
+    """Whether a user value satisfies a drawn branch label (lines broken after commas joined again)."""
+    text = text.replace(",\n", ", ")
     if feature.is_numeric:
         if text.startswith("in {"):
             items = re.findall(rf"<= {NUM}|> {NUM}|\({NUM}, {NUM}\]", text[4:-1])
