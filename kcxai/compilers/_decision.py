@@ -36,11 +36,14 @@ _ADVICE = (", or explain with certified estimates (language='sampling'), or with
            "compiles (language='obdd')")
 
 
-def is_ensemble(model: "Classifier") -> bool:
-    """Whether ``model`` is a tree ensemble the decision engines encode (a random forest or boosted trees)."""
+def is_ensemble(model: "Classifier | type") -> bool:
+    """Whether ``model`` (or a model class) is a tree ensemble the decision engines encode (a random forest
+    or boosted trees)."""
     from kcxai.models.boosted import BoostedTrees
     from kcxai.models.forest import RandomForest
 
+    if isinstance(model, type):
+        return issubclass(model, (RandomForest, BoostedTrees))
     return isinstance(model, (RandomForest, BoostedTrees))
 
 
