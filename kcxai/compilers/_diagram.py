@@ -7,7 +7,8 @@ from typing import Any
 from kcxai._errors import InvalidInputError
 from kcxai.arithmetic import Weight
 from kcxai.compilers._table import Table, recursion
-from kcxai.oracle import CountingOracle, OracleSession, SessionBase, per_component
+from kcxai.distribution import ProductWeights
+from kcxai.oracle import Box, CountingOracle, OracleSession, SessionBase, per_component
 from kcxai.space import FeatureSpace
 
 __all__ = ["DiagramOracle", "DiagramSession", "check_partition", "diagram_oracle"]
@@ -61,6 +62,27 @@ class DiagramOracle:
 
     def session(self, point: tuple[int, ...], label: int, fixed: frozenset[int]) -> OracleSession:
         return DiagramSession(self, point, label, fixed)
+
+    # -- boxes (the BoxOracle capability) ------------------------------------------
+
+    def box_weights(self, box: Box, label: int) -> tuple[Weight, Weight]:
+        """``(disagree, consistent)`` weights of a box: the same traversal as any count, under the
+        product weights with every value outside the box weighing 0 (:class:`~kcxai.oracle.BoxOracle`)."""
+        pw = self.table.pw
+        zero = pw.arith.zero
+        masked = ProductWeights([[w if box[f] >> k & 1 else zero for k, w in enumerate(ws)]
+                                 for f, ws in enumerate(pw.weights)], pw.arith)
+        table = self.table.reweighted(masked)
+        consistent = masked.total
+        if not consistent:
+            return zero, zero
+        count = table.count(self.others(label), (0,) * self.space.n_features, frozenset())
+        return (consistent - count if pw.arith.exact else count), consistent
+
+    def box_weights_by_value(self, box: Box, label: int, feature: int) -> tuple[tuple[Weight, Weight], ...]:
+        """Per value of ``feature``, the box's weights with ``feature`` set to it (one count each)."""
+        return tuple(self.box_weights(box[:feature] + (1 << k,) + box[feature + 1:], label)
+                     for k in range(self.space.features[feature].size))
 
 
 class DiagramSession(SessionBase):
