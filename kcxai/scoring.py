@@ -178,6 +178,8 @@ def _categories(feat: Feature, text: str, where: str) -> int:
 
 
 def _numeric_text(feat: Feature, op: str, rest: str, where: str) -> int:
+    if op == "in" and rest.startswith("{"):  # intervals by their printed form, as set_literal writes them
+        return _categories(feat, rest, where)
     if op in ("in", "=") and _INTERVAL.match(rest):
         lb, a, b, rb = _INTERVAL.match(rest).groups()  # type: ignore[union-attr]
         return _cells(feat, _number(a, where), lb == "[", _number(b, where), rb == "]", where)
@@ -303,9 +305,11 @@ def parse_rule(space: FeatureSpace, classes: Any, rule: Any) -> tuple[Box, int |
     text = " ".join(rule.split())
     if text.upper().startswith("IF "):
         text = text[3:]
-    body, sep, head = text.partition(" THEN ")
-    if sep:
-        label = _class_of(classes, head.strip())
+    then = re.match(r"^(.*?)(?:^|\s)THEN\s+(.*)$", text)
+    body = text
+    if then is not None:
+        body = then.group(1)
+        label = _class_of(classes, then.group(2).strip())
     body = body.strip()
     if not body:
         raise InvalidInputError(f"'rule' {rule!r} is unparsable: it has no conditions (write TRUE for none).")
