@@ -143,6 +143,8 @@ class ExplanationSet(Sequence[Row]):
         """One flat dict per row (the rows of :meth:`to_frame`)."""
         out = []
         for rid, row, cov in zip(self.ids, self._rows, self.coverage):
+            if isinstance(row, Explanation) and (row.conditions is not None or cov is None):
+                cov = row.coverage  # a widened rule's own coverage
             if isinstance(row, RowFailure):
                 out.append({"id": rid, "prediction": None, "method": None, "delta": None, "bounds": self.bounds,
                             "size": None, "features": None, "rule": None, "error": None, "precision": None,
@@ -165,7 +167,8 @@ class ExplanationSet(Sequence[Row]):
 
         Columns: ``id`` (the row's id), ``prediction`` (the class label), ``method``, ``delta`` and
         ``bounds`` (what delta bounds: ``"error"`` or ``"precision"``), ``size``, ``features``
-        (names, comma-separated), ``rule``, ``error``, ``precision`` and ``coverage`` (floats) with
+        (names, comma-separated), ``rule`` (one line, ``IF ... THEN class = c``, with the widened
+        conditions of an inflated explanation, in the features' units and labels), ``error``, ``precision`` and ``coverage`` (floats) with
         ``*_exact`` (``"7/512"``, exact spaces only), ``distribution`` (what the probabilities are
         under: ``"uniform"``, ``"product"``, ``"mixture of K"``), ``language``, ``oracle_calls``, ``seconds``,
         and ``failure`` (``None``, or the error of a row that could not be explained).
