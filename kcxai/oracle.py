@@ -203,7 +203,7 @@ def has_paths(obj: object) -> "TypeGuard[PathOracle]":
 
 
 @runtime_checkable
-class BoxOracle(Protocol):
+class BoxOracle(CountingOracle, Protocol):
     """An oracle that counts over boxes: a set of values per feature (see :data:`Box`).
 
     The instance's own cells (``x_S = v_S``) are the box with ``box[f] = {v_f}``

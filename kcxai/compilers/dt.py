@@ -65,6 +65,7 @@ class TreeOracle:
         n = len(arrays.feature)
         self._wA: list[Weight] = [0] * n
         self._aA: list[int] = [0] * n  # the allowed set A itself (box queries)
+        self._other_of: dict[int, list[Weight]] = {}  # per class, per node: region - cover (box queries)
         self._br: list[tuple[tuple[int, int, Weight], ...]] = [()] * n
         self._region: list[Weight] = [0] * n
         self._cover: list[dict[int, Weight]] = [{} for _ in range(n)]
@@ -179,6 +180,13 @@ class TreeOracle:
         base = box_weight(pw, box[:feature] + ((1 << len(ws)) - 1,) + box[feature + 1:])
         return tuple((d, div(base, pw.totals[feature]) * ws[k]) for k, d in enumerate(out))
 
+    def _others(self, label: int) -> list[Weight]:
+        """Per node, the weight of its region that other classes than ``label`` cover (kept per class)."""
+        got = self._other_of.get(label)
+        if got is None:
+            got = self._other_of[label] = [r - c.get(label, 0) for r, c in zip(self._region, self._cover)]
+        return got
+
     def _box_walk(self, box: Box, label: int, split: int) -> "Weight | dict[int, Weight]":
         # As disagree_weight, with a value set B_g per constrained feature g: descend only where the
         # subtree tests a constrained feature (or ``split``); elsewhere the node's other-class weight
@@ -195,15 +203,25 @@ class TreeOracle:
                 cmask |= 1 << g
                 num *= mw(g, b)
                 den *= pw.totals[g]
-        feat, br, wA, aA, sub, region, cover = (self._feat, self._br, self._wA, self._aA, self._sub, self._region,
-                                                self._cover)
+        feat, br, wA, aA, sub = self._feat, self._br, self._wA, self._aA, self._sub
+        others = self._others(label)
+        n_feat = len(box)
+        memo: dict[int, Weight] = {}  # w(m) of the masks met, keyed m * n_feat + f
+
+        def weigh(f: int, m: int) -> Weight:
+            key = m * n_feat + f
+            got = memo.get(key)
+            if got is None:
+                got = memo[key] = mw(f, m)
+            return got
+
         total: Weight = pw.arith.zero
         acc: dict[int, Weight] = {}
         root_split = (1 << len(pw.weights[split])) - 1 if split >= 0 else 0
         stack = [(self._root, num, den, root_split)]
         while stack:
             nid, num, den, am = stack.pop()
-            other = region[nid] - cover[nid].get(label, 0)
+            other = others[nid]
             if not other:
                 continue
             if not sub[nid] & cmask:
@@ -219,11 +237,11 @@ class TreeOracle:
                     stack.append((child, num, den, m))
             elif cmask >> f & 1:
                 b = box[f]
-                wab = mw(f, aA[nid] & b)
+                wab = weigh(f, aA[nid] & b)
                 for child, m, wm in br[nid]:
                     mb = m & b
                     if mb:
-                        stack.append((child, div(num, wab) * mw(f, mb), div(den, wA[nid]) * wm, am))
+                        stack.append((child, div(num, wab) * weigh(f, mb), div(den, wA[nid]) * wm, am))
             else:
                 for child, _, _ in br[nid]:
                     stack.append((child, num, den, am))

@@ -208,7 +208,7 @@ def run_rules(cfg: RulesConfig) -> dict[str, Any]:
         seconds[name] = round(time.perf_counter() - t0, 1)
         if cfg.progress:
             print(f"{name}: done in {seconds[name]} s", flush=True)
-    info = {"date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
+    info: dict[str, Any] = {"date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
             "config": {**asdict(cfg), "delta": str(cfg.delta)}, "seconds": seconds, "load": _load()}
     info["config"].pop("progress", None)
     tg = targets(rows)

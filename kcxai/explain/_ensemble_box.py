@@ -179,10 +179,10 @@ class EnsembleBox:
         """Whether some point with ``lo[f] <= x_f <= hi[f]`` (value numbers) for every feature is
         classified other than ``label``: the sufficiency of a box of ranges (what widening an
         explanation's conditions asks)."""
-        lo = np.asarray(lo, dtype=np.int64).copy()
-        hi = np.asarray(hi, dtype=np.int64).copy()
+        low = np.asarray(lo, dtype=np.int64).copy()
+        high = np.asarray(hi, dtype=np.int64).copy()
         for rival in self._rivals_of(label, deadline):
-            w = self._search(rival, lo, hi, label, deadline)
+            w = self._search(rival, low, high, label, deadline)
             if w is not None:
                 self._witness = w
                 return True

@@ -21,11 +21,12 @@ conditions as they stand (``box_weights_by_value``); then values are added in in
 disagreement rate (the weight of other classes among the value's points: cheapest first), a
 categorical feature trying every value, a numeric feature growing its interval one adjacent cell at a
 time on the side with the lower rate, while the guarantee holds. Rounds over the features repeat until
-one changes nothing.
+none can change.
 
 Maximality. The result is maximal: no single condition can be widened by one more value (a category,
-or the next interval on either side) without breaking the guarantee. After the last round every
-feature was widened as far as one value at a time goes with the others fixed, and nothing changed.
+or the next interval on either side) without breaking the guarantee. The rounds end when every
+feature has been widened as far as one value at a time goes with the other conditions as they now
+are (a feature is looked at again only after another one changed).
 For the error bound one round suffices: a box's disagreeing weight only grows as it grows, so a
 value refused once stays refused (the second round is skipped). Precision is not monotone in the
 box (a precise value raises it), which is why rounds repeat. The same holds for the ensemble search
@@ -43,7 +44,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 from kcxai._errors import InvalidInputError, InvalidTypeError
 from kcxai.arithmetic import Probability, Weight
@@ -71,6 +72,12 @@ class _Guarantee:
         if self.on_precision:
             return bool(consistent) and self._bound.holds(disagree, consistent)
         return self._bound.holds(disagree)
+
+
+def _bound(e: Explanation, space: FeatureSpace) -> Probability:
+    """The explanation's delta (checked present) in the space's number system."""
+    delta = cast(Probability, e.delta)
+    return delta if space.is_exact else float(delta)
 
 
 def _check_explanation(e: Any) -> Explanation:
@@ -168,32 +175,51 @@ def inflate(obj: Any, explanation: Explanation, *, order: Any = None, max_second
         raise InvalidInputError(
             f"'obj' predicts {classes[label]!r} for the explanation's instance, which was explained as "
             f"{e.prediction!r}: pass the model the explanation was computed with.")
-    delta = e.delta if space.is_exact else float(e.delta)  # type: ignore[arg-type]
-    guarantee = _Guarantee(space, delta, e.bounds_precision)
+    guarantee = _Guarantee(space, _bound(e, space), e.bounds_precision)
     box = list(point_box(space, point, e.features))
-    disagree, consistent = oracle.box_weights(tuple(box), label)
-    calls = 1
-    if not guarantee.holds(disagree, consistent):
+    steps = _order(space, e.features, order)
+    calls = 0
+    weights: tuple[Weight, Weight] | None = None  # (disagree, consistent) of the current box
+    clean: set[int] = set()  # features widened as far as they go with the other conditions as they are
+    while steps and not clean.issuperset(steps):
+        for f in steps:
+            if f in clean:
+                continue
+            by_value = oracle.box_weights_by_value(tuple(box), label, f)
+            calls += 1
+            if weights is None:
+                weights = _sums(box[f], by_value)
+                _check_start(e, guarantee, weights)
+            new, weights = _widen(space.features[f].is_numeric, box[f], by_value, guarantee)
+            clean.add(f)
+            if new != box[f]:
+                box[f] = new
+                if guarantee.on_precision:  # the others may widen further now: look at them again
+                    clean = {f}
+        if not guarantee.on_precision:  # error bounds are monotone: one round is maximal
+            break
+    if weights is None:  # nothing to widen (an empty set)
+        weights = oracle.box_weights(tuple(box), label)
+        calls += 1
+        _check_start(e, guarantee, weights)
+    return _widened(e, space, tuple(box), weights[0], weights[1], calls, time.perf_counter() - t0)
+
+
+def _check_start(e: Explanation, guarantee: "_Guarantee", weights: tuple[Weight, Weight]) -> None:
+    if not guarantee.holds(*weights):
         raise InvalidInputError(
             f"'explanation' ({e.method}, delta {e.delta}) does not meet its bound under the distribution of 'obj' "
             "(was it computed under another distribution?): nothing to widen from.")
-    steps = _order(space, e.features, order)
-    rounds = 0
-    while True:
-        rounds += 1
-        changed = False
-        for f in steps:
-            by_value = oracle.box_weights_by_value(tuple(box), label, f)
-            calls += 1
-            new = _widen(space.features[f].is_numeric, box[f], by_value, guarantee)
-            if new != box[f]:
-                box[f] = new
-                changed = True
-        if not changed or not guarantee.on_precision:  # error bounds are monotone: one round is maximal
-            break
-    disagree, consistent = oracle.box_weights(tuple(box), label)
-    calls += 1
-    return _widened(e, space, tuple(box), disagree, consistent, calls, time.perf_counter() - t0)
+
+
+def _sums(mask: int, by_value: Sequence[tuple[Weight, Weight]]) -> tuple[Weight, Weight]:
+    """The weights of the box whose condition on the feature is ``mask``, from its values' weights."""
+    d = w = 0 * by_value[0][0]
+    for k, (dk, wk) in enumerate(by_value):
+        if mask >> k & 1:
+            d += dk
+            w += wk
+    return d, w
 
 
 def _box_oracle(obj: Any) -> tuple[BoxOracle, Any]:
@@ -212,24 +238,25 @@ def _rate_key(k: int, by_value: Sequence[tuple[Weight, Weight]]) -> tuple[Any, i
     return (d / w if w else float("inf"), k)
 
 
-def _widen(ordered: bool, mask: int, by_value: Sequence[tuple[Weight, Weight]], guarantee: _Guarantee) -> int:
-    """The widest ``mask`` reached one value at a time, cheapest value first, keeping the guarantee."""
-    disagree = sum((by_value[k][0] for k in range(len(by_value)) if mask >> k & 1), 0 * by_value[0][0])
-    consistent = sum((by_value[k][1] for k in range(len(by_value)) if mask >> k & 1), 0 * by_value[0][1])
+def _widen(ordered: bool, mask: int, by_value: Sequence[tuple[Weight, Weight]], guarantee: _Guarantee
+           ) -> tuple[int, tuple[Weight, Weight]]:
+    """The widest ``mask`` reached one value at a time, cheapest value first, keeping the guarantee, and
+    the box's weights with it."""
+    disagree, consistent = _sums(mask, by_value)
     if not ordered:
         for k in sorted((k for k in range(len(by_value)) if not mask >> k & 1), key=lambda k: _rate_key(k, by_value)):
             d, w = disagree + by_value[k][0], consistent + by_value[k][1]
             if guarantee.holds(d, w):
                 mask |= 1 << k
                 disagree, consistent = d, w
-        return mask
+        return mask, (disagree, consistent)
     lo = (mask & -mask).bit_length() - 1
     hi = mask.bit_length() - 1
     while True:
         fits = [k for k in (lo - 1, hi + 1) if 0 <= k < len(by_value)
                 and guarantee.holds(disagree + by_value[k][0], consistent + by_value[k][1])]
         if not fits:
-            return mask
+            return mask, (disagree, consistent)
         k = min(fits, key=lambda k: _rate_key(k, by_value))
         mask |= 1 << k
         disagree, consistent = disagree + by_value[k][0], consistent + by_value[k][1]
@@ -290,8 +317,7 @@ def is_inflated(obj: Any, explanation: Explanation) -> bool:
     oracle, _ = _box_oracle(obj)
     space = oracle.space
     label = oracle.predict_point(space.encode(e.instance, argument="explanation.instance"))
-    delta = e.delta if space.is_exact else float(e.delta)  # type: ignore[arg-type]
-    guarantee = _Guarantee(space, delta, e.bounds_precision)
+    guarantee = _Guarantee(space, _bound(e, space), e.bounds_precision)
     box = box_of(space, e)
     if not guarantee.holds(*oracle.box_weights(box, label)):
         return False
