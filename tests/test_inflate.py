@@ -8,6 +8,7 @@ import itertools
 from fractions import Fraction
 from typing import Any
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -215,3 +216,33 @@ def test_precision_bounds_widen_in_rounds_until_nothing_changes() -> None:
     e = dataclasses.replace(kcxai.local_cdrs(tree, [0, 0], Fraction(2, 3)), features=(0, 1))
     wide = kcxai.inflate(tree, e, order=["x", "y"])
     assert wide.rule() == "IF TRUE THEN class = 1" and wide.precision == Fraction(3, 4) and wide.coverage == 1
+
+
+def test_tables_print_widened_rules_one_per_line_with_their_coverage() -> None:
+    explainer = kcxai.Explainer(kcxai.datasets.running_example_tree())
+    result = explainer.explain([V, (0, 0, 0, 0, 0, 0, 0, 0, 0), (1, 0, 1, 0, 1, 0, 1, 0, 1)], method="local_cdrs",
+                               delta=0.6)
+    wide = [kcxai.inflate(explainer.compiled_, e) for e in result]
+    table = kcxai.ExplanationSet(wide, result.ids, bounds="precision", coverage=result.coverage).to_frame()
+    assert table["rule"].tolist() == [w.rule() for w in wide] and not any("\n" in r for r in table["rule"])
+    assert table["coverage"].tolist() == [float(w.coverage) for w in wide]
+
+
+def test_a_pipeline_explanation_widens_to_labelled_categories_and_original_units() -> None:
+    import pandas as pd
+    from sklearn.compose import ColumnTransformer
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import OneHotEncoder
+    from sklearn.tree import DecisionTreeClassifier
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"workclass": rng.choice(["Private", "Self-emp", "Gov", "Never"], 400),
+                      "age": rng.integers(18, 80, 400)})
+    y = ((X["age"] > 37) & X["workclass"].isin(["Private", "Self-emp"])).map({True: ">50K", False: "<=50K"})
+    encode = ColumnTransformer([("coded", OneHotEncoder(), ["workclass"])], remainder="passthrough")
+    pipe = make_pipeline(encode, DecisionTreeClassifier(max_depth=4, random_state=0)).fit(X, y)
+    explainer = kcxai.Explainer(pipe, X, distribution="product")
+    e = explainer.explain_one(pd.DataFrame({"workclass": ["Private"], "age": [50]}), method="axp")
+    wide = kcxai.inflate(explainer.compiled_, e)
+    assert "workclass in {Private, Self-emp}" in wide.rule() and "age > 37.5" in wide.rule()
+    assert wide.precision == 1 and wide.coverage > e.coverage
