@@ -45,3 +45,31 @@ def test_a_missing_anchor_environment_says_how_to_make_one(allhyper, tmp_path):
     with pytest.raises(kcxai.MissingDependencyError, match="venv"):
         run_anchor(str(tmp_path / "no-python"), tmp_path / "job", clf=trained.clf, train=data.X[:10],
                    instances=data.X[:2], rows=[0, 1], feature_names=data.feature_names, labels=data.labels)
+
+
+def test_run_anchor_exchanges_files_with_a_subprocess(allhyper, tmp_path, monkeypatch):
+    """The subprocess round trip, with a stand-in ``alibi`` package on the child's path (the real one lives in
+    its own environment): files written, the driver run, its anchors read back and checked."""
+    import sys
+
+    fake = tmp_path / "fake" / "alibi"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text("__version__ = 'stand-in'\n")
+    (fake / "explainers.py").write_text(
+        "import types\n"
+        "class AnchorTabular:\n"
+        "    def __init__(self, predict, names, categorical_names, seed):\n"
+        "        self.predict = predict\n"
+        "    def fit(self, train):\n"
+        "        self.n = train.shape[1]\n"
+        "    def explain(self, x, threshold):\n"
+        "        return types.SimpleNamespace(raw={'feature': [0, 2]}, precision=[0.97], coverage=0.25)\n")
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path / "fake"))
+    data, trained = allhyper
+    rows = [3, 5, 8]
+    result = run_anchor(sys.executable, tmp_path / "job", clf=trained.clf, train=data.X[:50], instances=data.X[rows],
+                        rows=rows, feature_names=data.feature_names, labels=data.labels)
+    assert [a["row"] for a in result["anchors"]] == rows and result["info"]["alibi"] == "stand-in"
+    assert all(a["features"] == [0, 2] and a["precision"] == 0.97 and a["coverage"] == 0.25
+               for a in result["anchors"])
+    assert (tmp_path / "job" / "instances.csv").read_text().count("\n") == 3
