@@ -150,3 +150,23 @@ def any_model(**kwargs: Any) -> st.SearchStrategy[Any]:
     """A random model of any family (trees included)."""
     return st.one_of(trees(**kwargs), decision_lists(**kwargs), rule_sets(**kwargs), bdd_models(**kwargs),
                      linear_models(**kwargs), naive_bayes_models(**kwargs), forests(**kwargs))
+
+
+@st.composite
+def boosted_trees(draw: Any, *, space: FeatureSpace | None = None, max_trees: int = 4) -> Any:
+    """A random boosted ensemble (2-3 classes; leaf values exact or float) over a random (or the given) space."""
+    from kcxai.models import BoostedTrees
+
+    if space is None:
+        space = draw(feature_spaces(min_features=2, max_features=4))
+    k = draw(st.integers(2, 3))
+    classes = _classes(draw, k)
+    ts = [_with_classes(draw(trees(space=space, n_classes=k, max_depth=3)), classes)
+          for _ in range(draw(st.integers(1, max_trees)))]
+    num = st.one_of(st.integers(-3, 3), st.fractions(min_value=-2, max_value=2, max_denominator=4),
+                    st.sampled_from([0.1, -0.3, 0.7, 1 / 3]))
+    values = [{p.leaf: draw(num) for p in t.paths} for t in ts]
+    if k == 2:
+        return BoostedTrees(space, classes, ts, values, init=[draw(num)])
+    return BoostedTrees(space, classes, ts, values, tree_class=[draw(st.integers(0, k - 1)) for _ in ts],
+                        init=[draw(num) for _ in range(k)])

@@ -17,9 +17,11 @@ import kcxai
 import reference as ref
 from kcxai.explain.inflate import box_of
 from languages import EXACT
-from model_strategies import decision_lists, naive_bayes_models
+from model_strategies import boosted_trees, decision_lists, forests, naive_bayes_models
 from strategies import DISTRIBUTIONS, EXACT_KINDS, instance_of, points, trees
-from test_ensembles_sat import ENSEMBLES, ENGINES
+
+ENSEMBLES = st.one_of(forests(), boosted_trees())
+ENGINES = st.sampled_from(["sat", "search"])
 
 V = (1, 1, 1, 1, 0, 0, 0, 0, 1)
 
