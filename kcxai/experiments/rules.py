@@ -90,13 +90,20 @@ def _explain_kcxai(data: Any, trained: Any, rows: Any, delta: Fraction, held: He
                                "cpu_set": t1 - t0, "cpu_inflate": t2 - t1,
                                "exact_prec": float(e.precision or 0), "exact_cov": float(e.coverage or 0),
                                "exact_prec_inflated": float(wide.precision), "exact_cov_inflated": float(wide.coverage or 0),
-                               "rule_inflated": wide.rule()}
+                               "rule_inflated": _readable(data, wide)}
         for key, box in (("", box_of(space, e)), ("_inflated", box_of(space, wide))):
             matching, agreeing = held.measure_box(box, pred)
             rec["data_matching" + key] = matching
             rec["data_prec" + key] = agreeing / matching if matching else None
         out.append(rec)
     return out
+
+
+def _readable(data: Any, e: Any) -> str:
+    """A widened rule with the data's labels of the codes (the bins' intervals, the categories)."""
+    conds = [f"{c.name} in {{{', '.join(data.labels[c.feature][k] for k in c.values)}}}" if len(c.values) > 1
+             else f"{c.name} = {data.labels[c.feature][c.values[0]]}" for c in e.conditions]
+    return f"IF {' AND '.join(conds) or 'TRUE'} THEN class = {e.prediction}"
 
 
 def _anchor(cfg: RulesConfig, data: Any, trained: Any, rows: Any, held: HeldOut) -> list[dict[str, Any]]:
