@@ -227,7 +227,7 @@ def run_rules(cfg: RulesConfig) -> dict[str, Any]:
 
 def _load() -> str:
     try:
-        return Path("/proc/loadavg").read_text(encoding="utf-8").split(" ", 3)[:3].__str__()
+        return " ".join(Path("/proc/loadavg").read_text(encoding="utf-8").split()[:3])
     except OSError:  # pragma: no cover - not Linux
         return ""
 
@@ -286,6 +286,10 @@ def add_subparser(sub: Any) -> None:
                     "three on the same held-out rows.")
     names = ("adult", "allhyper", "ann_thyroid", "fars", "kddcup")
     p.add_argument("--datasets", nargs="+", choices=names, default=list(names), metavar="NAME")
+    from kcxai._cli_args import delta
+
+    p.add_argument("--delta", type=delta, default=Fraction(95, 100),
+                   help="precision bound of the C-delta sets and Anchor's threshold (default 0.95)")
     p.add_argument("--max-instances", type=int, default=300)
     p.add_argument("--components", type=int, default=8)
     p.add_argument("--anchor-python", default="/work/venvs/anchor/bin/python",
@@ -295,7 +299,8 @@ def add_subparser(sub: Any) -> None:
     p.add_argument("--out", default="results/rules")
 
     def run(args: Any) -> int:
-        cfg = RulesConfig(datasets=tuple(args.datasets), max_instances=args.max_instances, components=args.components,
+        cfg = RulesConfig(datasets=tuple(args.datasets), delta=args.delta, max_instances=args.max_instances,
+                          components=args.components,
                           anchor_python=None if args.no_anchor else args.anchor_python, seed=args.seed, out=args.out)
         run_rules(cfg)
         print((Path(args.out) / "rules.md").read_text(encoding="utf-8"))
