@@ -161,7 +161,7 @@ def test_bad_rows_in_a_frame() -> None:
     result = explainer.explain(df, on_error="report")
     assert result.ids == (10, 11, 12)
     assert isinstance(result[1], RowFailure) and "'x3'" in result[1].message
-    assert result[0] == result[2] == kcxai.local_cdrs(tree, V, 0.95)
+    assert result[0] == result[2] == kcxai.local_cdrs(tree, V, 0.95, inflate=True)  # widened by default
     as_rows = explainer.explain(df.to_numpy().tolist(), on_error="report")  # rows without names: by position
     assert as_rows.ids == (0, 1, 2) and as_rows.n_failures == 1 and list(as_rows)[::2] == list(result)[::2]
     with pytest.raises(InvalidInputError, match="empty"):

@@ -212,5 +212,8 @@ def add_subparser(subparsers: Any) -> argparse.ArgumentParser:
     from kcxai.experiments.side_by_side import add_subparser as add_side_by_side
 
     add_side_by_side(sub)
+    from kcxai.experiments.rules import add_subparser as add_rules
+
+    add_rules(sub)
     _add_ensembles(sub)
     return e
