@@ -97,16 +97,12 @@ def _domains_from(X: Any, names: list[str]) -> list[list[float]]:
 
 def _relabel(model: Any, class_names: Any) -> Any:
     """The same model with its class labels renamed through ``class_names`` (a mapping)."""
-    from kcxai.models._base import model_from_dict
-
     if not isinstance(class_names, Mapping):
         raise InvalidTypeError(f"'class_names' must be a mapping {{class: name}}. Got {type(class_names).__name__}.")
     unknown = [c for c in class_names if c not in model.classes]
     if unknown:
         raise InvalidInputError(f"'class_names' names unknown classes {unknown}; the classes are {list(model.classes)}.")
-    d = model.to_dict()
-    d["classes"] = [class_names.get(c, c) for c in model.classes]
-    return model_from_dict(d)
+    return model.with_classes([class_names.get(c, c) for c in model.classes])
 
 
 #: The distribution kinds :func:`kcxai.fit_distribution` fits, by name.
