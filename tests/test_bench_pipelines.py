@@ -15,7 +15,7 @@ def test_bench_pipelines_smoke(capsys: pytest.CaptureFixture[str]) -> None:
     assert spec is not None and spec.loader is not None
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)
-    rows = bench.main(["--smoke"])
-    assert len(rows) >= 9 and all(row["same"] for row in rows)
+    rows = bench.main(["--smoke", "--sklearn-data"])
+    assert len(rows) >= 3 * 5 + 3 * 5 and all(row["same"] for row in rows)
     out = capsys.readouterr().out
     assert "load average" in out and "RandomForest (default)" in out and " NO" not in out

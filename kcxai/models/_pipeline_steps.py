@@ -327,7 +327,10 @@ def layout_of(pipeline: Any) -> tuple[Any, str, Layout]:
     for name, s in pre:
         if isinstance(s, str):
             raise InvalidTypeError(f"'pipeline': step {name!r} is the string {s!r}; only 'passthrough' is a step.")
-    names, named = _column_names(pre[0][1] if pre else final)
+    # the input columns as the first fitted step saw them (an identity FunctionTransformer counts: LightGBM
+    # renames the columns it is fitted on, 'mean radius' -> 'mean_radius')
+    first = next((st for _, st in pipeline.steps if not isinstance(st, str) and st is not None), final)
+    names, named = _column_names(first)
     columns = [Column(n) for n in names]
     reader = _Reader(columns)
     outs = [Out(k, "raw") for k in range(len(names))]
