@@ -92,7 +92,8 @@ def test_a_model_that_refuses_nan_is_named_with_what_to_do() -> None:
     linear = make_pipeline(ColumnTransformer([("cat", OrdinalEncoder(encoded_missing_value=np.nan), ["sex"])]),
                            HistGradientBoostingClassifier(max_iter=2)).fit(df, y)
     from_pipeline(linear)  # HistGradientBoosting routes the NaN code
-    lr = make_pipeline(ColumnTransformer([("cat", OneHotEncoder(), ["sex"])]), LogisticRegression()).fit(clean, y[clean.index])
+    lr = make_pipeline(ColumnTransformer([("cat", OneHotEncoder(), ["sex"])]), LogisticRegression())
+    lr.fit(clean, y[clean.index])
     with pytest.raises(InvalidInputError, match=r"'sex' may be missing, but the pipeline has no rule"):
         from_pipeline(lr, missing_columns=["sex"])
 

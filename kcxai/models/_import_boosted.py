@@ -43,7 +43,7 @@ from kcxai._errors import InvalidInputError, InvalidTypeError
 from kcxai.models._import_trees import EnsembleParts, RawEnsemble, RawTree, plain_parts
 from kcxai.models._sklearn import check_domains, nan_rule, raw_tree, sklearn_feature_names
 
-__all__ = ["boosted_parts", "raw_boosted", "is_boosted", "is_xgboost", "is_lightgbm"]
+__all__ = ["boosted_parts", "raw_boosted", "is_xgboost", "is_lightgbm"]
 
 
 def _assemble(raws: Sequence[RawTree], values: Sequence[Sequence[Any]], tree_class: Sequence[int] | None,
@@ -91,8 +91,9 @@ def _raw_gradient_boosting(clf: Any) -> RawEnsemble:
             raws.append(raw_tree(t))
             values.append([lr * Fraction(v) for v in t.value[:, 0, 0].tolist()])
             tree_class.append(c)
+    rule = nan_rule(clf, "NaN follows each node's missing_go_to_left")  # GradientBoosting refuses NaN
     return _assemble(raws, values, tree_class if k > 1 else None, [float(x) for x in init_raw], labels, n,
-                     float32=True, ties="last" if k == 1 else "first", rule=nan_rule(clf, "NaN follows each node's missing_go_to_left"))
+                     float32=True, ties="last" if k == 1 else "first", rule=rule)
 
 
 def _raw_hist_gradient_boosting(clf: Any) -> RawEnsemble:
@@ -141,14 +142,6 @@ def is_xgboost(est: Any) -> bool:
 def is_lightgbm(est: Any) -> bool:
     """Whether ``est`` is a LightGBM sklearn-API estimator (without importing lightgbm)."""
     return type(est).__module__.split(".")[0] == "lightgbm"
-
-
-def is_boosted(est: Any) -> bool:
-    """Whether :func:`boosted_parts` reads ``est`` (by type, without importing xgboost or lightgbm)."""
-    from sklearn.ensemble import GradientBoostingClassifier, HistGradientBoostingClassifier
-
-    return isinstance(est, (GradientBoostingClassifier, HistGradientBoostingClassifier)) or is_xgboost(est) \
-        or is_lightgbm(est)
 
 
 def boosted_parts(clf: Any, *, domains: Sequence[Any] | None = None, feature_names: Sequence[str] | None = None,

@@ -229,7 +229,8 @@ class Splits:
         self.row[nodes] = base + inverse.ravel()
 
 
-def tree_arrays(flat: FlatNodes, splits: Splits, labels: Sequence[np.ndarray]) -> list[tuple[TreeArrays, tuple[int, ...]]]:
+def tree_arrays(flat: FlatNodes, splits: Splits,
+                labels: Sequence[np.ndarray]) -> list[tuple[TreeArrays, tuple[int, ...]]]:
     """Per tree, the arrays of a kcxai tree (node ids = the library's) and its reachable leaves in the order of
     :attr:`DecisionTree.paths <kcxai.DecisionTree.paths>`.
 

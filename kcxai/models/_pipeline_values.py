@@ -8,9 +8,10 @@ column, a scaled number, an imputed missing value.
 classifier compares ``read(g(x)) <= t``, with ``g`` the chain of steps (monotone: each is an affine scaler
 or an imputer, and rounding is monotone) and ``read`` its own reading (float32 rounding for scikit-learn's
 trees and XGBoost). The set of float64 inputs ``x`` that pass is then a prefix of the floats (a suffix when
-``g`` decreases), so it has a last element ``c``: found by bisection over the floats ordered as integers
-(16 rounds of 15 candidates for 64-bit keys, all tests at once, one run of the steps per round), it is exact for every input by construction,
-with no formula of the scaler re-derived.
+``g`` decreases), so it has a last element ``c``: found by a search over the floats ordered as integers
+(16 rounds of 15 candidates for 64-bit keys, all tests at once, one run of the steps per round), it is exact
+for every input by construction, with no formula of the scaler re-derived. Inputs range over the floats the
+steps accept (a chain of scalers overflows near the largest floats, where scikit-learn refuses the row).
 """
 
 from __future__ import annotations

@@ -15,7 +15,8 @@ from kcxai.models._numbers import exact_number
 from kcxai.models._tree_data import TreeParts
 from kcxai.space import Feature, FeatureSpace
 
-__all__ = ["tree_parts", "forest_parts", "raw_tree", "raw_sklearn_trees", "nan_rule", "raw_decision_tree", "raw_forest", "as_tree_parts", "naive_bayes_parts", "linear_parts", "sklearn_feature_names",
+__all__ = ["tree_parts", "forest_parts", "raw_tree", "raw_sklearn_trees", "nan_rule", "raw_decision_tree", "raw_forest",
+           "as_tree_parts", "naive_bayes_parts", "linear_parts", "sklearn_feature_names",
            "check_domains", "NaiveBayesParts", "LinearParts"]
 
 
