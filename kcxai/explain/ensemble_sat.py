@@ -49,6 +49,7 @@ from kcxai._errors import InvalidInputError, InvalidTypeError
 from kcxai.explain._ensemble_box import EnsembleBox
 from kcxai.explain._ensemble_cnf import EnsembleCnf
 from kcxai.explain._hitting import MinimumHittingSets
+from kcxai.explain._progression import minimal_sufficient, moved_features
 from kcxai.explain._result import Explanation
 
 __all__ = ["ensemble_axp", "ensemble_cxp", "smallest_ensemble_axp", "smallest_ensemble_cxp", "is_ensemble_axp",
@@ -112,7 +113,7 @@ class _Query:
 
         self.t0 = time.perf_counter()
         limit = check_max_seconds(max_seconds)
-        self.owned = not isinstance(obj, (EnsembleCnf, EnsembleBox))
+        self.owned = not callable(getattr(obj, "changes", None))  # a prepared engine (any class)
         if engine not in ENGINES:
             raise InvalidInputError(f"'engine' must be one of {list(ENGINES)}. Got {engine!r} instead.")
         self.calls = 0
@@ -188,14 +189,11 @@ class _Query:
 # -- subset-minimal -------------------------------------------------------------
 
 def _shrink_axp(q: _Query, keep: set[int], order: list[int]) -> set[int]:
-    """Delete features from a sufficient set while it stays sufficient (MUSX with core refinement)."""
-    for i in order:
-        if i not in keep:
-            continue
-        rest = keep - {i}
-        if not q.changes(rest):
-            keep = rest & q.cnf.core_features(q.point, rest)
-    return keep
+    """Delete features from a sufficient set while it stays sufficient (deletion in ``order``, with cores,
+    chunks and counterexamples: :func:`~kcxai.explain._progression.minimal_sufficient`)."""
+    return minimal_sufficient(
+        lambda s: not q.changes(s), keep, order, core=lambda s: q.cnf.core_features(q.point, s),
+        needed=lambda s, dropped: moved_features(q.model.predict_point, q.point, q.label, q.cnf.model_point(), dropped))
 
 
 def _shrink_cxp(q: _Query, free: set[int], order: list[int]) -> set[int]:
