@@ -168,7 +168,9 @@ class EnsembleBox:
         self.hi = np.vstack(highs) if highs else np.zeros((0, n), dtype=np.int32)
         self.leaf_tree = np.concatenate(trees) if trees else np.zeros(0, dtype=np.int64)
         k = len(self.view.base)
-        self._rivals = {c: [self._rival(c, d, deadline) for d in range(k) if d != c] for c in range(k)}
+        distinct, row_ids = self._distinct_rows(deadline)
+        self._rivals = {c: [self._rival(c, d, distinct, row_ids, deadline) for d in range(k) if d != c]
+                        for c in range(k)}
         self._witness: tuple[int, ...] | None = None
         self._meets: tuple[tuple[int, ...], np.ndarray] | None = None
         self._stop = threading.Event()
@@ -185,39 +187,59 @@ class EnsembleBox:
 
     # -- per pair of classes ---------------------------------------------------
 
-    def _rival(self, c: int, d: int, deadline: Deadline | None) -> _Rival:
-        """The margin ``score_c - score_d`` per leaf, scaled to integers, as ranks among its distinct values."""
-        view = self.view
-        distinct: dict[tuple[Fraction, ...], int] = {}
-        row_ids = []
-        for rows in view.rows:  # look at the clock once per tree
+    def _distinct_rows(self, deadline: Deadline | None) -> tuple[list[tuple[Fraction, ...]], list[np.ndarray]]:
+        """The distinct score rows (by identity: a hard-voting forest shares one row per class), and per tree the
+        index of each leaf's row."""
+        index: dict[int, int] = {}
+        distinct: list[tuple[Fraction, ...]] = []
+        per_tree = []
+        for rows in self.view.rows:  # look at the clock once per tree
             if deadline is not None:
                 deadline.check()
-            ids = [distinct.setdefault(row, len(distinct)) for row in rows.values()]
-            row_ids.append(ids)
+            ids = []
+            for row in rows.values():
+                k = index.get(id(row))
+                if k is None:
+                    k = index[id(row)] = len(distinct)
+                    distinct.append(row)
+                ids.append(k)
+            per_tree.append(np.asarray(ids, dtype=np.int64))
+        return distinct, per_tree
+
+    def _rival(self, c: int, d: int, distinct: list[tuple[Fraction, ...]], row_ids: list[np.ndarray],
+               deadline: Deadline | None) -> _Rival:
+        """The margin ``score_c - score_d`` per leaf, scaled to integers, as ranks among its distinct values."""
+        view = self.view
         diffs = [row[c] - row[d] for row in distinct]
         base = view.base[c] - view.base[d]
         scale = 1
         for x in (*set(diffs), base):
             scale = scale * x.denominator // math.gcd(scale, x.denominator)
-        ints = np.asarray([int(x * scale) for x in diffs], dtype=object)
+        ints = [int(x * scale) for x in diffs]
+        uniq = sorted(set(ints))
+        rank_of = {v: r for r, v in enumerate(uniq)}
+        rank_of_row = np.asarray([rank_of[v] for v in ints], dtype=np.int64)
         b0 = int(base * scale)
-        keep_rows, keep_vals = [], []
+        keep_rows, keep_ranks = [], []
         at = 0
         for ids in row_ids:
-            vals = ints[ids] if ids else ints[:0]
-            if len(ids) and any(v != vals[0] for v in vals[1:]):
+            if deadline is not None:
+                deadline.check()
+            ranks = rank_of_row[ids]
+            if len(ranks) and (ranks != ranks[0]).any():
                 keep_rows.append(np.arange(at, at + len(ids), dtype=np.int64))
-                keep_vals.append(vals)
-            elif len(ids):  # constant for this pair
-                b0 += int(vals[0])
+                keep_ranks.append(ranks)
+            elif len(ranks):  # constant for this pair
+                b0 += uniq[int(ranks[0])]
             at += len(ids)
         rows = np.concatenate(keep_rows) if keep_rows else np.zeros(0, dtype=np.int64)
-        values = np.concatenate(keep_vals) if keep_vals else np.zeros(0, dtype=object)
-        uniq = sorted(set(values.tolist()))
-        rank_of = {v: r for r, v in enumerate(uniq)}
-        rank = np.asarray([rank_of[v] for v in values.tolist()], dtype=np.int64)
-        return _Rival(rows, self.leaf_tree[rows], rank, [int(v) for v in uniq], b0, 0 if view.prefers(d, c) else -1)
+        rank = np.concatenate(keep_ranks) if keep_ranks else np.zeros(0, dtype=np.int64)
+        # ranks over the values that occur in non-constant trees only
+        used = np.unique(rank)
+        renumber = np.zeros(len(uniq), dtype=np.int64)
+        renumber[used] = np.arange(len(used))
+        return _Rival(rows, self.leaf_tree[rows], renumber[rank], [uniq[int(k)] for k in used], b0,
+                      0 if view.prefers(d, c) else -1)
 
     # -- queries ---------------------------------------------------------------
 
@@ -326,8 +348,8 @@ class _Search:
         self.engine, self.r, self.label, self.deadline = engine, r, label, deadline
         self.point = np.asarray(point, dtype=np.int64)
         self.free = free
-        self.flo = engine.lo[sel][:, free].astype(np.int64) if len(free) else np.zeros((len(sel), 0), dtype=np.int64)
-        self.fhi = engine.hi[sel][:, free].astype(np.int64) if len(free) else np.zeros((len(sel), 0), dtype=np.int64)
+        self.flo = engine.lo[sel][:, free] if len(free) else np.zeros((len(sel), 0), dtype=np.int32)
+        self.fhi = engine.hi[sel][:, free] if len(free) else np.zeros((len(sel), 0), dtype=np.int32)
         self.tree = tree
         self.rank = rank
         self.big = r.slack is not None
@@ -384,8 +406,8 @@ class _Search:
     def run(self) -> tuple[int, ...] | None:
         engine, deadline = self.engine, self.deadline
         f = len(self.free)
-        lo0 = np.zeros((1, f), dtype=np.int64)
-        hi0 = (engine.sizes[self.free] - 1)[None, :]
+        lo0 = np.zeros((1, f), dtype=np.int32)
+        hi0 = (engine.sizes[self.free] - 1).astype(np.int32)[None, :]
         base0 = np.asarray([self.r.base], dtype=object if self.big else np.int64)
         got = self.evaluate(lo0, hi0, base0, np.arange(len(self.tree)), np.zeros(len(self.tree), dtype=np.int64))
         if not isinstance(got, _Batch):
@@ -449,11 +471,12 @@ class _Search:
         those leaves' boundaries on it (a box whose leaves restrict nothing: its widest feature, halved)."""
         rows, own = b.rows, b.own
         fl, fh = self.flo[rows], self.fhi[rows]
-        inside = (fl > b.lo[own]) | (fh < b.hi[own])
+        inside = fl > b.lo[own]
+        inside |= fh < b.hi[own]
         n = len(b.lo)
         count = np.zeros((n, inside.shape[1]), dtype=np.int64)
         bs = _starts(own)
-        count[own[bs]] = np.add.reduceat(inside.astype(np.int64), bs, axis=0)
+        count[own[bs]] = np.add.reduceat(inside.view(np.int8), bs, axis=0, dtype=np.int64)
         count[b.lo == b.hi] = -1
         j = np.argmax(count, axis=1)
         boxes = np.arange(n)

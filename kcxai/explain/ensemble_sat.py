@@ -192,7 +192,7 @@ def _shrink_axp(q: _Query, keep: set[int], order: list[int]) -> set[int]:
     """Delete features from a sufficient set while it stays sufficient (deletion in ``order``, with cores,
     chunks and counterexamples: :func:`~kcxai.explain._progression.minimal_sufficient`)."""
     return minimal_sufficient(
-        lambda s: not q.changes(s), keep, order, core=lambda s: q.cnf.core_features(q.point, s),
+        lambda s: not q.changes(s), keep, order, core=lambda s: q.cnf.core_features(q.point, s), chunks=False,
         needed=lambda s, dropped: moved_features(q.model.predict_point, q.point, q.label, q.cnf.model_point(), dropped))
 
 
