@@ -114,9 +114,12 @@ def _runs(mask: int) -> list[tuple[int, int]]:
     return out
 
 
-#: The pysat solvers the engine accepts: they answer under assumptions, give cores and can be interrupted
-#: (so that ``max_seconds`` holds).
-SOLVERS = ("mgh", "m22", "g3", "g4", "gc3", "gc4", "mc")
+#: The pysat solvers the engine accepts: they answer under assumptions, give cores, and return within
+#: milliseconds of an interrupt, so that ``max_seconds`` holds (:mod:`kcxai._deadline`): MiniSat-GH,
+#: MiniSat 2.2, Minicard, MapleChrono and MapleSAT. Glucose and Gluecard look at the interrupt only between
+#: restarts (measured 1.7-4.1 times a 2 s limit), CaDiCaL not at all. On 100 trees of depth 8 (adult,
+#: 20 rows) the median AXp took 0.060-0.088 s CPU with every solver tried, CaDiCaL 1.9.5 0.090 s.
+SOLVERS = ("mgh", "m22", "mc", "mcb", "mpl")
 
 #: Default ``max_memory`` of the encoding, in bytes (estimated from its size, see :meth:`EnsembleCnf.memory`).
 DEFAULT_MAX_MEMORY = 2 << 30

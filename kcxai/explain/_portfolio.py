@@ -25,19 +25,24 @@ from kcxai.explain._ensemble_cnf import EnsembleCnf
 
 __all__ = ["EnsemblePortfolio", "choose_engine", "SAT_LEAVES"]
 
-#: Hard-voting forests with at most this many leaves get the portfolio from :func:`choose_engine`.
-SAT_LEAVES = 60_000
+#: Hard-voting forests with at most this many leaves get the SAT engine from :func:`choose_engine`.
+SAT_LEAVES = 10_000
 
 
 def choose_engine(model: Any) -> str:
-    """The engine for a tree ensemble, by measured rules: ``"portfolio"``, or ``"search"``.
+    """The engine for a tree ensemble, by measured rules: ``"sat"`` or ``"search"``.
 
-    SAT is only competitive under hard voting (votes are small integers; the
-    sums of soft voting and boosting, 30-60-bit integers, left CDCL solvers
-    at the time limit on every adult row, measured), and only while the CNF is
-    small: on 100 trees of depth 8 (13,500 leaves) its cores cut the calls
-    and the sets, while on 100 trees of unbounded depth (293,000 leaves) one
-    satisfiable call took seconds where the search took milliseconds.
+    SAT only under hard voting (votes are small integers: the sums of soft
+    voting and boosting, 30-60-bit integers, left CDCL solvers at the time
+    limit on every adult row tried), and only while the forest is small.
+    Measured on adult (hard-voting scikit-learn forests, median CPU seconds
+    of one AXp over 15 rows, SAT / search): 10 trees of depth 4 (155 leaves)
+    0.0002 / 0.0038; 30x6 (1,528 leaves) 0.002 / 0.010; 50x8 (6,685) 0.014 /
+    0.032; 100x8 (13,500) 0.06-0.09 / 0.05-0.06; 100x10 (28,838) 0.40 /
+    0.089; 100x12 (52,317) 0.45 / 0.092 (SAT's mean 2.3 s, one row at a 20 s
+    limit). The SAT engine's cores also make its sets a little smaller.
+    :class:`EnsemblePortfolio` runs both; it is not chosen here, as it needs a
+    second core to pay (with both cores busy it was slower than either alone).
 
     Examples
     --------
@@ -47,13 +52,13 @@ def choose_engine(model: Any) -> str:
     >>> tree = kcxai.DecisionTree(space, [0, 1], kcxai.Split("a", {0: kcxai.Leaf(0), 1: kcxai.Leaf(1)}))
     >>> choose_engine(RandomForest(space, [0, 1], [tree])), choose_engine(RandomForest(space, [0, 1], [tree],
     ...     voting="soft", leaf_scores=[{1: [1, 0], 2: [0, 1]}]))
-    ('portfolio', 'search')
+    ('sat', 'search')
     """
     from kcxai.models.forest import RandomForest
 
     if isinstance(model, RandomForest) and model.voting == "hard":
         if sum(len(t.leaves) for t in model.trees) <= SAT_LEAVES:
-            return "portfolio"
+            return "sat"
     return "search"
 
 

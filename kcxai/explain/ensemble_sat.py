@@ -11,13 +11,16 @@ ensemble's CNF (:class:`~kcxai.explain._ensemble_cnf.EnsembleCnf`, the fixed
 features as assumptions) or an exact branch and bound over boxes of values
 (:class:`~kcxai.explain._ensemble_box.EnsembleBox`), so these functions scale
 to forests and boosted models whose compiled forms (OBDD, SDD) do not fit in
-memory. ``engine="auto"`` takes SAT for hard voting (cardinality constraints)
-and the search otherwise (CDCL is slow on sums of float leaf values scaled to
-30-50-bit integers).
+memory. ``engine="auto"`` takes the engine of
+:func:`~kcxai.explain._portfolio.choose_engine`: SAT for small hard-voting
+forests, the search otherwise (CDCL is slow on sums of float leaf values scaled
+to 30-50-bit integers, and on the CNF of large forests); ``"portfolio"`` runs
+both on every query (:class:`~kcxai.explain._portfolio.EnsemblePortfolio`).
 
-* :func:`ensemble_axp`: the deletion loop (as pysat's MUSX): drop a feature
+* :func:`ensemble_axp`: the deletion loop (as pysat's MUSX,
+  :func:`~kcxai.explain._progression.minimal_sufficient`): drop a feature
   when the rest stays sufficient, and shrink the set to the solver's
-  unsatisfiable core at once.
+  unsatisfiable core at once; features with fewer values are tried first.
 * :func:`ensemble_cxp`: the dual deletion loop; a model that changes the
   class shrinks the set to the features where it differs from ``v``.
 * :func:`smallest_ensemble_axp` / :func:`smallest_ensemble_cxp`: hitting-set
@@ -49,7 +52,8 @@ from kcxai._errors import InvalidInputError, InvalidTypeError
 from kcxai.explain._ensemble_box import EnsembleBox
 from kcxai.explain._ensemble_cnf import EnsembleCnf
 from kcxai.explain._hitting import MinimumHittingSets
-from kcxai.explain._progression import minimal_sufficient, moved_features
+from kcxai.explain._portfolio import EnsemblePortfolio, choose_engine
+from kcxai.explain._progression import deletion_order, minimal_sufficient, moved_features
 from kcxai.explain._result import Explanation
 
 __all__ = ["ensemble_axp", "ensemble_cxp", "smallest_ensemble_axp", "smallest_ensemble_cxp", "is_ensemble_axp",
@@ -58,8 +62,8 @@ __all__ = ["ensemble_axp", "ensemble_cxp", "smallest_ensemble_axp", "smallest_en
 #: What the functions accept: a RandomForest, a BoostedTrees, or a prepared engine (:func:`prepare_ensemble`).
 EnsembleLike = Union[EnsembleCnf, EnsembleBox, Any]
 
-#: The engines that decide "can the class change?": SAT, and branch and bound over value boxes.
-ENGINES = ("auto", "sat", "search")
+#: The engines that decide "can the class change?": SAT, branch and bound over value boxes, both side by side.
+ENGINES = ("auto", "sat", "search", "portfolio")
 
 
 #: What to try when an ensemble search hits its time limit (appended to the message).
@@ -69,15 +73,20 @@ _ADVICE = (", try the other engine ('sat' or 'search'), or use delta > 0 with a 
 
 
 def prepare_ensemble(model: Any, *, engine: str = "auto",
-                     max_seconds: float | None = DEFAULT_SEARCH_SECONDS) -> EnsembleCnf | EnsembleBox:
+                     max_seconds: float | None = DEFAULT_SEARCH_SECONDS
+                     ) -> EnsembleCnf | EnsembleBox | EnsemblePortfolio:
     """The engine answering class-change queries for ``model``; pass it instead of the model to reuse it.
 
     ``"sat"``: the CNF in an incremental SAT solver (:class:`EnsembleCnf`);
     ``"search"``: branch and bound over value boxes (:class:`EnsembleBox`), exact
     as well, and much faster when leaf values are floats (boosted trees, soft
-    voting); ``"auto"``: SAT for hard voting, search otherwise. ``max_seconds``
+    voting) and on large forests; ``"portfolio"``: both on every query, the first
+    answer winning (:class:`~kcxai.explain._portfolio.EnsemblePortfolio`);
+    ``"auto"``: :func:`~kcxai.explain._portfolio.choose_engine` (SAT for hard-voting
+    forests of at most 10,000 leaves, search otherwise). ``max_seconds``
     (default 60, ``None``: no limit) limits the construction (the CNF of every
-    tree, the box of every leaf); each later query has its own limit.
+    tree and the vote constraints of every class, the box of every leaf and the
+    margins of every pair of classes); each later query has its own limit.
 
     Examples
     --------
@@ -90,18 +99,18 @@ def prepare_ensemble(model: Any, *, engine: str = "auto",
     >>> [kcxai.ensemble_axp(engine, x).names for x in ([1, 1, 0], [0, 0, 1])]
     [('a', 'b'), ('a', 'b')]
     """
-    from kcxai.models.forest import RandomForest
-
     if engine not in ENGINES:
         raise InvalidInputError(f"'engine' must be one of {list(ENGINES)}. Got {engine!r} instead.")
     limit = check_max_seconds(max_seconds)
     if engine == "auto":
-        engine = "sat" if isinstance(model, RandomForest) and model.voting == "hard" else "search"
+        engine = choose_engine(model)
     with Deadline(limit, what=f"prepare_ensemble (engine={engine!r})", advice=_ADVICE) as deadline:
         return _build(model, engine, deadline)
 
 
-def _build(model: Any, engine: str, deadline: Deadline) -> EnsembleCnf | EnsembleBox:
+def _build(model: Any, engine: str, deadline: Deadline) -> EnsembleCnf | EnsembleBox | EnsemblePortfolio:
+    if engine == "portfolio":
+        return EnsemblePortfolio(model, deadline=deadline)
     return EnsembleCnf(model, deadline=deadline) if engine == "sat" else EnsembleBox(model, deadline=deadline)
 
 
@@ -109,8 +118,6 @@ class _Query:
     """One instance against one ensemble CNF under one time limit, counting the SAT calls."""
 
     def __init__(self, obj: EnsembleLike, instance: Any, engine: str, max_seconds: Any, what: str) -> None:
-        from kcxai.models.forest import RandomForest
-
         self.t0 = time.perf_counter()
         limit = check_max_seconds(max_seconds)
         self.owned = not callable(getattr(obj, "changes", None))  # a prepared engine (any class)
@@ -120,7 +127,7 @@ class _Query:
         self.deadline = Deadline(limit, what=what, advice=_ADVICE, queries=lambda: self.calls)
         if self.owned:
             if engine == "auto":
-                engine = "sat" if isinstance(obj, RandomForest) and obj.voting == "hard" else "search"
+                engine = choose_engine(obj)
             self.cnf: Any = _build(obj, engine, self.deadline)
         else:
             self.cnf = obj
@@ -217,8 +224,9 @@ def ensemble_axp(obj: EnsembleLike, instance: Any, *, order: Any = None, engine:
     instance : sequence or mapping
         In user values.
     order : sequence of features, optional
-        The order in which features are tried for deletion (default: feature order).
-    engine : {"auto", "sat", "search"}
+        The order in which features are tried for deletion (default: fewer values first,
+        :func:`~kcxai.explain._progression.deletion_order`).
+    engine : {"auto", "sat", "search", "portfolio"}
         For a model: how to decide class changes (see :func:`prepare_ensemble`).
     max_seconds : float or None, default 60
         Wall-clock limit of the call (building the engine for a model included); ``None``: none.
@@ -245,7 +253,8 @@ def ensemble_axp(obj: EnsembleLike, instance: Any, *, order: Any = None, engine:
         keep = set(range(q.n))
         if q.changes(keep):  # pragma: no cover - the instance itself is classified by the model
             raise AssertionError("the encoding disagrees with the model's prediction")
-        keep = _shrink_axp(q, keep & q.cnf.core_features(q.point, keep), q.order(order))
+        keep = _shrink_axp(q, keep & q.cnf.core_features(q.point, keep),
+                           q.order(order) if order is not None else deletion_order(q.space.domain_sizes))
         return q.result(keep, kind="relevant", method="ensemble_axp")
 
 
