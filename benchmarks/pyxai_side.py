@@ -1,12 +1,14 @@
-"""PyXAI's side of ``bench_pyxai.py``: run by the Python of a separate venv that has PyXAI, never by kcxai.
+"""PyXAI's side of ``bench_ensembles.py``: run by the Python of a separate venv that has PyXAI, never by kcxai.
 
 Run: ``/work/venvs/pyxai/bin/python benchmarks/pyxai_side.py JOB.joblib``
 
-``JOB.joblib`` is written by ``bench_pyxai.py`` (this benchmark's own file, read back by its own
+``JOB.joblib`` is written by ``bench_ensembles.py`` (this benchmark's own file, read back by its own
 process): ``{"model": a fitted scikit-learn or XGBoost classifier, "rows": 2-d array, "method":
 "sufficient_reason" | "tree_specific_reason", "theory": bool, "limit": seconds}``. Prints one JSON
-line per row: ``{"seconds", "timeout", "literals", "features"}`` (``features``: the distinct features
-the reason's conditions name, ``None`` when PyXAI returned no reason), then ``{"done": true}``.
+line per row: ``{"seconds", "cpu", "timeout", "literals", "features"}`` (``cpu``: CPU seconds of this
+process and of the MUSER processes PyXAI starts; ``features``: the distinct features the reason's
+conditions name, ``None`` when PyXAI returned no reason), then ``{"done": true}``. PyXAI prints its own
+lines too: the reader takes the JSON ones.
 
 PyXAI's reasons are sets of split conditions ("x_3 > 12.5"): a sufficient reason is a subset of the
 conditions of the instance that is minimal over those conditions (a prime implicant over the splits;
@@ -40,28 +42,30 @@ def main() -> None:
     print(json.dumps({"prepared": time.perf_counter() - t}), flush=True)
     for x in rows:
         t = time.perf_counter()
+        cpu = _cpu()
         explainer.set_instance(x)
         if job["method"] == "sufficient_reason":
             reason = explainer.sufficient_reason(time_limit=job["limit"])
         else:
             # one greedy pass: with a time limit PyXAI's anytime search runs to the limit on every row
-            reason = explainer.tree_specific_reason(n_iterations=1)
+            reason = explainer.tree_specific_reason(n_iterations=1, history=False)
         seconds = time.perf_counter() - t
+        cpu = _cpu() - cpu
         timeout = explainer.elapsed_time == Explaining.TIMEOUT or reason is None
         features = None
-        if reason is not None:
-            conditions = explainer.to_features(reason, details=True, eliminate_redundant_features=True)
-            features = len({c["id"] for c in _flat(conditions)})
-        print(json.dumps({"seconds": seconds, "timeout": bool(timeout),
+        if reason is not None:  # the feature of each condition (PyXAI's to_features fails on unused features)
+            features = len({model.map_id_binaries_to_features[abs(lit)][0] for lit in reason})
+        print(json.dumps({"seconds": seconds, "cpu": cpu, "timeout": bool(timeout),
                           "literals": None if reason is None else len(reason), "features": features}), flush=True)
     print(json.dumps({"done": True}), flush=True)
 
 
-def _flat(conditions: Any) -> list[dict[str, Any]]:
-    """PyXAI's detailed conditions: a tuple of dicts, or a dict of feature name -> list of dicts."""
-    if isinstance(conditions, dict):
-        return [c for cs in conditions.values() for c in cs]
-    return list(conditions)
+def _cpu() -> float:
+    """CPU seconds of this process and of its finished children (PyXAI runs MUSER as a child process)."""
+    import resource
+
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + children.ru_utime + children.ru_stime
 
 
 if __name__ == "__main__":
