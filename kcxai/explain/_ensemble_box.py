@@ -379,11 +379,11 @@ class _Search:
             fbase = np.asarray([float(b) for b in base])
             low = fbase + _per_box(r.table[mn], g_own, n_boxes)
             high = fbase + _per_box(r.table[mx], g_own, n_boxes)
-            slack = r.slack
+            slack = r.slack if r.slack is not None else 0.0
         else:
             low = base + _per_box(r.table[mn], g_own, n_boxes)
             high = base + _per_box(r.table[mx], g_own, n_boxes)
-            slack = 0
+            slack = 0.0
         hit = high + slack <= r.threshold
         cut = low > r.threshold + slack
         open_groups = np.bincount(g_own[~settled], minlength=n_boxes) if len(g_own) else np.zeros(n_boxes, np.int64)
@@ -498,31 +498,3 @@ class _Search:
             mid[cown[cs]] = cand[cs + sizes // 2]
         return j, mid
 
-
-def _sensitivity_order(engine: EnsembleBox, point: Sequence[int], label: int) -> list[int]:
-    """Features by decreasing worst margin when each alone is freed (least important first)."""
-    cols = engine._meet_columns(point)
-    n = len(engine.sizes)
-    fails = n - cols.sum(axis=1)
-    worst = np.full(n, np.inf)
-    for r in engine._rivals[label]:
-        c = cols[r.rows]
-        f = fails[r.rows]
-        vals = r.table[r.rank].astype(np.float64)
-        at_point = float(r.base) + float(vals[f == 0].sum())
-        for i in range(n):
-            ln = (f == 1) & ~c[:, i]
-            if not ln.any():
-                worst[i] = min(worst[i], at_point)
-                continue
-            sel = (f == 0) | ln
-            lo = engine.lo[r.rows[sel], i]
-            hi = engine.hi[r.rows[sel], i]
-            v = vals[sel]
-            # per tree, these leaves split the values of feature i (the others fixed): the margin at each value
-            diff = np.zeros(int(engine.sizes[i]) + 1)
-            np.add.at(diff, lo, v)
-            np.add.at(diff, hi + 1, -v)
-            m = np.cumsum(diff)[:-1] + float(r.base)
-            worst[i] = min(worst[i], float(m.min()))
-    return sorted(range(n), key=lambda i: (-worst[i], i))

@@ -370,13 +370,13 @@ class EnsembleCnf:
             for rows in view.rows:
                 if self._deadline is not None:
                     self._deadline.check()
-                t = {leaf: row[d] - row[c] for leaf, row in rows.items()}
-                for x in set(t.values()):
+                diff = {leaf: row[d] - row[c] for leaf, row in rows.items()}
+                for x in set(diff.values()):
                     scale = scale * x.denominator // math.gcd(scale, x.denominator)
-                diffs.append(t)
+                diffs.append(diff)
             base = view.base[d] - view.base[c]
             scale = scale * base.denominator // math.gcd(scale, base.denominator)
-            values[(c, d)] = [{leaf: int(v * scale) for leaf, v in t.items()} for t in diffs]
+            values[(c, d)] = [{leaf: int(v * scale) for leaf, v in diff.items()} for diff in diffs]
             bases[(c, d)] = int(base * scale)
         # per pair and tree: sorted distinct values and the level literals L_1.. (L_0 is true)
         levels: dict[tuple[int, int], list[tuple[list[int], list[int]]]] = {p: [] for p in pairs}
