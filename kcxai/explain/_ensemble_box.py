@@ -21,9 +21,13 @@ is above the threshold holds no counterexample; a box whose upper bound is not
 (in particular one where every tree is settled) is a counterexample at each of
 its points. Otherwise the free feature that most of the unsettled leaves
 restrict inside the box is split in two, at the median of those leaves'
-boundaries, and the child of lower bound is searched first. A child box only
-looks at its parent's leaves, so a box costs time in proportion to the leaves
-still undecided, not to the whole ensemble. A path that restricts a feature to
+boundaries, and the children of lower bound are searched first. A child box
+only looks at its parent's leaves, so a box costs time in proportion to the
+leaves still undecided, not to the whole ensemble. Boxes are split in batches
+(depth first, the batch widening from 1 to 64 boxes as a search grows long),
+so that numpy's cost per call is shared by many boxes: on 100 trees of depth 8
+this took the median AXp from 0.074 to 0.048-0.055 s CPU against one box at a
+time. A path that restricts a feature to
 a value set that is not a range is relaxed to the set's hull, which keeps
 these facts true; a single point where two leaves of a tree still meet is
 decided by the model itself.

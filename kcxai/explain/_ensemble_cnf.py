@@ -17,9 +17,11 @@ variable per split:
   of a tree partition feature space, a true level literal forces the tree's
   outcome to its level; a false one says nothing. This is sound and complete
   for "sum of outcomes >= bound" constraints, in which only true literals
-  count: 73,726 variables and 617,133 clauses for a 100-tree adult forest of
-  unbounded depth, where one variable per node needed 1.14 million variables
-  and 2.75 million clauses.
+  count. A 100-tree adult forest of unbounded depth (20,000 training rows,
+  293,000 leaves) takes 42,047 variables and 342,592 clauses (4.5 million
+  literals, 6-7 s to build), where one variable per node needed over a
+  million variables and 2.75 million clauses on a forest of that size; one
+  SAT call costs tens of milliseconds instead of about 0.3 s.
 * **Hard voting**: for the predicted class ``c`` and a rival ``d``, a tree
   counts 2 when it votes ``d``, 1 when it votes neither, 0 when it votes
   ``c``; ``d`` wins (or ties, if it wins ties against ``c``) when the sum is at
@@ -27,14 +29,19 @@ variable per split:
   vote ``c``" and "votes ``d``"; the bound is a totalizer (pysat's
   ``ITotalizer`` over the negated literals, so that one assumption selects the
   bound). With two classes a tree's literal is "votes the other class",
-  counted once.
+  counted once. Measured on 100 trees of depth 8 (median AXp, CPU): the
+  totalizer 0.08 s; sequential counter, sorting and cardinality networks,
+  modulo totalizers 0.12-0.19 s; Minicard's native constraint ran past 60 s.
 * **Sums** (soft voting, boosted trees): per pair ``(c, d)`` and tree, the
   distinct values ``u_0 < u_1 < ...`` of ``score_d - score_c`` over its leaves
   (scaled to integers); ``L_j -> value >= u_j`` (``L_j -> L_{j-1}`` and
   ``L_j`` excludes the leaves of value ``u_{j-1}``); the value ``u_j`` is
   taken when ``L_j`` holds and ``L_{j+1}`` does not, and the sum over trees
   is compared with the bound by :func:`~kcxai.explain._sums.guarded_sum_geq`
-  (a totalizer for small totals, adders for big ones).
+  (a totalizer for small totals, adders for big ones). Here each leaf also
+  implies its own level (``inside the leaf -> L_j``): not needed for
+  soundness, but it lets unit propagation settle a tree once its leaf is
+  known (AXps of a 10-tree boosted model 8 times faster).
 
 All of it is built when the engine is made (every class), so the first
 explanation of a class is not slower than the others. The encoding holds no
@@ -455,10 +462,6 @@ class EnsembleCnf:
                 ls.append(ys[v])
             out[i] = ls
         return out
-
-    def target(self, c: int, deadline: Deadline | None = None) -> int:
-        """The literal ``t_c``: "a rival beats class ``c``" (built with the engine)."""
-        return self._targets[c]
 
     def assumptions(self, point: Sequence[int], label: int, fixed: Iterable[int]) -> list[int]:
         """The assumptions of the query "does some point with ``x_fixed = point_fixed`` get a class other than
