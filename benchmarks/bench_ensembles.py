@@ -7,8 +7,8 @@ Three models trained on 20,000 rows of adult (scikit-learn's default forest: 100
 depth; 100 trees of depth 8; XGBoost, 100 trees of depth 6), and the first ``--rows`` held-out rows.
 One after the other, never at the same time:
 
-* **kcxai** (in this process): ``kcxai.ensemble_axp`` with the engine ``prepare_ensemble`` chooses
-  (``engine="auto"``), prepared once per model (the preparation is timed apart, as PyXAI's), under
+* **kcxai** (in this process): ``kcxai.ensemble_axp`` with the engine of
+  ``kcxai.explain._portfolio.choose_engine``, prepared once per model (timed apart, as PyXAI's), under
   ``max_seconds=--limit``. The forests are imported with hard voting, PyXAI's semantics (scikit-learn's
   own ``predict`` averages probabilities). Every AXp is checked without kcxai's engine: 2,000 random
   points agreeing with it, classified by the source library, keep the class (sufficiency, by
@@ -55,6 +55,7 @@ from sklearn.model_selection import train_test_split
 
 import kcxai
 from kcxai.explain import prepare_ensemble
+from kcxai.explain._portfolio import choose_engine
 
 HERE = Path(__file__).resolve().parent
 
@@ -118,6 +119,7 @@ def concrete(space: Any, point: Any) -> list[float]:
 def check(engine: Any, model: Any, predict: Callable[[np.ndarray], np.ndarray], x: np.ndarray,
           feats: tuple[int, ...], rng: np.random.Generator, samples: int = 2000) -> int:
     """Failures of an AXp under the library's own predictions: sampled points, then minimality witnesses."""
+    engine = getattr(getattr(engine, "oracle", None), "engine", engine)  # the engine behind a compiled form
     space = model.space
     point = space.encode(x)
     label = model.predict_point(point)
@@ -148,7 +150,7 @@ def run_kcxai(name: str, clf: Any, xs: np.ndarray, limit: float) -> Run:
     else:
         model, predict = kcxai.models.RandomForest.from_sklearn(clf, voting="hard"), hard_votes(clf)
     t = time.perf_counter()
-    engine = prepare_ensemble(model, max_seconds=None)
+    engine = prepare_ensemble(model, engine=choose_engine(model), max_seconds=None)
     run = Run(f"kcxai ensemble_axp ({engine.language})", prepare=time.perf_counter() - t)
     rng = np.random.default_rng(0)
     calls = []

@@ -171,6 +171,8 @@ class EnsembleBox:
         self.lo = np.vstack(lows) if lows else np.zeros((0, n), dtype=np.int32)
         self.hi = np.vstack(highs) if highs else np.zeros((0, n), dtype=np.int32)
         self.leaf_tree = np.concatenate(trees) if trees else np.zeros(0, dtype=np.int64)
+        #: Number of reachable leaves of all the trees (one box each).
+        self.n_leaves = len(self.leaf_tree)
         k = len(self.view.base)
         distinct, row_ids = self._distinct_rows(deadline)
         self._rivals = {c: [self._rival(c, d, distinct, row_ids, deadline) for d in range(k) if d != c]
@@ -188,6 +190,11 @@ class EnsembleBox:
                 f"The search engine's arrays for this {type(self.model).__name__} ({len(self.view.trees)} trees, "
                 f"{n_leaves:,} leaves) need about {need:,} bytes, more than max_memory={self.max_memory:,}. Pass a "
                 "larger 'max_memory' (None: no limit), or use a model with fewer or shallower trees.")
+
+    @property
+    def _boxes(self) -> list[tuple[None, None, tuple[int, ...]]]:
+        """Per tree, its leaves (what ``kcxai.compilers._decision`` reads to count them; use :attr:`n_leaves`)."""
+        return [(None, None, tree.leaves) for tree in self.view.trees]
 
     # -- per pair of classes ---------------------------------------------------
 

@@ -141,6 +141,7 @@ class EnsemblePortfolio:
         self._last: Any = None
         #: Queries answered first by each engine.
         self.wins = {"sat": 0, "search": 0}
+        self._closed = False
 
     def changes(self, point: Sequence[int], label: int, fixed: Iterable[int], deadline: Deadline | None = None) -> bool:
         """Whether some point with ``x_fixed = point_fixed`` is classified other than ``label``."""
@@ -183,8 +184,17 @@ class EnsemblePortfolio:
         p = self.model_point()
         return {i for i in features if p[i] != point[i]}
 
+    def __enter__(self) -> "EnsemblePortfolio":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
     def close(self) -> None:
-        """Stop the worker thread and free the solver."""
+        """Stop the worker thread and free the solver (idempotent)."""
+        if self._closed:
+            return
+        self._closed = True
         self._worker.stop()
         self.sat.close()
         self.box.close()
