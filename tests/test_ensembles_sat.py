@@ -319,3 +319,24 @@ def test_a_forest_past_the_memory_limit_is_a_clear_error() -> None:
     with pytest.raises(ProblemTooLargeError, match=r"need about [\d,]+ bytes, more than max_memory=100\. Pass a larger"):
         EnsembleBox(forest, max_memory=100)
     assert EnsembleCnf(forest, max_memory=None).memory > 100
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data(), model=ENSEMBLES)
+def test_single_feature_flips_are_real_counterexamples(data: Any, model: Any) -> None:
+    """The search's first look (a point that differs from the instance on one free feature) answers without
+    a box exactly when such a point exists, and its point is one."""
+    engine = EnsembleBox(model)
+    point = data.draw(points(model.space))
+    label = model.predict_point(point)
+    n = model.space.n_features
+    for i in range(n):
+        flips = [tuple(k if j == i else point[j] for j in range(n)) for k in range(model.space.features[i].size)]
+        exists = any(model.predict_point(p) != label for p in flips)
+        before = engine.nodes
+        answer = engine.changes(point, label, set(range(n)) - {i})
+        assert answer == exists
+        if answer:
+            w = engine.model_point()
+            assert model.predict_point(w) != label and all(w[j] == point[j] for j in range(n) if j != i)
+            assert engine.nodes == before or engine._flips(point, label)[i] is None

@@ -179,6 +179,7 @@ class EnsembleBox:
                         for c in range(k)}
         self._witness: tuple[int, ...] | None = None
         self._meets: tuple[tuple[int, ...], np.ndarray] | None = None
+        self._flipped: tuple[tuple[tuple[int, ...], int], list[tuple[int, ...] | None]] | None = None
         self._stop = threading.Event()
         self.nodes = 0
 
@@ -269,9 +270,51 @@ class EnsembleBox:
             self._meets = (key, (self.lo <= v) & (self.hi >= v))
         return self._meets[1]
 
+    def _flips(self, point: Sequence[int], label: int) -> list[tuple[int, ...] | None]:
+        """Per feature, a point that differs from ``point`` on that feature alone and gets another class than
+        ``label`` (``None``: none found), kept for the last point.
+
+        One sweep per feature and rival: with the other features at ``point``'s values, each tree's leaves
+        that still meet them split the feature's values, so the margin at every value is a sum of steps
+        (a cumulative sum); its lowest value is checked with the model itself."""
+        key = (tuple(int(v) for v in point), label)
+        if self._flipped is not None and self._flipped[0] == key:
+            return self._flipped[1]
+        n = len(self.sizes)
+        cols = self._meet_columns(point)
+        misses = n - cols.sum(axis=1)
+        out: list[tuple[int, ...] | None] = [None] * n
+        for r in self._rivals[label]:
+            near = misses[r.rows] <= 1  # leaves the point reaches, or would with one feature changed
+            rows, values = r.rows[near], r.table[r.rank[near]].astype(np.float64)
+            on = misses[rows] == 0
+            for i in range(n):
+                if out[i] is not None or self.sizes[i] < 2:
+                    continue
+                sel = on | ~cols[rows, i]
+                steps = np.zeros(int(self.sizes[i]) + 1)
+                np.add.at(steps, self.lo[rows[sel], i], values[sel])
+                np.add.at(steps, self.hi[rows[sel], i] + 1, -values[sel])
+                margins = np.cumsum(steps[:-1])
+                k = int(np.argmin(margins))
+                if k == point[i] or margins[k] + float(r.base) > r.threshold + (r.slack or 0.0) + 0.5:
+                    continue  # no flip (the half unit: integer margins summed in floats)
+                candidate = tuple(k if j == i else int(point[j]) for j in range(n))
+                if self.model.predict_point(candidate) != label:  # decided exactly, whatever the sweep's floats
+                    out[i] = candidate
+        self._flipped = (key, out)
+        return out
+
     def changes(self, point: Sequence[int], label: int, fixed: Iterable[int], deadline: Deadline | None = None) -> bool:
-        """Whether some point with ``x_fixed = point_fixed`` is classified other than ``label``."""
+        """Whether some point with ``x_fixed = point_fixed`` is classified other than ``label``.
+
+        First a point that differs from ``point`` on one free feature only (:meth:`_flips`), then the search."""
         fixed = sorted(set(fixed))
+        flips = self._flips(point, label)
+        for i in set(range(len(self.sizes))).difference(fixed):
+            if flips[i] is not None:
+                self._witness = flips[i]
+                return True
         cols = self._meet_columns(point)
         meet = np.logical_and.reduce(cols[:, fixed], axis=1) if fixed else np.ones(len(cols), dtype=bool)
         for rival in self._rivals[label]:
