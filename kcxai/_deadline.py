@@ -15,9 +15,10 @@ limit). It stops the search in two ways:
   raises once the call returns, whether it returned ``None`` (interrupted) or an answer found past
   the deadline. MiniSat and its descendants look at the flag between conflicts and return within
   milliseconds; Glucose 3/4 and Gluecard only between restarts, which Glucose postpones: on the CNF of a
-  100-tree adult forest of unbounded depth, under a 2 s limit, Glucose 3 returned after 8.2 s, Glucose 4
-  after 5.5 s, Gluecard 4 after 3.5 s and MapleCM after 2.3 s, where MiniSat-GH, MiniSat 2.2, Minicard,
-  MapleChrono and MapleSAT returned after 2.00-2.05 s. So the tree-ensemble SAT engine
+  100-tree adult forest of unbounded depth, under a 2 s limit, Glucose 3 returned after up to 3.2-8.2 s,
+  Glucose 4 3.0-5.5 s, Gluecard 4 2.6-3.5 s and MapleCM 2.0-2.3 s (two runs), where MiniSat-GH,
+  MiniSat 2.2, Minicard, MapleChrono and MapleSAT returned after 2.00-2.05 s
+  (``benchmarks/bench_ensembles.py --solvers``). So the tree-ensemble SAT engine
   (:data:`kcxai.explain._ensemble_cnf.SOLVERS`) takes only the latter. CaDiCaL and Lingeling cannot
   be interrupted at all, and pysat's ``RC2`` / ``Hitman`` only make plain ``solve()`` calls, so kcxai
   uses its own hitting-set solver (:mod:`kcxai.explain._hitting`), on Glucose 4, whose restarts are

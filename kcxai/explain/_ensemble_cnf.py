@@ -124,7 +124,8 @@ def _runs(mask: int) -> list[tuple[int, int]]:
 #: The pysat solvers the engine accepts: they answer under assumptions, give cores, and return within
 #: milliseconds of an interrupt, so that ``max_seconds`` holds (:mod:`kcxai._deadline`): MiniSat-GH,
 #: MiniSat 2.2, Minicard, MapleChrono and MapleSAT. Glucose and Gluecard look at the interrupt only between
-#: restarts (measured 1.7-4.1 times a 2 s limit), CaDiCaL not at all. On 100 trees of depth 8 (adult,
+#: restarts (measured 1.3-4.1 times a 2 s limit, ``benchmarks/bench_ensembles.py --solvers``), MapleCM
+#: 1.0-1.14 times, CaDiCaL not at all. On 100 trees of depth 8 (adult,
 #: 20 rows) the median AXp took 0.060-0.088 s CPU with every solver tried, CaDiCaL 1.9.5 0.090 s.
 SOLVERS = ("mgh", "m22", "mc", "mcb", "mpl")
 
