@@ -21,8 +21,7 @@ limit). It stops the search in two ways:
   (``benchmarks/bench_ensembles.py --solvers``). So the tree-ensemble SAT engine
   (:data:`kcxai.explain._ensemble_cnf.SOLVERS`) takes only the latter. CaDiCaL and Lingeling cannot
   be interrupted at all, and pysat's ``RC2`` / ``Hitman`` only make plain ``solve()`` calls, so kcxai
-  uses its own hitting-set solver (:mod:`kcxai.explain._hitting`), on Glucose 4, whose restarts are
-  frequent on its small CNFs.
+  uses its own hitting-set solver (:mod:`kcxai.explain._hitting`), on MiniSat-GH.
 
 Hitting the limit raises :class:`SearchLimitError` (a :class:`~kcxai.ProblemTooLargeError`) naming
 the limit, what was reached (seconds, SAT calls, candidate sets, counting queries) and what to do.
@@ -243,7 +242,7 @@ class Deadline:
             raise InvalidInputError(
                 f"{self.what}: the SAT solver {type(solver.solver).__name__} cannot be interrupted, so "
                 "'max_seconds' cannot be enforced: pass max_seconds=None or a MiniSat-like solver "
-                "('g3', 'g4', 'm22', 'mgh').") from None
+                "('mgh', 'm22', 'mc', 'mcb', 'mpl').") from None
         with self._lock:
             if self._fired:  # the watchdog fired since the check: nothing would interrupt the call
                 raise self.error()
