@@ -81,13 +81,15 @@ class _Rival:
         self.exact = values  # the distinct scaled values, ascending (Python ints)
         self.base = base
         self.threshold = threshold  # a counterexample has margin <= threshold
-        total = max((abs(v) for v in values), default=0) * len(np.unique(tree)) + abs(base)
+        n_trees = len(np.unique(tree))
+        total = max((abs(v) for v in values), default=0) * n_trees + abs(base)  # bounds every partial sum
         if total < 2 ** 62:
             self.table: np.ndarray = np.asarray(values, dtype=np.int64)
             self.slack: float | None = None
-        else:  # float bounds, pruning only past their rounding error (below 2^-40 of the total)
+        else:  # float bounds, pruning only past their rounding error: a sum of n_trees + 2 rounded terms,
+            # each within 2^-53 of its magnitude (at most ``total``), and rounded partial sums
             self.table = np.asarray([float(v) for v in values], dtype=np.float64)
-            self.slack = math.ldexp(float(total), -40) + 1.0
+            self.slack = math.ldexp(float(total), -52) * (2 * n_trees + 4) + 1.0
 
     def total(self, ranks: np.ndarray) -> Any:
         """The sum of the values of ``ranks``: exact int64, or a float when the values are big."""

@@ -80,8 +80,8 @@ class _SatWorker:
         self.sat.solver.clear_interrupt()
         self._jobs.put(assumptions)
 
-    def wait(self) -> None:
-        self._done.wait()
+    def wait(self, timeout: float | None = None) -> bool:
+        return self._done.wait(timeout)
 
     def stop(self) -> None:
         self._jobs.put(None)
@@ -159,6 +159,8 @@ class EnsemblePortfolio:
         finally:
             if answer is not None or worker.result is None:  # the search answered, or stopped: stop the solver
                 self.sat.solver.interrupt()
+                while not worker.wait(0.02):  # again until it returns (as kcxai._deadline does)
+                    self.sat.solver.interrupt()
             worker.wait()
             self.box.clear_interrupt()
         if answer is not None:
