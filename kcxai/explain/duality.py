@@ -354,7 +354,7 @@ def _marco(q: Query, bound: Bound, delta: Any, limit: int | None, max_seconds: f
     deadline = Deadline(max_seconds, what="enumerate_idrs", advice=_ADVICE, queries=lambda: q.calls)
     q.deadline = deadline  # the queries run under the enumeration's clock, paused between two sets
     try:
-        with Solver(name="g4") as solver:
+        with Solver(name="mgh") as solver:
             if n:
                 solver.set_phases(list(range(1, n + 1)))  # prefer large seeds
             while deadline.solve(solver):
