@@ -26,8 +26,13 @@ walk all samples down each tree at once (a 100-tree forest on adult: see
 ``benchmarks/bench_sampling.py``). The draws, the counts and hence the decisions are those of the
 point-by-point classification they replaced: the random stream of a seed is unchanged.
 
-Only the deletion loop (``min_idrs``) is certified; the other explainers ask
-for exact counts, and refuse an approximate oracle with a clear error.
+The deletion loops are certified: ``min_idrs`` as above, and ``local_cdrs``,
+whose test ``precision(S) >= p`` is a disagreement rate ``<= 1 - p`` among the
+points agreeing with ``v`` on ``S`` (the same sampling), at level
+``(1 - confidence) / (n (n + 1) looks)`` since its passes take at most
+``n (n + 1)`` decisions; its returned set has precision ``>= p`` with
+probability at least ``confidence``. The other explainers ask for exact counts,
+and refuse an approximate oracle with a clear error.
 """
 
 from __future__ import annotations
@@ -126,7 +131,10 @@ class SamplingOracle:
         self.confidence = float(options.confidence)
         self._rng = np.random.default_rng(options.seed)
         looks = 1 + max(0, math.ceil(math.log2(options.max_samples / options.initial_samples)))
-        self._alpha = (1.0 - self.confidence) / (max(1, self.space.n_features) * looks)
+        n = max(1, self.space.n_features)
+        self._alpha = (1.0 - self.confidence) / (n * looks)
+        #: The level of each look of local_cdrs, whose passes take at most n (n + 1) decisions.
+        self._alpha_local = (1.0 - self.confidence) / (n * (n + 1) * looks)
         dist = self.space.distribution
         self._coef = np.array([float(c) * float(pw.total) for c, pw in dist.components])
         self._probs = [[np.array([float(w) for w in ws]) / float(sum(ws)) for ws in pw.weights]
@@ -184,6 +192,18 @@ class SamplingOracle:
         space = self.space
         cons = space.consistent_weight(point, fixed)
         threshold = float(bound.delta) * float(space.total_weight) / float(cons)
+        return self._rate_at_most(point, label, fixed, threshold, self._alpha)
+
+    def decide_precision(self, point: tuple[int, ...], label: int, fixed: frozenset[int], precision: Any) -> bool:
+        """Whether ``precision(fixed) >= precision``, i.e. the disagreement rate among the points agreeing
+        with ``point`` on ``fixed`` is ``<= 1 - precision``; certified at the level of local_cdrs's decisions."""
+        return self._rate_at_most(point, label, fixed, 1.0 - float(precision), self._alpha_local)
+
+    def _rate_at_most(self, point: tuple[int, ...], label: int, fixed: frozenset[int], threshold: float,
+                      alpha: float) -> bool:
+        """Whether the disagreement rate given ``x_fixed = point_fixed`` is ``<= threshold``: a Clopper-Pearson
+        interval at level ``1 - alpha`` is taken to exclude it, doubling the sample while it does not;
+        ``False`` when still undecided at ``max_samples``."""
         if threshold >= 1:
             return True
         n, k = 0, 0
@@ -192,7 +212,7 @@ class SamplingOracle:
             take = min(step, self.options.max_samples - n)
             k += self._disagreements(point, label, fixed, take)
             n += take
-            lo, hi = clopper_pearson(k, n, self._alpha)
+            lo, hi = clopper_pearson(k, n, alpha)
             if hi <= threshold:
                 return True
             if lo > threshold:
@@ -209,6 +229,11 @@ class SamplingSession(GenericSession):
     def holds_if_freed(self, feature: int, bound: Bound) -> bool:
         oracle: SamplingOracle = self._oracle  # type: ignore[assignment]
         return oracle.decide(self._point, self._label, self._fixed - {feature}, bound)
+
+    def holds_precision_if_freed(self, feature: int, precision: Any) -> bool:
+        """Whether freeing ``feature`` keeps the precision ``>= precision``, certified (local_cdrs)."""
+        oracle: SamplingOracle = self._oracle  # type: ignore[assignment]
+        return oracle.decide_precision(self._point, self._label, self._fixed - {feature}, precision)
 
 
 def compile(model: "Classifier", **options: Any) -> CompiledModel:
