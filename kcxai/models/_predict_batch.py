@@ -30,9 +30,11 @@ __all__ = ["BinaryTree", "TreeWalk", "TreeRouter", "LeafScores", "FeatureScores"
 
 _INT64_SAFE = 2 ** 62  # totals below this in magnitude cannot overflow int64 in any order of addition
 
-#: Most (tree, point) pairs walked together: more trees' pairs are walked in turn (memory: about
-#: 100 bytes a pair while walking).
-MAX_PAIRS = 1 << 20
+#: Most (tree, point) pairs walked together: more trees' pairs are walked in turn. Small enough for the
+#: pairs' arrays to stay in the processor's cache, large enough for numpy's per-call cost not to matter:
+#: on adult, with 4,096 points, 2**20 walked a default forest 2x slower, 2**13 to 2**16 within 15% of
+#: each other for every ensemble of the benchmark.
+MAX_PAIRS = 1 << 15
 
 _Test = tuple[int, int, bytes | None]  # (lo, width, bitmap): inside iff lo <= v < lo + width, or bit v set
 
@@ -99,7 +101,7 @@ class BinaryTree:
     node id in the tree (``-1`` at a test). Build with :func:`binary_tree`.
     """
 
-    __slots__ = ("feat", "lo", "width", "first", "bit_at", "bits", "node")
+    __slots__ = ("feat", "lo", "width", "first", "bit_at", "bits", "node", "depth")
 
     def __init__(self, feat: Any, lo: Any, width: Any, first: Any, bit_at: Any, bits: bytes, node: Any) -> None:
         self.feat = np.asarray(feat, dtype=np.int64)
@@ -109,6 +111,15 @@ class BinaryTree:
         self.bit_at = np.asarray(bit_at, dtype=np.int64)
         self.bits = np.frombuffer(bytes(bits), dtype=np.uint8)
         self.node = np.asarray(node, dtype=np.int64)
+        #: The most tests on a path (a walk's steps).
+        self.depth = 0
+        level = np.zeros(1, dtype=np.int64)
+        while True:
+            level = self.first[level[self.node[level] < 0]]
+            if not len(level):
+                break
+            self.depth += 1
+            level = np.concatenate((level, level + 1))
 
     def __len__(self) -> int:
         return len(self.feat)
@@ -275,7 +286,7 @@ class TreeWalk:
     """
 
     __slots__ = ("offsets", "feat", "lo", "width", "first", "bit_at", "bits", "node", "leaf", "packed", "_shifts",
-                 "_intervals")
+                 "_intervals", "depths")
 
     def __init__(self, trees: Sequence[BinaryTree], *, pack: bool = True) -> None:
         sizes = [len(t) for t in trees]
@@ -293,6 +304,7 @@ class TreeWalk:
         self.bits = cat((t.bits for t in trees), np.uint8)
         self.node = cat((t.node for t in trees), np.int64)
         self.leaf = self.node >= 0
+        self.depths = np.array([t.depth for t in trees], dtype=np.int64)
         self._intervals = bool(self.lo.any())  # else every test is a prefix ``v < width``: no ``lo`` to read
         #: ``first``, ``feat`` and ``width`` of each slot in one int64 (one gather a step instead of three),
         #: when their bits fit (:attr:`_shifts`); else ``None`` (three arrays).
@@ -318,29 +330,30 @@ class TreeWalk:
         step = max(1, max_pairs // max(1, n))
         for t0 in range(0, self.n_trees, step):
             t1 = min(self.n_trees, t0 + step)
-            yield t0, t1, self._walk(by_feature, n, self.offsets[t0:t1])
+            yield t0, t1, self._walk(by_feature, n, t0, t1)
 
     def slots(self, points: "np.ndarray[Any, Any]") -> "np.ndarray[Any, np.dtype[np.int64]]":
         """Shape ``(n_trees, len(points))``: the (global) leaf slot each point reaches in each tree."""
         parts = [s for _, _, s in self.chunks(points)]
         return np.concatenate(parts) if parts else np.zeros((0, len(points)), dtype=np.int64)
 
-    #: Pairs at a leaf are dropped every this many steps (a leaf loops to itself meanwhile): checking
-    #: every step cost more than the steps it saved (a default forest on adult: 25% slower).
+    #: Pairs at a leaf are dropped every this many steps (a leaf loops to itself meanwhile), and only
+    #: while as many steps remain: checking every step cost more than the steps it saved (a default
+    #: forest on adult: 25% slower), and trees of depth 6 or less are walked without a check.
     DROP_EVERY = 4
 
-    def _walk(self, by_feature: "np.ndarray[Any, Any]", n: int, roots: "np.ndarray[Any, Any]"
+    def _walk(self, by_feature: "np.ndarray[Any, Any]", n: int, t0: int, t1: int
               ) -> "np.ndarray[Any, np.dtype[np.int64]]":
-        """Every (root, point) pair moved one test per step; pairs at a leaf leave the walk."""
-        out = np.repeat(roots, n)
+        """Every (root, point) pair of trees ``t0 .. t1 - 1`` moved one test per step, as many steps
+        as the deepest of them; pairs at a leaf leave the walk."""
+        out = np.repeat(self.offsets[t0:t1], n)
         at = np.flatnonzero(~self.leaf[out])  # the pairs still walking (index into ``out``)
         cur = out[at]
         row = at % n if n else at
-        step = 0
-        while len(cur):
+        steps = int(self.depths[t0:t1].max(initial=0))
+        for step in range(1, steps + 1):
             nxt = self._step(by_feature, n, cur, row)
-            step += 1
-            if step % self.DROP_EVERY:
+            if step % self.DROP_EVERY or steps - step < self.DROP_EVERY:
                 cur = nxt
                 continue
             stop = nxt == cur  # only a leaf is its own next slot
@@ -349,7 +362,8 @@ class TreeWalk:
                 out[at[stop]] = cur[stop]
                 go = ~stop
                 at, cur, row = at[go], cur[go], row[go]
-        return out.reshape(len(roots), n)
+        out[at] = cur
+        return out.reshape(t1 - t0, n)
 
     def _step(self, by_feature: "np.ndarray[Any, Any]", n: int, cur: "np.ndarray[Any, Any]",
               row: "np.ndarray[Any, Any]") -> "np.ndarray[Any, np.dtype[np.int64]]":
@@ -478,8 +492,7 @@ class LeafScores:
         points = np.asarray(points)
         s = np.empty((len(points),) + self.base.shape, dtype=np.int64)
         s[:] = self.base
-        per_pair = max(1, self.base.size)
-        for _, _, slots in self.walk.chunks(points, max(1, MAX_PAIRS // per_pair)):
+        for _, _, slots in self.walk.chunks(points):
             s += self.table[slots].sum(axis=0)
         return _carry(s, self.limbs)
 
