@@ -8,35 +8,53 @@ mixture distributions: a mixture's component is drawn from its posterior given
 rate ``p`` is estimated. The deletion loop of Algorithm 1 only needs the
 decision ``disagree(S \\ {i}) <= delta * total``, i.e. ``p <= t`` for
 ``t = delta * total / consistent(S \\ {i})`` (the consistent weight is exact).
-Each decision is taken only when a Clopper-Pearson interval at level
-``1 - alpha'`` excludes ``t``; otherwise the sample is doubled, up to
-``max_samples``; a feature whose decision is still open is **kept**.
+Each look at the data (``initial_samples`` draws, then doubling the sample up to
+``max_samples``) frees the feature when a one-sided Clopper-Pearson *upper*
+bound on ``p`` at level ``1 - alpha'`` is ``<= t``. It stops the decision and
+**keeps** the feature when the sample cannot free it any more: when the
+disagreements counted exceed the most that ``max_samples`` draws can have and
+still certify (``k_reach``: counts only grow, and fewer draws certify less), or
+when a one-sided lower bound at the same level exceeds ``k_reach / max_samples``
+(the rate is above what ``max_samples`` draws can certify); and when
+``max_samples`` draws leave it open. A threshold no ``max_samples`` draws can
+certify keeps the feature without drawing.
 
 Guarantee: ``alpha' = (1 - confidence) / (n_features * looks)`` (a Bonferroni
-correction over every decision and every look at the data), so with
-probability at least ``confidence`` every "free" decision was right, and the
-returned set, which is the set after the last feature freed, is I-delta-relevant.
-It need not be subset-minimal (open decisions keep features). The error and
-precision it reports are estimates; the explanation says so and carries the
-confidence (:class:`~kcxai.oracle.ApproximateOracle`).
+correction over every decision and every look at the data). A decision frees a
+feature wrongly only if, at one of its looks, ``p > t >= `` the upper bound,
+which has probability at most ``alpha'`` per look; so with probability at least
+``confidence`` every "free" decision was right, and the returned set, which is
+the set after the last feature freed, is I-delta-relevant. Keeping a feature is
+never wrong for relevance, so the rules that keep one (the lower bound, the
+count past ``k_reach``) are free to stop early and need no share of the error
+budget; they cost only minimality: the set need not be subset-minimal. (Before,
+a two-sided interval decided both ways, spending ``alpha' / 2`` a look on each
+side, and sampled a near-threshold decision up to ``max_samples`` whatever the
+evidence: the same seed now draws differently after the first decision that
+stops earlier.) The error and precision it reports are estimates; the
+explanation says so and carries the confidence
+(:class:`~kcxai.oracle.ApproximateOracle`).
 
 Cost: each look draws its samples in one batch (per feature, one ``numpy`` draw per mixture component)
 and classifies them with one exact ``model.predict_points`` call; trees, forests and boosted trees
 walk all samples down each tree at once (a 100-tree forest on adult: see
-``benchmarks/bench_sampling.py``). The draws, the counts and hence the decisions are those of the
-point-by-point classification they replaced: the random stream of a seed is unchanged.
+``benchmarks/bench_sampling.py``). The draws, the counts and hence the decisions are those of a
+point-by-point classification (``oracle.batched = False``, kept for benchmarks).
 
 The deletion loops are certified: ``min_idrs`` as above, and ``local_cdrs``,
 whose test ``precision(S) >= p`` is a disagreement rate ``<= 1 - p`` among the
 points agreeing with ``v`` on ``S`` (the same sampling), at level
 ``(1 - confidence) / (n (n + 1) looks)`` since its passes take at most
 ``n (n + 1)`` decisions; its returned set has precision ``>= p`` with
-probability at least ``confidence``. The other explainers ask for exact counts,
+probability at least ``confidence`` (again only the freeing decisions need be
+right: the set returned is all features, of precision 1, or the set its last
+freeing decision certified). The other explainers ask for exact counts,
 and refuse an approximate oracle with a clear error.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 import time
@@ -55,7 +73,59 @@ if TYPE_CHECKING:  # pragma: no cover
     from kcxai.models._base import Classifier
     from kcxai.space import FeatureSpace
 
-__all__ = ["SamplingOracle", "SamplingOptions", "compile", "clopper_pearson"]
+__all__ = ["SamplingOracle", "SamplingOptions", "compile", "clopper_pearson", "upper_bound", "lower_bound",
+           "most_certifiable"]
+
+
+def upper_bound(k: int, n: int, alpha: float) -> float:
+    """The one-sided Clopper-Pearson upper bound at level ``1 - alpha`` on a rate with ``k`` successes in
+    ``n`` trials: the rate is above it with probability at most ``alpha``.
+
+    Examples
+    --------
+    >>> round(upper_bound(0, 100, 0.05), 4)
+    0.0295
+    """
+    from scipy.stats import beta
+
+    return 1.0 if k >= n else float(beta.ppf(1 - alpha, k + 1, n - k))
+
+
+def lower_bound(k: int, n: int, alpha: float) -> float:
+    """The one-sided Clopper-Pearson lower bound at level ``1 - alpha`` (see :func:`upper_bound`).
+
+    Examples
+    --------
+    >>> round(lower_bound(100, 100, 0.05), 4)
+    0.9705
+    """
+    from scipy.stats import beta
+
+    return 0.0 if k <= 0 else float(beta.ppf(alpha, k, n - k + 1))
+
+
+@functools.lru_cache(maxsize=1024)
+def most_certifiable(n: int, threshold: float, alpha: float) -> int:
+    """The most successes ``k`` in ``n`` trials whose :func:`upper_bound` is ``<= threshold`` (``-1``: none).
+
+    The bound grows with ``k``, so this is a binary search. Cached (a bounded, thread-safe
+    ``functools.lru_cache`` of plain numbers): ``local_cdrs`` asks it with one threshold for every decision.
+
+    Examples
+    --------
+    >>> most_certifiable(100, 0.05, 0.05), upper_bound(1, 100, 0.05) <= 0.05 < upper_bound(2, 100, 0.05)
+    (1, True)
+    """
+    lo, hi = -1, n  # upper_bound(lo) <= threshold (or lo = -1); upper_bound(n) = 1 > threshold unless >= 1
+    if threshold >= 1:
+        return n
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if upper_bound(mid, n, alpha) <= threshold:
+            lo = mid
+        else:
+            hi = mid
+    return lo
 
 
 def clopper_pearson(k: int, n: int, alpha: float) -> tuple[float, float]:
@@ -201,22 +271,25 @@ class SamplingOracle:
 
     def _rate_at_most(self, point: tuple[int, ...], label: int, fixed: frozenset[int], threshold: float,
                       alpha: float) -> bool:
-        """Whether the disagreement rate given ``x_fixed = point_fixed`` is ``<= threshold``: a Clopper-Pearson
-        interval at level ``1 - alpha`` is taken to exclude it, doubling the sample while it does not;
-        ``False`` when still undecided at ``max_samples``."""
+        """Whether the disagreement rate given ``x_fixed = point_fixed`` is ``<= threshold``, certified by a
+        one-sided upper bound at level ``1 - alpha``; ``False`` (keep) as soon as the sample cannot certify
+        it any more, or at ``max_samples`` (see the module)."""
         if threshold >= 1:
             return True
+        most = self.options.max_samples
+        reach = most_certifiable(most, threshold, alpha)
         n, k = 0, 0
         step = self.options.initial_samples
-        while n < self.options.max_samples:
-            take = min(step, self.options.max_samples - n)
+        while n < most and reach >= k:
+            take = min(step, most - n)
             k += self._disagreements(point, label, fixed, take)
             n += take
-            lo, hi = clopper_pearson(k, n, alpha)
-            if hi <= threshold:
+            if k > reach:
+                return False  # more disagreements than max_samples draws can have and certify
+            if upper_bound(k, n, alpha) <= threshold:
                 return True
-            if lo > threshold:
-                return False
+            if lower_bound(k, n, alpha) * most > reach:
+                return False  # the rate is, with confidence, above what max_samples draws certify
             step = n  # double the sample
         return False  # still open: keep the feature
 

@@ -320,14 +320,15 @@ class TreeWalk:
     def n_trees(self) -> int:
         return len(self.offsets) - 1
 
-    def chunks(self, points: "np.ndarray[Any, Any]", max_pairs: int = MAX_PAIRS
+    def chunks(self, points: "np.ndarray[Any, Any]", max_pairs: int | None = None
                ) -> Iterator[tuple[int, int, "np.ndarray[Any, np.dtype[np.int64]]"]]:
-        """``(t0, t1, slots)``: trees ``t0 .. t1 - 1`` walked together, ``slots`` of shape ``(t1 - t0, n)``:
-        the (global) leaf slot each point reaches in each tree."""
+        """``(t0, t1, slots)``: trees ``t0 .. t1 - 1`` walked together (at most ``max_pairs``, default
+        :data:`MAX_PAIRS`, pairs unless one tree has more), ``slots`` of shape ``(t1 - t0, n)``: the (global)
+        leaf slot each point reaches in each tree."""
         points = np.asarray(points)
         n = len(points)
         by_feature = np.ascontiguousarray(np.asarray(points, dtype=np.int64).T).ravel()
-        step = max(1, max_pairs // max(1, n))
+        step = max(1, (MAX_PAIRS if max_pairs is None else max_pairs) // max(1, n))
         for t0 in range(0, self.n_trees, step):
             t1 = min(self.n_trees, t0 + step)
             yield t0, t1, self._walk(by_feature, n, t0, t1)
