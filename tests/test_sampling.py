@@ -152,3 +152,32 @@ def test_benchmark_smoke(capsys):
     out = capsys.readouterr().out
     assert out.count("predict_points, 256 points") >= 3 and "same classes as predict_point: False" not in out
     assert out.count("min_idrs 1/20: median") >= 3 and out.count("local_cdrs 0.95") >= 3
+
+
+@settings(max_examples=25, derandomize=True, deadline=None)
+@given(trees(distributions=("uniform", "exact", "mixture")), st.data())
+def test_draws_are_rng_choices_draws(tree, data):
+    """The sampler's inverse-CDF draws are those ``rng.choice`` makes from the same probabilities (the random
+    stream of a seed did not change when the draws stopped calling it), and fixed features keep their value."""
+    import numpy as np
+
+    point = data.draw(points(tree.space))
+    fixed = frozenset(data.draw(st.sets(st.integers(0, tree.space.n_features - 1))))
+    seed = data.draw(st.integers(0, 5))
+    oracle = kcxai.compile_model(tree, "sampling", seed=seed).oracle
+    got = oracle._sample(point, fixed, 300)
+    rng = np.random.default_rng(seed)  # the draws as rng.choice makes them
+    post = np.array([c * np.prod([p[f][point[f]] for f in fixed]) if fixed else c
+                     for c, p in zip(oracle._coef, oracle._probs)], dtype=float)
+    comp = rng.choice(len(post), size=300, p=post / post.sum())
+    want = np.empty_like(got)
+    for f in range(tree.space.n_features):
+        if f in fixed:
+            want[:, f] = point[f]
+            continue
+        for k, p in enumerate(oracle._probs):
+            rows = comp == k
+            if rows.any():
+                want[rows, f] = rng.choice(len(p[f]), size=int(rows.sum()), p=p[f])
+    assert (got == want).all()
+    assert all((got[:, f] == point[f]).all() for f in fixed)

@@ -128,6 +128,14 @@ def most_certifiable(n: int, threshold: float, alpha: float) -> int:
     return lo
 
 
+def _cdf(probs: "np.ndarray[Any, Any]") -> "np.ndarray[Any, np.dtype[np.float64]]":
+    """The cumulative probabilities of ``probs``, the last exactly 1 (``searchsorted(u, side="right")`` of a
+    uniform ``u`` in [0, 1) then draws value ``i`` with probability ``probs[i]``, never one of probability 0)."""
+    cdf = np.cumsum(probs, dtype=np.float64)
+    cdf /= cdf[-1]
+    return cdf
+
+
 def clopper_pearson(k: int, n: int, alpha: float) -> tuple[float, float]:
     """The two-sided Clopper-Pearson interval for ``k`` successes in ``n`` trials at level ``1 - alpha``.
 
@@ -209,6 +217,8 @@ class SamplingOracle:
         self._coef = np.array([float(c) * float(pw.total) for c, pw in dist.components])
         self._probs = [[np.array([float(w) for w in ws]) / float(sum(ws)) for ws in pw.weights]
                        for _, pw in dist.components]
+        #: Per component, per feature: the cumulative probabilities a value is drawn from (inverse CDF).
+        self._cdfs = [[_cdf(p) for p in probs] for probs in self._probs]
         #: Points classified so far (a cost figure).
         self.samples = 0
         #: Classify each batch of samples with one ``model.predict_points`` call (exact, vectorised for trees,
@@ -219,23 +229,25 @@ class SamplingOracle:
     def predict_point(self, point: tuple[int, ...]) -> int:
         return self.model.predict_point(point)
 
-    def _sample(self, point: tuple[int, ...], fixed: frozenset[int], n: int) -> "np.ndarray[Any, Any]":
-        """``n`` points from the distribution conditioned on ``x_fixed = point_fixed``."""
+    def _sample(self, point: tuple[int, ...], fixed: frozenset[int], n: int) -> "np.ndarray[Any, np.dtype[np.int64]]":
+        """``n`` points from the distribution conditioned on ``x_fixed = point_fixed``: a component per point
+        from its posterior given ``x_fixed``, then each free feature's values, component by component, by
+        inverse CDF (the draws ``rng.choice`` makes from the same probabilities, without its per-call
+        check and cumulative sum: a feature of 38,768 values cost 0.1 ms a call)."""
         rng = self._rng
         post = np.array([c * np.prod([probs[f][point[f]] for f in fixed]) if fixed else c
                          for c, probs in zip(self._coef, self._probs)], dtype=float)
         comp = rng.choice(len(post), size=n, p=post / post.sum())
+        groups = [np.flatnonzero(comp == k) for k in range(len(post))] if len(post) > 1 else [np.arange(n)]
         out = np.empty((n, self.space.n_features), dtype=np.int64)
         for f in range(self.space.n_features):
             if f in fixed:
                 out[:, f] = point[f]
                 continue
             col = out[:, f]
-            for k, probs in enumerate(self._probs):
-                rows = comp == k
-                m = int(rows.sum())
-                if m:
-                    col[rows] = rng.choice(len(probs[f]), size=m, p=probs[f])
+            for rows, cdfs in zip(groups, self._cdfs):
+                if len(rows):
+                    col[rows] = cdfs[f].searchsorted(rng.random(len(rows)), side="right")
         return out
 
     def _disagreements(self, point: tuple[int, ...], label: int, fixed: frozenset[int], n: int) -> int:
