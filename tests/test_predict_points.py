@@ -343,7 +343,7 @@ def test_estimates_are_consistent_with_the_exact_error(model: Any, data: Any) ->
     label = model.predict_point(point)
     fixed = frozenset(data.draw(st.sets(st.integers(0, model.space.n_features - 1))))
     c = kcxai.compile_model(model, "sampling", seed=data.draw(st.integers(0, 5)), initial_samples=128,
-                            max_samples=4096, confidence=1 - 1e-6)
+                            max_samples=4096, estimate_samples=4096, confidence=1 - 1e-6)
     oracle = c.oracle
     space = model.space
     cons = space.consistent_weight(point, fixed)

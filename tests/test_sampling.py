@@ -62,6 +62,7 @@ def test_exact_only_explainers_refuse_an_approximate_oracle():
     ({"confidence": "high"}, "'confidence' must be a number"),
     ({"max_samples": 10, "initial_samples": 20}, "'max_samples' must be at least 'initial_samples'"),
     ({"initial_samples": 0}, "'initial_samples' must be a positive int"),
+    ({"estimate_samples": 2.5}, "'estimate_samples' must be a positive int. Got 2.5"),
     ({"samples": 5}, r"does not take the option\(s\) \['samples'\]"),
 ])
 def test_options_are_validated(options, message):

@@ -48,7 +48,9 @@ points agreeing with ``v`` on ``S`` (the same sampling), at level
 ``n (n + 1)`` decisions; its returned set has precision ``>= p`` with
 probability at least ``confidence`` (again only the freeing decisions need be
 right: the set returned is all features, of precision 1, or the set its last
-freeing decision certified). The other explainers ask for exact counts,
+freeing decision certified). The error and precision an explanation reports
+are estimated from ``estimate_samples`` fresh draws for the returned set. The
+other explainers ask for exact counts,
 and refuse an approximate oracle with a clear error.
 """
 
@@ -164,6 +166,10 @@ class SamplingOptions(LanguageOptions):
         Samples at a decision's first look (default 256); doubled while undecided.
     max_samples : int
         Samples at which an undecided decision keeps the feature (default 16,384).
+    estimate_samples : int
+        Fresh draws behind the error and precision an explanation reports (default 4,096: a standard
+        error of at most 0.0079 on the rate, 0.0039 with 16,384). They decide nothing; at 16,384 they
+        were over half the points a ``local_cdrs`` explanation classified (a 100-tree forest on adult).
     seed : int
         Seed of the sampler (default 0): the same seed gives the same explanations.
     """
@@ -172,13 +178,14 @@ class SamplingOptions(LanguageOptions):
     confidence: float = 0.95
     initial_samples: int = 256
     max_samples: int = 16384
+    estimate_samples: int = 4096
     seed: int = 0
 
     def validate(self) -> None:
         c = self.confidence
         if isinstance(c, bool) or not isinstance(c, numbers.Real) or not 0 < float(c) < 1:
             raise InvalidInputError(f"'confidence' must be a number strictly between 0 and 1. Got {c!r} instead.")
-        for name in ("initial_samples", "max_samples"):
+        for name in ("initial_samples", "max_samples", "estimate_samples"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1:
                 raise InvalidInputError(f"'{name}' must be a positive int. Got {v!r} instead.")
@@ -259,9 +266,10 @@ class SamplingOracle:
         return sum(1 for x in xs if predict(tuple(int(v) for v in x)) != label)
 
     def disagree_weight(self, point: tuple[int, ...], label: int, fixed: frozenset[int]) -> Weight:
-        """An *estimate* of the disagreeing weight (``max_samples`` draws), rounded to the space's numbers."""
+        """An *estimate* of the disagreeing weight (``estimate_samples`` fresh draws: never those of a decision,
+        whose stopping rule biases them), rounded to the space's numbers."""
         cons = self.space.consistent_weight(point, fixed)
-        n = self.options.max_samples
+        n = self.options.estimate_samples
         k = self._disagreements(point, label, frozenset(fixed), n)
         est = cons * k / n
         return self.space.arith.weight(round(est) if self.space.is_exact else est)
@@ -341,4 +349,5 @@ def compile(model: "Classifier", **options: Any) -> CompiledModel:
                                             variables=model.space.n_features,
                                             compile_seconds=time.perf_counter() - t0,
                                             details={"confidence": opts.confidence,
-                                                     "max_samples": opts.max_samples}))
+                                                     "max_samples": opts.max_samples,
+                                                     "estimate_samples": opts.estimate_samples}))
