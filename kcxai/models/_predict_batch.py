@@ -170,9 +170,13 @@ def _first_branch_tests(masks: Sequence[int], node_sizes: Sequence[int], cache: 
 
 
 def _first_branch_test(mask: int, size: int) -> Any:
-    take = mask if mask.bit_length() <= size else mask & ((1 << size) - 1)
-    if not take or take.bit_count() == size:
+    bits = mask.bit_length()
+    take = mask if bits <= size else mask & ((1 << size) - 1)
+    count = take.bit_count()
+    if not count or count == size:
         return None
+    if take & 1 and count == take.bit_length():  # a prefix (a threshold test): the usual case, checked first
+        return (0, count, None), False
     test = _test_for(take, size)
     if test[2] is not None:  # not an interval: its complement may be one
         other = _test_for(((1 << size) - 1) ^ take, size)
@@ -477,14 +481,19 @@ class LeafScores:
         self.walk = walk = TreeWalk([r.binary_with(cache) for r in routers])
         #: Per slot of the walk, what its leaf adds to each class (zero at the tests).
         self.table = np.zeros((len(walk.node),) + self.base.shape, dtype=np.int64)
-        for t, (router, lv, col, rows) in enumerate(zip(routers, leaves, columns, scores)):
+        distinct: dict[Any, int] = {}  # leaf scores repeat (a pure leaf of a forest): each split into limbs once
+        numbered = [np.fromiter((distinct.setdefault(r, len(distinct)) for r in rows), dtype=np.int64, count=len(rows))
+                    for rows in scores]
+        values = list(distinct)
+        rows_split = _split([list(r) for r in values] if values and isinstance(values[0], tuple) else values, limbs)
+        for t, (router, lv, col, number) in enumerate(zip(routers, leaves, columns, numbered)):
             lo, hi = int(walk.offsets[t]), int(walk.offsets[t + 1])
             pos = leaf_positions(lv, len(router.feature) + 1)[walk.node[lo:hi]]  # node -1 (a test): -1
             at = np.flatnonzero(pos >= 0)
             if col < 0:
-                self.table[lo + at] = _split([list(r) for r in rows], limbs)[pos[at]]
+                self.table[lo + at] = rows_split[number[pos[at]]]
             else:
-                self.table[lo + at, col] = _split(list(rows), limbs)[pos[at]]
+                self.table[lo + at, col] = rows_split[number[pos[at]]]
 
     def totals(self, points: "np.ndarray[Any, Any]") -> "np.ndarray[Any, np.dtype[np.int64]]":
         """Shape ``(len(points), n_classes, limbs)``: the exact totals at each point, limbs normalised
