@@ -51,7 +51,7 @@ def main() -> None:
         loop = [kcxai.min_idrs(compiled, x, delta) for x in loop_rows]
         t_loop, c_loop = time.perf_counter() - t, time.process_time() - c
         t, c = time.perf_counter(), time.process_time()
-        result = explainer.explain(frame, delta=delta)
+        result = explainer.explain(frame, method="min_idrs", delta=delta)
         t_batch, c_batch = time.perf_counter() - t, time.process_time() - c
         cpu.append((delta, c_loop, c_batch))
         t = time.perf_counter()
@@ -60,10 +60,10 @@ def main() -> None:
         same = all(a == b for a, b in zip(result, loop))
         with joblib.parallel_config(backend="loky"):
             t = time.perf_counter()
-            explainer.explain(frame, delta=delta, n_jobs=2)
+            explainer.explain(frame, method="min_idrs", delta=delta, n_jobs=2)
             t_cold = time.perf_counter() - t
             t = time.perf_counter()
-            par = explainer.explain(frame, delta=delta, n_jobs=2)
+            par = explainer.explain(frame, method="min_idrs", delta=delta, n_jobs=2)
             t_warm = time.perf_counter() - t
         same = same and list(par) == list(result)
         per_loop = t_loop / len(loop_rows) * 1000
@@ -91,14 +91,14 @@ def main() -> None:
               f"{list(res)[:len(sub)] == loop}")
     rows = frame.head(args.cdrs_rows)
     t = time.perf_counter()
-    one = explainer.explain(rows, method="local_cdrs", delta=0.95)
+    one = explainer.explain(rows, method="local_cdrs", precision=0.95)
     t_one = time.perf_counter() - t
     with joblib.parallel_config(backend="loky"):
-        explainer.explain(rows.head(8), method="local_cdrs", delta=0.95, n_jobs=2)  # warm the pool
+        explainer.explain(rows.head(8), method="local_cdrs", precision=0.95, n_jobs=2)  # warm the pool
         t = time.perf_counter()
-        two = explainer.explain(rows, method="local_cdrs", delta=0.95, n_jobs=2)
+        two = explainer.explain(rows, method="local_cdrs", precision=0.95, n_jobs=2)
         t_two = time.perf_counter() - t
-    print(f"\nlocal_cdrs (delta 0.95, the per-row loop on the cached oracle), {len(rows)} rows: one core "
+    print(f"\nlocal_cdrs (precision 0.95, the per-row loop on the cached oracle), {len(rows)} rows: one core "
           f"{t_one:.2f} s ({t_one / len(rows) * 1000:.2f} ms/row), n_jobs=2 {t_two:.2f} s, speed-up "
           f"{t_one / t_two:.2f}, same {list(one) == list(two)}")
 

@@ -143,7 +143,11 @@ class Deadline:
     advice : str
         What the user can do besides raising the limit, appended to the message.
     queries : callable, optional
-        The number of counting queries so far, reported in the message.
+        The number of oracle queries so far, reported in the message.
+    queries_are : str
+        What those queries are, as the message names them (default ``"counting queries"``).
+    started : float, optional
+        When the limited call started (``time.perf_counter()``), if before this object was made.
 
     Use as a context manager (or call :meth:`close`): the watchdog entry is removed on exit.
 
@@ -153,16 +157,18 @@ class Deadline:
     >>> d.check(); d.examined += 1; d.close()
     """
 
-    __slots__ = ("max_seconds", "what", "advice", "queries", "t0", "at", "sat_calls", "examined", "_lock",
-                 "_running", "_fired", "_token", "_paused_at")
+    __slots__ = ("max_seconds", "what", "advice", "queries", "queries_are", "t0", "at", "sat_calls", "examined",
+                 "_lock", "_running", "_fired", "_token", "_paused_at")
 
     def __init__(self, max_seconds: float | None, *, what: str, advice: str,
-                 queries: Callable[[], int] | None = None) -> None:
+                 queries: Callable[[], int] | None = None, queries_are: str = "counting queries",
+                 started: float | None = None) -> None:
         self.max_seconds = max_seconds
         self.what = what
         self.advice = advice
         self.queries = queries
-        self.t0 = time.perf_counter()
+        self.queries_are = queries_are
+        self.t0 = time.perf_counter() if started is None else started
         self.at = math.inf if max_seconds is None else self.t0 + max_seconds
         #: SAT calls made under this deadline.
         self.sat_calls = 0
@@ -198,7 +204,7 @@ class Deadline:
         if self.examined:
             reached.append(f"{self.examined} candidate sets examined")
         if self.queries is not None:
-            reached.append(f"{self.queries()} counting queries")
+            reached.append(f"{self.queries()} {self.queries_are}")
         found = f"; the {len(partial)} sets found before are in the error's 'partial'" if partial else ""
         return SearchLimitError(
             f"{self.what} stopped at its time limit max_seconds={self.max_seconds:g} ({', '.join(reached)}{found}). "

@@ -8,18 +8,103 @@ import bisect
 import math
 import numbers
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from kcxai._errors import InvalidInputError, InvalidTypeError, ModelFormatError
 
-__all__ = ["Interval", "Feature"]
+__all__ = ["Interval", "Feature", "format_cut", "format_interval", "float32_cut"]
 
 
-def _fmt_number(x: float) -> str:
-    if isinstance(x, float) and x.is_integer():
-        return str(int(x))
-    return repr(x) if isinstance(x, float) else str(x)
+def float32_cut(t: float) -> float:
+    """The largest float32 at or below ``t`` (as a float): the cut ``x <= t`` on values rounded to float32.
+
+    A float32 value ``v`` satisfies ``v <= t`` exactly when ``v <= float32_cut(t)``; ``-inf`` when no
+    finite float32 is at or below ``t``.
+
+    Examples
+    --------
+    >>> float32_cut(952.8999938964844), float32_cut(0.5)
+    (952.8999633789062, 0.5)
+    """
+    import numpy as np
+
+    t = float(t)
+    if math.isnan(t) or math.isinf(t):
+        return t
+    with np.errstate(over="ignore"):  # beyond float32: +-inf, then stepped back below t
+        v = np.float32(t)
+    if float(v) > t:
+        v = np.nextafter(v, np.float32(-np.inf))
+    return float(v)
+
+
+def format_cut(t: float, *, float32: bool = False) -> str:
+    """A threshold ``t`` as the shortest decimal that denotes the same cut ``x <= t``.
+
+    The text is only a label: thresholds and comparisons keep the stored float. For a feature whose
+    values are read as float64 it is the shortest ``repr`` of ``t``; for one read as float32
+    (``float32=True``, scikit-learn's trees) it is the shortest decimal that rounds to the float32
+    :func:`float32_cut` of ``t``, so that reading the printed decimal as float32 gives the same split.
+    Integral values print without ``.0`` (below 1e16); infinities as ``inf`` / ``-inf``.
+
+    Parameters
+    ----------
+    t : float
+        The stored threshold.
+    float32 : bool, default False
+        Whether the feature rounds values to float32 before comparing them with ``t``.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> format_cut(952.8999938964844), format_cut(952.8999938964844, float32=True)
+    ('952.8999938964844', '952.89996')
+    >>> format_cut(30.0), format_cut(1e20), format_cut(-float("inf")), format_cut(0.5, float32=True)
+    ('30', '1e+20', '-inf', '0.5')
+
+    A float32 value ``v`` is ``<= 0.1`` only up to the float32 below ``0.1`` (``float32(0.1)`` is
+    0.10000000149...), and the label says so:
+
+    >>> format_cut(0.1, float32=True)
+    '0.099999994'
+    """
+    t = float(t)
+    if float32:
+        t = float32_cut(t)
+    if math.isnan(t) or math.isinf(t):
+        return repr(t)
+    if t == 0:
+        return "0"
+    if not float32:
+        text = repr(t)
+        return text[:-2] if text.endswith(".0") else text
+    import numpy as np
+
+    if 1e-4 <= abs(t) < 1e16:  # where Python's repr writes positional digits
+        return np.format_float_positional(np.float32(t), unique=True, trim="-")
+    return np.format_float_scientific(np.float32(t), unique=True, trim="-")
+
+
+def format_interval(low: float, high: float, *, float32: bool = False) -> str:
+    """The interval ``(low, high]`` as printed: ``<= high``, ``> low``, ``(low, high]`` or ``(-inf, inf)``,
+    each bound by :func:`format_cut`.
+
+    Examples
+    --------
+    >>> format_interval(-float("inf"), 952.8999938964844, float32=True), format_interval(30.0, 40.5)
+    ('<= 952.89996', '(30, 40.5]')
+    """
+    if low == -math.inf and high == math.inf:
+        return "(-inf, inf)"
+    if low == -math.inf:
+        return f"<= {format_cut(high, float32=float32)}"
+    if high == math.inf:
+        return f"> {format_cut(low, float32=float32)}"
+    return f"({format_cut(low, float32=float32)}, {format_cut(high, float32=float32)}]"
 
 
 @dataclass(frozen=True)
@@ -39,18 +124,14 @@ class Interval:
 
     low: float
     high: float
+    #: Print the bounds as float32 cuts (:func:`format_cut`); set by a float32 feature. Not compared.
+    float32: bool = field(default=False, compare=False, repr=False)
 
     def __contains__(self, x: object) -> bool:
         return isinstance(x, (int, float)) and self.low < x <= self.high  # type: ignore[operator]
 
     def __str__(self) -> str:
-        if self.low == -math.inf and self.high == math.inf:
-            return "(-inf, inf)"
-        if self.low == -math.inf:
-            return f"<= {_fmt_number(self.high)}"
-        if self.high == math.inf:
-            return f"> {_fmt_number(self.low)}"
-        return f"({_fmt_number(self.low)}, {_fmt_number(self.high)}]"
+        return format_interval(self.low, self.high, float32=self.float32)
 
 
 def _is_real(x: object) -> bool:
@@ -105,6 +186,7 @@ class Feature:
                 raise InvalidInputError(
                     f"Feature {name!r}: with 'thresholds', 'values' must be the intervals they cut; "
                     "use Feature.numeric(name, thresholds) to build a numeric feature.")
+            self.values = tuple(Interval(iv.low, iv.high, bool(float32)) for iv in values)  # print as read
         elif float32:
             raise InvalidInputError(f"Feature {name!r}: 'float32' only applies to numeric features.")
         self.float32 = bool(float32)
@@ -218,13 +300,23 @@ class Feature:
             return self.labels[k]
         return str(self.values[k])
 
+    def format_cut(self, t: float) -> str:
+        """A threshold of this feature as printed: the shortest decimal that denotes the same cut
+        ``x <= t`` for values read as this feature reads them (float32 or float64; see
+        :func:`format_cut`). Only a label: the stored threshold is unchanged.
+
+        Examples
+        --------
+        >>> from kcxai import Feature
+        >>> Feature.numeric("area", [952.8999938964844], float32=True).format_cut(952.8999938964844)
+        '952.89996'
+        """
+        return format_cut(t, float32=self.float32)
+
     def literal(self, k: int) -> str:
         """The literal ``x_i = v`` for value number ``k``, readably."""
         if self.thresholds is not None:
-            iv = self.values[k]
-            if iv.low == -math.inf or iv.high == math.inf:
-                return f"{self.name} {iv}"
-            return f"{self.name} in {iv}"
+            return self.literal_range(k, k)
         return f"{self.name} = {self.label(k)}"
 
     def set_literal(self, ks: Iterable[int]) -> str:
@@ -238,10 +330,9 @@ class Feature:
 
     def literal_range(self, a: int, b: int) -> str:
         """The literal for the union of intervals number ``a`` to ``b`` of a numeric feature."""
-        iv = Interval(self.values[a].low, self.values[b].high)
-        if iv.low == -math.inf or iv.high == math.inf:
-            return f"{self.name} {iv}"
-        return f"{self.name} in {iv}"
+        low, high = self.values[a].low, self.values[b].high
+        text = format_interval(low, high, float32=self.float32)
+        return f"{self.name} {text}" if low == -math.inf or high == math.inf else f"{self.name} in {text}"
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready description."""

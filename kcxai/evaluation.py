@@ -7,6 +7,11 @@ instance on the explanation's features, the share the model gives the same
 class. The figures are exact ratios of row counts (``Fraction``), but they are
 measured *on the sample*, not guaranteed for the distribution: the
 distribution's numbers are the guarantee; these show whether it tracks the data.
+
+Measure on rows that were not explained: a rule always matches its own row, which the model gives the
+explained class, so evaluating rules on the rows they explain flatters them (50 rules on their own 50
+rows: precision 0.768, against 0.516 on disjoint rows). :meth:`kcxai.Explainer.evaluate` leaves the
+explained rows out itself.
 """
 
 from __future__ import annotations
@@ -47,15 +52,19 @@ class DataMetrics:
         ``matching / rows``.
     precision : Fraction or None
         ``agreeing / matching``; ``None`` when no row matches.
+    excluded : int
+        Rows left out because they were themselves explained (not counted in ``rows``; set by
+        :meth:`kcxai.Explainer.evaluate`).
     """
 
     rows: int
     matching: int
     agreeing: int
+    excluded: int = 0
 
     @property
     def coverage(self) -> Fraction:
-        return Fraction(self.matching, self.rows)
+        return Fraction(self.matching, self.rows) if self.rows else Fraction(0)
 
     @property
     def precision(self) -> Fraction | None:
@@ -64,13 +73,15 @@ class DataMetrics:
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready figures (floats), prefixed ``data_``."""
         return {"data_rows": self.rows, "data_matching": self.matching,
-                "data_coverage": float(self.coverage),
-                "data_precision": None if self.precision is None else float(self.precision)}
+                "data_coverage": float(self.coverage) if self.rows else None,
+                "data_precision": None if self.precision is None else float(self.precision),
+                "data_excluded": self.excluded}
 
     def __str__(self) -> str:
         prec = "no matching row" if self.precision is None else f"{float(self.precision):.4g}"
+        left = f"; {self.excluded} explained rows left out" if self.excluded else ""
         return (f"on data: precision {prec} ({self.agreeing}/{self.matching} matching rows), "
-                f"coverage {float(self.coverage):.4g} ({self.matching}/{self.rows} rows)")
+                f"coverage {float(self.coverage):.4g} ({self.matching}/{self.rows} rows){left}")
 
 
 def evaluate_on_data(model: Model, explanations: Explanation | Iterable[Explanation], X: DataLike
@@ -84,7 +95,8 @@ def evaluate_on_data(model: Model, explanations: Explanation | Iterable[Explanat
     explanations : Explanation or iterable of Explanation
         Relevant sets (``kind == "relevant"``) of that model.
     X : 2-D array, DataFrame or sequence of rows
-        The rows, read as for :func:`kcxai.fit_distribution`.
+        The rows, read as for :func:`kcxai.fit_distribution`: held-out rows that were not explained
+        (see the module docstring).
 
     Returns
     -------
@@ -112,13 +124,11 @@ def evaluate_on_data(model: Model, explanations: Explanation | Iterable[Explanat
             raise InvalidInputError(
                 f"'explanations' must be relevant sets (a rule IF x_S = v_S); got a {e.kind!r} set ({e.method}).")
     codes = encode_rows(space, X)
-    oracle = getattr(model, "oracle", None)
-    predict = oracle.predict_point if oracle is not None else model.predict_point  # type: ignore[union-attr]
-    labels = np.fromiter((predict(tuple(int(v) for v in row)) for row in codes), dtype=np.int64, count=len(codes))
+    source: Any = getattr(model, "model", model)  # a CompiledModel's classes and predictions are its model's
+    labels = source.predict_points(codes) if len(codes) else np.zeros(0, dtype=np.int64)
     out = []
     for e in items:
         point = space.encode(e.instance)
-        source: Any = getattr(model, "model", model)  # a CompiledModel's classes are its model's
         cls = list(source.classes).index(e.prediction)
         mask = np.ones(len(codes), dtype=bool)
         for f in e.features:

@@ -33,6 +33,15 @@ can start from a path and search over paths) and :class:`ApproximateOracle`
 (counts are estimates holding with a stated confidence; explanations from it
 are marked approximate).
 
+Not every engine counts. A :class:`DecisionOracle` (the SAT and branch-and-bound
+engines of tree ensembles, whose compiled forms do not fit in memory) only
+decides *sufficiency*: whether every point agreeing with ``v`` on ``S`` is
+classified ``c``, i.e. whether ``disagree_weight(v, c, S) = 0`` (the delta = 0
+case of the paper's definitions). :func:`answers_of` tells what an oracle
+answers: ``"counts"`` (exact), ``"estimates"`` (certified sampling) or
+``"decisions"`` (delta = 0 only); each explanation method declares which
+answers it needs (:mod:`kcxai.explain._methods`).
+
 A new language is one new module declaring a
 :class:`~kcxai.compilers.Language`; the algorithms in :mod:`kcxai.explain`
 never import a backend.
@@ -42,18 +51,37 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Callable, Protocol, TypeGuard, cast, runtime_checkable
+from typing import TYPE_CHECKING, Callable, NamedTuple, Protocol, TypeGuard, cast, runtime_checkable
 
 from kcxai.arithmetic import Bound, Weight
 from kcxai.space import FeatureSpace
 
 if TYPE_CHECKING:  # pragma: no cover
+    from kcxai._deadline import Deadline
     from kcxai.distribution import ProductWeights
     from kcxai.models.tree import TreePath
 
 __all__ = ["CountingOracle", "OracleSession", "SessionBase", "GenericSession", "Bound", "PathOracle",
-           "ApproximateOracle", "MixtureOracle", "PathMixtureOracle", "MixtureSession", "per_component",
-           "has_paths"]
+           "ApproximateOracle", "DecisionOracle", "MixtureOracle", "PathMixtureOracle", "MixtureSession",
+           "per_component", "has_paths", "answers_of", "ANSWERS", "Point", "Decision", "describe_answers"]
+
+#: A point of feature space: one value index per feature.
+Point = tuple[int, ...]
+
+#: What an oracle can answer, from the most to the least informative: exact weights, certified estimates
+#: of them (each relevance decision right with a stated confidence), or sufficiency decisions (delta = 0).
+ANSWERS = ("counts", "estimates", "decisions")
+
+
+def describe_answers(answers: Iterable[str]) -> str:
+    """Kinds of answers as a reader says them.
+
+    >>> describe_answers(["counts", "estimates"])
+    "exact counts or certified estimates ('sampling')"
+    """
+    said = {"counts": "exact counts", "estimates": "certified estimates ('sampling')",
+            "decisions": "delta = 0 decisions ('sat', 'search')"}
+    return " or ".join(said[a] for a in answers)
 
 
 @runtime_checkable
@@ -208,6 +236,76 @@ class ApproximateOracle(Protocol):
     """
 
     confidence: float
+
+
+@runtime_checkable
+class DecisionOracle(Protocol):
+    """An engine that decides sufficiency without counting (delta = 0 only).
+
+    ``S`` is *sufficient* for ``(v, c)`` when every point ``x`` with
+    ``x_S = v_S`` is classified ``c``: ``disagree_weight(v, c, S) = 0`` over
+    every point of the space (the I-0-relevant sets, whose subset-minimal
+    members are the abductive explanations). The deletion loops only need this
+    decision at delta = 0, so an engine that decides it (a SAT solver, a branch
+    and bound) explains models whose compiled forms do not fit in memory.
+
+    Attributes
+    ----------
+    language : str
+        The engine's name in the language registry (``"sat"``, ``"search"``).
+    space : FeatureSpace
+    n_classes : int
+    """
+
+    language: str
+    space: FeatureSpace
+    n_classes: int
+
+    def predict_point(self, point: Point) -> int:
+        """The class index the model gives a point."""
+        ...
+
+    def decide(self, point: Point, label: int, fixed: frozenset[int], deadline: "Deadline | None") -> "Decision":
+        """Whether ``fixed`` is sufficient for ``(point, label)``, with what the engine learnt.
+
+        ``deadline`` (:class:`~kcxai._deadline.Deadline`) limits the call; hitting it raises
+        :class:`~kcxai.SearchLimitError`.
+        """
+        ...
+
+
+class Decision(NamedTuple):
+    """A sufficiency decision (:meth:`DecisionOracle.decide`).
+
+    Attributes
+    ----------
+    sufficient : bool
+        Whether every point agreeing with the instance on the fixed set gets its class.
+    features : frozenset of int
+        If sufficient: a sufficient subset of the fixed set (the features the proof used: a core).
+        If not: the free features on which the point found (classified otherwise) differs from the
+        instance; freeing only these already changes the class.
+    """
+
+    sufficient: bool
+    features: frozenset[int]
+
+
+def answers_of(oracle: object) -> str:
+    """What ``oracle`` answers: ``"counts"``, ``"estimates"`` or ``"decisions"`` (see :data:`ANSWERS`).
+
+    >>> import kcxai
+    >>> from kcxai.oracle import answers_of
+    >>> tree = kcxai.datasets.running_example_tree()
+    >>> [answers_of(kcxai.compile_model(tree, lang).oracle) for lang in ("dt", "sampling")]
+    ['counts', 'estimates']
+    """
+    if callable(inspect.getattr_static(oracle, "decide", None)) and \
+            not callable(inspect.getattr_static(oracle, "disagree_weight", None)):
+        return "decisions"
+    if inspect.getattr_static(oracle, "confidence", None) is not None:
+        return "estimates"
+    return "counts"
 
 
 class MixtureOracle:

@@ -14,7 +14,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from kcxai import DecisionTree, Feature, FeatureSpace
-from kcxai.models import BddClassifier, DecisionList, LinearClassifier, NaiveBayes, RandomForest, RuleSet
+from kcxai.models import BddClassifier, BoostedTrees, DecisionList, LinearClassifier, NaiveBayes, RandomForest, RuleSet
 from strategies import EXACT_KINDS, feature_spaces, mixtures, trees
 
 
@@ -144,6 +144,28 @@ def forests(draw: Any, *, space: FeatureSpace | None = None, max_trees: int = 4,
                     st.sampled_from([0.1, 0.2, 0.3, 0.7, 1 / 3]))
     scores = [{p.leaf: [draw(num) for _ in range(k)] for p in t.paths} for t in ts]
     return RandomForest(space, classes, ts, voting="soft", leaf_scores=scores)
+
+
+@st.composite
+def boosted_models(draw: Any, *, space: FeatureSpace | None = None, max_trees: int = 5,
+                   distributions: tuple[str, ...] = EXACT_KINDS) -> BoostedTrees:
+    """Boosted trees: 2 or 3 classes, leaf values that are small ints, fractions, floats taken exactly, or
+    rationals whose denominators pass 2^62; ties first or last."""
+    if space is None:
+        space = draw(feature_spaces(min_features=3, max_features=6, max_values=4, distributions=distributions))
+    k = draw(st.integers(2, 3))
+    classes = _classes(draw, k)
+    ts = [_with_classes(draw(trees(space=space, n_classes=k, max_depth=3)), classes)
+          for _ in range(draw(st.integers(1, max_trees)))]
+    num = st.one_of(st.integers(-3, 3), st.fractions(min_value=-2, max_value=2, max_denominator=4),
+                    st.sampled_from([0.1, -0.3, 0.7, 1 / 3, 2.5e-8]),
+                    # denominators past 2^62 make the search sum exact Python integers
+                    st.sampled_from([Fraction(1, 3 ** 41), -Fraction(2, 7 ** 37), Fraction(5, 11 ** 30)]))
+    values = [{p.leaf: draw(num) for p in t.paths} for t in ts]
+    if k == 2:
+        return BoostedTrees(space, classes, ts, values, init=[draw(num)], ties=draw(st.sampled_from(["first", "last"])))
+    tree_class = [draw(st.integers(0, k - 1)) for _ in ts]
+    return BoostedTrees(space, classes, ts, values, tree_class=tree_class, init=[draw(num) for _ in range(k)])
 
 
 def any_model(**kwargs: Any) -> st.SearchStrategy[Any]:

@@ -86,7 +86,7 @@ def test_min_cdrs_is_subset_minimal(family, data):
         start = data.draw(st.sampled_from(table.cdrs(exact_delta(delta, table))))
     e = kcxai.min_cdrs(obj, x, delta, start=start)
     s = frozenset(e.features)
-    d = e.delta
+    d = e.precision_bound
     relevant = table.cdrs(d)
     assert s in minimal(relevant)  # relevant, and no proper subset of any size is
     assert (e.precision, e.error) == (table.precision(s), table.error(s))
@@ -217,13 +217,13 @@ def test_input_errors():
     tree = kcxai.datasets.running_example_tree()
     with pytest.raises(kcxai.NotRelevantError, match="'start' must be a C-delta-relevant set: its precision is 113/256"):
         kcxai.local_cdrs(tree, V, 0.9, start=[])
-    with pytest.raises(kcxai.NotRelevantError, match="below delta = 9/10"):
+    with pytest.raises(kcxai.NotRelevantError, match="below precision = 9/10"):
         kcxai.min_cdrs(tree, V, 0.9, start=["x9"])
     with pytest.raises(kcxai.InvalidTypeError, match="'max_subsets' must be a positive int. Got 1.5"):
         kcxai.min_cdrs(tree, V, 0.9, max_subsets=1.5)
     with pytest.raises(kcxai.InvalidInputError, match="'max_subsets' must be a positive int. Got 0"):
         kcxai.is_min_cdrs(tree, V, [0], 0.9, max_subsets=0)
-    with pytest.raises(kcxai.InvalidInputError, match="'delta' must be in"):
+    with pytest.raises(kcxai.InvalidInputError, match="'precision' must be in"):
         kcxai.local_cdrs(tree, V, 1.5)
     with pytest.raises(kcxai.InvalidInputError, match="Unknown feature 'x10'"):
         kcxai.is_cdrs(tree, V, ["x10"], 0.9)

@@ -144,13 +144,17 @@ def test_sdd_auto_order_falls_back_only_on_the_node_limit(monkeypatch):
         kcxai.compile_model(tree, "sdd")
 
 
-def test_explainer_on_a_model_compiles_under_limits(monkeypatch):
-    """A model passed straight to an explainer is compiled with the default options, hence the default limits."""
-    monkeypatch.setattr(obdd.ObddOptions.__init__, "__defaults__",
-                        tuple(0.2 if d == DEFAULT_MAX_SECONDS else d for d in obdd.ObddOptions.__init__.__defaults__))
+def test_a_model_passed_straight_is_compiled_within_the_probe_budget(monkeypatch):
+    """A model passed straight to an explainer is compiled within the probe budget; past it, a method that
+    certified sampling answers gets estimates (marked), one that needs counts a clear error naming the budget."""
+    from kcxai.compilers import native
+
+    monkeypatch.setattr(native, "PROBE", native.ProbeBudget(max_seconds=0.2))
     model = _naive_bayes(26)
-    with pytest.raises(kcxai.CompilationLimitError, match="max_seconds=0.2"):
-        kcxai.min_idrs(model, (0,) * 26, 0.1)
+    e = kcxai.min_idrs(model, (0,) * 26, 0.1)
+    assert e.language == "sampling" and e.approximate
+    with pytest.raises(kcxai.InvalidInputError, match=r"obdd did not compile within the probe budget \(0.2 s"):
+        kcxai.is_idrs(model, (0,) * 26, [0], 0.1)
 
 
 @pytest.mark.parametrize("options, message", [

@@ -51,9 +51,9 @@ def test_exact_only_explainers_refuse_an_approximate_oracle():
     tree = kcxai.datasets.running_example_tree()
     c = kcxai.compile_model(tree, "sampling")
     v = (1, 1, 1, 1, 0, 0, 0, 0, 1)
-    for call in (lambda: kcxai.idrs_error(c, v, [0]), lambda: kcxai.local_cdrs(c, v, 0.9),
+    for call in (lambda: kcxai.idrs_error(c, v, [0]), lambda: kcxai.min_cdrs(c, v, 0.9),
                  lambda: kcxai.is_idrs(c, v, [0], 0.1)):
-        with pytest.raises(kcxai.InvalidInputError, match="needs exact counts.*'sampling' oracle only estimates"):
+        with pytest.raises(kcxai.InvalidInputError, match="needs exact counts.*'sampling' oracle gives only estimates"):
             call()
 
 

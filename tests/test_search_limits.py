@@ -184,8 +184,9 @@ def test_sat_engine_on_a_soft_forest_stops(soft_forest: Any) -> None:
         _expect_limit(lambda: kcxai.ensemble_axp(engine, x, max_seconds=0.05), "ensemble_axp", 0.05)
         quick = kcxai.ensemble_axp(forest, x, engine="search", max_seconds=None)
         assert kcxai.is_ensemble_axp(forest, x, quick.features, engine="search", max_seconds=None)
-        assert not engine.changes(engine.space.encode(x), forest.predict_point(engine.space.encode(x)),
-                                  range(forest.space.n_features))
+        raw = engine.oracle.engine
+        assert not raw.changes(engine.space.encode(x), forest.predict_point(engine.space.encode(x)),
+                               range(forest.space.n_features))
     finally:
         engine.close()
 
@@ -197,7 +198,7 @@ def test_box_search_and_engine_building_stop(soft_forest: Any) -> None:
     _expect_limit(lambda: kcxai.smallest_ensemble_cxp(forest, x, engine="search", max_seconds=0.02),
                   "smallest_ensemble_cxp", 0.02)
     _expect_limit(lambda: kcxai.explain.prepare_ensemble(forest, engine="sat", max_seconds=1e-6),
-                  "prepare_ensemble (engine='sat')", 1e-6)
+                  "compile_model(model, 'sat')", 1e-6)
 
 
 @pytest.mark.parametrize("name, call", [e for e in ENTRY_POINTS if e[0] not in ("is_min_cdrs", "is_smallest_drs")],
@@ -285,7 +286,7 @@ def test_search_results_do_not_depend_on_the_limit(family: str, data: Any) -> No
     for fn in (kcxai.min_cdrs, kcxai.smallest_drs):
         limited, free = fn(obj, x, delta, max_seconds=30), fn(obj, x, delta, max_seconds=None)
         assert limited.features == free.features
-        assert frozenset(free.features) in table.cdrs(free.delta)
+        assert frozenset(free.features) in table.cdrs(free.precision_bound)
     error_bound = data.draw(st.sampled_from(sorted({table.error(s) for s in table.sets})))
     limited = kcxai.smallest_idrs(obj, x, error_bound, max_seconds=30)
     free = kcxai.smallest_idrs(obj, x, error_bound, max_seconds=None)
@@ -320,14 +321,15 @@ def test_minimum_hitting_sets_against_enumeration(n: int, data: Any) -> None:
 def test_explainer_passes_the_limit_to_the_searches_only() -> None:
     tree = kcxai.datasets.running_example_tree()
     explainer = kcxai.Explainer(tree)
-    e = explainer.explain_one(V, method="smallest_drs", delta=0.9, max_seconds=30)
+    e = explainer.explain_one(V, method="smallest_drs", precision=0.9, max_seconds=30)
     assert e.names == kcxai.smallest_drs(tree, V, 0.9).names
-    with pytest.raises(InvalidInputError, match="'max_seconds' limits the exact searches"):
-        explainer.explain([V], method="min_idrs", max_seconds=5)
+    assert explainer.explain([V], method="min_idrs", max_seconds=5)[0] == kcxai.min_idrs(tree, V, 0)
+    with pytest.raises(InvalidInputError, match="method='min_idrs' does not take the option"):
+        explainer.explain([V], method="min_idrs", max_subsets=5)
     with pytest.raises(InvalidInputError, match="'max_seconds' must be a positive number"):
-        explainer.explain([V], method="min_cdrs", delta=0.9, max_seconds=-1)
+        explainer.explain([V], method="min_cdrs", precision=0.9, max_seconds=-1)
     with pytest.raises(SearchLimitError, match="row 0: smallest_drs stopped at its time limit"):
-        explainer.explain([V], method="smallest_drs", delta=0.9, max_seconds=1e-9)
+        explainer.explain([V], method="smallest_drs", precision=0.9, max_seconds=1e-9)
     result = explainer.explain([V, V], method="smallest_idrs", delta=0.03, max_seconds=1e-9, on_error="report")
     assert result.n_failures == 2
     assert set(result.to_frame()["failure"].astype(str).str.contains("SearchLimitError")) == {True}
@@ -343,16 +345,16 @@ def test_cli_max_seconds(tmp_path: Any, capsys: Any) -> None:
     data.write_text(",".join(tree.space.names) + "\n" + ",".join(map(str, V)) + "\n")
     out = tmp_path / "out.csv"
     base = ["explain-csv", str(model), str(data), "--out", str(out)]
-    assert main(base + ["--method", "smallest_drs", "--delta", "0.9", "--max-seconds", "30"]) == 0
-    assert main(base + ["--method", "smallest_drs", "--delta", "0.9", "--max-seconds", "none"]) == 0
+    assert main(base + ["--method", "smallest_drs", "--precision", "0.9", "--max-seconds", "30"]) == 0
+    assert main(base + ["--method", "smallest_drs", "--precision", "0.9", "--max-seconds", "none"]) == 0
     capsys.readouterr()
-    assert main(base + ["--method", "min_idrs", "--max-seconds", "5"]) == 2
-    assert "'max_seconds' limits the exact searches" in capsys.readouterr().err
+    assert main(base + ["--method", "smallest_drs", "--delta", "0.9"]) == 2
+    assert "takes 'precision'" in capsys.readouterr().err
     for bad in ("-1", "0", "nan", "soon"):
-        assert main(base + ["--method", "smallest_drs", "--delta", "0.9", "--max-seconds", bad]) == 2
+        assert main(base + ["--method", "smallest_drs", "--precision", "0.9", "--max-seconds", bad]) == 2
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and "positive number of seconds" in err
-    assert main(base + ["--method", "smallest_drs", "--delta", "0.9", "--max-seconds", "1e-9"]) == 2
+    assert main(base + ["--method", "smallest_drs", "--precision", "0.9", "--max-seconds", "1e-9"]) == 2
     assert "stopped at its time limit" in capsys.readouterr().err
 
 

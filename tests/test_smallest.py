@@ -28,7 +28,7 @@ def test_smallest_drs_is_relevant_and_no_smaller_set_is(family, data):
     delta = data.draw(with_delta(case))
     e = kcxai.smallest_drs(obj, x, delta)
     s = frozenset(e.features)
-    relevant = table.cdrs(e.delta)
+    relevant = table.cdrs(e.precision_bound)
     assert s in relevant and len(s) == min_size(relevant)
     assert (e.precision, e.error, e.method) == (table.precision(s), table.error(s), "smallest_drs")
 

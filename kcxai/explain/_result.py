@@ -11,10 +11,6 @@ from kcxai.arithmetic import Probability
 
 __all__ = ["Explanation", "format_probability"]
 
-#: Methods whose ``delta`` bounds precision from below (the paper's C-delta sets and min-delta-relevant sets).
-_PRECISION_BOUNDED = frozenset({"local_cdrs", "min_cdrs", "smallest_drs"})
-
-
 def format_probability(p: Probability | None) -> str:
     """``7/512 (~0.01367)`` for exact values, ``0.01367`` for floats, ``not computed`` for ``None``."""
     if p is None:
@@ -49,7 +45,8 @@ class Explanation:
     prediction : object
         The class predicted for the instance.
     delta : Fraction or float
-        The bound the set was computed for (``None`` where the problem has none).
+        The bound on the error the set was computed for (I-delta sets, dual sets, AXps and CXps at
+        0); ``None`` for precision-bounded methods.
     error : Fraction or float
         ``Pr(kappa(x) != c and x_S = v_S)`` (the paper's eq. idr); ``None`` where
         not computed (contrastive sets found by SAT).
@@ -75,7 +72,9 @@ class Explanation:
         ``None`` for exact results. For an approximate oracle, the confidence
         with which the set is relevant; ``error`` and ``precision`` are then
         estimates (:attr:`approximate`).
-        The explained instance (user values).
+    precision_bound : Fraction or float, optional
+        The lower bound on precision the set was computed for (``local_cdrs``,
+        ``min_cdrs``, ``smallest_drs``); ``None`` for error-bounded methods.
 
     Examples
     --------
@@ -107,6 +106,7 @@ class Explanation:
     coverage: Probability | None = None
     distribution: str = "uniform"
     confidence: float | None = None
+    precision_bound: Probability | None = None
 
     def __len__(self) -> int:
         return len(self.features)
@@ -134,13 +134,14 @@ class Explanation:
             "values": [_plain(v) for v in self.values], "literals": list(self.literals),
             "size": len(self.features), "prediction": _plain(self.prediction),
             "delta": None if self.delta is None else float(self.delta),
+            "precision_bound": None if self.precision_bound is None else float(self.precision_bound),
             "error": None if self.error is None else float(self.error),
             "precision": None if self.precision is None else float(self.precision),
             "coverage": None if self.coverage is None else float(self.coverage),
             "distribution": self.distribution, "approximate": self.approximate, "confidence": self.confidence,
             "language": self.language, "oracle_calls": self.oracle_calls, "seconds": self.seconds,
         }
-        for key in ("delta", "error", "precision", "coverage"):
+        for key in ("delta", "precision_bound", "error", "precision", "coverage"):
             v = getattr(self, key)
             if isinstance(v, Fraction):
                 d[key + "_exact"] = str(v)
@@ -155,22 +156,28 @@ class Explanation:
 
     @property
     def bounds_precision(self) -> bool:
-        """Whether ``delta`` is a lower bound on precision (C-delta problems) rather than on error."""
-        return self.method in _PRECISION_BOUNDED
+        """Whether the set was computed for a lower bound on precision (C-delta problems) rather than on error."""
+        return self.precision_bound is not None
 
     def measures(self) -> str:
-        """The measures as printed: what delta bounds, under which distribution, exact or estimated."""
+        """The measures as printed: what the bound bounds, under which distribution, exact or estimated."""
         fmt = format_probability if not self.approximate else (lambda p: f"~{float(p):.4g} (estimated)")
         err, prec = fmt(self.error), fmt(self.precision)
-        if self.delta is not None and self.error is not None and self.precision is not None:
-            d = format_probability(self.delta)
-            if self.bounds_precision:
-                prec = f"{prec} {'>=' if self.precision >= self.delta else '<'} delta {d}"
-            else:
-                err = f"{err} {'<=' if self.error <= self.delta else '>'} delta {d}"
+        if self.precision_bound is not None and self.precision is not None:
+            prec = (f"{prec} {'>=' if self.precision >= self.precision_bound else '<'} "
+                    f"the bound {format_probability(self.precision_bound)}")
+        elif self.delta is not None and self.error is not None:
+            err = f"{err} {'<=' if self.error <= self.delta else '>'} delta {format_probability(self.delta)}"
         cov = "" if self.coverage is None else f", coverage {fmt(self.coverage)}"
         how = "exact" if not self.approximate else f"relevant with confidence {self.confidence:g}"
-        return (f"error {err}, precision {prec}{cov} (under the {self.distribution} distribution, {how})")
+        if self.kind == "dual":
+            cov = "" if self.coverage is None else f", coverage of the fixed rest {fmt(self.coverage)}"
+            if self.error is None:
+                return (f"freeing these features can change the class (proved; its probability is not computed)"
+                        f"{cov} (under the {self.distribution} distribution)")
+            return (f"fixing the other features: error {err}, precision {prec}{cov} "
+                    f"(under the {self.distribution} distribution, {how})")
+        return f"error {err}, precision {prec}{cov} (under the {self.distribution} distribution, {how})"
 
     def __str__(self) -> str:
         return (f"{self.rule()}\n  {self.measures()}; {self.method} via {self.language}, "
@@ -180,7 +187,10 @@ class Explanation:
         lits = "".join(f"<li><code>{html.escape(lit)}</code></li>" for lit in self.literals) or "<li>(empty)</li>"
         title = "Dual (contrastive) set" if self.kind == "dual" else "Relevant set"
         delta = "" if self.delta is None else (
-            f"<tr><th>delta</th><td>{html.escape(format_probability(self.delta))}</td></tr>")
+            f"<tr><th>delta (error bound)</th><td>{html.escape(format_probability(self.delta))}</td></tr>")
+        if self.precision_bound is not None:
+            delta = (f"<tr><th>precision bound</th><td>{html.escape(format_probability(self.precision_bound))}"
+                     "</td></tr>")
         return (
             f"<div class='kcxai-explanation'><b>{title}</b> for class "
             f"<b>{html.escape(str(self.prediction))}</b> ({len(self.features)} features)"

@@ -138,10 +138,24 @@ class Classifier(abc.ABC):
 
     def _copy_with_space(self: _C, space: FeatureSpace) -> _C:
         """A shallow copy over ``space``: for models whose other state does not depend on the distribution."""
-        out = object.__new__(type(self))
-        out.__dict__.update(self.__dict__)
+        out = self._shallow_copy()
         out.space = space
         return out
+
+    def _shallow_copy(self: _C) -> _C:
+        """A shallow copy of the model's state, without the compiled forms it keeps
+        (:class:`kcxai.compilers.native.EngineCache`: they belong to this model, not to a changed copy)."""
+        out = object.__new__(type(self))
+        out.__dict__.update(self.__dict__)
+        out.__dict__.pop("_engine_cache", None)
+        return out
+
+    def __getstate__(self) -> dict[str, Any]:
+        """The state pickled (joblib workers): the model without its compiled forms (which hold
+        native SDD / BDD / SAT objects; a worker compiles its own)."""
+        state = dict(self.__dict__)
+        state.pop("_engine_cache", None)
+        return state
 
     # -- JSON ------------------------------------------------------------
 

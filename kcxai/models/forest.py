@@ -259,8 +259,7 @@ class RandomForest(Classifier):
         if self.voting != "soft":
             raise InvalidInputError("rounded() applies to soft voting; hard votes are already integers.")
         q = check_step(step)
-        out = object.__new__(RandomForest)
-        out.__dict__.update(self.__dict__)
+        out = self._shallow_copy()
         terms = tuple(tuple(tuple(round_to(x, q) for x in row) for row in t) for t in self._terms)
         zeros = [Fraction(0)] * len(self.classes)
         margin = rounding_margin(self._terms, terms, zeros, zeros)
