@@ -428,14 +428,14 @@ class TreeRouter:
     @property
     def binary(self) -> BinaryTree:
         """The tree as binary tests (built on first use)."""
-        return self.binary_with({})
-
-    def binary_with(self, cache: dict[Any, Any]) -> BinaryTree:
-        """:attr:`binary`, built (on first use) with a mask cache shared by an ensemble's trees
-        (:func:`binary_tree`)."""
         if self._binary is None:
-            self._binary = binary_tree(self.feature, self.branches, self.root, self.sizes, cache)
+            self._binary = self.build_binary({})
         return self._binary
+
+    def build_binary(self, cache: dict[Any, Any]) -> BinaryTree:
+        """:attr:`binary` built anew (not kept), with a mask cache shared by an ensemble's trees
+        (:func:`binary_tree`): an ensemble keeps only its concatenated walk."""
+        return self._binary or binary_tree(self.feature, self.branches, self.root, self.sizes, cache)
 
     def leaves(self, points: "np.ndarray[Any, Any]") -> "np.ndarray[Any, np.dtype[np.int64]]":
         """The node id of the leaf each row of ``points`` reaches."""
@@ -478,7 +478,7 @@ class LeafScores:
         self.limbs = limbs = _limbs_for(bound)
         self.base = _split(list(base), limbs)
         cache: dict[Any, Any] = {}
-        self.walk = walk = TreeWalk([r.binary_with(cache) for r in routers])
+        self.walk = walk = TreeWalk([r.build_binary(cache) for r in routers])
         #: Per slot of the walk, what its leaf adds to each class (zero at the tests).
         self.table = np.zeros((len(walk.node),) + self.base.shape, dtype=np.int64)
         distinct: dict[Any, int] = {}  # leaf scores repeat (a pure leaf of a forest): each split into limbs once
