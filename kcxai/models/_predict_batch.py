@@ -289,8 +289,8 @@ class TreeWalk:
     True
     """
 
-    __slots__ = ("offsets", "feat", "lo", "width", "first", "bit_at", "bits", "node", "leaf", "packed", "_shifts",
-                 "_intervals", "depths")
+    __slots__ = ("offsets", "feat", "lo", "width", "first", "bit_at", "bits", "node", "leaf", "depths", "packed",
+                 "shift", "_intervals", "_fields")
 
     def __init__(self, trees: Sequence[BinaryTree], *, pack: bool = True) -> None:
         sizes = [len(t) for t in trees]
@@ -301,24 +301,32 @@ class TreeWalk:
             return np.concatenate(list(parts) or [np.zeros(0, dtype=dtype)]).astype(dtype)
 
         self.feat = cat((t.feat for t in trees), np.int64)
-        self.lo = cat((t.lo for t in trees), np.int64)
-        self.width = cat((t.width for t in trees), np.uint64).view(np.int64)  # < 2**63: a domain size
         self.first = cat((t.first + o for t, o in zip(trees, self.offsets)), np.int64)
         self.bit_at = cat((np.where(t.bit_at >= 0, t.bit_at + b, -1) for t, b in zip(trees, byte_offsets)), np.int64)
         self.bits = cat((t.bits for t in trees), np.uint8)
         self.node = cat((t.node for t in trees), np.int64)
         self.leaf = self.node >= 0
         self.depths = np.array([t.depth for t in trees], dtype=np.int64)
-        self._intervals = bool(self.lo.any())  # else every test is a prefix ``v < width``: no ``lo`` to read
-        #: ``first``, ``feat`` and ``width`` of each slot in one int64 (one gather a step instead of three),
-        #: when their bits fit (:attr:`_shifts`); else ``None`` (three arrays).
+        lo = cat((t.lo for t in trees), np.int64)
+        width = cat((t.width for t in trees), np.uint64).view(np.int64)  # a domain size at most
+        self._intervals = bool(lo.any())  # else every test is a prefix ``v < width``: no ``lo`` to read
+        #: Values are compared shifted left by this many bits (room for the feature below the width in
+        #: :attr:`packed`; 0 unpacked).
+        self.shift = 0
+        #: Per slot, ``first << (shift + width bits) | width << shift | feature``: one gather a step and
+        #: the width compared in place, when the bits fit; else ``None`` (then ``first``, ``feat`` and
+        #: ``width`` are read from their own arrays).
         self.packed: "np.ndarray[Any, np.dtype[np.int64]] | None" = None
-        self._shifts = (0, 0)
-        wb = int(self.width.max(initial=0)).bit_length()
         fb = int(self.feat.max(initial=0)).bit_length()
-        if pack and len(self.feat).bit_length() + fb + wb <= 63:
-            self._shifts = (fb + wb, wb)
-            self.packed = (self.first << (fb + wb)) | (self.feat << wb) | self.width
+        wb = int(width.max(initial=0)).bit_length()
+        self._fields = (0, 0, 0)  # packed: feature mask, width mask (in place), shift of ``first``
+        if pack and len(self.feat).bit_length() + wb + fb <= 62:
+            self.shift = fb
+            self.packed = (self.first << (wb + fb)) | (width << fb) | self.feat
+            self._fields = ((1 << fb) - 1, ((1 << wb) - 1) << fb, wb + fb)
+        #: ``lo`` and ``width`` shifted as the values are.
+        self.lo = lo << self.shift
+        self.width = width << self.shift
 
     @property
     def n_trees(self) -> int:
@@ -329,13 +337,13 @@ class TreeWalk:
         """``(t0, t1, slots)``: trees ``t0 .. t1 - 1`` walked together (at most ``max_pairs``, default
         :data:`MAX_PAIRS`, pairs unless one tree has more), ``slots`` of shape ``(t1 - t0, n)``: the (global)
         leaf slot each point reaches in each tree."""
-        points = np.asarray(points)
+        points = np.asarray(points, dtype=np.int64)
         n = len(points)
-        by_feature = np.ascontiguousarray(np.asarray(points, dtype=np.int64).T).ravel()
+        values = (np.ascontiguousarray(points) << self.shift).ravel()  # point after point
         step = max(1, (MAX_PAIRS if max_pairs is None else max_pairs) // max(1, n))
         for t0 in range(0, self.n_trees, step):
             t1 = min(self.n_trees, t0 + step)
-            yield t0, t1, self._walk(by_feature, n, t0, t1)
+            yield t0, t1, self._walk(values, n, points.shape[1] if points.ndim == 2 else 0, t0, t1)
 
     def slots(self, points: "np.ndarray[Any, Any]") -> "np.ndarray[Any, np.dtype[np.int64]]":
         """Shape ``(n_trees, len(points))``: the (global) leaf slot each point reaches in each tree."""
@@ -347,17 +355,17 @@ class TreeWalk:
     #: forest on adult: 25% slower), and trees of depth 6 or less are walked without a check.
     DROP_EVERY = 4
 
-    def _walk(self, by_feature: "np.ndarray[Any, Any]", n: int, t0: int, t1: int
+    def _walk(self, values: "np.ndarray[Any, Any]", n: int, n_features: int, t0: int, t1: int
               ) -> "np.ndarray[Any, np.dtype[np.int64]]":
         """Every (root, point) pair of trees ``t0 .. t1 - 1`` moved one test per step, as many steps
         as the deepest of them; pairs at a leaf leave the walk."""
         out = np.repeat(self.offsets[t0:t1], n)
         at = np.flatnonzero(~self.leaf[out])  # the pairs still walking (index into ``out``)
         cur = out[at]
-        row = at % n if n else at
+        row = (at % n) * n_features if n else at  # where the pair's point starts in ``values``
         steps = int(self.depths[t0:t1].max(initial=0))
         for step in range(1, steps + 1):
-            nxt = self._step(by_feature, n, cur, row)
+            nxt = self._step(values, cur, row)
             if step % self.DROP_EVERY or steps - step < self.DROP_EVERY:
                 cur = nxt
                 continue
@@ -370,24 +378,23 @@ class TreeWalk:
         out[at] = cur
         return out.reshape(t1 - t0, n)
 
-    def _step(self, by_feature: "np.ndarray[Any, Any]", n: int, cur: "np.ndarray[Any, Any]",
-              row: "np.ndarray[Any, Any]") -> "np.ndarray[Any, np.dtype[np.int64]]":
+    def _step(self, values: "np.ndarray[Any, Any]", cur: "np.ndarray[Any, Any]", row: "np.ndarray[Any, Any]"
+              ) -> "np.ndarray[Any, np.dtype[np.int64]]":
         """The next slot of each pair (``first + inside``)."""
         if self.packed is not None:
+            feature_mask, width_mask, first_shift = self._fields
             rec = self.packed[cur]
-            shift_first, shift_feat = self._shifts
-            first = rec >> shift_first
-            f = (rec >> shift_feat) & ((1 << (shift_first - shift_feat)) - 1)
-            width = rec & ((1 << shift_feat) - 1)
+            v = values[row + (rec & feature_mask)]
+            width = rec & width_mask
+            first = rec >> first_shift
         else:
-            first, f, width = self.first[cur], self.feat[cur], self.width[cur]
-        v = by_feature[f * n + row]
+            v, width, first = values[row + self.feat[cur]], self.width[cur], self.first[cur]
         if self._intervals:
             inside = (v - self.lo[cur]).view(np.uint64) < width.view(np.uint64)
         else:
             inside = v < width
         if len(self.bits):
-            self._bitmap_tests(cur, v, inside)
+            self._bitmap_tests(cur, v >> self.shift, inside)
         return first + inside
 
     def _bitmap_tests(self, cur: "np.ndarray[Any, Any]", v: "np.ndarray[Any, Any]",
