@@ -491,19 +491,20 @@ class LeafScores:
         self.walk = walk = TreeWalk([r.build_binary(cache) for r in routers])
         #: Per slot of the walk, what its leaf adds to each class (zero at the tests).
         self.table = np.zeros((len(walk.node),) + self.base.shape, dtype=np.int64)
-        distinct: dict[Any, int] = {}  # leaf scores repeat (a pure leaf of a forest): each split into limbs once
-        numbered = [np.fromiter((distinct.setdefault(r, len(distinct)) for r in rows), dtype=np.int64, count=len(rows))
-                    for rows in scores]
-        values = list(distinct)
-        rows_split = _split([list(r) for r in values] if values and isinstance(values[0], tuple) else values, limbs)
+        # leaf scores repeat (a pure leaf of a forest): each distinct row, or value, split into limbs once
+        distinct: tuple[dict[Any, int], dict[Any, int]] = ({}, {})  # rows (one int per class), single values
+        numbered = [np.fromiter((d.setdefault(tuple(r) if col < 0 else r, len(d)) for r in rows), dtype=np.int64,
+                                count=len(rows))
+                    for col, rows in zip(columns, scores) for d in (distinct[col >= 0],)]
+        split = (_split([list(r) for r in distinct[0]], limbs), _split(list(distinct[1]), limbs))
         for t, (router, lv, col, number) in enumerate(zip(routers, leaves, columns, numbered)):
             lo, hi = int(walk.offsets[t]), int(walk.offsets[t + 1])
             pos = leaf_positions(lv, len(router.feature) + 1)[walk.node[lo:hi]]  # node -1 (a test): -1
             at = np.flatnonzero(pos >= 0)
             if col < 0:
-                self.table[lo + at] = rows_split[number[pos[at]]]
+                self.table[lo + at] = split[0][number[pos[at]]]
             else:
-                self.table[lo + at, col] = rows_split[number[pos[at]]]
+                self.table[lo + at, col] = split[1][number[pos[at]]]
 
     def totals(self, points: "np.ndarray[Any, Any]") -> "np.ndarray[Any, np.dtype[np.int64]]":
         """Shape ``(len(points), n_classes, limbs)``: the exact totals at each point, limbs normalised
