@@ -73,6 +73,9 @@ from kcxai.models import (
 )
 from kcxai.distribution import Distribution, Mixture, Product, Uniform
 from kcxai.evaluation import DataMetrics, evaluate_on_data
+from kcxai.explain._result import Condition
+from kcxai.explain.inflate import inflate, is_inflated
+from kcxai.scoring import RuleScore, score_rule
 from kcxai.fit import fit_distribution
 from kcxai.oracle import CountingOracle, OracleSession
 from kcxai.space import Feature, FeatureSpace, Interval
@@ -96,6 +99,8 @@ __all__ = [
     "enumerate_idrs",
     "ensemble_axp", "ensemble_cxp", "smallest_ensemble_axp", "smallest_ensemble_cxp", "is_ensemble_axp",
     "is_ensemble_cxp", "BoostedTrees",
+    # rules: widened conditions, any rule scored
+    "inflate", "is_inflated", "Condition", "score_rule", "RuleScore",
     # explainer objects
     "Explainer", "ExplanationSet", "RowFailure",
     # errors

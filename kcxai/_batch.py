@@ -79,8 +79,8 @@ def _fast_path(job: Job, rows: Sequence[tuple[Any, tuple[Any, ...]]]) -> list[Ro
     if job.compiled.language != "dt" or job.method not in ("min_idrs", "axp"):
         return None
     start = job.options.get("start")
-    if set(job.options) - {"start", "max_seconds"} or not (start is None or (isinstance(start, str) and
-                                                                            start == "path")):
+    if set(job.options) - {"start", "max_seconds", "inflate"} or job.options.get("inflate") is True or \
+            not (start is None or (isinstance(start, str) and start == "path")):
         return None
     from kcxai.explain._tree_batch import TreeBatch
 

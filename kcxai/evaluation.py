@@ -26,6 +26,8 @@ import numpy as np
 from kcxai._errors import InvalidInputError, InvalidTypeError
 from kcxai.data import DataLike, encode_rows
 from kcxai.explain._result import Explanation
+from kcxai.explain.inflate import box_of
+from kcxai.oracle import Box
 
 if TYPE_CHECKING:  # pragma: no cover
     from kcxai.compilers._base import CompiledModel
@@ -45,7 +47,7 @@ class DataMetrics:
     rows : int
         Rows evaluated.
     matching : int
-        Rows with ``x_S = v_S`` (the rule's condition holds).
+        Rows meeting the rule's conditions (``x_S = v_S``, or the widened conditions).
     agreeing : int
         Of those, the rows the model gives the explained class.
     coverage : Fraction
@@ -123,16 +125,33 @@ def evaluate_on_data(model: Model, explanations: Explanation | Iterable[Explanat
         if e.kind != "relevant":
             raise InvalidInputError(
                 f"'explanations' must be relevant sets (a rule IF x_S = v_S); got a {e.kind!r} set ({e.method}).")
+    return _measure_boxes(model, [(box_of(space, e), _class_index(model, e.prediction)) for e in items], X,
+                          single=single)
+
+
+def _class_index(model: Any, prediction: Any) -> int:
+    source: Any = getattr(model, "model", model)  # a CompiledModel's classes are its model's
+    return list(source.classes).index(prediction)
+
+
+def _measure_boxes(model: Any, boxes: Sequence[tuple[Box, int]], X: DataLike, *, single: bool = False) -> Any:
+    """:class:`DataMetrics` of rules given as ``(box, class index)`` over the rows ``X``."""
+    space = model.space
     codes = encode_rows(space, X)
-    source: Any = getattr(model, "model", model)  # a CompiledModel's classes and predictions are its model's
-    labels = source.predict_points(codes) if len(codes) else np.zeros(0, dtype=np.int64)
+    source: Any = getattr(model, "model", None) or model  # a CompiledModel's predictions are its model's
+    if not len(codes):
+        labels = np.zeros(0, dtype=np.int64)
+    elif callable(getattr(source, "predict_points", None)):
+        labels = source.predict_points(codes)  # exact, vectorised
+    else:  # an oracle without its model
+        labels = np.fromiter((model.predict_point(tuple(int(v) for v in row)) for row in codes), dtype=np.int64,
+                             count=len(codes))
     out = []
-    for e in items:
-        point = space.encode(e.instance)
-        cls = list(source.classes).index(e.prediction)
+    for box, cls in boxes:
         mask = np.ones(len(codes), dtype=bool)
-        for f in e.features:
-            mask &= codes[:, f] == point[f]
+        for f, allowed in enumerate(box):
+            if allowed != (1 << space.features[f].size) - 1:
+                mask &= np.isin(codes[:, f], [k for k in range(space.features[f].size) if allowed >> k & 1])
         matching = int(mask.sum())
         agreeing = int((labels[mask] == cls).sum())
         out.append(DataMetrics(rows=len(codes), matching=matching, agreeing=agreeing))

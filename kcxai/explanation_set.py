@@ -167,12 +167,13 @@ class ExplanationSet(Sequence[Row]):
         Columns: ``id`` (the row's id), ``prediction`` (the class label), ``method``, ``delta`` (the
         error bound of error-bounded methods) and ``precision_bound`` (of precision-bounded ones),
         ``bounds`` (which: ``"error"`` or ``"precision"``), ``size``, ``features`` (names,
-        comma-separated), ``rule``, ``error``, ``precision`` and ``coverage`` (floats) with ``*_exact``
-        (``"7/512"``, exact spaces only), ``distribution`` (what the probabilities are under:
-        ``"uniform"``, ``"product"``, ``"mixture of K"``), ``language`` (the engine that answered),
-        ``approximate`` and ``confidence`` (estimates from certified sampling, and the confidence with
-        which the set holds), ``oracle_calls``, ``seconds``, and ``failure`` (``None``, or the error of
-        a row that could not be explained).
+        comma-separated), ``rule`` (one line, ``IF ... THEN class = c``, with the widened conditions of
+        an inflated explanation, in the features' units and labels), ``error``, ``precision`` and
+        ``coverage`` (floats) with ``*_exact`` (``"7/512"``, exact spaces only), ``distribution`` (what
+        the probabilities are under: ``"uniform"``, ``"product"``, ``"mixture of K"``), ``language``
+        (the engine that answered), ``approximate`` and ``confidence`` (estimates from certified
+        sampling, and the confidence with which the set holds), ``oracle_calls``, ``seconds``, and
+        ``failure`` (``None``, or the error of a row that could not be explained).
         """
         import pandas as pd
 

@@ -191,7 +191,7 @@ def test_dt_vocabulary_is_never_guessed(capsys):
         outs = []
         for values, text in (("tree", inst), ("original", originals)):
             code, out, err = run(capsys, "explain", str(dt), str(mp), "-i", ",".join(map(str, text)),
-                                 "--values", values, "--json")
+                                 "--values", values, "--method", "axp", "--json")
             assert code == 0, err
             outs.append(json.loads(out))
     e = kcxai.min_idrs(tree, inst, 0)

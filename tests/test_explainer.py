@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from model_strategies import forests
 from strategies import deltas, instance_of, points, trees
 
 import kcxai
@@ -161,7 +162,7 @@ def test_bad_rows_in_a_frame() -> None:
     result = explainer.explain(df, on_error="report")
     assert result.ids == (10, 11, 12)
     assert isinstance(result[1], RowFailure) and "'x3'" in result[1].message
-    assert result[0] == result[2] == kcxai.local_cdrs(tree, V, 0.95)
+    assert result[0] == result[2] == kcxai.local_cdrs(tree, V, 0.95, inflate=True)  # widened by default
     as_rows = explainer.explain(df.to_numpy().tolist(), on_error="report")  # rows without names: by position
     assert as_rows.ids == (0, 1, 2) and as_rows.n_failures == 1 and list(as_rows)[::2] == list(result)[::2]
     with pytest.raises(InvalidInputError, match="empty"):
@@ -237,3 +238,16 @@ def test_tree_batch_path_is_taken_and_exact_at_ties(monkeypatch: pytest.MonkeyPa
     assert used == [1, 1]
     Explainer(tree).explain([V], delta=tie, order=list(range(9)))  # other options: the per-row loop
     assert used == [1, 1]
+
+
+@settings(max_examples=20, deadline=None)
+@given(model=forests())
+def test_class_names_rename_every_family_without_a_round_trip(model: Any) -> None:
+    names = {c: f"class {c!r}" for c in model.classes}
+    renamed = Explainer(model, class_names=names).model_
+    assert renamed.classes == tuple(names.values()) and type(renamed) is type(model)
+    assert all(t.classes == renamed.classes for t in renamed.trees)
+    back = kcxai.models.model_from_dict(renamed.to_dict())
+    for x in itertools.product(*(range(s) for s in model.space.domain_sizes)):
+        assert renamed.classes[renamed.predict_point(x)] == names[model.classes[model.predict_point(x)]]
+        assert back.predict_point(x) == renamed.predict_point(x)

@@ -37,7 +37,7 @@ from kcxai.oracle import describe_answers
 if TYPE_CHECKING:  # pragma: no cover
     from kcxai.models._base import Classifier
 
-__all__ = ["native_language", "native_compiled", "choose", "Choice", "ProbeBudget", "PROBE", "EngineCache",
+__all__ = ["native_language", "native_compiled", "cached_compiled", "choose", "Choice", "ProbeBudget", "PROBE", "EngineCache",
            "CACHE_SIZE"]
 
 #: How many compiled forms (and failed probes) one model keeps.
@@ -145,6 +145,14 @@ def _compiled(model: "Classifier", language: str, options: Mapping[str, Any]) ->
         except CompilationLimitError as err:
             got = f"did not compile within {_limits(options)}: {str(err).split('. ')[0]}"
         cache.put(key, got)
+    return got
+
+
+def cached_compiled(model: "Classifier", language: str, **options: Any) -> CompiledModel:
+    """``compile_model(model, language, **options)``, kept by the model (compiled once for those options)."""
+    got = _compiled(model, language, LANGUAGES[language].parse_options(**options))
+    if not isinstance(got, CompiledModel):
+        raise CompilationLimitError(f"{type(model).__name__} {got}.")
     return got
 
 

@@ -32,7 +32,7 @@ from kcxai.oracle import Decision, OracleSession, PathOracle, Point, SessionBase
 from kcxai.space import FeatureSpace
 
 __all__ = ["Query", "Bound", "prepare", "check_delta", "check_order", "check_start", "read_instance",
-           "build_explanation", "DEFAULT_SEARCH_SECONDS"]
+           "build_explanation", "widened", "DEFAULT_SEARCH_SECONDS"]
 
 
 def resolve(obj: Any, answers: Sequence[str] = ("counts",)) -> tuple[Any, Any]:
@@ -277,6 +277,19 @@ class Query:
 
 #: How a time-limit message names the queries of each kind of oracle.
 _QUERIES_ARE = {"counts": "counting queries", "estimates": "sampled queries", "decisions": "sufficiency decisions"}
+
+
+def widened(q: Query, e: Explanation, inflate: Any) -> Explanation:
+    """``e``, or with ``inflate=True`` its conditions widened while its guarantee holds (:func:`kcxai.inflate`,
+    on the same oracle, in the time the call has left)."""
+    if not isinstance(inflate, bool):
+        raise InvalidTypeError(f"'inflate' must be True or False. Got {inflate!r} instead.")
+    if not inflate:
+        return e
+    from kcxai.explain.inflate import inflate as widen
+
+    left = None if q.deadline.max_seconds is None else max(1e-9, q.deadline.at - time.perf_counter())
+    return widen(q.oracle, e, max_seconds=left)
 
 
 def _unanswered(what: str, oracle: Any, has: str, needs: Sequence[str]) -> str:

@@ -172,8 +172,17 @@ class EnsembleBox:
         for i in range(len(lo)):
             if i not in fixed:
                 lo[i], hi[i] = 0, self.sizes[i] - 1
+        return self.changes_in_box(lo, hi, label, deadline)
+
+    def changes_in_box(self, lo: Sequence[int], hi: Sequence[int], label: int,
+                       deadline: Deadline | None = None) -> bool:
+        """Whether some point with ``lo[f] <= x_f <= hi[f]`` (value numbers) for every feature is
+        classified other than ``label``: the sufficiency of a box of ranges (what widening an
+        explanation's conditions asks)."""
+        low = np.asarray(lo, dtype=np.int64).copy()
+        high = np.asarray(hi, dtype=np.int64).copy()
         for rival in self._rivals_of(label, deadline):
-            w = self._search(rival, lo, hi, label, deadline)
+            w = self._search(rival, low, high, label, deadline)
             if w is not None:
                 self._witness = w
                 return True

@@ -9,7 +9,7 @@ from typing import Any
 
 from kcxai.arithmetic import Probability
 
-__all__ = ["Explanation", "format_probability"]
+__all__ = ["Explanation", "Condition", "format_probability"]
 
 def format_probability(p: Probability | None) -> str:
     """``7/512 (~0.01367)`` for exact values, ``0.01367`` for floats, ``not computed`` for ``None``."""
@@ -26,6 +26,43 @@ def format_probability(p: Probability | None) -> str:
 
 def _plain(x: Any) -> Any:
     return x if isinstance(x, (str, int, float, bool)) or x is None else str(x)
+
+
+@dataclass(frozen=True)
+class Condition:
+    """One condition of a rule: feature ``name`` takes one of a set of its values.
+
+    Attributes
+    ----------
+    feature : int
+        The feature's index.
+    name : str
+        Its name.
+    values : tuple of int
+        The value numbers allowed (sorted indices into the feature's domain): a run of
+        consecutive intervals for a numeric feature, any set of categories otherwise.
+    literal : str
+        How it reads, in the feature's own units and labels (``age in (29.5, 52.5]``,
+        ``age > 37.5``, ``workclass in {Private, Self-emp}``), from
+        :meth:`kcxai.Feature.set_literal`.
+
+    Examples
+    --------
+    >>> from kcxai import Feature
+    >>> from kcxai.explain._result import Condition
+    >>> age = Feature.numeric("age", [29.5, 37.5, 52.5])
+    >>> Condition(0, "age", (1, 2), age.set_literal([1, 2])).literal
+    'age in (29.5, 52.5]'
+    """
+
+    feature: int
+    name: str
+    values: tuple[int, ...]
+    literal: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: the feature, its name, the value numbers and the literal."""
+        return {"feature": self.feature, "name": self.name, "values": list(self.values), "literal": self.literal}
 
 
 @dataclass(frozen=True)
@@ -75,6 +112,11 @@ class Explanation:
     precision_bound : Fraction or float, optional
         The lower bound on precision the set was computed for (``local_cdrs``,
         ``min_cdrs``, ``smallest_drs``); ``None`` for error-bounded methods.
+    conditions : tuple of Condition, optional
+        ``None`` for a set that fixes each feature to the instance's own value (the paper's
+        definitions). For a set widened by :func:`kcxai.inflate`, the widened condition of each
+        feature, in the order of :attr:`features`; :attr:`literals`, :meth:`rule` and every
+        measure (``error``, ``precision``, ``coverage``) then refer to the points meeting them.
 
     Examples
     --------
@@ -107,9 +149,15 @@ class Explanation:
     distribution: str = "uniform"
     confidence: float | None = None
     precision_bound: Probability | None = None
+    conditions: tuple[Condition, ...] | None = None
 
     def __len__(self) -> int:
         return len(self.features)
+
+    @property
+    def inflated(self) -> bool:
+        """Whether the conditions were widened beyond the instance's own values (:func:`kcxai.inflate`)."""
+        return self.conditions is not None
 
     @property
     def approximate(self) -> bool:
@@ -140,6 +188,7 @@ class Explanation:
             "coverage": None if self.coverage is None else float(self.coverage),
             "distribution": self.distribution, "approximate": self.approximate, "confidence": self.confidence,
             "language": self.language, "oracle_calls": self.oracle_calls, "seconds": self.seconds,
+            "conditions": None if self.conditions is None else [c.to_dict() for c in self.conditions],
         }
         for key in ("delta", "precision_bound", "error", "precision", "coverage"):
             v = getattr(self, key)
@@ -170,6 +219,7 @@ class Explanation:
             err = f"{err} {'<=' if self.error <= self.delta else '>'} delta {format_probability(self.delta)}"
         cov = "" if self.coverage is None else f", coverage {fmt(self.coverage)}"
         how = "exact" if not self.approximate else f"relevant with confidence {self.confidence:g}"
+        widened = "" if self.conditions is None else "; of the widened conditions"
         if self.kind == "dual":
             cov = "" if self.coverage is None else f", coverage of the fixed rest {fmt(self.coverage)}"
             if self.error is None:
@@ -177,7 +227,7 @@ class Explanation:
                         f"{cov} (under the {self.distribution} distribution)")
             return (f"fixing the other features: error {err}, precision {prec}{cov} "
                     f"(under the {self.distribution} distribution, {how})")
-        return f"error {err}, precision {prec}{cov} (under the {self.distribution} distribution, {how})"
+        return f"error {err}, precision {prec}{cov} (under the {self.distribution} distribution, {how}{widened})"
 
     def __str__(self) -> str:
         return (f"{self.rule()}\n  {self.measures()}; {self.method} via {self.language}, "
@@ -185,7 +235,8 @@ class Explanation:
 
     def _repr_html_(self) -> str:
         lits = "".join(f"<li><code>{html.escape(lit)}</code></li>" for lit in self.literals) or "<li>(empty)</li>"
-        title = "Dual (contrastive) set" if self.kind == "dual" else "Relevant set"
+        title = "Dual (contrastive) set" if self.kind == "dual" else (
+            "Relevant set, conditions widened" if self.conditions is not None else "Relevant set")
         delta = "" if self.delta is None else (
             f"<tr><th>delta (error bound)</th><td>{html.escape(format_probability(self.delta))}</td></tr>")
         if self.precision_bound is not None:

@@ -13,7 +13,7 @@ from typing import Any
 
 from kcxai._deadline import DEFAULT_SEARCH_SECONDS, Deadline
 from kcxai._errors import NotRelevantError
-from kcxai.explain._common import Query, check_features, check_order, check_start, prepare, zero_bound
+from kcxai.explain._common import Query, check_features, check_order, check_start, prepare, widened, zero_bound
 from kcxai.explain._methods import METHODS
 from kcxai.explain._result import Explanation, format_probability
 from kcxai.explain._search import (
@@ -89,7 +89,7 @@ def _local_tree(engine: TreePrecision, fixed: frozenset[int], deadline: Deadline
 
 
 def local_cdrs(obj: Any, instance: Any, precision: Any, *, order: Any = None, start: Any = None,
-               max_seconds: float | None = DEFAULT_SEARCH_SECONDS) -> Explanation:
+               max_seconds: float | None = DEFAULT_SEARCH_SECONDS, inflate: bool = False) -> Explanation:
     """A locally minimal C-delta-relevant set: the deletion loop with the precision test.
 
     ``S`` is C-delta-relevant when ``Pr(kappa(x) = c | x_S = v_S) >= precision``
@@ -117,6 +117,9 @@ def local_cdrs(obj: Any, instance: Any, precision: Any, *, order: Any = None, st
         The C-delta-relevant set to start from (checked); default all features.
     max_seconds : float or None, default 60
         Wall-clock limit of the call (:class:`~kcxai.SearchLimitError`); ``None``: none.
+    inflate : bool, default False
+        Widen each condition to a maximal set of values that keeps the precision at least the bound
+        (:func:`kcxai.inflate`; exact oracles only: a sampled set is refused).
 
     Returns
     -------
@@ -143,11 +146,12 @@ def local_cdrs(obj: Any, instance: Any, precision: Any, *, order: Any = None, st
     with prepare(obj, instance, what="local_cdrs", answers=answers, max_seconds=max_seconds) as q:
         test = PrecisionTest(q, q.delta(precision, argument="precision"))
         fixed = _local(q, test, _start(q, test, start), order)
-        return q.explanation(fixed, weight=_final_weight(q, fixed), precision_bound=test.delta, method="local_cdrs")
+        e = q.explanation(fixed, weight=_final_weight(q, fixed), precision_bound=test.delta, method="local_cdrs")
+        return widened(q, e, inflate)
 
 
 def min_cdrs(obj: Any, instance: Any, precision: Any, *, start: Any = None, max_subsets: int = DEFAULT_MAX_SUBSETS,
-             max_seconds: float | None = DEFAULT_SEARCH_SECONDS) -> Explanation:
+             max_seconds: float | None = DEFAULT_SEARCH_SECONDS, inflate: bool = False) -> Explanation:
     """A subset-minimal C-delta-relevant set (the paper's Min-C-delta-relevant set).
 
     No proper subset of the result, of any size, has precision ``>= precision``.
@@ -179,6 +183,9 @@ def min_cdrs(obj: Any, instance: Any, precision: Any, *, start: Any = None, max_
         none. SAT calls are interrupted and the loops check the clock; hitting it raises
         :class:`~kcxai.SearchLimitError`. One counting query of a compiled oracle cannot be
         interrupted.
+    inflate : bool, default False
+        Widen the conditions of the set found while its precision stays at least the bound
+        (:func:`kcxai.inflate`).
 
     Returns
     -------
@@ -211,7 +218,8 @@ def min_cdrs(obj: Any, instance: Any, precision: Any, *, start: Any = None, max_
                                    deadline=deadline)
             if found is not None:  # smallest relevant subset of a relevant set: subset-minimal
                 fixed = found
-        return q.explanation(fixed, weight=q.disagree_weight(fixed), precision_bound=delta_v, method="min_cdrs")
+        e = q.explanation(fixed, weight=q.disagree_weight(fixed), precision_bound=delta_v, method="min_cdrs")
+        return widened(q, e, inflate)
 
 
 def is_cdrs(obj: Any, instance: Any, features: Any, precision: Any) -> bool:

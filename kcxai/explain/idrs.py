@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from kcxai.explain._common import DEFAULT_SEARCH_SECONDS, check_features, check_order, check_start, prepare, zero_bound
+from kcxai.explain._common import (DEFAULT_SEARCH_SECONDS, check_features, check_order, check_start, prepare, widened,
+                                  zero_bound)
 from kcxai.explain._methods import METHODS
 from kcxai.explain._result import Explanation
 from kcxai.space import Probability
@@ -13,7 +14,7 @@ __all__ = ["min_idrs", "idrs_error", "is_idrs", "precision", "is_min_idrs"]
 
 
 def min_idrs(obj: Any, instance: Any, delta: Any, *, order: Any = None, start: Any = None,
-             max_seconds: float | None = DEFAULT_SEARCH_SECONDS) -> Explanation:
+             max_seconds: float | None = DEFAULT_SEARCH_SECONDS, inflate: bool = False) -> Explanation:
     """A subset-minimal I-delta-relevant set (the paper's Algorithm 1).
 
     ``S`` is I-delta-relevant when ``Pr(kappa(x) != c and x_S = v_S) <= delta``
@@ -43,6 +44,9 @@ def min_idrs(obj: Any, instance: Any, delta: Any, *, order: Any = None, start: A
     max_seconds : float or None, default 60
         Wall-clock limit of the call (each SAT call of a decision engine is interrupted at it); hitting
         it raises :class:`~kcxai.SearchLimitError`. ``None``: none.
+    inflate : bool, default False
+        Widen each condition of the set found to a maximal set of values that keeps the error within
+        ``delta`` (:func:`kcxai.inflate`; exact oracles and the ensemble engines).
 
     Returns
     -------
@@ -68,12 +72,12 @@ def min_idrs(obj: Any, instance: Any, delta: Any, *, order: Any = None, start: A
     >>> print(e.rule())
     IF x1 = 1 AND x9 = 1 THEN class = 1
     """
-    return run_min_idrs(obj, instance, delta, order=order, start=start, max_seconds=max_seconds)
+    return run_min_idrs(obj, instance, delta, order=order, start=start, max_seconds=max_seconds, inflate=inflate)
 
 
 def run_min_idrs(obj: Any, instance: Any, delta: Any, *, order: Any = None, start: Any = None,
                  max_seconds: Any = DEFAULT_SEARCH_SECONDS, what: str = "min_idrs", advice: str = "",
-                 started: float | None = None, method: str = "min_idrs") -> Explanation:
+                 started: float | None = None, method: str = "min_idrs", inflate: bool = False) -> Explanation:
     """:func:`min_idrs`, its errors naming ``what`` (the public function called) and its result ``method``."""
     answers = METHODS["min_idrs"].answers(zero_bound(delta))
     with prepare(obj, instance, what=what, answers=answers, max_seconds=max_seconds, advice=advice,
@@ -93,7 +97,7 @@ def run_min_idrs(obj: Any, instance: Any, delta: Any, *, order: Any = None, star
                 freed = True
         if freed:
             weight = session.weight()
-        return q.explanation(fixed, weight=weight, delta=delta_v, method=method)
+        return widened(q, q.explanation(fixed, weight=weight, delta=delta_v, method=method), inflate)
 
 
 def idrs_error(obj: Any, instance: Any, features: Any) -> Probability:

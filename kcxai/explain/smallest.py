@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from kcxai._deadline import DEFAULT_SEARCH_SECONDS
-from kcxai.explain._common import Bound, Query, check_features, prepare, zero_bound
+from kcxai.explain._common import Bound, Query, check_features, prepare, widened, zero_bound
 from kcxai.explain._hitting import MinimumHittingSets
 from kcxai.explain._methods import METHODS
 from kcxai.explain._result import Explanation
@@ -41,7 +41,7 @@ def _smallest_drs(q: Query, test: PrecisionTest, *, below: int | None, max_subse
 
 
 def smallest_drs(obj: Any, instance: Any, precision: Any, *, max_subsets: int = DEFAULT_MAX_SUBSETS,
-                 max_seconds: float | None = DEFAULT_SEARCH_SECONDS) -> Explanation:
+                 max_seconds: float | None = DEFAULT_SEARCH_SECONDS, inflate: bool = False) -> Explanation:
     """A cardinality-minimal delta-relevant set (the paper's Min-delta-relevant set).
 
     Among all sets ``S`` with ``precision(S) = Pr(kappa(x) = c | x_S = v_S) >= precision``
@@ -69,6 +69,9 @@ def smallest_drs(obj: Any, instance: Any, precision: Any, *, max_subsets: int = 
         Wall-clock limit of the search (after any compilation, which has its own limits); ``None``:
         none. SAT calls are interrupted and the loops check the clock; hitting it raises
         :class:`~kcxai.SearchLimitError`.
+    inflate : bool, default False
+        Widen the conditions of the set found while its precision stays at least the bound
+        (:func:`kcxai.inflate`).
 
     Returns
     -------
@@ -88,7 +91,8 @@ def smallest_drs(obj: Any, instance: Any, precision: Any, *, max_subsets: int = 
         found = _smallest_drs(q, test, below=None, max_subsets=limit, what="smallest_drs")
         if found is None:  # pragma: no cover - all features always have precision 1
             raise AssertionError("unreachable: the set of all features is C-delta-relevant")
-        return q.explanation(found, weight=q.disagree_weight(found), precision_bound=test.delta, method="smallest_drs")
+        e = q.explanation(found, weight=q.disagree_weight(found), precision_bound=test.delta, method="smallest_drs")
+        return widened(q, e, inflate)
 
 
 def is_smallest_drs(obj: Any, instance: Any, features: Any, precision: Any, *,
@@ -157,7 +161,7 @@ def _smallest_idrs(q: Query, bound: Bound) -> tuple[frozenset[int], Weight]:
 
 
 def smallest_idrs(obj: Any, instance: Any, delta: Any, *,
-                  max_seconds: float | None = DEFAULT_SEARCH_SECONDS) -> Explanation:
+                  max_seconds: float | None = DEFAULT_SEARCH_SECONDS, inflate: bool = False) -> Explanation:
     """A cardinality-minimum I-delta-relevant set, for any oracle model.
 
     Among all sets ``S`` with ``Pr(kappa(x) != c and x_S = v_S) <= delta``
@@ -178,6 +182,8 @@ def smallest_idrs(obj: Any, instance: Any, delta: Any, *,
     max_seconds : float or None, default 60
         Wall-clock limit of the search (after any compilation, which has its own limits); ``None``:
         none. Hitting it raises :class:`~kcxai.SearchLimitError`.
+    inflate : bool, default False
+        Widen the conditions of the set found while its error stays within ``delta`` (:func:`kcxai.inflate`).
 
     Returns
     -------
@@ -191,19 +197,20 @@ def smallest_idrs(obj: Any, instance: Any, delta: Any, *,
     >>> len(e), e.error <= 0.03  # {x1, x8} and {x1, x9} are the smallest
     (2, True)
     """
-    return run_smallest_idrs(obj, instance, delta, max_seconds=max_seconds)
+    return run_smallest_idrs(obj, instance, delta, max_seconds=max_seconds, inflate=inflate)
 
 
 def run_smallest_idrs(obj: Any, instance: Any, delta: Any, *, max_seconds: Any = DEFAULT_SEARCH_SECONDS,
                       what: str = "smallest_idrs", advice: str = _IDRS_ADVICE,
-                      started: float | None = None, method: str = "smallest_idrs") -> Explanation:
+                      started: float | None = None, method: str = "smallest_idrs",
+                      inflate: bool = False) -> Explanation:
     """:func:`smallest_idrs`, its errors naming ``what`` and its result ``method``."""
     answers = METHODS["smallest_idrs"].answers(zero_bound(delta))
     with prepare(obj, instance, what=what, answers=answers, max_seconds=max_seconds, advice=advice,
                  started=started) as q:
         delta_v = q.delta(delta)
         found, weight = _smallest_idrs(q, q.within(delta_v))
-        return q.explanation(found, weight=weight, delta=delta_v, method=method)
+        return widened(q, q.explanation(found, weight=weight, delta=delta_v, method=method), inflate)
 
 
 def is_smallest_idrs(obj: Any, instance: Any, features: Any, delta: Any, *,
