@@ -83,6 +83,11 @@ def upper_bound(k: int, n: int, alpha: float) -> float:
     """The one-sided Clopper-Pearson upper bound at level ``1 - alpha`` on a rate with ``k`` successes in
     ``n`` trials: the rate is above it with probability at most ``alpha``.
 
+    References
+    ----------
+    C. J. Clopper and E. S. Pearson, "The use of confidence or fiducial limits illustrated in the case of
+    the binomial", Biometrika 26(4), 1934 (the bound as a beta quantile).
+
     Examples
     --------
     >>> round(upper_bound(0, 100, 0.05), 4)
