@@ -428,7 +428,7 @@ def test_side_by_side_quick(tmp_path):
     cd = rows[-1]
     assert t["avg_ok"] == (cd["data_prec_avg"] >= 95) and t["shorter_ok"] == (cd["len_avg"] < 1.5)
     text = (tmp_path / "out" / "side_by_side.md").read_text(encoding="utf-8")
-    assert "| allhyper | uniform | min_idrs δ=0.01 | 5 |" in text and "Targets" in text
+    assert "| allhyper | uniform | min_idrs delta=0.01 | 5 |" in text and "Targets" in text
     assert len(_read_csv(tmp_path / "out" / "side_by_side.csv")) == 6
 
 
