@@ -91,7 +91,7 @@ def draw_points(model: Any, n: int) -> np.ndarray:
 
 def points_per_second(predict: Callable[[np.ndarray], np.ndarray], pts: np.ndarray) -> tuple[float, np.ndarray]:
     best, got = float("inf"), np.zeros(0)
-    for _ in range(2):
+    for _ in range(5):  # the best of five: other processes' load only ever slows a run
         t = time.perf_counter()
         got = predict(pts)
         best = min(best, time.perf_counter() - t)
