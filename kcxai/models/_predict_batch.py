@@ -13,7 +13,7 @@ all of them at once: the slots of all trees concatenated, each slot's child, fea
 packed in one ``int64``, pairs of several trees walked together up to :data:`MAX_PAIRS` (a
 cache-sized batch), as many steps as the deepest of those trees, pairs at a leaf dropped every few
 steps. Its cost is the pairs' path lengths in numpy operations, with a Python overhead per step
-only: a default scikit-learn forest (trees 35-55 levels deep) is walked 16-28x faster than node by
+only: a default scikit-learn forest (trees 35-56 levels deep) is walked 12-44x faster than node by
 node was, shallow boosted trees as fast as a per-tree table walk was at 4,096 points and faster
 below (``benchmarks/bench_sampling.py``).
 
