@@ -151,6 +151,12 @@ def ensemble_axp(obj: Any, instance: Any, *, order: Any = None, engine: str = "a
     Explanation
         ``kind="relevant"``, ``error`` 0, ``precision`` 1, ``language`` the engine's.
 
+    References
+    ----------
+    Y. Izza and J. Marques-Silva, "On Explaining Random Forests with SAT", IJCAI 2021;
+    A. Ignatiev, Y. Izza, P. J. Stuckey and J. Marques-Silva, "Using MaxSAT for Efficient Explanations of
+    Tree Ensembles", AAAI 2022.
+
     Examples
     --------
     >>> from kcxai import Feature, FeatureSpace, DecisionTree, Leaf, Split
