@@ -91,7 +91,8 @@ def _small_models() -> dict[str, tuple[Any, Any, Any]]:
     X, y = _data(6, 4, 2, seed=3)
     domains = [[0, 1, 2, 3]] * 6
     est = RandomForestClassifier(n_estimators=3, max_depth=3, random_state=0).fit(X, y)
-    out["RF 3x3 4-valued hard (vs hard votes)"] = (est, RandomForest.from_sklearn(est, voting="hard", domains=domains), X)
+    out["RF 3x3 4-valued hard (vs hard votes)"] = (
+        est, RandomForest.from_sklearn(est, voting="hard", domains=domains), X)
     out["RF 3x3 4-valued soft exact"] = (est, from_sklearn(est, domains=domains), X)
     return out
 
