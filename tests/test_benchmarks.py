@@ -87,7 +87,16 @@ def _seam_json(out: str) -> None:
 
 
 #: What a benchmark's smoke run must print, beyond something (checked by the benchmark itself).
+def _pipelines(out: str) -> None:
+    """Every pipeline imported and predicted as scikit-learn does (on adult and scikit-learn's own data)."""
+    assert "load average" in out and "RandomForest (default)" in out and " NO" not in out, out
+
+
+#: Benchmarks whose smoke run takes more than ``--smoke`` (the rest of their arguments).
+SMOKE_ARGS = {"bench_pipelines.py": ["--sklearn-data"]}
+
 PRINTS: dict[str, Callable[[str], None]] = {
+    "bench_pipelines.py": _pipelines,
     "bench_front_door.py": _prints("RandomForest 5x3", "axp via", "0 rows with a completion predicted otherwise"),
     "bench_ensembles.py": _ensemble_sets_checked,
     "bench_min_idrs.py": _same_counts,
@@ -119,7 +128,7 @@ def run_smoke(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         pytest.fail(f"benchmarks/{path.name} has no main(argv): give it one that takes --smoke (tiny sizes, "
                     "seconds), so that this test can run it")
     try:
-        main(["--smoke"])
+        main(["--smoke", *SMOKE_ARGS.get(path.name, [])])
     except SystemExit as exit:
         if exit.code not in (None, 0):
             pytest.fail(f"benchmarks/{path.name} --smoke exited with {exit.code!r}: it has no smoke mode, or it "
@@ -143,7 +152,7 @@ def test_smoke_mode_runs_and_prints_its_figures(name: str, capsys: pytest.Captur
 
 
 def test_the_lists_name_files_that_exist() -> None:
-    for name in (*HELPERS, *PENDING, *PRINTS):
+    for name in (*HELPERS, *PENDING, *PRINTS, *SMOKE_ARGS):
         assert (BENCHMARKS / name).is_file(), name
 
 
