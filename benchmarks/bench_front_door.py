@@ -9,7 +9,7 @@ held-out rows. Every ``axp`` is checked against the pipeline's own ``predict``: 
 the row on the explanation's columns, drawn at random in the original units, must all get the row's
 class (``wrong`` counts the rows where one does not).
 
-    python benchmarks/bench_front_door.py [--rows 10] [--smoke]
+    python benchmarks/bench_front_door.py [--rows 10] [--models Boost] [--smoke]
 
 ``--smoke`` runs two tiny models on a few rows (seconds; a test runs it so that the benchmark keeps
 working).
@@ -125,7 +125,10 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--train", type=int, default=20_000, help="training rows")
     p.add_argument("--checks", type=int, default=200, help="random completions checked per axp")
     p.add_argument("--smoke", action="store_true", help="tiny models, 2 rows: seconds")
+    p.add_argument("--models", default="", help="run only the models whose name contains one of these "
+                   "comma-separated words (case-insensitive), e.g. 'Boost'")
     args = p.parse_args(argv)
+    wanted = [w.strip().lower() for w in args.models.split(",") if w.strip()]
     import kcxai
 
     ds = kcxai.datasets.load_dataset("adult", as_frame=True)
@@ -136,6 +139,8 @@ def main(argv: list[str] | None = None) -> None:
     print(f"adult as a DataFrame, one-hot string categories; {n_train} training rows; {rows} held-out rows per "
           f"cell; {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}")
     for name, est in _models(args.smoke):
+        if wanted and not any(w in name.lower() for w in wanted):
+            continue
         _run(name, est, X_train, y_train, X_test, rows, 20 if args.smoke else args.checks)
     print(f"load average at the end {os.getloadavg()[0]:.1f}")
 

@@ -8,11 +8,13 @@ numeric features, uniform / exact / float distributions, 2-3 classes).
 
 from __future__ import annotations
 
+import random
 from fractions import Fraction
 from typing import Any
 
 from hypothesis import strategies as st
 
+import kcxai
 from kcxai import DecisionTree, Feature, FeatureSpace
 from kcxai.models import BddClassifier, BoostedTrees, DecisionList, LinearClassifier, NaiveBayes, RandomForest, RuleSet
 from strategies import EXACT_KINDS, feature_spaces, mixtures, trees
@@ -172,3 +174,12 @@ def any_model(**kwargs: Any) -> st.SearchStrategy[Any]:
     """A random model of any family (trees included)."""
     return st.one_of(trees(**kwargs), decision_lists(**kwargs), rule_sets(**kwargs), bdd_models(**kwargs),
                      linear_models(**kwargs), naive_bayes_models(**kwargs), forests(**kwargs))
+
+
+def hard_naive_bayes(n_features: int, seed: int = 0) -> NaiveBayes:
+    """An exact naive Bayes whose threshold construction (and so its probe) is exponential in ``n_features``."""
+    rng = random.Random(seed)
+    space = kcxai.FeatureSpace([kcxai.Feature.categorical(f"x{i}", [0, 1, 2]) for i in range(n_features)])
+    tables = [[[Fraction(rng.randint(1, 997), 1000) for _ in range(3)] for _ in range(2)]
+              for _ in range(n_features)]
+    return NaiveBayes(space, ["a", "b"], [Fraction(1, 2), Fraction(1, 2)], tables)

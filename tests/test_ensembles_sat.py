@@ -19,47 +19,11 @@ from kcxai.explain._ensemble_cnf import SOLVERS, EnsembleCnf, _runs
 from kcxai.explain._portfolio import EnsemblePortfolio
 from kcxai.explain._sums import guarded_sum_geq
 from kcxai.models import BoostedTrees, RandomForest
-from tests.model_strategies import boosted_models as _boosted_models
-from tests.model_strategies import forests
-from tests.strategies import feature_spaces, instance_of, points, trees
+from ensemble_reference import ENSEMBLES, Brute
+from strategies import instance_of, points
 
-SPACES = feature_spaces(min_features=3, max_features=6, max_values=4)
-
-
-def boosted_models() -> Any:
-    return _boosted_models()
-
-
-@st.composite
-def forest_models(draw: Any) -> RandomForest:
-    return draw(forests(space=draw(SPACES), max_trees=5))
-
-
-ENSEMBLES = st.one_of(forest_models(), boosted_models())
 ENGINES = st.sampled_from(["sat", "search"])
 LANGUAGE = {"sat": "sat", "search": "search"}
-
-
-class Brute:
-    """Every point of a small ensemble's space, with its class."""
-
-    def __init__(self, model: Any, point: tuple[int, ...]) -> None:
-        self.n = model.space.n_features
-        self.point = point
-        self.label = model.predict_point(point)
-        self.table = [(p, model.predict_point(p)) for p in itertools.product(*map(range, model.space.domain_sizes))]
-
-    def sufficient(self, s: set[int]) -> bool:
-        return all(c == self.label for p, c in self.table if all(p[i] == self.point[i] for i in s))
-
-    def contrastive(self, t: set[int]) -> bool:
-        return not self.sufficient(set(range(self.n)) - t)
-
-    def smallest(self, pred: Any) -> int:
-        for size in range(self.n + 1):
-            if any(pred(set(c)) for c in itertools.combinations(range(self.n), size)):
-                return size
-        raise AssertionError("no set")  # pragma: no cover
 
 
 @settings(max_examples=150, deadline=None)

@@ -22,8 +22,7 @@ from hypothesis import strategies as st
 import kcxai
 import kcxai.cli
 import kcxai.experiments.cli
-from fuzz_mutations import EXAMPLES, MUTANTS, Tally, mutate_argv, run_one
-from test_fuzz_dtfile import SMALL_DT, SMALL_MAP
+from fuzz_mutations import EXAMPLES, MUTANTS, SMALL_DT, SMALL_MAP, Tally, mutate_argv, run_one
 
 TALLY = Tally("command line (every main() call returns; the counts by exit status)")
 V_TEXT = "1,1,1,1,0,0,0,0,1"

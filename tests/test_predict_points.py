@@ -14,9 +14,9 @@ import kcxai
 from kcxai import DecisionTree, Feature, FeatureSpace
 from kcxai.models import BoostedTrees, RandomForest
 from kcxai.models._predict_batch import TreeWalk
-from tests.model_strategies import _classes, _with_classes, any_model, forests, linear_models, naive_bayes_models
-from tests.reference import error as brute_error
-from tests.strategies import feature_spaces, instance_of, points, trees
+from model_strategies import _classes, _with_classes, any_model, forests, linear_models, naive_bayes_models
+from reference import error as brute_error
+from strategies import feature_spaces, instance_of, points, trees
 
 SETTINGS = settings(max_examples=60, derandomize=True, deadline=None)
 
