@@ -24,6 +24,7 @@ from typing import Any
 
 from kcxai._errors import InvalidInputError, InvalidTypeError, ModelFormatError, name_mismatch
 from kcxai._feature import MISSING, Feature, Interval
+from kcxai._params import Instance
 from kcxai.arithmetic import Arithmetic, Probability, Weight
 from kcxai.distribution import Distribution, Product, ProductWeights, Uniform, distribution_from_dict
 
@@ -335,3 +336,7 @@ class FeatureSpace:
         d = self.distribution
         kind = d.kind if d.kind != "product" else ("exact weights" if self.is_exact else "float weights")
         return f"FeatureSpace({len(self.features)} features, {self.size} points, {kind})"
+
+
+#: The rule of a ``space`` argument (:func:`kcxai._params.check`): ``'space' must be a FeatureSpace. Got dict instead.``
+SPACE = Instance(FeatureSpace, name="a FeatureSpace")

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from kcxai._errors import InvalidInputError, InvalidTypeError, ModelFormatError
+from kcxai._params import check
 from kcxai.models import _sklearn
 from kcxai.models._base import Classifier
 from kcxai.models._predict_batch import LeafScores, argmax_first_rows, signs
@@ -40,7 +41,7 @@ from kcxai.models._threshold import argmax_first as _argmax_first
 from kcxai.models._threshold import argmax_functions, exclusive_branches
 from kcxai.models._tree_data import TreeParts
 from kcxai.models.tree import DecisionTree
-from kcxai.space import FeatureSpace
+from kcxai.space import SPACE, FeatureSpace
 
 if TYPE_CHECKING:  # pragma: no cover
     from kcxai.functions import FunctionBuilder
@@ -175,8 +176,7 @@ class RandomForest(Classifier):
 
     def __init__(self, space: FeatureSpace, classes: Sequence[Any], trees: Sequence[DecisionTree], *,
                  voting: str = "hard", leaf_scores: Sequence[Mapping[int, Sequence[Any]]] | None = None) -> None:
-        if not isinstance(space, FeatureSpace):
-            raise InvalidTypeError(f"'space' must be a FeatureSpace. Got {type(space).__name__} instead.")
+        check("space", space, SPACE)
         self.space = space
         self._init_classes(classes)
         if voting not in VOTINGS:

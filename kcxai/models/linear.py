@@ -33,10 +33,11 @@ from fractions import Fraction
 from typing import Any
 
 from kcxai._errors import InvalidInputError, InvalidTypeError, ModelFormatError
+from kcxai._params import check
 from kcxai.models import _sklearn
 from kcxai.models._feature_scores import FeatureScoreModel, as_list, json_list, tables_from_json
 from kcxai.models._numbers import exact_number, parse_fraction
-from kcxai.space import FeatureSpace
+from kcxai.space import SPACE, FeatureSpace
 
 __all__ = ["LinearClassifier", "NaiveBayes"]
 
@@ -111,8 +112,7 @@ class LinearClassifier(FeatureScoreModel):
         classes : sequence
             The class labels (default ``(0, 1)``).
         """
-        if not isinstance(space, FeatureSpace):
-            raise InvalidTypeError(f"'space' must be a FeatureSpace. Got {type(space).__name__} instead.")
+        check("space", space, SPACE)
         classes = as_list(classes, "classes")
         k = len(classes)
         rows = as_list(coef, "coef")
