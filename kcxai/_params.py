@@ -40,18 +40,19 @@ F = TypeVar("F", bound=Callable[..., Any])
 class Instance:
     """An instance of one of ``types``, named ``name`` in messages (``"a FeatureSpace"``).
 
-    Reported by type name (``Got dict instead.``), as the value of a wrong-typed object says little.
+    A refused value is reported by its type's name (``Got dict instead.``), as the text of an arbitrary
+    object says little, unless ``by_type=False`` (``BOOL`` reports ``Got 'yes' instead.``).
 
     >>> Instance(str, name="a string").accepts("a"), Instance(str, name="a string").accepts(1)
     (True, False)
     """
 
-    __slots__ = ("types", "description")
-    by_type = True
+    __slots__ = ("types", "description", "by_type")
 
-    def __init__(self, *types: type, name: str) -> None:
+    def __init__(self, *types: type, name: str, by_type: bool = True) -> None:
         self.types = types
         self.description = name
+        self.by_type = by_type
 
     def typed(self, value: Any) -> bool:
         return isinstance(value, self.types)
@@ -163,7 +164,7 @@ Rules = Union[Rule, Sequence[Rule]]
 POSITIVE_INT = Range(int, 1)
 NON_NEGATIVE_INT = Range(int, 0)
 INT = Range(numbers.Integral)
-BOOL = Instance(bool, name="True or False")
+BOOL = Instance(bool, name="True or False", by_type=False)
 #: A probability: a real number in [0, 1] (int, Fraction or float).
 PROBABILITY = Range(numbers.Real, 0, 1, description="a real number in [0, 1]")
 #: A confidence: a real number strictly between 0 and 1.

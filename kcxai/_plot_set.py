@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from kcxai._errors import InvalidInputError, InvalidTypeError, MissingDependencyError
+from kcxai._params import POSITIVE_INT, check
 
 __all__ = ["plot_feature_frequency", "plot_size_and_bound"]
 
@@ -50,8 +51,7 @@ def plot_feature_frequency(result: Any, *, top: int = 20, ax: Any = None) -> Any
     >>> [t.get_text() for t in ax.get_yticklabels()][-1], float(ax.patches[-1].get_width())
     ('x6', 1.0)
     """
-    if isinstance(top, bool) or not isinstance(top, int) or top < 1:
-        raise InvalidInputError(f"'top' must be a positive int. Got {top!r} instead.")
+    check("top", top, POSITIVE_INT)
     n = len(_explanations(result))
     counts = list(result.feature_counts().items())[:top]
     plt = _pyplot()

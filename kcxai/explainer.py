@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kcxai._errors import InvalidInputError, InvalidTypeError
+from kcxai._params import Options, check
 from kcxai._table import TableReader
 from kcxai.explain._result import Explanation
 from kcxai.explanation_set import ExplanationSet
@@ -429,8 +430,7 @@ class Explainer:
         from kcxai._batch import ON_ERROR, check_n_jobs, run
 
         n_jobs = check_n_jobs(n_jobs)
-        if on_error not in ON_ERROR:
-            raise InvalidInputError(f"'on_error' must be one of {list(ON_ERROR)}. Got {on_error!r} instead.")
+        check("on_error", on_error, Options(ON_ERROR))
         job = self._job(method, delta, precision, options, on_error)
         rows, failed = self._read(X, on_error)
         done = run(job, rows, n_jobs=n_jobs, progress=progress)

@@ -21,6 +21,7 @@ import subprocess
 from typing import Any
 
 from kcxai._errors import InvalidInputError, InvalidTypeError, MissingDependencyError
+from kcxai._params import Options, check
 from kcxai._tree_marks import _check_max_depth, _edge_label, check_tree, highlight
 
 __all__ = ["tree_to_dot", "render", "graphviz_available", "TreeDrawing", "draw_tree", "plot_tree",
@@ -159,8 +160,7 @@ def render(source: str, path: str | os.PathLike[str] | None = None, *, format: s
     """
     if not isinstance(source, str):
         raise InvalidTypeError(f"'source' must be DOT source text (str). Got {type(source).__name__} instead.")
-    if format not in _FORMATS:
-        raise InvalidInputError(f"'format' must be one of {list(_FORMATS)}. Got {format!r} instead.")
+    check("format", format, Options(_FORMATS))
     dot = shutil.which("dot")
     if dot is None:
         raise MissingDependencyError(

@@ -66,6 +66,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from kcxai._errors import InvalidInputError
+from kcxai._params import INT, OPEN_PROBABILITY, Range, check
 from kcxai.arithmetic import Bound, Weight
 from kcxai.compilers._base import CompiledModel, CompileStats
 from kcxai.compilers._language import LanguageOptions
@@ -187,19 +188,14 @@ class SamplingOptions(LanguageOptions):
     seed: int = 0
 
     def validate(self) -> None:
-        c = self.confidence
-        if isinstance(c, bool) or not isinstance(c, numbers.Real) or not 0 < float(c) < 1:
-            raise InvalidInputError(f"'confidence' must be a number strictly between 0 and 1. Got {c!r} instead.")
+        check("confidence", self.confidence, OPEN_PROBABILITY)
         for name in ("initial_samples", "max_samples", "estimate_samples"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1:
-                raise InvalidInputError(f"'{name}' must be a positive int. Got {v!r} instead.")
+            check(name, getattr(self, name), Range(numbers.Integral, 1))
         if self.max_samples < self.initial_samples:
             raise InvalidInputError(
                 f"'max_samples' must be at least 'initial_samples' ({self.initial_samples}). "
                 f"Got {self.max_samples} instead.")
-        if isinstance(self.seed, bool) or not isinstance(self.seed, numbers.Integral):
-            raise InvalidInputError(f"'seed' must be an int. Got {self.seed!r} instead.")
+        check("seed", self.seed, INT)
 
 
 class SamplingOracle:

@@ -25,6 +25,7 @@ from typing import Any
 
 from kcxai._deadline import DEFAULT_SEARCH_SECONDS, Deadline, check_max_seconds
 from kcxai._errors import InvalidInputError, InvalidTypeError, NotRelevantError
+from kcxai._params import BOOL, check
 from kcxai.arithmetic import Bound, Probability, Weight
 from kcxai.distribution import Distribution
 from kcxai.explain._result import Explanation, format_probability
@@ -282,8 +283,7 @@ _QUERIES_ARE = {"counts": "counting queries", "estimates": "sampled queries", "d
 def widened(q: Query, e: Explanation, inflate: Any) -> Explanation:
     """``e``, or with ``inflate=True`` its conditions widened while its guarantee holds (:func:`kcxai.inflate`,
     on the same oracle, in the time the call has left)."""
-    if not isinstance(inflate, bool):
-        raise InvalidTypeError(f"'inflate' must be True or False. Got {inflate!r} instead.")
+    check("inflate", inflate, BOOL)
     if not inflate:
         return e
     from kcxai.explain.inflate import inflate as widen

@@ -22,6 +22,7 @@ from typing import Any
 
 from kcxai._deadline import DEFAULT_SEARCH_SECONDS, Deadline, check_max_seconds
 from kcxai._errors import InvalidInputError, InvalidTypeError, NotRelevantError, SearchLimitError
+from kcxai._params import NONE, Range, check
 from kcxai.explain._common import Bound, Query, check_features, check_order, prepare, zero_bound
 from kcxai.explain._hitting import MinimumHittingSets
 from kcxai.explain._methods import METHODS
@@ -286,13 +287,8 @@ def run_smallest_dual_idrs(obj: Any, instance: Any, delta: Any, *, max_seconds: 
 
 
 def _check_limit(limit: Any) -> int | None:
-    if limit is None:
-        return None
-    if isinstance(limit, bool) or not isinstance(limit, numbers.Integral):
-        raise InvalidTypeError(f"'limit' must be None or a non-negative int. Got {limit!r} instead.")
-    if limit < 0:
-        raise InvalidInputError(f"'limit' must be None or a non-negative int. Got {limit!r} instead.")
-    return int(limit)
+    check("limit", limit, (NONE, Range(numbers.Integral, 0)))
+    return None if limit is None else int(limit)
 
 
 def enumerate_idrs(obj: Any, instance: Any, delta: Any, *, limit: int | None = None,

@@ -25,7 +25,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kcxai._deadline import DEFAULT_SEARCH_SECONDS, check_max_seconds
-from kcxai._errors import InvalidInputError
+from kcxai._params import Options, check
 from kcxai.explain._ensemble_box import EnsembleBox
 from kcxai.explain._ensemble_cnf import EnsembleCnf
 from kcxai.explain._portfolio import EnsemblePortfolio
@@ -72,8 +72,7 @@ def prepare_ensemble(model: Any, *, engine: str = "auto", max_seconds: float | N
     from kcxai.compilers import compile_model
     from kcxai.compilers.registry import decision_engine
 
-    if engine not in ENGINES:
-        raise InvalidInputError(f"'engine' must be one of {list(ENGINES)}. Got {engine!r} instead.")
+    check("engine", engine, Options(ENGINES))
     if engine == "auto":
         engine = decision_engine(model) or "sat"  # compile_model names the model if no engine takes it
     return compile_model(model, engine, max_seconds=check_max_seconds(max_seconds))
@@ -85,8 +84,7 @@ def _engine(model: Any, engine: str, limit: float | None, what: str) -> Any:
     from kcxai.compilers._decision import compile_engine
     from kcxai.compilers.registry import decision_engine
 
-    if engine not in ENGINES:
-        raise InvalidInputError(f"'engine' must be one of {list(ENGINES)}. Got {engine!r} instead.")
+    check("engine", engine, Options(ENGINES))
     name = (decision_engine(model) or "sat") if engine == "auto" else engine
     lang = get_language(name)
     from kcxai.models._base import Classifier

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from kcxai._errors import InvalidInputError, InvalidTypeError, ModelFormatError
-from kcxai._params import check
+from kcxai._params import Options, check
 from kcxai.models import _import_boosted
 from kcxai.models._base import Classifier
 from kcxai.models._predict_batch import LeafScores, argmax_first_rows, signs
@@ -96,8 +96,7 @@ class BoostedTrees(Classifier):
         k = len(self.classes)
         if k < 2:
             raise InvalidInputError(f"'classes' must have at least two labels. Got {list(self.classes)}.")
-        if ties not in TIES:
-            raise InvalidInputError(f"'ties' must be one of {list(TIES)}. Got {ties!r} instead.")
+        check("ties", ties, Options(TIES))
         if ties == "last" and k > 2:
             raise InvalidInputError("ties='last' applies to two classes; with more, ties go to the first class.")
         self.ties = ties

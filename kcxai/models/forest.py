@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from kcxai._errors import InvalidInputError, InvalidTypeError, ModelFormatError
-from kcxai._params import check
+from kcxai._params import Options, check
 from kcxai.models import _sklearn
 from kcxai.models._base import Classifier
 from kcxai.models._predict_batch import LeafScores, argmax_first_rows, signs
@@ -179,8 +179,7 @@ class RandomForest(Classifier):
         check("space", space, SPACE)
         self.space = space
         self._init_classes(classes)
-        if voting not in VOTINGS:
-            raise InvalidInputError(f"'voting' must be one of {list(VOTINGS)}. Got {voting!r} instead.")
+        check("voting", voting, Options(VOTINGS))
         self.voting = voting
         self.trees = checked_trees(trees, space)
         for t, tree in enumerate(self.trees):
@@ -354,8 +353,7 @@ class RandomForest(Classifier):
         :meth:`kcxai.DecisionTree.from_sklearn`; without it a feature's
         intervals are cut by the thresholds of all trees.
         """
-        if voting not in VOTINGS:
-            raise InvalidInputError(f"'voting' must be one of {list(VOTINGS)}. Got {voting!r} instead.")
+        check("voting", voting, Options(VOTINGS))
         with gc_paused():
             parts = _sklearn.forest_parts(clf, domains=domains, feature_names=feature_names,
                                           distribution=distribution, soft=voting == "soft")

@@ -32,8 +32,8 @@ from collections.abc import Sequence
 from fractions import Fraction
 from typing import Any
 
-from kcxai._errors import InvalidInputError, InvalidTypeError, ModelFormatError
-from kcxai._params import check
+from kcxai._errors import InvalidInputError, ModelFormatError
+from kcxai._params import BOOL, check
 from kcxai.models import _sklearn
 from kcxai.models._feature_scores import FeatureScoreModel, as_list, json_list, tables_from_json
 from kcxai.models._numbers import exact_number, parse_fraction
@@ -249,8 +249,7 @@ class NaiveBayes(FeatureScoreModel):
 
     def __init__(self, space: FeatureSpace, classes: Sequence[Any], priors: Sequence[Any],
                  likelihoods: Sequence[Any], *, log: bool = False) -> None:
-        if not isinstance(log, bool):
-            raise InvalidTypeError(f"'log' must be a bool. Got {log!r} instead.")
+        check("log", log, BOOL)
         self.log = log
         self._mult = not log
         self._setup(space, classes, priors, likelihoods, what_base="priors", what_tables="likelihoods",
