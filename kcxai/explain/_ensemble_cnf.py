@@ -71,6 +71,7 @@ from kcxai._deadline import Deadline
 from kcxai._errors import InvalidTypeError, ProblemTooLargeError
 from kcxai._params import Options, check
 from kcxai.explain._sums import guarded_sum_geq
+from kcxai.typing import Point
 
 __all__ = ["EnsembleCnf", "ensemble_view", "SOLVERS", "DEFAULT_MAX_MEMORY"]
 
@@ -488,7 +489,7 @@ class EnsembleCnf:
         core = self.solver.get_core() or []
         return {by_lit[x] for x in core if x in by_lit}
 
-    def model_point(self) -> tuple[int, ...]:
+    def model_point(self) -> Point:
         """After a satisfiable :meth:`changes`: the point of the solver's model."""
         model = self.solver.get_model()
         assert model is not None  # only called after a satisfiable query
