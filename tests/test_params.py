@@ -86,13 +86,14 @@ def test_nan_is_in_no_interval():
 def test_unbounded_sides():
     assert check("x", math.inf, Range(numbers.Real, 0)) == math.inf
     assert check("x", -10**30, Range(numbers.Real, None, 1)) == -10**30
-    refused(Range(numbers.Real, 0, closed="neither"), 0, InvalidInputError, "'x' must be a positive number. Got 0 instead.")
+    refused(Range(numbers.Real, 0, closed="neither"), 0, InvalidInputError,
+            "'x' must be a positive number. Got 0 instead.")
     refused(Range(numbers.Real, 0), -0.5, InvalidInputError, "'x' must be a non-negative number. Got -0.5 instead.")
 
 
 @pytest.mark.parametrize("rule, said", [
-    (Range(int, 1), "a positive int"), (Range(int, 0), "a non-negative int"), (Range(int, 0, closed="neither"),
-                                                                              "a positive int"),
+    (Range(int, 1), "a positive int"), (Range(int, 0), "a non-negative int"),
+    (Range(int, 0, closed="neither"), "a positive int"),
     (Range(int, 2), "an int >= 2"), (Range(int), "an int"), (Range(int, 1, 9), "an int in [1, 9]"),
     (Range(numbers.Real), "a real number"), (Range(numbers.Real, 0, closed="right"), "a positive number"),
     (Range(numbers.Real, 0, 1, closed="neither"), "a number strictly between 0 and 1"),
@@ -154,7 +155,8 @@ def test_validate_params_checks_passed_arguments_and_keeps_the_signature():
     assert _show([], top=3, scale=0.5) == ([], 3, "bar", 0.5)
     with pytest.raises(InvalidInputError, match=r"^'top' must be a positive int. Got 0 instead.$"):
         _show([], top=0)
-    with pytest.raises(InvalidTypeError, match=r"^'scale' must be None or a real number in \[0, 1\]. Got '1' instead.$"):
+    with pytest.raises(InvalidTypeError,
+                       match=r"^'scale' must be None or a real number in \[0, 1\]. Got '1' instead.$"):
         _show([], scale="1")
     assert str(__import__("inspect").signature(_show)) == "(data, *, top=10, how='bar', scale=None)"
     assert _show.__doc__ == "A documented function."

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
 
 from kcxai.explain._common import (DEFAULT_SEARCH_SECONDS, check_features, check_order, check_start, prepare, widened,
                                   zero_bound)

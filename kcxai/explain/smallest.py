@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
 
 from kcxai._deadline import DEFAULT_SEARCH_SECONDS
 from kcxai.explain._common import Bound, Query, check_features, prepare, widened, zero_bound
