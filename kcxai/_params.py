@@ -113,7 +113,7 @@ class Range:
         if self.closed == "neither" and not integral and low is not None:
             return f"a number strictly between {low} and {high}"
         lo = "-inf" if low is None else low
-        brackets = ("[" if left else "(", "]" if self.closed in ("both", "right") else ")")
+        brackets = ("[" if left and low is not None else "(", "]" if self.closed in ("both", "right") else ")")
         return f"a{'n' if integral else ''} {noun} in {brackets[0]}{lo}, {high}{brackets[1]}"
 
 

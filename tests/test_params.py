@@ -97,7 +97,7 @@ def test_unbounded_sides():
     (Range(int, 2), "an int >= 2"), (Range(int), "an int"), (Range(int, 1, 9), "an int in [1, 9]"),
     (Range(numbers.Real), "a real number"), (Range(numbers.Real, 0, closed="right"), "a positive number"),
     (Range(numbers.Real, 0, 1, closed="neither"), "a number strictly between 0 and 1"),
-    (Range(numbers.Real, None, 1), "a number in [-inf, 1]"),
+    (Range(numbers.Real, None, 1), "a number in (-inf, 1]"),
     (Range(int, 1, description="a count"), "a count"),
 ])
 def test_descriptions(rule, said):
