@@ -150,7 +150,8 @@ def test_a_model_passed_straight_is_compiled_within_the_probe_budget(monkeypatch
 @pytest.mark.parametrize("options, error, message", [
     ({"max_memory": 0}, kcxai.InvalidInputError, r"'max_memory' must be a positive int or None. Got 0"),
     ({"max_memory": 1.5e9}, kcxai.InvalidTypeError, r"'max_memory' must be a positive int or None"),
-    ({"max_seconds": float("nan")}, kcxai.InvalidInputError, r"'max_seconds' must be a positive number or None. Got nan"),
+    ({"max_seconds": float("nan")}, kcxai.InvalidInputError,
+     r"'max_seconds' must be a positive number or None. Got nan"),
     ({"max_nodes": True}, kcxai.InvalidTypeError, r"'max_nodes' must be a positive int or None. Got True"),
     ({"encoding": ["log"]}, kcxai.InvalidInputError, r"'encoding' must be one of"),
 ])
