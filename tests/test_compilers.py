@@ -264,8 +264,8 @@ def test_dt_needs_a_tree():
     ("sdd", {"order": 3}, r"'order' must be 'auto', 'dfs', 'index' or a sequence"),
 ])
 def test_option_errors(running, language, options, message):
-    with pytest.raises(kcxai.InvalidInputError if "order" not in options or options["order"] != 3
-                       else kcxai.InvalidTypeError, match=message):
+    wrong_type = options.get("order") == 3 or options.get("max_nodes") == 2.5  # a value of no accepted type
+    with pytest.raises(kcxai.InvalidTypeError if wrong_type else kcxai.InvalidInputError, match=message):
         kcxai.compile_model(running, language, **options)
 
 

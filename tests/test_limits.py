@@ -147,16 +147,17 @@ def test_a_model_passed_straight_is_compiled_within_the_probe_budget(monkeypatch
         kcxai.is_idrs(model, (0,) * 26, [0], 0.1)
 
 
-@pytest.mark.parametrize("options, message", [
-    ({"max_memory": 0}, r"'max_memory' must be a positive int or None. Got 0"),
-    ({"max_memory": 1.5e9}, r"'max_memory' must be a positive int or None"),
-    ({"max_seconds": float("nan")}, r"'max_seconds' must be a positive number or None. Got nan"),
-    ({"max_nodes": True}, r"'max_nodes' must be a positive int or None. Got True"),
-    ({"encoding": ["log"]}, r"'encoding' must be one of"),
+@pytest.mark.parametrize("options, error, message", [
+    ({"max_memory": 0}, kcxai.InvalidInputError, r"'max_memory' must be a positive int or None. Got 0"),
+    ({"max_memory": 1.5e9}, kcxai.InvalidTypeError, r"'max_memory' must be a positive int or None"),
+    ({"max_seconds": float("nan")}, kcxai.InvalidInputError,
+     r"'max_seconds' must be a positive number or None. Got nan"),
+    ({"max_nodes": True}, kcxai.InvalidTypeError, r"'max_nodes' must be a positive int or None. Got True"),
+    ({"encoding": ["log"]}, kcxai.InvalidInputError, r"'encoding' must be one of"),
 ])
 @pytest.mark.parametrize("cls", [SddOptions, ObddOptions])
-def test_option_values_are_checked(cls, options, message):
-    with pytest.raises(kcxai.InvalidInputError, match=message):
+def test_option_values_are_checked(cls, options, error, message):
+    with pytest.raises(error, match=message):
         cls.from_kwargs(**options)
 
 

@@ -110,7 +110,7 @@ def test_naive_bayes_accessors_and_repr():
     (lambda s: NaiveBayes(s, [0, 1], [1, 1], [[[1, 1]]]), r"'likelihoods\[0\]' \(feature 'x'\) must have one row"),
     (lambda s: NaiveBayes(s, [0, 1], [1, 1], [[[1, 1], [1]]]), r"must have one entry per value \(2\)"),
     (lambda s: NaiveBayes(s, [0, 1], [1, 1], [[[1, "a"], [1, 1]]]), r"must be a real number"),
-    (lambda s: NaiveBayes(s, [0, 1], [1, 1], [[[1, 1], [1, 1]]], log="yes"), r"'log' must be a bool"),
+    (lambda s: NaiveBayes(s, [0, 1], [1, 1], [[[1, 1], [1, 1]]], log="yes"), r"'log' must be True or False. Got 'yes'"),
     (lambda s: LinearClassifier(s, [0, 1], [[[0, float("nan")], [0, 0]]]), r"must be finite"),
     (lambda s: LinearClassifier(s, [0, 1], [], [0, 0]), r"one table per feature \(1\)"),
     (lambda s: LinearClassifier(s, [0, 1], [[[0, 0], [0, 0]]], [0]), r"'intercepts' must have one entry per class"),

@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from kcxai._errors import ProblemTooLargeError
 from kcxai.compilers.builder import FunctionBuilder
 from kcxai.space import FeatureSpace
+from kcxai.typing import Point
 
 __all__ = ["FunctionBuilder", "TruthTableBuilder"]
 
@@ -66,7 +67,7 @@ class TruthTableBuilder:
         """Whether function ``f`` is true at ``point``."""
         return bool(f >> self.points.index(tuple(point)) & 1)
 
-    def check_partition(self, functions: Sequence[int], predict: Callable[[tuple[int, ...]], int]) -> None:
+    def check_partition(self, functions: Sequence[int], predict: Callable[[Point], int]) -> None:
         """Raise ``AssertionError`` unless ``functions[c]`` holds exactly where ``predict`` gives ``c``."""
         for p, x in enumerate(self.points):
             got = [c for c, f in enumerate(functions) if f >> p & 1]

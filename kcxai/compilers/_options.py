@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar, Union
 
 from kcxai._errors import InvalidInputError
+from kcxai._params import NONE, POSITIVE_INT, Options, check
 from kcxai.compilers._encoding import ENCODINGS
 from kcxai.compilers._limits import DEFAULT_MAX_MEMORY, DEFAULT_MAX_NODES, DEFAULT_MAX_SECONDS
 from kcxai.compilers._orders import OrderSpec, check_order
@@ -43,13 +44,11 @@ O = TypeVar("O", bound="DiagramOptions")
 
 
 def _positive_int(name: str, value: Any) -> None:
-    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
-        raise InvalidInputError(f"'{name}' must be a positive int or None. Got {value!r} instead.")
+    check(name, value, (POSITIVE_INT, NONE))
 
 
 def _choice(name: str, value: Any, accepted: tuple[Any, ...]) -> None:
-    if not any(value is a or (isinstance(value, str) and value == a) for a in accepted):
-        raise InvalidInputError(f"'{name}' must be one of {list(accepted)}. Got {value!r} instead.")
+    check(name, value, Options(accepted))
 
 
 @dataclass(frozen=True)

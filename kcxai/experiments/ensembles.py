@@ -48,6 +48,7 @@ import numpy as np
 
 from kcxai._deadline import Deadline
 from kcxai._errors import InvalidInputError, KcxaiError, SearchLimitError
+from kcxai._params import NON_NEGATIVE_INT, OPEN_PROBABILITY, POSITIVE_INT, Options, check
 from kcxai._files import write_text
 from kcxai.experiments._budget import OverBudget, deadline
 from kcxai.experiments._data import PreparedData, prepare_data, subsample
@@ -149,13 +150,12 @@ def _positive_number(name: str, v: Any) -> None:
 
 
 def check_config(cfg: EnsemblesConfig) -> None:
-    """An :class:`~kcxai.InvalidInputError` naming the first bad setting (a missing package: a
-    :class:`~kcxai.MissingDependencyError`)."""
+    """An :class:`~kcxai.InvalidInputError` naming the first bad setting (a value of the wrong type: an
+    :class:`~kcxai.InvalidTypeError`; a missing package: a :class:`~kcxai.MissingDependencyError`)."""
     from kcxai.datasets import DATASETS
     from kcxai.explain.ensemble_sat import ENGINES
 
-    if cfg.dataset not in DATASETS:
-        raise InvalidInputError(f"'dataset' must be one of {list(DATASETS)}. Got {cfg.dataset!r} instead.")
+    check("dataset", cfg.dataset, Options(DATASETS))
     bad = [m for m in cfg.models if m not in MODEL_KINDS]
     if bad or not cfg.models or len(set(cfg.models)) != len(cfg.models):
         raise InvalidInputError(f"'models' must be distinct kinds among {list(MODEL_KINDS)}. Got {list(cfg.models)}.")
@@ -169,18 +169,12 @@ def check_config(cfg: EnsemblesConfig) -> None:
                              for d in cfg.deltas):
         raise InvalidInputError(f"'deltas' must be a non-empty tuple of Fractions in [0, 1]. Got {cfg.deltas!r}.")
     for name in ("instances", "max_nodes", "max_memory", "max_samples", "seed", "bins"):
-        v = getattr(cfg, name)
-        if isinstance(v, bool) or not isinstance(v, int) or v < (0 if name == "seed" else 1):
-            raise InvalidInputError(f"'{name}' must be a {'non-negative' if name == 'seed' else 'positive'} int. "
-                                    f"Got {v!r} instead.")
+        check(name, getattr(cfg, name), NON_NEGATIVE_INT if name == "seed" else POSITIVE_INT)
     _positive_number("max_seconds", cfg.max_seconds)
     _positive_number("budget", cfg.budget)
     _positive_number("train_budget", cfg.train_budget)
-    c = cfg.confidence
-    if isinstance(c, bool) or not isinstance(c, (int, float)) or not 0 < c < 1:
-        raise InvalidInputError(f"'confidence' must be a number strictly between 0 and 1. Got {c!r} instead.")
-    if cfg.sat_engine not in ENGINES:
-        raise InvalidInputError(f"'sat_engine' must be one of {list(ENGINES)}. Got {cfg.sat_engine!r} instead.")
+    check("confidence", cfg.confidence, OPEN_PROBABILITY)
+    check("sat_engine", cfg.sat_engine, Options(ENGINES))
     for m in cfg.models:
         require_kind(m)
 

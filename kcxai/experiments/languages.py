@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from kcxai._errors import InvalidInputError, KcxaiError, MissingDependencyError
+from kcxai._params import POSITIVE_INT, check
 from kcxai.experiments._data import explained_instances, prepare_data, subsample
 from kcxai.experiments._progress import Progress
 from kcxai.experiments._trees import train_tree
@@ -145,8 +146,7 @@ def run_languages(cfg: LanguagesConfig) -> list[dict[str, Any]]:
     badl = [x for x in cfg.languages if x not in LANGUAGES]
     if badl or not cfg.languages:
         raise InvalidInputError(f"'languages' must be among {sorted(LANGUAGES)}. Got {list(cfg.languages)}.")
-    if isinstance(cfg.instances, bool) or not isinstance(cfg.instances, int) or cfg.instances < 1:
-        raise InvalidInputError(f"'instances' must be a positive int. Got {cfg.instances!r} instead.")
+    check("instances", cfg.instances, POSITIVE_INT)
     if cfg.plots:
         from kcxai.experiments._plots import require_matplotlib
 

@@ -49,6 +49,7 @@ from typing import TYPE_CHECKING, Any
 
 from kcxai._deadline import Deadline
 from kcxai.arithmetic import Probability
+from kcxai.typing import Point
 
 if TYPE_CHECKING:  # pragma: no cover
     from kcxai.models.tree import TreePath
@@ -76,7 +77,7 @@ class TreePrecision:
         The precision threshold.
     """
 
-    def __init__(self, tree_paths: Sequence["TreePath"], space: "FeatureSpace", point: tuple[int, ...], label: int,
+    def __init__(self, tree_paths: Sequence["TreePath"], space: "FeatureSpace", point: Point, label: int,
                  delta: Probability) -> None:
         self.arith = arith = space.arith
         div = arith.div

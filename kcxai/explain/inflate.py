@@ -51,6 +51,7 @@ from kcxai.arithmetic import Probability, Weight
 from kcxai.explain._result import Condition, Explanation
 from kcxai.oracle import Box, BoxOracle, has_boxes, point_box
 from kcxai.space import FeatureSpace
+from kcxai.typing import Explainable, FeaturesLike
 
 __all__ = ["inflate", "is_inflated", "box_of", "conditions_of"]
 
@@ -107,7 +108,8 @@ def _order(space: FeatureSpace, features: Sequence[int], order: Any) -> list[int
     return [f for f in seq if f in features] + [f for f in features if f not in set(seq)]
 
 
-def inflate(obj: Any, explanation: Explanation, *, order: Any = None, max_seconds: float | None = 60) -> Explanation:
+def inflate(obj: Explainable, explanation: Explanation, *, order: FeaturesLike | None = None,
+            max_seconds: float | None = 60) -> Explanation:
     """Widen each condition of an explanation to a maximal set of values that keeps its guarantee.
 
     Parameters
@@ -302,7 +304,7 @@ def _widened(e: Explanation, space: FeatureSpace, box: Box, disagree: Weight, co
         conditions=conds)
 
 
-def is_inflated(obj: Any, explanation: Explanation) -> bool:
+def is_inflated(obj: Explainable, explanation: Explanation) -> bool:
     """Whether a widened explanation keeps its guarantee and no single condition can be widened further.
 
     The checker of :func:`inflate` (exact languages): the rule's weights are counted afresh, and every

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from kcxai._errors import InvalidInputError, InvalidTypeError, ModelFormatError
+from kcxai._params import Options, check
 from kcxai.models import _import_boosted
 from kcxai.models._base import Classifier
 from kcxai.models._predict_batch import LeafScores, argmax_first_rows, signs
@@ -38,7 +39,7 @@ from kcxai.models._numbers import lcm_of_denominators as _lcm_of_denominators
 from kcxai.models._numbers import parse_fraction as _parse_fraction
 from kcxai.models._threshold import argmax_functions
 from kcxai.models.tree import DecisionTree
-from kcxai.space import FeatureSpace
+from kcxai.space import SPACE, FeatureSpace
 
 if TYPE_CHECKING:  # pragma: no cover
     from kcxai.functions import FunctionBuilder
@@ -89,15 +90,13 @@ class BoostedTrees(Classifier):
     def __init__(self, space: FeatureSpace, classes: Sequence[Any], trees: Sequence[DecisionTree],
                  leaf_values: Sequence[Mapping[int, Any]], *, tree_class: Sequence[int] | None = None,
                  init: Sequence[Any] | None = None, ties: str = "first") -> None:
-        if not isinstance(space, FeatureSpace):
-            raise InvalidTypeError(f"'space' must be a FeatureSpace. Got {type(space).__name__} instead.")
+        check("space", space, SPACE)
         self.space = space
         self._init_classes(classes)
         k = len(self.classes)
         if k < 2:
             raise InvalidInputError(f"'classes' must have at least two labels. Got {list(self.classes)}.")
-        if ties not in TIES:
-            raise InvalidInputError(f"'ties' must be one of {list(TIES)}. Got {ties!r} instead.")
+        check("ties", ties, Options(TIES))
         if ties == "last" and k > 2:
             raise InvalidInputError("ties='last' applies to two classes; with more, ties go to the first class.")
         self.ties = ties

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from kcxai._errors import InvalidInputError, InvalidTypeError, ModelFormatError
+from kcxai._params import Options, check
 from kcxai.models import _sklearn
 from kcxai.models._base import Classifier
 from kcxai.models._predict_batch import LeafScores, argmax_first_rows, signs
@@ -40,7 +41,7 @@ from kcxai.models._threshold import argmax_first as _argmax_first
 from kcxai.models._threshold import argmax_functions, exclusive_branches
 from kcxai.models._tree_data import TreeParts
 from kcxai.models.tree import DecisionTree
-from kcxai.space import FeatureSpace
+from kcxai.space import SPACE, FeatureSpace
 
 if TYPE_CHECKING:  # pragma: no cover
     from kcxai.functions import FunctionBuilder
@@ -175,12 +176,10 @@ class RandomForest(Classifier):
 
     def __init__(self, space: FeatureSpace, classes: Sequence[Any], trees: Sequence[DecisionTree], *,
                  voting: str = "hard", leaf_scores: Sequence[Mapping[int, Sequence[Any]]] | None = None) -> None:
-        if not isinstance(space, FeatureSpace):
-            raise InvalidTypeError(f"'space' must be a FeatureSpace. Got {type(space).__name__} instead.")
+        check("space", space, SPACE)
         self.space = space
         self._init_classes(classes)
-        if voting not in VOTINGS:
-            raise InvalidInputError(f"'voting' must be one of {list(VOTINGS)}. Got {voting!r} instead.")
+        check("voting", voting, Options(VOTINGS))
         self.voting = voting
         self.trees = checked_trees(trees, space)
         for t, tree in enumerate(self.trees):
@@ -354,8 +353,7 @@ class RandomForest(Classifier):
         :meth:`kcxai.DecisionTree.from_sklearn`; without it a feature's
         intervals are cut by the thresholds of all trees.
         """
-        if voting not in VOTINGS:
-            raise InvalidInputError(f"'voting' must be one of {list(VOTINGS)}. Got {voting!r} instead.")
+        check("voting", voting, Options(VOTINGS))
         with gc_paused():
             parts = _sklearn.forest_parts(clf, domains=domains, feature_names=feature_names,
                                           distribution=distribution, soft=voting == "soft")
