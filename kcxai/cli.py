@@ -18,7 +18,6 @@ import math
 import re
 import sys
 from collections.abc import Sequence
-from fractions import Fraction
 from typing import Any, NoReturn
 
 from kcxai._cli_args import delta, delta_float, positive_int, seed

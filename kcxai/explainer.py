@@ -596,8 +596,8 @@ def _alternatives(m: Any, forced: str | None) -> str:
     zero = [n for n, x in METHODS.items() if "decisions" in x.answers(x.fixed if x.fixed is not None else
                                                                         (1 if x.bound == "precision" else 0))]
     sampled = [n for n, x in METHODS.items() if x.estimates]
-    out = [f"an exact counting language with larger limits (language='obdd', compile_options={{'max_seconds': "
-           f"600}})", f"delta = 0 methods on the decision engine ({', '.join(zero[:6])})",
+    out = ["an exact counting language with larger limits (language='obdd', compile_options={'max_seconds': "
+           "600})", f"delta = 0 methods on the decision engine ({', '.join(zero[:6])})",
            f"certified sampling for {', '.join(sampled)} (language='sampling')"]
     if forced is not None:
         out.insert(0, "another language than the one forced")

@@ -9,7 +9,7 @@ models depend on it and never on a compiler.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Protocol, TypeVar, runtime_checkable
+from typing import Protocol, TypeVar, runtime_checkable
 
 from kcxai.space import FeatureSpace
 

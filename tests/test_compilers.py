@@ -152,7 +152,7 @@ def test_running_example_table3(running, language):
         if decision == "drop":
             session.free(i)
     assert session.fixed == {0, 8}
-    for i, s, err, _ in trace:
+    for _, s, err, _ in trace:
         assert kcxai.idrs_error(compiled, V, s) == err
     e = kcxai.min_idrs(compiled, V, 0.03, start="path", order=[0, 1, 2, 3, 8])
     assert (e.features, e.error, e.language) == ((0, 8), Fraction(7, 512), language)

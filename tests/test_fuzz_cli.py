@@ -99,7 +99,7 @@ def test_mutated_command_lines_exit_0_or_2_with_one_line(tmp_path, monkeypatch):
     @given(k=st.integers(0, len(bases) - 1), seed=st.integers(0, 2**32 - 1))
     def check(k: int, seed: int) -> None:
         rng = random.Random(seed)
-        for j in range(MUTANTS):
+        for _ in range(MUTANTS):
             argv = mutate_argv(bases[k], rng)
             run_one(TALLY, f"argv {argv!r}"[:400], lambda: _run(argv))
 

@@ -18,7 +18,6 @@ from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 import kcxai  # noqa: E402
-from kcxai._plot_tree import _MAX_INCHES  # noqa: E402
 import strategies as kst  # noqa: E402
 from kcxai import viz  # noqa: E402
 from kcxai._plot_tree import layout_tree  # noqa: E402

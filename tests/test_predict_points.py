@@ -186,8 +186,8 @@ def test_masks_shared_across_domain_sizes() -> None:
                                             [((3, 1), (4, 2), (8, 3)), (), (), ()]))
     assert two_way[0].arrays.branches[0][0][0] is two_way[1].arrays.branches[0][0][0]
     pts = np.array([[a, b, c] for a in range(3) for b in range(4) for c in range(2)])
-    for trees in (two_way, chains, two_way + chains, chains + two_way):
-        forest = RandomForest(space, [0, 1], trees, voting="hard")
+    for members in (two_way, chains, two_way + chains, chains + two_way):
+        forest = RandomForest(space, [0, 1], members, voting="hard")
         assert_same(forest, pts)
         assert_walks_reach_the_leaves(forest, pts)
 

@@ -40,7 +40,7 @@ BACKENDS = ("auto", "cudd", "autoref")
 #: Accepted values of the OBDD's ``reorder`` option.
 REORDERS = (None, True, False, "dynamic")
 
-O = TypeVar("O", bound="DiagramOptions")
+OptionsT = TypeVar("OptionsT", bound="DiagramOptions")
 
 
 def _positive_int(name: str, value: Any) -> None:
@@ -88,7 +88,7 @@ class DiagramOptions:
             raise InvalidInputError(f"'max_seconds' must be a positive number or None. Got {ms!r} instead.")
 
     @classmethod
-    def from_kwargs(cls: type[O], **options: Any) -> O:
+    def from_kwargs(cls: type[OptionsT], **options: Any) -> OptionsT:
         """The options from keyword arguments; unknown names and bad values raise :class:`~kcxai.InvalidInputError`."""
         names = cls.names()
         unknown = sorted(set(options) - set(names))

@@ -32,7 +32,7 @@ True
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
+from typing import Any, Generic, Protocol, TypeVar
 
 from kcxai._errors import InvalidInputError
 from kcxai.compilers._encoding import Encoding

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import csv
 import datetime
-import importlib
 import json
 import statistics
 import sys

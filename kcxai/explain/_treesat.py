@@ -94,7 +94,6 @@ class TreePrecision:
         active: set[int] = set()
         for p in tree_paths:
             base = untested
-            low = 1
             imask = 0
             ts = []
             for f, m in p.masks:

@@ -34,7 +34,7 @@ from kcxai.models._tree_data import (
     _mask_to_json,
 )
 from kcxai.models._tree_nodes import arrays_from_nodes
-from kcxai.space import SPACE, Feature, FeatureSpace
+from kcxai.space import SPACE, FeatureSpace
 
 if TYPE_CHECKING:  # pragma: no cover
     from kcxai.functions import FunctionBuilder
