@@ -67,7 +67,7 @@ def delta(text: str) -> Fraction:
     Traceback (most recent call last):
     ...
     argparse.ArgumentTypeError: expected a number in [0, 1] such as 0.01 or 1/100 (at most 100 characters, exponent at most 1000), got '1e-30000000'
-    """
+    """  # noqa: E501 (a doctest's one-line error message)
     from kcxai._untrusted import parse_exact
 
     shown = text if len(text) <= 40 else text[:30] + f"... ({len(text)} characters)"

@@ -50,7 +50,7 @@ def output_format(out: str) -> str:
     Traceback (most recent call last):
     ...
     kcxai._errors.InvalidInputError: '--out' must name a .csv, .parquet, .json or .jsonl file. Got 'm.xlsx' (a .xlsx file) instead.
-    """
+    """  # noqa: E501 (a doctest's one-line error message)
     ext = os.path.splitext(out)[1].lower()
     kind = OUTPUT_FORMATS.get(ext)
     if kind is None:

@@ -247,7 +247,8 @@ def _add_explain(sub: Any) -> None:
         epilog="Examples:\n"
                "  kcxai explain bundled:running_example --instance 1,1,1,1,0,0,0,0,1 --delta 0.03 --start path\n"
                "  kcxai explain bundled:running_example --instance 1,1,1,1,0,0,0,0,1 --method axp\n"
-               "  kcxai explain tree.dt tree.map --values tree --instance 3,6,4,0,6,0,4,1,0,2,0,9 --delta 1/100 --json\n"
+               "  kcxai explain tree.dt tree.map --values tree --instance 3,6,4,0,6,0,4,1,0,2,0,9"
+               " --delta 1/100 --json\n"
                "  kcxai explain model.json --instance '{\"age\": 37, \"colour\": \"red\"}' --language sdd",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     _add_model_args(p)
@@ -285,7 +286,8 @@ def add_method_args(p: argparse.ArgumentParser) -> None:
                         "(min_idrs, smallest_idrs, min_dual_idrs, ...), read exactly (0.01, 1/100); default 0")
     p.add_argument("--precision", "-p", type=delta, default=None,
                    help="lower bound on the precision Pr(kappa(x) = c | x_S = v_S) of the precision-bounded "
-                        f"methods (local_cdrs, min_cdrs, smallest_drs), read exactly; default {float(DEFAULT_PRECISION)}")
+                        "methods (local_cdrs, min_cdrs, smallest_drs), read exactly; "
+                        f"default {float(DEFAULT_PRECISION)}")
     p.add_argument("--max-seconds", type=seconds_or_none, default=None, metavar="SECONDS",
                    help="time limit of each explanation (default 60; 'none': no limit)")
 

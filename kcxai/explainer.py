@@ -142,7 +142,8 @@ def _relabel(model: Any, class_names: Any) -> Any:
         raise InvalidTypeError(f"'class_names' must be a mapping {{class: name}}. Got {type(class_names).__name__}.")
     unknown = [c for c in class_names if c not in model.classes]
     if unknown:
-        raise InvalidInputError(f"'class_names' names unknown classes {unknown}; the classes are {list(model.classes)}.")
+        raise InvalidInputError(
+            f"'class_names' names unknown classes {unknown}; the classes are {list(model.classes)}.")
     return model.with_classes([class_names.get(c, c) for c in model.classes])
 
 

@@ -175,7 +175,8 @@ def test_min_cdrs_limit_for_generic_oracles():
 
 def test_input_errors():
     tree = kcxai.datasets.running_example_tree()
-    with pytest.raises(kcxai.NotRelevantError, match="'start' must be a C-delta-relevant set: its precision is 113/256"):
+    with pytest.raises(kcxai.NotRelevantError,
+                       match="'start' must be a C-delta-relevant set: its precision is 113/256"):
         kcxai.local_cdrs(tree, V, 0.9, start=[])
     with pytest.raises(kcxai.NotRelevantError, match="below precision = 9/10"):
         kcxai.min_cdrs(tree, V, 0.9, start=["x9"])

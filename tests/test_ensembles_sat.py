@@ -81,8 +81,10 @@ def test_checkers_agree_with_brute_force(data: Any, model: Any, engine: str) -> 
     n = model.space.n_features
     s = set(data.draw(st.sets(st.integers(0, n - 1))))
     x = instance_of(model.space, point)
-    assert kcxai.is_ensemble_axp(model, x, s, engine=engine) == (bf.sufficient(s) and all(not bf.sufficient(s - {i}) for i in s))
-    assert kcxai.is_ensemble_cxp(model, x, s, engine=engine) == (bf.contrastive(s) and all(not bf.contrastive(s - {i}) for i in s))
+    assert kcxai.is_ensemble_axp(model, x, s, engine=engine) == (
+        bf.sufficient(s) and all(not bf.sufficient(s - {i}) for i in s))
+    assert kcxai.is_ensemble_cxp(model, x, s, engine=engine) == (
+        bf.contrastive(s) and all(not bf.contrastive(s - {i}) for i in s))
 
 
 @settings(max_examples=40, deadline=None)
@@ -155,7 +157,9 @@ def test_runs_of_a_mask() -> None:
 
 def test_rejects_what_is_not_an_ensemble() -> None:
     tree = kcxai.datasets.running_example_tree()
-    with pytest.raises(InvalidTypeError, match="explains tree ensembles .RandomForest, BoostedTrees. with the .sat. engine. Got DecisionTree"):
+    with pytest.raises(InvalidTypeError,
+                       match="explains tree ensembles .RandomForest, BoostedTrees. "
+                             "with the .sat. engine. Got DecisionTree"):
         kcxai.ensemble_axp(tree, (1, 1, 1, 1, 0, 0, 0, 0, 1))
     space = kcxai.FeatureSpace([kcxai.Feature.categorical(n, [0, 1]) for n in "ab"])
     forest = RandomForest(space, [0, 1], [kcxai.DecisionTree(space, [0, 1], kcxai.Split("a", {0: kcxai.Leaf(0),
@@ -280,7 +284,8 @@ def test_a_forest_past_the_memory_limit_is_a_clear_error() -> None:
     forest = RandomForest(space, [0, 1], trees)
     with pytest.raises(ProblemTooLargeError, match=r"needs more than max_memory=100 bytes .* use the search engine"):
         EnsembleCnf(forest, max_memory=100)
-    with pytest.raises(ProblemTooLargeError, match=r"need about [\d,]+ bytes, more than max_memory=100\. Pass a larger"):
+    with pytest.raises(ProblemTooLargeError,
+                       match=r"need about [\d,]+ bytes, more than max_memory=100\. Pass a larger"):
         EnsembleBox(forest, max_memory=100)
     assert EnsembleCnf(forest, max_memory=None).memory > 100
 

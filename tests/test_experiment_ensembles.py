@@ -202,7 +202,8 @@ def test_resume_reuses_records_with_the_same_settings_only(tmp_path, monkeypatch
 @pytest.mark.parametrize("kw, message", [
     ({"trees": (0,)}, "'trees'"), ({"depths": (3, -1)}, "'depths'"), ({"languages": ("bdd",)}, "'languages'"),
     ({"models": ("svm",)}, "'models'"), ({"max_seconds": math.nan}, "'max_seconds'"),
-    ({"budget": math.inf}, "'budget'"), ({"train_budget": 0}, "'train_budget'"), ({"dataset": "iris"}, "'dataset'"), ({"confidence": 1.0}, "'confidence'"),
+    ({"budget": math.inf}, "'budget'"), ({"train_budget": 0}, "'train_budget'"), ({"dataset": "iris"}, "'dataset'"),
+    ({"confidence": 1.0}, "'confidence'"),
     ({"deltas": ()}, "'deltas'"), ({"instances": 0}, "'instances'"), ({"sat_engine": "z3"}, "'sat_engine'"),
 ])
 def test_bad_config(tmp_path, kw, message):

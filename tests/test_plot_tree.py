@@ -104,7 +104,8 @@ def drawable(draw):
             values.append(draw(st.one_of(st.sampled_from(near), float32s)) if near else 0.0)
         else:
             long = draw(st.booleans())
-            feature = kcxai.Feature.categorical(name, [f"value {k} of {name}" if long else f"v{k}" for k in range(f.size)])
+            feature = kcxai.Feature.categorical(
+                name, [f"value {k} of {name}" if long else f"v{k}" for k in range(f.size)])
             values.append(draw(st.sampled_from(feature.values)))
         features.append(feature)
     space = kcxai.FeatureSpace(features)

@@ -1,4 +1,7 @@
-"""The OBDD node table: a reduced ordered multi-valued diagram read feature by feature (see :mod:`kcxai.compilers._wmc`)."""
+"""The OBDD node table: a reduced ordered multi-valued diagram read feature by feature.
+
+See :mod:`kcxai.compilers._wmc`.
+"""
 
 from __future__ import annotations
 

@@ -414,4 +414,6 @@ def compile(model: Any, **options: Any) -> CompiledModel:
         counting_nodes=table.n_nodes, counting_edges=table.n_edges, build_seconds=built.build_seconds,
         compile_seconds=guard.seconds, memory_bytes=guard.peak_memory(),
         sifting=bool(built.reorder), sifting_while_building=built.reorder == "dynamic")
-    return CompiledModel(model=model, oracle=diagram_oracle("obdd", space, table), language="obdd", backend=built.backend, stats=CompileStats.from_mapping(stats.to_dict(), size_unit="OBDD nodes"))
+    return CompiledModel(model=model, oracle=diagram_oracle("obdd", space, table), language="obdd",
+                         backend=built.backend,
+                         stats=CompileStats.from_mapping(stats.to_dict(), size_unit="OBDD nodes"))

@@ -388,4 +388,5 @@ def compile(model: Any, **options: Any) -> CompiledModel:
         encoding=opts.encoding, order=tuple(space.names[f] for f in order), counting_nodes=table.n_nodes,
         counting_edges=table.n_edges, build_seconds=build_seconds, compile_seconds=guard.seconds,
         memory_bytes=guard.peak_memory(), vtree=opts.vtree, order_from_obdd=order_source == "obdd-sifting")
-    return CompiledModel(model=model, oracle=diagram_oracle("sdd", space, table), language="sdd", backend="pysdd", stats=CompileStats.from_mapping(stats.to_dict(), size_unit="SDD nodes"))
+    return CompiledModel(model=model, oracle=diagram_oracle("sdd", space, table), language="sdd", backend="pysdd",
+                         stats=CompileStats.from_mapping(stats.to_dict(), size_unit="SDD nodes"))

@@ -101,7 +101,8 @@ def ensembles_markdown(rows: Sequence[dict[str, Any]], info: dict[str, Any]) -> 
               f"fixed) under the uniform distribution over the coded feature space. "
               f"Limits per compilation: {cfg['max_seconds']:g} s, {cfg['max_nodes']:,} nodes, "
               f"{cfg['max_memory'] / 2**20:g} MiB; budget {cfg['budget']:g} s per cell for its explanations "
-              f"(and again for its checks), {cfg['train_budget']:g} s per model's training; sampling: confidence {cfg['confidence']:g}, at most "
+              f"(and again for its checks), {cfg['train_budget']:g} s per model's training; "
+              f"sampling: confidence {cfg['confidence']:g}, at most "
               f"{cfg['max_samples']} samples per decision; SAT engine {cfg['sat_engine']!r}. "
               f"Total {info['seconds']} s{resumed}.\n")
     checks = sum(r["checks"] for r in rows if r["exact"] and r["checks"] != "")

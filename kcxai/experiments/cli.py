@@ -87,7 +87,8 @@ def _ensembles(args: argparse.Namespace) -> int:
         dataset=args.dataset, models=tuple(args.models), trees=tuple(args.trees), depths=tuple(args.depths),
         languages=tuple(args.languages), deltas=tuple(args.delta), instances=args.instances, seed=args.seed,
         bins=args.bins, max_seconds=args.max_seconds, max_nodes=args.max_nodes, max_memory=args.max_memory << 20,
-        budget=args.budget, train_budget=args.train_budget, confidence=args.confidence, max_samples=args.max_samples, sat_engine=args.sat_engine,
+        budget=args.budget, train_budget=args.train_budget, confidence=args.confidence, max_samples=args.max_samples,
+        sat_engine=args.sat_engine,
         out=args.out, resume=args.resume, progress=not args.no_progress)
     rows = run_ensembles(cfg)
     print((Path(args.out) / "ensembles.md").read_text(encoding="utf-8"))

@@ -29,7 +29,8 @@ from kcxai._params import BOOL, check
 from kcxai.arithmetic import Bound, Probability, Weight
 from kcxai.distribution import Distribution
 from kcxai.explain._result import Explanation, format_probability
-from kcxai.oracle import Decision, OracleSession, PathOracle, Point, SessionBase, answers_of, describe_answers, has_paths
+from kcxai.oracle import (Decision, OracleSession, PathOracle, Point, SessionBase, answers_of, describe_answers,
+                          has_paths)
 from kcxai.space import FeatureSpace
 from kcxai.typing import InstanceLike, Values
 

@@ -66,7 +66,8 @@ def inflate_sufficient(obj: Any, e: Explanation, *, order: Any, max_seconds: Any
         label = model.predict_point(point)
         if model.classes[label] != e.prediction:
             raise InvalidInputError(
-                f"'obj' predicts {model.classes[label]!r} for the explanation's instance, explained as {e.prediction!r}.")
+                f"'obj' predicts {model.classes[label]!r} for the explanation's instance, "
+                f"explained as {e.prediction!r}.")
         sizes = [f.size for f in space.features]
         lo = np.array([point[f] if f in e.features else 0 for f in range(len(sizes))], dtype=np.int64)
         hi = np.array([point[f] if f in e.features else sizes[f] - 1 for f in range(len(sizes))], dtype=np.int64)

@@ -24,9 +24,10 @@ encoding (``python-sat[pb]``) of only 700 such terms already takes 0.3 s and
 155,000 clauses.
 
 So the search is lazy (counterexample-guided), in the spirit of SMT: a SAT
-solver (python-sat, MiniSat-GH: it stops within milliseconds of a time limit) holds the selectors, the cardinality bound (an
-incremental totalizer) or the subset constraints, and the cuts learnt so
-far; each model it proposes is checked exactly with the formula above. A
+solver (python-sat, MiniSat-GH: it stops within milliseconds of a time
+limit) holds the selectors, the cardinality bound (an incremental
+totalizer) or the subset constraints, and the cuts learnt so far; each
+model it proposes is checked exactly with the formula above. A
 model that is not relevant is cut off by a clause generalised from two exact
 bounds that hold for every completion of a partial choice (``A`` chosen,
 ``B`` left out, the rest open):

@@ -367,7 +367,8 @@ class RuleSet(_RuleModel):
         classes, idx = resolve_labels([t for _, t in rules] + [default], classes)
         if len(set(idx[:-1])) > 1:
             raise InvalidInputError(
-                f"A rule set's rules must all conclude one class. Got {sorted({classes[k] for k in idx[:-1]}, key=str)}; "
+                "A rule set's rules must all conclude one class. "
+                f"Got {sorted({classes[k] for k in idx[:-1]}, key=str)}; "
                 "use a DecisionList for rules with different classes.")
         if not rules:
             raise InvalidInputError("A rule set read from text needs at least one rule (IF ... THEN c).")

@@ -301,7 +301,7 @@ class DecisionTree(Classifier):
 
     @property
     def router(self) -> TreeRouter:
-        """The batched walk of this tree (:class:`~kcxai.models._predict_batch.TreeRouter`; node lookups built lazily)."""
+        """This tree's batched walk (:class:`~kcxai.models._predict_batch.TreeRouter`; node lookups built lazily)."""
         r = self.__dict__.get("_router")
         if r is None:
             r = self._router = TreeRouter(self._feat, self._branches, self._root, self.space.domain_sizes)
