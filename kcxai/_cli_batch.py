@@ -132,7 +132,7 @@ def _out(text: str) -> str:
 
 def add_subparser(sub: Any) -> None:
     """Add ``explain-csv`` to the ``kcxai`` command's subparsers."""
-    from kcxai.cli import add_method_args
+    from kcxai._cli_args import add_method_args
 
     p = sub.add_parser(
         "explain-csv", help="explain every row of a CSV file with a saved model",

@@ -21,7 +21,7 @@ from kcxai._table import TableReader
 from kcxai.data import DataLike
 from kcxai.explain._result import Explanation
 from kcxai.explanation_set import ExplanationSet
-from kcxai.typing import InstanceLike, ProbabilityLike, Values
+from kcxai._types import InstanceLike, ProbabilityLike, Values
 
 __all__ = ["Explainer"]
 

@@ -57,7 +57,7 @@ from typing import TYPE_CHECKING, Callable, NamedTuple, Protocol, TypeGuard, cas
 
 from kcxai.arithmetic import Bound, Weight
 from kcxai.space import FeatureSpace
-from kcxai.typing import Point
+from kcxai._types import Point
 
 if TYPE_CHECKING:  # pragma: no cover
     from kcxai._deadline import Deadline

@@ -27,7 +27,7 @@ from kcxai._feature import MISSING, Feature, Interval
 from kcxai._params import Instance
 from kcxai.arithmetic import Arithmetic, Probability, Weight
 from kcxai.distribution import Distribution, Product, ProductWeights, Uniform, distribution_from_dict
-from kcxai.typing import InstanceLike, Point, Values
+from kcxai._types import InstanceLike, Point, Values
 
 __all__ = ["Interval", "Feature", "MISSING", "FeatureSpace", "Weight", "Probability"]
 

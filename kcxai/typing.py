@@ -27,34 +27,14 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from fractions import Fraction
-from typing import TYPE_CHECKING, Any, Union
+from typing import Union
 
-if TYPE_CHECKING:  # pragma: no cover
-    from kcxai.compilers._base import CompiledModel
-    from kcxai.models._base import Classifier
-    from kcxai.oracle import CountingOracle, DecisionOracle
+from kcxai._types import FeatureLike, FeaturesLike, InstanceLike, Point, ProbabilityLike, Values
+from kcxai.compilers._base import CompiledModel
+from kcxai.models._base import Classifier
+from kcxai.oracle import CountingOracle, DecisionOracle
 
 __all__ = ["Explainable", "InstanceLike", "ProbabilityLike", "FeatureLike", "FeaturesLike", "Point", "Values"]
 
 #: What an explainer explains: a kcxai model, a compiled model, or an oracle.
-Explainable = Union["Classifier", "CompiledModel", "CountingOracle", "DecisionOracle"]
-
-#: An instance in user values: a mapping of feature names to values, or a sequence in feature order.
-InstanceLike = Union[Mapping[str, Any], Sequence[Any], Iterable[Any]]
-
-#: A probability bound: ``int``, ``Fraction`` or ``float`` in [0, 1].
-ProbabilityLike = Union[int, Fraction, float]
-
-#: One feature: its index or its name.
-FeatureLike = Union[int, str]
-
-#: A collection of features, by index or by name.
-FeaturesLike = Iterable[FeatureLike]
-
-#: A point of feature space: one value index per feature.
-Point = tuple[int, ...]
-
-#: An instance in user values, one per feature, in feature order.
-Values = tuple[Any, ...]
+Explainable = Union[Classifier, CompiledModel, CountingOracle, DecisionOracle]

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from kcxai._errors import InvalidInputError, InvalidTypeError, MissingDependencyError
 from kcxai._params import Options, check
 from kcxai._tree_marks import _check_max_depth, _edge_label, check_tree, highlight
-from kcxai.typing import InstanceLike
+from kcxai._types import InstanceLike
 
 if TYPE_CHECKING:  # pragma: no cover
     from kcxai.explain._result import Explanation

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from kcxai._errors import ProblemTooLargeError
 from kcxai.compilers.builder import FunctionBuilder
 from kcxai.space import FeatureSpace
-from kcxai.typing import Point
+from kcxai._types import Point
 
 __all__ = ["FunctionBuilder", "TruthTableBuilder"]
 

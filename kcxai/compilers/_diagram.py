@@ -10,7 +10,7 @@ from kcxai.compilers._table import Table, recursion
 from kcxai.distribution import ProductWeights
 from kcxai.oracle import Box, CountingOracle, OracleSession, SessionBase, per_component
 from kcxai.space import FeatureSpace
-from kcxai.typing import Point
+from kcxai._types import Point
 
 __all__ = ["DiagramOracle", "DiagramSession", "check_partition", "diagram_oracle"]
 

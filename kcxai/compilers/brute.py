@@ -15,7 +15,7 @@ from kcxai._errors import ProblemTooLargeError
 from kcxai.arithmetic import Weight
 from kcxai.compilers._base import CompiledModel, CompileStats
 from kcxai.oracle import Box, GenericSession, OracleSession
-from kcxai.typing import Point
+from kcxai._types import Point
 
 __all__ = ["BruteForceOracle", "compile", "DEFAULT_MAX_POINTS"]
 

@@ -71,7 +71,7 @@ from kcxai.arithmetic import Bound, Weight
 from kcxai.compilers._base import CompiledModel, CompileStats
 from kcxai.compilers._language import LanguageOptions
 from kcxai.oracle import GenericSession
-from kcxai.typing import Point
+from kcxai._types import Point
 
 if TYPE_CHECKING:  # pragma: no cover
     from kcxai.models._base import Classifier

@@ -25,17 +25,16 @@ from typing import Any
 
 from kcxai._deadline import DEFAULT_SEARCH_SECONDS, Deadline, check_max_seconds
 from kcxai._errors import InvalidInputError, InvalidTypeError, NotRelevantError
-from kcxai._params import BOOL, check
 from kcxai.arithmetic import Bound, Probability, Weight
 from kcxai.distribution import Distribution
 from kcxai.explain._result import Explanation, format_probability
 from kcxai.oracle import (Decision, OracleSession, PathOracle, Point, SessionBase, answers_of, describe_answers,
                           has_paths)
 from kcxai.space import FeatureSpace
-from kcxai.typing import InstanceLike, Values
+from kcxai._types import InstanceLike, Values
 
 __all__ = ["Query", "Bound", "prepare", "check_delta", "check_order", "check_start", "read_instance",
-           "build_explanation", "widened", "DEFAULT_SEARCH_SECONDS"]
+           "build_explanation", "DEFAULT_SEARCH_SECONDS"]
 
 
 def resolve(obj: Any, answers: Sequence[str] = ("counts",)) -> tuple[Any, Any]:
@@ -278,18 +277,6 @@ class Query:
 
 #: How a time-limit message names the queries of each kind of oracle.
 _QUERIES_ARE = {"counts": "counting queries", "estimates": "sampled queries", "decisions": "sufficiency decisions"}
-
-
-def widened(q: Query, e: Explanation, inflate: Any) -> Explanation:
-    """``e``, or with ``inflate=True`` its conditions widened while its guarantee holds (:func:`kcxai.inflate`,
-    on the same oracle, in the time the call has left)."""
-    check("inflate", inflate, BOOL)
-    if not inflate:
-        return e
-    from kcxai.explain.inflate import inflate as widen
-
-    left = None if q.deadline.max_seconds is None else max(1e-9, q.deadline.at - time.perf_counter())
-    return widen(q.oracle, e, max_seconds=left)
 
 
 def _unanswered(what: str, oracle: Any, has: str, needs: Sequence[str]) -> str:

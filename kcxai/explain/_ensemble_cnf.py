@@ -71,7 +71,7 @@ from kcxai._deadline import Deadline
 from kcxai._errors import InvalidTypeError, ProblemTooLargeError
 from kcxai._params import Options, check
 from kcxai.explain._sums import guarded_sum_geq
-from kcxai.typing import Point
+from kcxai._types import Point
 
 __all__ = ["EnsembleCnf", "ensemble_view", "SOLVERS", "DEFAULT_MAX_MEMORY"]
 

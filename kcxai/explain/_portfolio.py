@@ -22,7 +22,7 @@ from typing import Any
 from kcxai._deadline import Deadline
 from kcxai.explain._ensemble_box import EnsembleBox, Interrupted
 from kcxai.explain._ensemble_cnf import EnsembleCnf
-from kcxai.typing import Point
+from kcxai._types import Point
 
 __all__ = ["EnsemblePortfolio", "choose_engine"]
 

@@ -8,7 +8,7 @@ from fractions import Fraction
 from typing import Any
 
 from kcxai.arithmetic import Probability
-from kcxai.typing import Values
+from kcxai._types import Values
 
 __all__ = ["Explanation", "Condition", "format_probability"]
 

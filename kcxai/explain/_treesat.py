@@ -50,7 +50,7 @@ from typing import TYPE_CHECKING, Any
 
 from kcxai._deadline import Deadline
 from kcxai.arithmetic import Probability
-from kcxai.typing import Point
+from kcxai._types import Point
 
 if TYPE_CHECKING:  # pragma: no cover
     from kcxai.models.tree import TreePath

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-
-from kcxai.explain._common import (DEFAULT_SEARCH_SECONDS, check_features, check_order, check_start, prepare, widened,
+from kcxai.explain._common import (DEFAULT_SEARCH_SECONDS, check_features, check_order, check_start, prepare,
                                   zero_bound)
+from kcxai.explain.inflate import widened
 from kcxai.explain._methods import METHODS
 from kcxai.explain._result import Explanation
 from kcxai.space import Probability
