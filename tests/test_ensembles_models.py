@@ -9,7 +9,7 @@ from hypothesis import given, settings
 
 import kcxai
 import reference as ref
-from kcxai.compilers._builder import TruthTableBuilder
+from kcxai.compilers._truth_table import TruthTableBuilder
 from kcxai.models import BoostedTrees
 from model_strategies import boosted_models
 

@@ -10,7 +10,7 @@ import pytest
 
 import kcxai
 from kcxai.compilers import _limits, obdd, sdd
-from kcxai.compilers._builder import TruthTableBuilder
+from kcxai.compilers._truth_table import TruthTableBuilder
 from kcxai.compilers._limits import DEFAULT_MAX_MEMORY, DEFAULT_MAX_NODES, DEFAULT_MAX_SECONDS, Guard, LimitHit
 from kcxai.compilers._options import DiagramOptions, ObddOptions, SddOptions
 from kcxai.compilers._orders import ProbeBuilder

@@ -14,7 +14,7 @@ import kcxai
 from builders import Constants, HashCons
 import reference as ref
 from kcxai import Feature, FeatureSpace
-from kcxai.compilers._builder import TruthTableBuilder
+from kcxai.compilers._truth_table import TruthTableBuilder
 from kcxai.models import LinearClassifier, NaiveBayes, from_sklearn
 from kcxai.models._threshold import FeatureBlock
 from model_strategies import linear_models, naive_bayes_models
