@@ -114,7 +114,7 @@ def _leaf_sets(tree: Any, sizes: np.ndarray, narrow: np.ndarray
                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, set[int]]:
     """Per reachable leaf (``tree.leaves`` order) and feature, the lowest and highest value number its path
     allows, and (features of at most :data:`MASK_BITS` values, ``narrow``) the set itself as a bit mask
-    (0 elsewhere); and the features some path restricts to a set that is not a range. A walk down the node
+    (0 elsewhere); and the other features some node restricts to a set that is not a range. A walk down the node
     arrays with one mask per feature, restored on the way back (the tree's paths, whose total size can be
     quadratic in the tree's, are not built)."""
     a = tree.arrays
@@ -151,7 +151,7 @@ def _leaf_sets(tree: Any, sizes: np.ndarray, narrow: np.ndarray
         for mask, child in a.branches[nid]:
             m = mask & here
             if m:
-                if not _is_range(m):
+                if not narrow[f] and not _is_range(m):
                     not_ranges.add(int(f))
                 stack.append((child, f, m, (m & -m).bit_length() - 1, m.bit_length() - 1))
     return lo, hi, masks, not_ranges
@@ -160,6 +160,12 @@ def _leaf_sets(tree: Any, sizes: np.ndarray, narrow: np.ndarray
 def _bit_position(m: np.ndarray) -> np.ndarray:
     """The position of the single set bit of each uint64 (a power of two, exact in a float64)."""
     return np.log2(m.astype(np.float64)).astype(np.int32)
+
+
+def _not_ranges(m: np.ndarray) -> bool:
+    """Whether some of the (non-zero) uint64 masks ``m`` is not a range of bits (a range plus its lowest
+    bit is one bit past it, or 0 when it ends at bit 63)."""
+    return bool(np.any((m + (m & (~m + np.uint64(1)))) & m))
 
 
 def _low_bit(m: np.ndarray) -> np.ndarray:
@@ -219,9 +225,14 @@ class EnsembleBox:
             not_ranges |= sets
             trees.append(np.full(len(lo), t, dtype=np.int64))
         n = len(self.sizes)
+        for f in np.flatnonzero(narrow).tolist():
+            if any(_not_ranges(m[:, f]) for m in masks):
+                not_ranges.add(f)
         #: The features some leaf restricts to a value set that is not a range, of at most :data:`MASK_BITS`
-        #: values: their sets are kept exactly (``masks``); wider ones by their hulls only (a relaxation).
+        #: values: their sets are kept exactly (``masks``, one column each, ``mask_col``).
         self.set_features = np.asarray(sorted(f for f in not_ranges if narrow[f]), dtype=np.int64)
+        #: The wider features some node restricts to a value set that is not a range: kept by their hulls
+        #: (a relaxation; the search decides the single points where it leaves two leaves of a tree).
         self.hull_features = np.asarray(sorted(f for f in not_ranges if not narrow[f]), dtype=np.int64)
         self.mask_col = np.full(n, -1, dtype=np.int64)
         self.mask_col[self.set_features] = np.arange(len(self.set_features))
