@@ -115,11 +115,6 @@ class _Rival:
 MASK_BITS = 64
 
 
-def _is_range(mask: int) -> bool:
-    """Whether the set bits of ``mask`` (non-zero) are consecutive."""
-    return (mask + (mask & -mask)) & mask == 0
-
-
 def _leaf_sets(tree: Any, sizes: np.ndarray, narrow: np.ndarray
                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, set[int]]:
     """Per reachable leaf (``tree.leaves`` order) and feature, the lowest and highest value number its path
@@ -162,9 +157,10 @@ def _leaf_sets(tree: Any, sizes: np.ndarray, narrow: np.ndarray
         for mask, child in a.branches[nid]:
             m = mask & here
             if m:
-                if not narrow_of[f] and not _is_range(m):
+                low = m & -m
+                if (m + low) & m and not narrow_of[f]:  # m's bits are not consecutive
                     not_ranges.add(int(f))
-                stack.append((child, f, m, (m & -m).bit_length() - 1, m.bit_length() - 1))
+                stack.append((child, f, m, low.bit_length() - 1, m.bit_length() - 1))
     return lo, hi, masks, not_ranges
 
 
