@@ -35,12 +35,14 @@ encoder's ``workclass != Private``). For a feature of at most 64 values
 box keeps a set of values for the feature instead of a range: a box is split
 by the value set its leaves cut it by most often (``x == v`` against the
 rest), so that boxes meet exactly the leaves whose paths they cross and the
-facts above hold as they do for ranges. (With each set relaxed to its hull,
-as before, an adult forest behind a one-hot encoder took 1 to 60+ s per
-AXp instead of 0.1 s: the search came down to single points.) Wider
-features keep their sets' hulls, a relaxation that keeps these facts true;
-a single point where two leaves of a tree still meet is decided by the model
-itself.
+facts above hold as they do for ranges. With each set relaxed to its hull
+(as before), the search came down to single points: on adult behind a one-hot
+encoder, a 20-tree depth-8 forest's median AXp took 1.07 s (2 rows of 10 had a
+query past 60 s) against 0.093 s with the sets, and scikit-learn's default
+forest 20 s to past 120 s per query against a median AXp of 0.89 s (load 3-5
+on 2 cores). Wider features keep their sets' hulls, a relaxation that keeps
+these facts true; a single point where two leaves of a tree still meet is
+decided by the model itself.
 
 Values are compared exactly: each pair's leaf contributions are scaled to
 integers and replaced by their rank among the pair's distinct values (so
