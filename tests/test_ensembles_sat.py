@@ -6,21 +6,24 @@ import itertools
 from fractions import Fraction
 from typing import Any
 
+import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import event, given, settings
 from hypothesis import strategies as st
 from pysat.formula import IDPool
 
 import kcxai
 from kcxai import InvalidInputError, InvalidTypeError, ProblemTooLargeError
 from kcxai.explain import prepare_ensemble
-from kcxai.explain._ensemble_box import EnsembleBox
+from kcxai.explain._ensemble_box import MASK_BITS, EnsembleBox, _high_bit, _low_bit, _range_masks
 from kcxai.explain._ensemble_cnf import SOLVERS, EnsembleCnf, _runs
 from kcxai.explain._portfolio import EnsemblePortfolio
 from kcxai.explain._sums import guarded_sum_geq
 from kcxai.models import BoostedTrees, RandomForest
 from ensemble_reference import ENSEMBLES, Brute
-from strategies import instance_of, points
+from model_strategies import boosted_models as _boosted_models
+from model_strategies import forests
+from strategies import instance_of, points, set_split_trees
 
 ENGINES = st.sampled_from(["sat", "search"])
 LANGUAGE = {"sat": "sat", "search": "search"}
@@ -309,3 +312,94 @@ def test_single_feature_flips_are_real_counterexamples(data: Any, model: Any) ->
             w = engine.model_point()
             assert model.predict_point(w) != label and all(w[j] == point[j] for j in range(n) if j != i)
             assert engine.nodes == before or engine._flips(point, label)[i] is None
+
+
+# -- leaves that restrict a feature to a value set that is not a range (one-hot pipelines) --------------
+
+@st.composite
+def set_split_ensembles(draw: Any, *, wide: bool = False) -> Any:
+    """Forests (hard and soft voting) and boosted trees, 2-3 classes, whose trees split features of up to
+    6 values (``wide``: also one feature of 63-66 values, about the engine's widest mask) by value sets."""
+    sizes = draw(st.lists(st.integers(2, 3 if wide else 6), min_size=2, max_size=3 if wide else 4))
+    if wide:
+        sizes.insert(draw(st.integers(0, len(sizes))), draw(st.integers(MASK_BITS - 1, MASK_BITS + 2)))
+    space = kcxai.FeatureSpace([kcxai.Feature.categorical(f"f{i}", list(range(k))) for i, k in enumerate(sizes)])
+    if draw(st.booleans()):
+        return draw(forests(space=space, max_trees=4, tree_strategy=set_split_trees))
+    return draw(_boosted_models(space=space, max_trees=4, tree_strategy=set_split_trees))
+
+
+def _not_ranges(model: Any) -> set[int]:
+    """The features on which some point set of a leaf (enumerated) is not a range of values."""
+    out: set[int] = set()
+    trees_ = model.trees
+    space = model.space
+    for t in trees_:
+        seen: dict[Any, list[set[int]]] = {}
+        for p in itertools.product(*map(range, space.domain_sizes)):
+            sets = seen.setdefault(t.path_of(p).leaf, [set() for _ in p])
+            for i, v in enumerate(p):
+                sets[i].add(v)
+        for sets in seen.values():
+            out |= {i for i, vs in enumerate(sets) if max(vs) - min(vs) + 1 != len(vs)}
+    return out
+
+
+def _check_against_enumeration(data: Any, model: Any, engine: EnsembleBox) -> None:
+    """``changes`` (with its counterexample), ``changes_in_box`` and the AXp of random points against the
+    table of every point's class."""
+    n = model.space.n_features
+    sizes = model.space.domain_sizes
+    for _ in range(2):
+        point = data.draw(points(model.space))
+        bf = Brute(model, point)
+        fixed = data.draw(st.sets(st.integers(0, n - 1)))
+        assert engine.changes(point, bf.label, fixed) == (not bf.sufficient(fixed))
+        if not bf.sufficient(fixed):
+            w = engine.model_point()
+            assert model.predict_point(w) != bf.label and all(w[i] == point[i] for i in fixed)
+        ends = [sorted(data.draw(st.tuples(st.integers(0, s - 1), st.integers(0, s - 1)))) for s in sizes]
+        lo, hi = [a for a, _ in ends], [b for _, b in ends]
+        inside = [c for p, c in bf.table if all(lo[i] <= p[i] <= hi[i] for i in range(n))]
+        assert engine.changes_in_box(lo, hi, bf.label) == any(c != bf.label for c in inside)
+        if any(c != bf.label for c in inside):
+            w = engine.model_point()
+            assert model.predict_point(w) != bf.label and all(lo[i] <= w[i] <= hi[i] for i in range(n))
+        assert _is_axp(bf, set(kcxai.ensemble_axp(engine, instance_of(model.space, point)).features))
+
+
+@settings(max_examples=80, deadline=None)
+@given(data=st.data(), model=set_split_ensembles())
+def test_leaves_of_value_sets_are_searched_exactly(data: Any, model: Any) -> None:
+    """Trees that split features of up to 6 values by sets (``x == v`` against the rest, or any subset):
+    the engine keeps those sets exactly (:attr:`EnsembleBox.set_features`) and every answer agrees with
+    enumeration."""
+    engine = EnsembleBox(model)
+    assert set(engine.set_features.tolist()) == _not_ranges(model) and not len(engine.hull_features)
+    event(f"features of value sets: {len(engine.set_features)}")
+    _check_against_enumeration(data, model, engine)
+
+
+@settings(max_examples=40, deadline=None)
+@given(data=st.data(), model=set_split_ensembles(wide=True))
+def test_a_feature_wider_than_a_mask_keeps_hulls_and_stays_exact(data: Any, model: Any) -> None:
+    """A feature of 63-66 values split by sets: kept exactly up to :data:`MASK_BITS` values, by its hulls
+    past them (a relaxation whose single points the model decides); the answers agree with enumeration."""
+    engine = EnsembleBox(model)
+    sets = _not_ranges(model)
+    narrow = {f for f in sets if model.space.features[f].size <= MASK_BITS}
+    assert set(engine.set_features.tolist()) == narrow and set(engine.hull_features.tolist()) >= sets - narrow
+    assert all(model.space.features[f].size > MASK_BITS for f in engine.hull_features.tolist())
+    event(f"features kept by hulls: {len(engine.hull_features)}")
+    _check_against_enumeration(data, model, engine)
+
+
+@given(st.lists(st.integers(1, 2 ** 64 - 1), min_size=1, max_size=8),
+       st.lists(st.tuples(st.integers(0, 63), st.integers(0, 63)), min_size=1, max_size=8))
+def test_bit_helpers(masks: list[int], ends: list[tuple[int, int]]) -> None:
+    m = np.asarray(masks, dtype=np.uint64)
+    assert _low_bit(m).tolist() == [(x & -x).bit_length() - 1 for x in masks]
+    assert _high_bit(m).tolist() == [x.bit_length() - 1 for x in masks]
+    lo, hi = [min(e) for e in ends], [max(e) for e in ends]
+    got = _range_masks(np.asarray(lo), np.asarray(hi)).tolist()
+    assert got == [sum(1 << v for v in range(a, b + 1)) for a, b in zip(lo, hi)]
