@@ -14,7 +14,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from kcxai import DecisionTree, Feature, FeatureSpace
-from kcxai.models import BddClassifier, DecisionList, LinearClassifier, NaiveBayes, RandomForest, RuleSet
+from kcxai.models import BddClassifier, BoostedTrees, DecisionList, LinearClassifier, NaiveBayes, RandomForest, RuleSet
 from strategies import EXACT_KINDS, feature_spaces, mixtures, trees
 
 
@@ -144,6 +144,26 @@ def forests(draw: Any, *, space: FeatureSpace | None = None, max_trees: int = 4,
                     st.sampled_from([0.1, 0.2, 0.3, 0.7, 1 / 3]))
     scores = [{p.leaf: [draw(num) for _ in range(k)] for p in t.paths} for t in ts]
     return RandomForest(space, classes, ts, voting="soft", leaf_scores=scores)
+
+
+@st.composite
+def boosted(draw: Any, *, space: FeatureSpace | None = None, max_trees: int = 4, max_depth: int = 3,
+            distributions: tuple[str, ...] = EXACT_KINDS) -> BoostedTrees:
+    """Boosted trees: two classes (ties to the first or the last class) or three (trees of each class);
+    leaf values small ints, fractions, floats, and rationals past 64 bits; many exact ties."""
+    if space is None:
+        space = draw(feature_spaces(max_features=4, distributions=distributions))
+    k = draw(st.integers(2, 3))
+    classes = _classes(draw, k)
+    ts = [_with_classes(draw(trees(space=space, n_classes=k, max_depth=max_depth)), classes)
+          for _ in range(draw(st.integers(1, max_trees)))]
+    num = st.one_of(st.integers(-2, 2), st.fractions(min_value=-2, max_value=2, max_denominator=4),
+                    st.sampled_from([0.1, -0.3, 0.7, 1 / 3, Fraction(1, 3 ** 41)]))
+    values = [{leaf: draw(num) for leaf in t.leaves} for t in ts]
+    if k == 2:
+        return BoostedTrees(space, classes, ts, values, init=[draw(num)], ties=draw(st.sampled_from(["first", "last"])))
+    tree_class = [draw(st.integers(0, k - 1)) for _ in ts]
+    return BoostedTrees(space, classes, ts, values, tree_class=tree_class, init=[draw(num) for _ in range(k)])
 
 
 def any_model(**kwargs: Any) -> st.SearchStrategy[Any]:

@@ -26,10 +26,15 @@ class LevelTable(Table):
         Per node, ``((mask, child), ...)``; the masks partition the feature's values.
     roots : list of int
         Per class, the node of ``kappa(x) = c``.
+    negated : list of bool, optional
+        Per class, whether its function is the *complement* of its root's (two classes sharing one
+        diagram). Exact spaces only: the complement's weight is the total minus the root's, which
+        floats would round.
     """
 
     def __init__(self, space: FeatureSpace, order: Sequence[int], feature: list[int],
-                 edges: list[tuple[tuple[int, int], ...]], roots: list[int]) -> None:
+                 edges: list[tuple[tuple[int, int], ...]], roots: list[int],
+                 negated: Sequence[bool] | None = None) -> None:
         self.space = space
         self.order = tuple(order)
         n_levels = len(self.order)
@@ -40,7 +45,10 @@ class LevelTable(Table):
         self.feature = feature
         self.edges = edges
         self.roots = list(roots)
+        self.negated = [False] * len(self.roots) if negated is None else [bool(x) for x in negated]
         self.pw = space.distribution.components[0][1]
+        if any(self.negated) and not self.pw.arith.exact:
+            raise ValueError("internal error: negated roots need exact weights")
         lev = [n_levels] * len(feature)
         vchild: list[tuple[int, ...]] = [()] * len(feature)
         for n, f in enumerate(feature):
@@ -87,7 +95,7 @@ class LevelTable(Table):
         feature, vchild = self.feature, self.vchild
         while n > 1:
             n = vchild[n][point[feature[n]]]
-        return n == TRUE
+        return (n == TRUE) != self.negated[label]
 
     def evaluate(self, labels: Sequence[int], point: Sequence[int], fixed: Any, fac: list[Weight],
                  memo: list[dict[int, Weight]], tmp: list[dict[int, Weight]] | None,
@@ -147,5 +155,7 @@ class LevelTable(Table):
                 lr = lev[root]
                 if lr > 0:
                     r = r * skip(-1, lr)
-                total += r
+            if self.negated[label]:  # the complement: every point's weight minus the root's
+                r = skip(-1, self.n_levels) - r
+            total += r
         return total
