@@ -375,7 +375,8 @@ class _Sources:
 
 class _Entry:
     """One residual tuple ``R``: the least and greatest sum of its trees, its branches (computed on the first
-    state that needs them), and the intervals of partial sums already built with the node each gave."""
+    state that needs them), and the intervals of partial sums already built with the node each gave (empty
+    tuples until then: most tuples are only ever pruned)."""
 
     __slots__ = ("rs", "lo", "hi", "level", "branches", "los", "his", "nodes")
 
@@ -384,11 +385,11 @@ class _Entry:
         self.lo = lo
         self.hi = hi
         self.level = -1
-        #: per group of values with the same children: [mask, what the trees decided add to s, child entry]
+        #: per group of values with the same children: (mask, what the trees decided add to s, child entry)
         self.branches: list[tuple[int, int, _Entry | None]] | None = None
-        self.los: list[float] = []
-        self.his: list[float] = []
-        self.nodes: list[int] = []
+        self.los: Sequence[float] = ()
+        self.his: Sequence[float] = ()
+        self.nodes: Sequence[int] = ()
 
 
 class _Threshold:
@@ -399,6 +400,7 @@ class _Threshold:
         self.out = out
         self.guard = guard
         self.entries: dict[Residuals, _Entry] = {}
+        self._tops: dict[Residuals, list[tuple[int, int, Residuals, int, int]]] = {}
         #: per source node, its child for each value of its level's feature
         self.vchild = [self._children(u) for u in range(len(src.level))]
 
@@ -418,40 +420,54 @@ class _Threshold:
         rs = tuple(sorted(roots))
         if not rs:
             return TRUE if s0 >= 0 else FALSE
+        lo, hi = self.src.lo, self.src.hi
+        e = self.entries[rs] = _Entry(rs, sum(lo[r] for r in rs), sum(hi[r] for r in rs))
         with recursion(self.src.n_levels + 10):
-            return self._node(self._get(rs), s0)[0]
-
-    def _get(self, rs: Residuals) -> _Entry:
-        e = self.entries.get(rs)
-        if e is None:
-            lo, hi = self.src.lo, self.src.hi
-            e = self.entries[rs] = _Entry(rs, sum([lo[r] for r in rs]), sum([hi[r] for r in rs]))
-        return e
+            return self._node(e, s0)[0]
 
     def _expand(self, e: _Entry) -> list[tuple[int, int, _Entry | None]]:
         """The branches of ``e``: its top level's values grouped by the children of the residuals there."""
-        src = self.src
-        level, lo, terminal = src.level, src.lo, src.start[src.n_levels]
+        src, entries = self.src, self.entries
         rs = e.rs
-        lv = level[rs[0]]
+        lv = src.level[rs[0]]
         k = bisect_left(rs, src.start[lv + 1])
-        rest = rs[k:]
-        groups: dict[tuple[int, ...], int] = {}
-        for v, col in enumerate(zip(*[self.vchild[r] for r in rs[:k]])):
-            groups[col] = groups.get(col, 0) | 1 << v
+        top, rest = rs[:k], rs[k:]
+        groups = self._tops.get(top)
+        if groups is None:
+            groups = self._tops[top] = self._group(top)
+        lo_rest = e.lo - groups[0][3]
+        hi_rest = e.hi - groups[0][4]
         branches: list[tuple[int, int, _Entry | None]] = []
-        for col, mask in groups.items():
-            moved = [c for c in col if c < terminal]
-            ds = sum([lo[c] for c in col if c >= terminal]) if len(moved) < len(col) else 0
+        for mask, ds, moved, lo_add, hi_add in groups[1:]:
             if moved:
-                moved.extend(rest)
-                moved.sort()
-                branches.append((mask, ds, self._get(tuple(moved))))
+                key = tuple(sorted(moved + rest))
+            elif rest:
+                key = rest
             else:
-                branches.append((mask, ds, self._get(rest) if rest else None))
+                branches.append((mask, ds, None))
+                continue
+            child = entries.get(key)
+            if child is None:
+                child = entries[key] = _Entry(key, lo_rest + lo_add, hi_rest + hi_add)
+            branches.append((mask, ds, child))
         e.level = lv
         e.branches = branches
         return branches
+
+    def _group(self, top: Residuals) -> list[tuple[int, int, Residuals, int, int]]:
+        """For residuals ``top`` at one level: first ``(0, 0, (), lo, hi)`` of ``top`` itself, then per group of
+        values with the same children, ``(mask, the leaves' sum, the other children, their lo, their hi)``."""
+        src = self.src
+        lo, hi, terminal, vchild = src.lo, src.hi, src.start[src.n_levels], self.vchild
+        masks: dict[tuple[int, ...], int] = {}
+        for v, col in enumerate(zip(*[vchild[r] for r in top])):
+            masks[col] = masks.get(col, 0) | 1 << v
+        out = [(0, 0, (), sum(lo[r] for r in top), sum(hi[r] for r in top))]
+        for col, mask in masks.items():
+            moved = tuple(c for c in col if c < terminal)
+            ds = sum(lo[c] for c in col if c >= terminal)
+            out.append((mask, ds, moved, sum(lo[c] for c in moved), sum(hi[c] for c in moved)))
+        return out
 
     def _node(self, e: _Entry, s: int) -> tuple[int, float, float]:
         """The node of state ``(e.rs, s)`` and the interval ``[a, b)`` of partial sums giving the same node."""
@@ -473,12 +489,14 @@ class _Threshold:
         by: dict[int, int] = {}
         for mask, ds, child_e in branches:
             t = s + ds
-            if child_e is not None:
-                child, ca, cb = self._node(child_e, t)
-            elif t >= 0:
-                child, ca, cb = TRUE, 0, _INF
+            if child_e is None:
+                child, ca, cb = (TRUE, 0, _INF) if t >= 0 else (FALSE, -_INF, 0)
+            elif t + child_e.lo >= 0:  # pruned here rather than in the call: most children are
+                child, ca, cb = TRUE, -child_e.lo, _INF
+            elif t + child_e.hi < 0:
+                child, ca, cb = FALSE, -_INF, -child_e.hi
             else:
-                child, ca, cb = FALSE, -_INF, 0
+                child, ca, cb = self._node(child_e, t)
             if ca - ds > a:
                 a = ca - ds
             if cb - ds < b:
@@ -491,9 +509,12 @@ class _Threshold:
             lo_k = his[k]
         if k + 1 < len(los) and los[k + 1] < hi_k:
             hi_k = los[k + 1]
-        los.insert(k + 1, lo_k)
-        his.insert(k + 1, hi_k)
-        e.nodes.insert(k + 1, node)
+        if not los:
+            e.los, e.his, e.nodes = [lo_k], [hi_k], [node]
+        else:
+            los.insert(k + 1, lo_k)  # type: ignore[attr-defined]
+            his.insert(k + 1, hi_k)  # type: ignore[attr-defined]
+            e.nodes.insert(k + 1, node)  # type: ignore[attr-defined]
         return node, a, b
 
 
