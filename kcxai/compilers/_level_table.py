@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from kcxai.arithmetic import Weight
+from kcxai.compilers._level_arrays import VECTOR_MIN_NODES, LevelArrays, LevelStructure, fits_int64
 from kcxai.compilers._table import TRUE, Table
 from kcxai.space import FeatureSpace
 
@@ -64,6 +65,8 @@ class LevelTable(Table):
             vchild[n] = tuple(vc)
         self.lev = lev
         self.vchild = vchild
+        self.sizes = [space.features[f].size for f in self.order]
+        self._structure: list[LevelStructure] = []  # built on first use, shared by the reweighted copies
         self._weigh()
         self.n_levels = n_levels
         self.n_units = n_levels + 1
@@ -80,6 +83,19 @@ class LevelTable(Table):
             if f >= 0:
                 wedges[n] = tuple((mask_weight(f, mask), child, lev[child]) for mask, child in edges[n])
         self.wedges = wedges
+        self._arrays: list[LevelArrays | None] = []
+
+    def _vectorised(self) -> LevelArrays | None:
+        """The numpy evaluation of this table (:mod:`kcxai.compilers._level_arrays`), for large diagrams whose
+        counts fit its arithmetic; ``None`` otherwise."""
+        if not self._arrays:
+            arrays = None
+            if self.n_nodes >= VECTOR_MIN_NODES and fits_int64(self.pw.total, self.pw.arith.exact):
+                if not self._structure:
+                    self._structure.append(LevelStructure(self.sizes, self.lev, self.edges, self.vchild))
+                arrays = LevelArrays(self._structure[0], self.order, self.pw.mask_weight, self.pw.arith.exact)
+            self._arrays.append(arrays)
+        return self._arrays[0]
 
     @property
     def n_nodes(self) -> int:
@@ -104,6 +120,11 @@ class LevelTable(Table):
         arith = self.pw.arith
         one = arith.one
         lfac = [fac[f] for f in order]
+        arrays = self._vectorised()
+        if arrays is not None:
+            roots = [self.roots[c] for c in labels]
+            return arrays.evaluate(roots, [self.negated[c] for c in labels], [lev[r] for r in roots], point,
+                                   [f in fixed for f in range(len(fac))], lfac, memo, tmp, affected)
         skips: dict[int, Weight] = {}
         width = self.n_levels + 1
         isfixed = [f in fixed for f in range(len(fac))]
