@@ -154,6 +154,11 @@ class EnsembleDiagram:
     def __len__(self) -> int:
         return len(self.level)
 
+    def seal(self) -> None:
+        """Drop the tables that only building needs (the unique table, the memos of ``negate`` and ``conj``)."""
+        self._unique.clear()
+        self._and.clear()
+
     def make(self, level: int, by_child: dict[int, int]) -> int:
         """The node branching to ``child`` on the values of ``mask`` for each ``child: mask``."""
         if len(by_child) == 1:
@@ -225,7 +230,10 @@ class EnsembleDiagram:
         return len(seen)
 
     def compact(self, roots: Sequence[int]) -> tuple[list[int], list[tuple[tuple[int, int], ...]], list[int]]:
-        """``(feature, edges, roots)`` of the nodes reachable from ``roots`` only, renumbered children first."""
+        """``(feature, edges, roots)`` of the nodes reachable from ``roots`` only, renumbered children first
+        (the diagram's own lists when every node is reachable)."""
+        if self.reachable(roots) == len(self.level) - 2:
+            return self.features(), self.edges, list(roots)
         new = {FALSE: FALSE, TRUE: TRUE}
         feature: list[int] = [-1, -1]
         edges: list[tuple[tuple[int, int], ...]] = [(), ()]
@@ -659,6 +667,7 @@ def build_ensemble(model: Any, opts: Any, guard: Guard) -> BuiltEnsemble:
     except MemoryError:
         raise guard.out_of_memory("Python failed to allocate") from None
     guard.set_size(None)
+    diagram.seal()
     guard.check(diagram.reachable(roots))
     return BuiltEnsemble(tuple(order), diagram, roots, negated, guard.seconds, counts)
 
@@ -677,28 +686,35 @@ def obdd_nodes(diagram: EnsembleDiagram, roots: Sequence[int], enc: Encoding) ->
     Each multi-valued node becomes the decision diagram of its block of variables; a variable none of
     whose values on one side is a value of the feature (an invalid code) is skipped, as the diagram
     compilers leave the encodings' validity out. Distinct roots only: a negated root shares its nodes, as
-    with CUDD's complement edges, so the figure compares with the ``"builder"`` construction's.
+    with CUDD's complement edges, so the figure compares with the ``"builder"`` construction's. Levels are
+    taken deepest first, each with its own unique table (blocks share no variable).
     """
     order, level, sizes = diagram.order, diagram.level, diagram.sizes
-    unique: dict[tuple[int, int, int], int] = {}
-    boolean: dict[int, int] = {FALSE: -2, TRUE: -3}
+    by_level: list[list[int]] = [[] for _ in range(diagram.n_levels)]
     for u in diagram._post(roots):
-        lv = level[u]
+        by_level[level[u]].append(u)
+    boolean: dict[int, int] = {FALSE: -2, TRUE: -3}
+    count = 1
+    for lv in range(diagram.n_levels - 1, -1, -1):
         f = order[lv]
-        child_of = [0] * sizes[lv]
-        for m, c in diagram.edges[u]:
-            b = boolean[c]
-            for k in range(len(child_of)):
-                if m >> k & 1:
-                    child_of[k] = b
-        if enc.kinds[f] in ("log", "binary"):
-            boolean[u] = _log_block(enc.blocks[f], child_of, unique)
-        else:
-            boolean[u] = _block(enc.blocks[f], enc.var_true, child_of, (1 << len(child_of)) - 1, 0, unique)
-    return len(unique) + 1
+        unique: dict[tuple[int, int, int], int] = {}
+        for u in by_level[lv]:
+            child_of = [0] * sizes[lv]
+            for m, c in diagram.edges[u]:
+                b = boolean[c]
+                for k in range(len(child_of)):
+                    if m >> k & 1:
+                        child_of[k] = b
+            if enc.kinds[f] in ("log", "binary"):
+                boolean[u] = _log_block(enc.blocks[f], child_of, unique, count)
+            else:
+                boolean[u] = _block(enc.blocks[f], enc.var_true, child_of, (1 << len(child_of)) - 1, 0, unique, count)
+        count += len(unique)
+    return count
 
 
-def _log_block(vs: Sequence[int], child_of: Sequence[int], unique: dict[tuple[int, int, int], int]) -> int:
+def _log_block(vs: Sequence[int], child_of: Sequence[int], unique: dict[tuple[int, int, int], int],
+               base: int) -> int:
     """:func:`_block` for the log encoding (variable ``vs[j]`` is bit ``len(vs) - 1 - j`` of the value number),
     pairing codes bottom-up; ``None`` stands for the codes past the last value."""
     layer: list[Any] = list(child_of) + [None] * ((1 << len(vs)) - len(child_of))
@@ -715,15 +731,16 @@ def _log_block(vs: Sequence[int], child_of: Sequence[int], unique: dict[tuple[in
                 key = (var, lo, hi)
                 got = unique.get(key)
                 if got is None:
-                    got = unique[key] = len(unique)
+                    got = unique[key] = base + len(unique)
                 nxt.append(got)
         layer = nxt
     return int(layer[0])
 
 
 def _block(vs: Sequence[int], var_true: Sequence[int], child_of: Sequence[int], values: int, j: int,
-           unique: dict[tuple[int, int, int], int]) -> int:
-    """The Boolean node deciding ``values`` (a non-empty set of the feature's values) from variable ``vs[j]`` on."""
+           unique: dict[tuple[int, int, int], int], base: int) -> int:
+    """The Boolean node deciding ``values`` (a non-empty set of the feature's values) from variable ``vs[j]`` on;
+    new nodes are numbered from ``base``."""
     members = [k for k in range(len(child_of)) if values >> k & 1]
     target = child_of[members[0]]
     if all(child_of[k] == target for k in members):
@@ -734,12 +751,12 @@ def _block(vs: Sequence[int], var_true: Sequence[int], child_of: Sequence[int], 
         if high and low:
             break
         j += 1
-    lo = _block(vs, var_true, child_of, low, j + 1, unique)
-    hi = _block(vs, var_true, child_of, high, j + 1, unique)
+    lo = _block(vs, var_true, child_of, low, j + 1, unique, base)
+    hi = _block(vs, var_true, child_of, high, j + 1, unique, base)
     if lo == hi:
         return lo
     key = (vs[j], lo, hi)
     got = unique.get(key)
     if got is None:
-        got = unique[key] = len(unique)
+        got = unique[key] = base + len(unique)
     return got
