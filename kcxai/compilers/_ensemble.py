@@ -680,36 +680,39 @@ def level_counts(diagram: EnsembleDiagram, roots: Sequence[int]) -> list[int]:
     return counts
 
 
-def obdd_nodes(diagram: EnsembleDiagram, roots: Sequence[int], enc: Encoding) -> int:
-    """Nodes of the reduced OBDD of ``roots`` in the Boolean encoding ``enc`` (terminal included).
+def obdd_nodes(table: LevelTable, enc: Encoding, guard: Guard | None = None) -> int:
+    """Nodes of the reduced OBDD of a counting table's class functions in the Boolean encoding ``enc``
+    (terminal included).
 
     Each multi-valued node becomes the decision diagram of its block of variables; a variable none of
     whose values on one side is a value of the feature (an invalid code) is skipped, as the diagram
     compilers leave the encodings' validity out. Distinct roots only: a negated root shares its nodes, as
     with CUDD's complement edges, so the figure compares with the ``"builder"`` construction's. Levels are
-    taken deepest first, each with its own unique table (blocks share no variable).
+    taken deepest first, each with its own unique table (blocks share no variable); every node of the
+    table is counted (the ensemble construction's tables hold reachable nodes only; in float spaces the
+    complement of a two-class test is materialised, so its nodes count too).
     """
-    order, level, sizes = diagram.order, diagram.level, diagram.sizes
-    by_level: list[list[int]] = [[] for _ in range(diagram.n_levels)]
-    for u in diagram._post(roots):
-        by_level[level[u]].append(u)
-    boolean: dict[int, int] = {FALSE: -2, TRUE: -3}
+    order, lev, vchild = table.order, table.lev, table.vchild
+    by_level: list[list[int]] = [[] for _ in range(table.n_levels)]
+    for u, lv in enumerate(lev):
+        if lv < table.n_levels:
+            by_level[lv].append(u)
+    boolean: list[int] = [0] * len(lev)
+    boolean[FALSE], boolean[TRUE] = -2, -3
     count = 1
-    for lv in range(diagram.n_levels - 1, -1, -1):
+    for lv in range(table.n_levels - 1, -1, -1):
         f = order[lv]
         unique: dict[tuple[int, int, int], int] = {}
+        log = enc.kinds[f] in ("log", "binary")
         for u in by_level[lv]:
-            child_of = [0] * sizes[lv]
-            for m, c in diagram.edges[u]:
-                b = boolean[c]
-                for k in range(len(child_of)):
-                    if m >> k & 1:
-                        child_of[k] = b
-            if enc.kinds[f] in ("log", "binary"):
+            child_of = [boolean[c] for c in vchild[u]]
+            if log:
                 boolean[u] = _log_block(enc.blocks[f], child_of, unique, count)
             else:
                 boolean[u] = _block(enc.blocks[f], enc.var_true, child_of, (1 << len(child_of)) - 1, 0, unique, count)
         count += len(unique)
+        if guard is not None:
+            guard.check()
     return count
 
 

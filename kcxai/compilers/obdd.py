@@ -434,12 +434,14 @@ def _compile_ensemble(model: Any, opts: ObddOptions, guard: Guard) -> CompiledMo
     space = model.space
     built = build_ensemble(model, opts, guard)
     enc = Encoding(space, opts.encoding, built.order)
-    guard.phase = "counting the diagram's OBDD nodes"
-    nodes = obdd_nodes(built.diagram, built.roots, enc)
     guard.phase = "building the counting table"
     table = built.table(space)
+    del built.diagram
+    guard.check()
     oracle = DiagramOracle("obdd", space, table)
     check_partition(oracle, model)
+    guard.phase = "counting the diagram's OBDD nodes"
+    nodes = obdd_nodes(table, enc, guard)
     stats = ObddStats(
         size=nodes, nodes=nodes, edges=2 * max(nodes - 1, 0), variables=enc.n_vars, features=space.n_features,
         encoding=opts.encoding, order=tuple(space.names[f] for f in built.order), counting_nodes=table.n_nodes,
