@@ -263,7 +263,9 @@ def test_every_cached_interval_gives_its_node(data):
     th = E._Threshold(src, out, None)
     th.run(roots, s0)
     for rs, e in list(th.entries.items()):
-        for lo, hi, node in zip(e.los, e.his, e.nodes):
+        iv = e.iv or []
+        assert all(iv[j] < iv[j + 3] for j in range(0, len(iv) - 3, 3))  # sorted by lo
+        for lo, hi, node in zip(iv[0::3], iv[1::3], iv[2::3]):
             for s in {lo, hi - 1} - {-math.inf, math.inf}:
                 fresh = E._Threshold(src, out, None)
                 assert fresh.run(rs, int(s)) == node, (rs, lo, hi, s)

@@ -70,7 +70,7 @@ arXiv:1912.10934 (random forests aggregated into one decision diagram).
 from __future__ import annotations
 
 import math
-from bisect import bisect_left, bisect_right
+from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from fractions import Fraction
 from typing import Any
@@ -383,21 +383,24 @@ class _Sources:
 
 class _Entry:
     """One residual tuple ``R``: the least and greatest sum of its trees, its branches (computed on the first
-    state that needs them), and the intervals of partial sums already built with the node each gave (empty
-    tuples until then: most tuples are only ever pruned)."""
+    state that needs them), and the intervals of partial sums already built with the node each gave.
 
-    __slots__ = ("rs", "lo", "hi", "level", "branches", "los", "his", "nodes")
+    Flat tuples and lists, for memory (a large compilation holds a million of these): ``branches`` is
+    ``(mask, ds, child, mask, ds, child, ...)``, per group of values with the same children the mask, what
+    the trees reaching a leaf add to the partial sum, and the child's entry (``None``: no tree left);
+    ``iv`` is ``[lo, hi, node, lo, hi, node, ...]`` sorted by ``lo`` (disjoint; most tuples hold one
+    interval or none, a few dozen at most were seen, so it is scanned).
+    """
+
+    __slots__ = ("rs", "lo", "hi", "level", "branches", "iv")
 
     def __init__(self, rs: Residuals, lo: int, hi: int) -> None:
         self.rs = rs
         self.lo = lo
         self.hi = hi
         self.level = -1
-        #: per group of values with the same children: (mask, what the trees decided add to s, child entry)
-        self.branches: list[tuple[int, int, _Entry | None]] | None = None
-        self.los: Sequence[float] = ()
-        self.his: Sequence[float] = ()
-        self.nodes: Sequence[int] = ()
+        self.branches: tuple[Any, ...] | None = None
+        self.iv: list[Any] | None = None
 
 
 class _Threshold:
@@ -433,7 +436,7 @@ class _Threshold:
         with recursion(self.src.n_levels + 10):
             return self._node(e, s0)[0]
 
-    def _expand(self, e: _Entry) -> list[tuple[int, int, _Entry | None]]:
+    def _expand(self, e: _Entry) -> tuple[Any, ...]:
         """The branches of ``e``: its top level's values grouped by the children of the residuals there."""
         src, entries = self.src, self.entries
         rs = e.rs
@@ -445,22 +448,22 @@ class _Threshold:
             groups = self._tops[top] = self._group(top)
         lo_rest = e.lo - groups[0][3]
         hi_rest = e.hi - groups[0][4]
-        branches: list[tuple[int, int, _Entry | None]] = []
+        branches: list[Any] = []
         for mask, ds, moved, lo_add, hi_add in groups[1:]:
             if moved:
                 key = tuple(sorted(moved + rest))
             elif rest:
                 key = rest
             else:
-                branches.append((mask, ds, None))
+                branches += (mask, ds, None)
                 continue
             child = entries.get(key)
             if child is None:
                 child = entries[key] = _Entry(key, lo_rest + lo_add, hi_rest + hi_add)
-            branches.append((mask, ds, child))
+            branches += (mask, ds, child)
         e.level = lv
-        e.branches = branches
-        return branches
+        e.branches = tuple(branches)
+        return e.branches
 
     def _group(self, top: Residuals) -> list[tuple[int, int, Residuals, int, int]]:
         """For residuals ``top`` at one level: first ``(0, 0, (), lo, hi)`` of ``top`` itself, then per group of
@@ -483,10 +486,14 @@ class _Threshold:
             return TRUE, -e.lo, _INF
         if s + e.hi < 0:
             return FALSE, -_INF, -e.hi
-        los, his = e.los, e.his
-        k = bisect_right(los, s) - 1
-        if k >= 0 and s < his[k]:
-            return e.nodes[k], los[k], his[k]
+        iv = e.iv
+        j = 0  # past the intervals starting at or below s
+        if iv is not None:
+            n = len(iv)
+            while j < n and iv[j] <= s:
+                j += 3
+            if j and s < iv[j - 2]:
+                return iv[j - 1], iv[j - 3], iv[j - 2]
         if self.guard is not None:
             self.guard.tick()
         branches = e.branches
@@ -495,7 +502,8 @@ class _Threshold:
         a: float = -_INF
         b: float = _INF
         by: dict[int, int] = {}
-        for mask, ds, child_e in branches:
+        it = iter(branches)
+        for mask, ds, child_e in zip(it, it, it):
             t = s + ds
             if child_e is None:
                 child, ca, cb = (TRUE, 0, _INF) if t >= 0 else (FALSE, -_INF, 0)
@@ -511,18 +519,13 @@ class _Threshold:
                 b = cb - ds
             by[child] = by.get(child, 0) | mask
         node = self.out.make(e.level, by)
-        # the children only touched other entries: ``k`` still locates s; clip to keep the intervals disjoint
-        lo_k, hi_k = a, b
-        if k >= 0 and his[k] > lo_k:
-            lo_k = his[k]
-        if k + 1 < len(los) and los[k + 1] < hi_k:
-            hi_k = los[k + 1]
-        if not los:
-            e.los, e.his, e.nodes = [lo_k], [hi_k], [node]
+        # the children only touched other entries: ``j`` still locates s; clip to keep the intervals disjoint
+        if iv is None:
+            e.iv = [a, b, node]
         else:
-            los.insert(k + 1, lo_k)  # type: ignore[attr-defined]
-            his.insert(k + 1, hi_k)  # type: ignore[attr-defined]
-            e.nodes.insert(k + 1, node)  # type: ignore[attr-defined]
+            lo_j = iv[j - 2] if j and iv[j - 2] > a else a
+            hi_j = iv[j] if j < len(iv) and iv[j] < b else b
+            iv[j:j] = (lo_j, hi_j, node)
         return node, a, b
 
 
