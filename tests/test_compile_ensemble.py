@@ -237,6 +237,9 @@ def test_limits_stop_the_construction_with_advice(limit, options, language):
     with pytest.raises(kcxai.CompilationLimitError, match=f"exceeded {limit}=.*building the ensemble's diagram") as err:
         kcxai.compile_model(_big_boosted(), language, **options)
     assert err.value.limit == limit and "try another 'order'" in str(err.value)
+    progress = err.value.progress  # how far the construction got, per level
+    assert sorted(progress["order"]) == list(range(24)) and len(progress["states_by_level"]) == 24
+    assert len(progress["nodes_by_level"]) == 24 and all(n >= 0 for n in progress["states_by_level"])
 
 
 # -- the pieces --------------------------------------------------------------------------------------------

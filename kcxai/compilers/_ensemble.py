@@ -77,7 +77,7 @@ from typing import Any
 
 from kcxai.compilers._encoding import Encoding
 from kcxai.compilers._level_table import LevelTable
-from kcxai.compilers._limits import Guard
+from kcxai.compilers._limits import Guard, LimitHit
 from kcxai.compilers._orders import feature_order
 from kcxai.compilers._table import FALSE, TRUE, recursion
 from kcxai.functions import AdditiveTrees
@@ -147,6 +147,8 @@ class EnsembleDiagram:
         self.sizes = [space.features[f].size for f in self.order]
         self.level = [self.n_levels, self.n_levels]
         self.edges: list[tuple[tuple[int, int], ...]] = [(), ()]
+        #: nodes made per level (reported when a limit stops the construction)
+        self.per_level = [0] * self.n_levels
         self._unique: dict[tuple[int, tuple[tuple[int, int], ...]], int] = {}
         self._neg: dict[int, int] = {FALSE: TRUE, TRUE: FALSE}
         self._and: dict[tuple[int, int], int] = {}
@@ -169,6 +171,7 @@ class EnsembleDiagram:
             got = self._unique[key] = len(self.level)
             self.level.append(level)
             self.edges.append(key[1])
+            self.per_level[level] += 1
         return got
 
     def negate(self, u: int) -> int:
@@ -406,10 +409,13 @@ class _Entry:
 class _Threshold:
     """The diagram of ``s0 + sum_t v_t(x) >= 0`` over the trees of a sealed :class:`_Sources`."""
 
-    def __init__(self, src: _Sources, out: EnsembleDiagram, guard: Guard | None) -> None:
+    def __init__(self, src: _Sources, out: EnsembleDiagram, guard: Guard | None,
+                 expanded: list[int] | None = None) -> None:
         self.src = src
         self.out = out
         self.guard = guard
+        #: states expanded per level (a list the caller may share)
+        self.expanded = [0] * src.n_levels if expanded is None else expanded
         self.entries: dict[Residuals, _Entry] = {}
         self._tops: dict[Residuals, list[tuple[int, int, Residuals, int, int]]] = {}
         #: per source node, its child for each value of its level's feature
@@ -473,7 +479,7 @@ class _Threshold:
         masks: dict[tuple[int, ...], int] = {}
         for v, col in enumerate(zip(*[vchild[r] for r in top])):
             masks[col] = masks.get(col, 0) | 1 << v
-        out = [(0, 0, (), sum(lo[r] for r in top), sum(hi[r] for r in top))]
+        out: list[tuple[int, int, Residuals, int, int]] = [(0, 0, (), sum(lo[r] for r in top), sum(hi[r] for r in top))]
         for col, mask in masks.items():
             moved = tuple(c for c in col if c < terminal)
             ds = sum(lo[c] for c in col if c >= terminal)
@@ -499,6 +505,7 @@ class _Threshold:
         branches = e.branches
         if branches is None:
             branches = self._expand(e)
+        self.expanded[e.level] += 1
         a: float = -_INF
         b: float = _INF
         by: dict[int, int] = {}
@@ -541,7 +548,7 @@ def _scaled(spec: AdditiveTrees, c: int, d: int) -> tuple[list[list[int]], int]:
 
 
 def _test(spec: AdditiveTrees, c: int, d: int, out: EnsembleDiagram, level_of: Sequence[int],
-          guard: Guard | None, stats: dict[str, int]) -> int:
+          guard: Guard | None, stats: dict[str, Any]) -> int:
     """The node of ``score_c >= score_d`` (its complement is ``score_d > score_c``)."""
     diffs, s0 = _scaled(spec, c, d)
     src = _Sources(out.sizes, level_of, guard)
@@ -557,23 +564,25 @@ def _test(spec: AdditiveTrees, c: int, d: int, out: EnsembleDiagram, level_of: S
             roots.append(r)
     roots = src.seal(roots)
     stats["source_nodes"] = stats.get("source_nodes", 0) + len(src.level)
-    th = _Threshold(src, out, guard)
+    th = _Threshold(src, out, guard, stats.setdefault("states_by_level", [0] * src.n_levels))
     if guard is not None:
         guard.set_size(lambda: len(out) + len(src.level) + len(th.entries))
     node = th.run(roots, s0)
-    stats["states"] = stats.get("states", 0) + sum(1 for e in th.entries.values() if e.branches is not None)
+    stats["states"] = sum(stats["states_by_level"])
     if guard is not None:
         guard.set_size(lambda: len(out))
     return node
 
 
 def compile_additive(spec: AdditiveTrees, order: Sequence[int], guard: Guard | None = None,
-                     stats: dict[str, int] | None = None) -> tuple[EnsembleDiagram, list[int], list[bool]]:
+                     stats: dict[str, Any] | None = None) -> tuple[EnsembleDiagram, list[int], list[bool]]:
     """The diagram of every class of ``spec`` in ``order``: ``(diagram, roots, negated)``.
 
     Class ``c``'s function is node ``roots[c]``, complemented when ``negated[c]`` (two classes share one
-    test). ``stats`` (if given) receives ``states`` (residual tuples expanded) and ``source_nodes`` (nodes
-    of the trees' diagrams).
+    test). ``stats`` (if given) receives ``states`` (states expanded: a residual tuple with a partial sum
+    that no cached interval covered), ``source_nodes`` (nodes of the trees' diagrams), and, per level,
+    ``states_by_level`` and ``nodes_by_level`` (lists updated as the construction goes, so that they tell
+    how far it got when a limit stops it).
 
     Examples
     --------
@@ -588,6 +597,8 @@ def compile_additive(spec: AdditiveTrees, order: Sequence[int], guard: Guard | N
     (4, [False, True])
     """
     out = EnsembleDiagram(spec.space, order)
+    if stats is not None:
+        stats["nodes_by_level"] = out.per_level  # live: read it after a limit stops the construction
     level_of = [0] * spec.space.n_features
     for lv, f in enumerate(order):
         level_of[f] = lv
@@ -638,7 +649,7 @@ class BuiltEnsemble:
     """
 
     def __init__(self, order: tuple[int, ...], diagram: EnsembleDiagram, roots: list[int], negated: list[bool],
-                 seconds: float, counts: dict[str, int]) -> None:
+                 seconds: float, counts: dict[str, Any]) -> None:
         self.order, self.diagram, self.roots, self.negated = order, diagram, roots, negated
         self.seconds = seconds
         self.states = counts.get("states", 0)
@@ -655,6 +666,14 @@ class BuiltEnsemble:
         return LevelTable(space, self.order, feature, edges, new_roots, negated)
 
 
+def _with_progress(e: LimitHit, order: Sequence[int], counts: dict[str, Any]) -> LimitHit:
+    """``e`` with what the construction had reached: per level (in ``order``), the states expanded and the
+    diagram's nodes."""
+    e.progress = {"order": tuple(order), "states_by_level": list(counts.get("states_by_level", [])),
+                  "nodes_by_level": list(counts.get("nodes_by_level", []))}
+    return e
+
+
 def build_ensemble(model: Any, opts: Any, guard: Guard) -> BuiltEnsemble:
     """The ``"ensemble"`` construction of ``model`` (with ``additive_trees()``) under ``opts``'s ``order``
     (``"auto"``: :func:`ensemble_order`) and ``guard``'s limits."""
@@ -664,11 +683,13 @@ def build_ensemble(model: Any, opts: Any, guard: Guard) -> BuiltEnsemble:
     else:
         order = feature_order(model, opts.order, guard)
     guard.phase = "building the ensemble's diagram feature by feature"
-    counts: dict[str, int] = {}
+    counts: dict[str, Any] = {}
     try:
         diagram, roots, negated = compile_additive(spec, order, guard, counts)
     except MemoryError:
-        raise guard.out_of_memory("Python failed to allocate") from None
+        raise _with_progress(guard.out_of_memory("Python failed to allocate"), order, counts) from None
+    except LimitHit as e:
+        raise _with_progress(e, order, counts)
     guard.set_size(None)
     diagram.seal()
     guard.check(diagram.reachable(roots))

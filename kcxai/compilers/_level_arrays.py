@@ -137,9 +137,9 @@ class LevelArrays:
         level ``l``'s values for the current fixed set, except for the ``affected`` levels (into ``tmp``)."""
         s = self.s
         n_levels = s.n_levels
-        skip = [1] * (len(s.pair_list) + 1)
+        skip: list[Weight] = [1] * (len(s.pair_list) + 1)
         for k, (a, b) in enumerate(s.pair_list, start=1):
-            r = 1
+            r: Weight = 1
             for j in range(a + 1, b):
                 r *= lfac[j]
             skip[k] = r
