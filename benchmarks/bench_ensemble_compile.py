@@ -48,12 +48,20 @@ def _load() -> str:
 
 
 def _compile(model: Any, **options: Any) -> tuple[Any, float, float, str]:
-    """(compiled or None, wall s, CPU s, the limit's message)."""
+    """(compiled or None, wall s, CPU s, the limit's message with how far the construction got)."""
     t, c = time.perf_counter(), time.process_time()
     try:
         compiled = kcxai.compile_model(model, "obdd", **options)
         return compiled, time.perf_counter() - t, time.process_time() - c, ""
     except kcxai.CompilationLimitError as e:
+        progress = getattr(e, "progress", {})
+        if progress.get("order"):
+            names = model.space.names
+            levels = ", ".join(f"{names[f]} {s:,}/{n:,}" for f, s, n in zip(
+                progress["order"], progress["states_by_level"], progress["nodes_by_level"]) if s or n)
+            return None, time.perf_counter() - t, time.process_time() - c, (
+                f"{e}\n      reached, per level (states expanded / diagram nodes): {levels}; total "
+                f"{sum(progress['states_by_level']):,} / {sum(progress['nodes_by_level']):,}")
         return None, time.perf_counter() - t, time.process_time() - c, str(e)
 
 
