@@ -71,7 +71,7 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from fractions import Fraction
 from typing import Any
 
@@ -83,8 +83,8 @@ from kcxai.compilers._table import FALSE, TRUE, recursion
 from kcxai.functions import AdditiveTrees
 from kcxai.space import FeatureSpace
 
-__all__ = ["ensemble_order", "EnsembleDiagram", "compile_additive", "is_additive", "obdd_nodes", "level_counts",
-           "BuiltEnsemble", "build_ensemble"]
+__all__ = ["ensemble_order", "EnsembleDiagram", "compile_additive", "is_additive", "obdd_nodes", "BuiltEnsemble",
+           "build_ensemble"]
 
 _INF = math.inf
 
@@ -694,14 +694,6 @@ def build_ensemble(model: Any, opts: Any, guard: Guard) -> BuiltEnsemble:
     diagram.seal()
     guard.check(diagram.reachable(roots))
     return BuiltEnsemble(tuple(order), diagram, roots, negated, guard.seconds, counts)
-
-
-def level_counts(diagram: EnsembleDiagram, roots: Sequence[int]) -> list[int]:
-    """Reachable internal nodes per level (for reports)."""
-    counts = [0] * diagram.n_levels
-    for u in diagram._post(roots):
-        counts[diagram.level[u]] += 1
-    return counts
 
 
 def obdd_nodes(table: LevelTable, enc: Encoding, guard: Guard | None = None) -> int:
