@@ -22,10 +22,13 @@ from model_strategies import boosted, forests
 from strategies import DISTRIBUTIONS, deltas, instance_of, points, trees
 
 
-@pytest.fixture(scope="module")
-def vectorised():
+@pytest.fixture(scope="module", params=[-1, 1], ids=["numpy-only", "mixed"])
+def vectorised(request):
+    """Numpy on every diagram: for every query, or (``mixed``) only for queries with two free features or
+    more, the recursive evaluation taking the others in the same session."""
     with pytest.MonkeyPatch.context() as mp:  # the same for every example: module-scoped
         mp.setattr(_level_table, "VECTOR_MIN_NODES", 0)
+        mp.setattr(_level_table, "RECURSIVE_MAX_FREE", request.param)
         yield
 
 

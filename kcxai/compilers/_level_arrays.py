@@ -134,7 +134,8 @@ class LevelArrays:
                  tmp: list[dict[Any, Any]] | None, affected: Sequence[bool] | None) -> Weight:
         """The sum over ``roots`` of their weights (complemented where ``negated``), as
         :meth:`LevelTable.evaluate <kcxai.compilers._level_table.LevelTable.evaluate>`; ``memo[l]["v"]`` holds
-        level ``l``'s values for the current fixed set, except for the ``affected`` levels (into ``tmp``)."""
+        level ``l``'s values for the current fixed set, except for the ``affected`` levels (into ``tmp``), and
+        ``memo[n_levels]`` (the terminals' unit) every node's value from the last query."""
         s = self.s
         n_levels = s.n_levels
         skip: list[Weight] = [1] * (len(s.pair_list) + 1)
@@ -144,8 +145,15 @@ class LevelArrays:
                 r *= lfac[j]
             skip[k] = r
         skips = np.asarray(skip, dtype=self.dtype)
-        val = np.zeros(s.n_nodes, dtype=self.dtype)
-        val[1] = 1
+        # the terminals' unit is never affected: it keeps the node values across a session's queries, and
+        # which array each level's values were copied from (a level whose array is unchanged is not copied)
+        kept = memo[n_levels]
+        val = kept.get("val")
+        if val is None:
+            val = kept["val"] = np.zeros(s.n_nodes, dtype=self.dtype)
+            val[1] = 1
+            kept["from"] = [None] * n_levels
+        copied = kept["from"]
         for lv in range(n_levels - 1, -1, -1):
             ids = s.ids[lv]
             if not len(ids):
@@ -154,7 +162,9 @@ class LevelArrays:
             got = store.get("v")
             if got is None:
                 got = store["v"] = self._level(lv, val, skips, point, isfixed, lfac)
-            val[ids] = got
+            if copied[lv] is not got:
+                val[ids] = got
+                copied[lv] = got
         total: Weight = 0 if self.exact else 0.0
         full = None
         for root, neg, lr in zip(roots, negated, root_levels):

@@ -13,6 +13,12 @@ from kcxai.space import FeatureSpace
 __all__ = ["LevelTable"]
 
 
+#: With at most this many free features, a query reaches few nodes: the recursive evaluation, which visits
+#: only those, beats numpy's whole levels even on a large diagram (the two share the session's memo: the
+#: numpy evaluation stores a level's array under ``"v"``, the recursive one its nodes' values).
+RECURSIVE_MAX_FREE = 3
+
+
 class LevelTable(Table):
     """An OBDD read feature by feature: a reduced ordered multi-valued diagram.
 
@@ -121,7 +127,7 @@ class LevelTable(Table):
         one = arith.one
         lfac = [fac[f] for f in order]
         arrays = self._vectorised()
-        if arrays is not None:
+        if arrays is not None and len(fac) - len(fixed) > RECURSIVE_MAX_FREE:
             roots = [self.roots[c] for c in labels]
             return arrays.evaluate(roots, [self.negated[c] for c in labels], [lev[r] for r in roots], point,
                                    [f in fixed for f in range(len(fac))], lfac, memo, tmp, affected)
