@@ -54,7 +54,7 @@ Limits
 One :class:`~kcxai.compilers._limits.Guard` ticks at every tree node, every
 state expanded and every ``apply`` step; its node count is the diagram's nodes
 plus the trees' own. The cached states are no nodes: their memory is what
-``max_memory`` bounds (about 450 bytes each; a 100-tree boosted model held
+``max_memory`` bounds (about 400 bytes each; a 100-tree boosted model held
 700,000 of them).
 
 References
