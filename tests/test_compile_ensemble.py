@@ -238,8 +238,8 @@ def test_limits_stop_the_construction_with_advice(limit, options, language):
         kcxai.compile_model(_big_boosted(), language, **options)
     assert err.value.limit == limit and "try another 'order'" in str(err.value)
     progress = err.value.progress  # how far the construction got, per level
-    assert sorted(progress["order"]) == list(range(24)) and len(progress["states_by_level"]) == 24
-    assert len(progress["nodes_by_level"]) == 24 and all(n >= 0 for n in progress["states_by_level"])
+    assert sorted(progress["order"]) == list(range(24)) and len(progress["nodes_by_level"]) == 24
+    assert len(progress["states_by_level"]) in (0, 24)  # empty when it stopped among the trees' diagrams
 
 
 # -- the pieces --------------------------------------------------------------------------------------------
