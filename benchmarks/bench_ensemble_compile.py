@@ -8,7 +8,9 @@ LightGBM; see ``kcxai/experiments/_ensemble_models.py``) and each size (trees x 
 
 * the new construction (``compile_model(model, "obdd")``, the default for ensembles): wall and CPU
   seconds, OBDD nodes (the diagram in the log encoding), nodes of the multi-valued diagram the queries
-  count on, residual states expanded, and the peak growth of the resident memory;
+  count on, residual states expanded, and the peak growth of the resident memory during the compilation
+  (all models run in one process, so memory freed by earlier ones and reused makes later figures lower
+  bounds; forking each model hung on locks held at the fork);
 * today's construction in the same process (``construction="builder"``: the threshold compiler through
   dd/CUDD) under its own time limit, and the ratio of the two compile times; a builder that hits its
   limit prints ``limit`` and the ratio as a lower bound;
