@@ -49,6 +49,7 @@ from kcxai.explain import (
     min_idrs,
     precision,
     smallest_drs,
+    smallest_dual_idrs,
     smallest_ensemble_axp,
     smallest_ensemble_cxp,
     smallest_idrs,
@@ -72,16 +73,19 @@ from kcxai.models import (
 )
 from kcxai.distribution import Distribution, Mixture, Product, Uniform
 from kcxai.evaluation import DataMetrics, evaluate_on_data
+from kcxai.explain._result import Condition
+from kcxai.explain.inflate import inflate, is_inflated
+from kcxai.scoring import RuleScore, score_rule
 from kcxai.fit import fit_distribution
 from kcxai.oracle import CountingOracle, OracleSession
-from kcxai.space import Feature, FeatureSpace, Interval
+from kcxai.space import MISSING, Feature, FeatureSpace, Interval
 
 __version__ = "0.1.0"
 
 __all__ = [
     "__version__",
     # feature space and models
-    "Feature", "FeatureSpace", "Interval", "Classifier", "DecisionTree", "Leaf", "Split", "load_model",
+    "Feature", "FeatureSpace", "Interval", "MISSING", "Classifier", "DecisionTree", "Leaf", "Split", "load_model",
     "DecisionList", "RuleSet", "Rule", "BddClassifier", "NaiveBayes", "LinearClassifier", "RandomForest",
     "from_sklearn", "from_pipeline",
     # distributions
@@ -91,9 +95,12 @@ __all__ = [
     # explanations
     "Explanation", "min_idrs", "idrs_error", "is_idrs", "is_min_idrs", "precision",
     "local_cdrs", "min_cdrs", "is_cdrs", "is_min_cdrs", "smallest_drs", "is_smallest_drs",
-    "smallest_idrs", "is_smallest_idrs", "min_dual_idrs", "is_dual_idrs", "is_min_dual_idrs", "enumerate_idrs",
+    "smallest_idrs", "is_smallest_idrs", "min_dual_idrs", "is_dual_idrs", "is_min_dual_idrs", "smallest_dual_idrs",
+    "enumerate_idrs",
     "ensemble_axp", "ensemble_cxp", "smallest_ensemble_axp", "smallest_ensemble_cxp", "is_ensemble_axp",
     "is_ensemble_cxp", "BoostedTrees",
+    # rules: widened conditions, any rule scored
+    "inflate", "is_inflated", "Condition", "score_rule", "RuleScore",
     # explainer objects
     "Explainer", "ExplanationSet", "RowFailure",
     # errors

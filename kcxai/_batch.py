@@ -1,10 +1,10 @@
 """Running one explanation method over many instances: in process, or in joblib workers.
 
-Work is cut into chunks of rows; each joblib task explains one chunk. A task carries the kcxai model
-(plain Python, picklable), never a compiled diagram (pysdd / CUDD objects cannot be pickled): a
-worker compiles the model once and keeps the compiled form for the explainer's later tasks, keyed by a
-token. The parent process registers its own compiled form under the same token, so the sequential
-and threading backends reuse it without recompiling.
+Work is cut into chunks of rows; each joblib task explains one chunk. A task carries the compiled
+form the explainer chose (:class:`Job`); in process (sequential or threads) it is that very
+object, and a worker process receives it pickled as its model, language and options and compiles
+it once (:meth:`kcxai.compilers.CompiledModel.__reduce__`). Tables derived from it for batches
+(the tree batch of :mod:`kcxai.explain._tree_batch`) are kept by the compiled form itself.
 
 A failure on one row becomes a :class:`~kcxai.explanation_set.RowFailure` for that row with
 ``on_error="report"``; with ``on_error="raise"`` it stops the batch with an error naming the row.
@@ -13,83 +13,54 @@ A failure on one row becomes a :class:`~kcxai.explanation_set.RowFailure` for th
 from __future__ import annotations
 
 import math
-from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from kcxai._errors import InvalidInputError, InvalidTypeError, KcxaiError
 from kcxai.explanation_set import Row, RowFailure
-from kcxai.space import Probability
 
-__all__ = ["Job", "run", "register", "ON_ERROR"]
+__all__ = ["Job", "run", "ON_ERROR", "check_n_jobs", "explain_chunk"]
 
 #: Accepted values of ``on_error``.
 ON_ERROR = ("raise", "report")
 
-_COMPILED: "OrderedDict[str, Any]" = OrderedDict()
-_CACHE_SIZE = 8
-
-
-def register(token: str, compiled: Any) -> None:
-    """Keep ``compiled`` for tasks carrying ``token`` (in this process; the last few are kept)."""
-    _COMPILED[token] = compiled
-    _COMPILED.move_to_end(token)
-    while len(_COMPILED) > _CACHE_SIZE:
-        _COMPILED.popitem(last=False)
-
-
-def _compiled(job: "Job") -> Any:
-    found = _COMPILED.get(job.token)
-    if found is None:
-        from kcxai.compilers import compile_model
-
-        found = compile_model(job.model, job.language, **job.compile_options)
-        register(job.token, found)
-    return found
-
 
 @dataclass(frozen=True)
 class Job:
-    """What a task needs besides its rows: the model, how to compile it, what to run."""
+    """What a task needs besides its rows: the compiled form answering, the method, its bound and options.
 
-    token: str
-    model: Any
-    language: str
-    compile_options: dict[str, Any]
+    Attributes
+    ----------
+    compiled : CompiledModel
+    method : str
+        A name in :data:`kcxai.explain._methods.METHODS`.
+    bound : Fraction or float
+        The method's ``delta`` or ``precision`` (its :attr:`~kcxai.explain._methods.Method.bound`).
+    options : dict
+        Passed to the method's function.
+    on_error : {"raise", "report"}
+    """
+
+    compiled: Any
     method: str
-    delta: Any
+    bound: Any
     options: dict[str, Any] = field(default_factory=dict)
     on_error: str = "raise"
 
 
-def _coverage(space: Any, instance: Sequence[Any], e: Any) -> Probability | None:
-    cov = getattr(e, "coverage", None)  # Explanation.coverage, where the explainers report it
-    if cov is not None:
-        return cov  # type: ignore[no-any-return]
-    if e.kind != "relevant":
-        return None
-    try:
-        point = space.encode(instance)
-        return space.probability(space.consistent_weight(point, e.features))  # type: ignore[no-any-return]
-    except (AttributeError, TypeError):  # a distribution without a product form
-        return None
-
-
-def explain_chunk(job: Job, rows: Sequence[tuple[Any, tuple[Any, ...]]]) -> list[tuple[Row, Probability | None]]:
+def explain_chunk(job: Job, rows: Sequence[tuple[Any, tuple[Any, ...]]]) -> list[Row]:
     """Explain ``rows`` (``(id, instance)`` pairs): the task each worker runs."""
-    from kcxai._methods import resolve_method
+    from kcxai.explain._methods import METHODS
 
-    compiled = _compiled(job)
-    method, delta = resolve_method(job.method, job.delta)
-    fast = _fast_path(compiled, job, delta, rows)
+    method = METHODS[job.method]
+    fast = _fast_path(job, rows)
     if fast is not None:
         return fast
-    space = compiled.model.space
-    out: list[tuple[Row, Probability | None]] = []
+    out: list[Row] = []
     for rid, inst in rows:
         try:
-            e = method.function(compiled, inst, delta, **job.options)
+            e = method.function(job.compiled, inst, job.bound, **job.options)
         except Exception as err:  # one row's failure is that row's (see the module docstring)
             if job.on_error == "raise":
                 if isinstance(err, KcxaiError):
@@ -97,31 +68,26 @@ def explain_chunk(job: Job, rows: Sequence[tuple[Any, tuple[Any, ...]]]) -> list
                     named.__dict__.update(err.__dict__)  # e.g. SearchLimitError's limit, seconds
                     raise named from err
                 raise
-            out.append((RowFailure(rid, tuple(inst), type(err).__name__, str(err)), None))
+            out.append(RowFailure(rid, tuple(inst), type(err).__name__, str(err)))
             continue
-        if method.name != e.method:  # "axp" / "cxp" run min_idrs / min_dual_idrs with delta 0
-            from dataclasses import replace
-
-            e = replace(e, method=method.name)
-        out.append((e, _coverage(space, inst, e)))
+        out.append(e if e.method == method.name else replace(e, method=method.name))  # "axp" runs min_idrs
     return out
 
 
-def _fast_path(compiled: Any, job: Job, delta: Any, rows: Sequence[tuple[Any, tuple[Any, ...]]]
-               ) -> list[tuple[Row, Probability | None]] | None:
+def _fast_path(job: Job, rows: Sequence[tuple[Any, tuple[Any, ...]]]) -> list[Row] | None:
     """The grouped tree path for min_idrs / axp on the dt language, where it applies."""
-    if job.language != "dt" or job.method not in ("min_idrs", "axp"):
+    if job.compiled.language != "dt" or job.method not in ("min_idrs", "axp"):
         return None
-    if job.options and (set(job.options) != {"start"} or not isinstance(job.options["start"], str)
-                        or job.options["start"] != "path"):
+    start = job.options.get("start")
+    if set(job.options) - {"start", "max_seconds", "inflate"} or job.options.get("inflate") is True or \
+            not (start is None or (isinstance(start, str) and start == "path")):
         return None
     from kcxai.explain._tree_batch import TreeBatch
 
-    batch = TreeBatch.for_compiled(compiled)
+    batch = TreeBatch.for_compiled(job.compiled)
     if batch is None:
         return None
-    return batch.min_idrs_rows(rows, delta, method=job.method, start=job.options.get("start"),
-                               on_error=job.on_error)
+    return batch.min_idrs_rows(rows, job.bound, method=job.method, start=start, on_error=job.on_error)
 
 
 def check_n_jobs(n_jobs: Any) -> int | None:
@@ -134,7 +100,7 @@ def check_n_jobs(n_jobs: Any) -> int | None:
 
 
 def run(job: Job, rows: Sequence[tuple[Any, tuple[Any, ...]]], *, n_jobs: int | None, progress: bool,
-        chunk_size: int | None = None) -> list[tuple[Row, Probability | None]]:
+        chunk_size: int | None = None) -> list[Row]:
     """Explain every row, in order; ``n_jobs`` > 1 or -1 spreads chunks over joblib workers."""
     if job.on_error not in ON_ERROR:
         raise InvalidInputError(f"'on_error' must be one of {list(ON_ERROR)}. Got {job.on_error!r} instead.")
@@ -145,7 +111,7 @@ def run(job: Job, rows: Sequence[tuple[Any, tuple[Any, ...]]], *, n_jobs: int | 
     try:
         if n_jobs in (None, 1):
             size = chunk_size or 256
-            out: list[tuple[Row, Probability | None]] = []
+            out: list[Row] = []
             for k in range(0, len(rows), size):
                 part = explain_chunk(job, rows[k:k + size])
                 out += part

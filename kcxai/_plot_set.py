@@ -2,7 +2,7 @@
 
 :func:`plot_feature_frequency`: the share of explanations that contain each feature.
 :func:`plot_size_and_bound`: how many features explanations have, and where their exact precision (for
-C-delta sets) or error (for I-delta sets) lies against the bound delta they were computed for.
+C-delta sets) or error (for I-delta sets) lies against the bound they were computed for.
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ def plot_feature_frequency(result: Any, *, top: int = 20, ax: Any = None) -> Any
 
 def plot_size_and_bound(result: Any, *, axes: Any = None) -> Any:
     """Two panels: a histogram of explanation sizes; exact precision (C-delta methods) or error
-    (I-delta methods) of each explanation against its size, with the bound delta as a line.
+    (I-delta methods) of each explanation against its size, with the bound as a line.
 
     Examples
     --------
@@ -77,7 +77,7 @@ def plot_size_and_bound(result: Any, *, axes: Any = None) -> Any:
     >>> import kcxai
     >>> from kcxai.viz import plot_size_and_bound
     >>> result = kcxai.Explainer(kcxai.datasets.running_example_tree()).explain(
-    ...     [(1, 1, 1, 1, 0, 0, 0, 0, 1), (0, 0, 0, 0, 0, 0, 0, 0, 0)], method="local_cdrs", delta=0.9)
+    ...     [(1, 1, 1, 1, 0, 0, 0, 0, 1), (0, 0, 0, 0, 0, 0, 0, 0, 0)], method="local_cdrs", precision=0.9)
     >>> left, right = plot_size_and_bound(result)
     >>> right.get_ylabel()
     'exact precision'
@@ -95,11 +95,12 @@ def plot_size_and_bound(result: Any, *, axes: Any = None) -> Any:
     precision = result.bounds == "precision"
     values = [float(e.precision if precision else e.error) for e in expl]
     right.scatter(sizes, values, s=14, alpha=0.6, color="#1f5fbf", label="explanations")
-    deltas = sorted({float(e.delta) for e in expl if e.delta is not None})
-    for d in deltas:
-        right.axhline(d, color="#d62728", linestyle="--", label=f"delta = {d:g}")
+    name = "precision bound" if precision else "delta"
+    bounds = sorted({float(b) for e in expl for b in [e.precision_bound if precision else e.delta] if b is not None})
+    for d in bounds:
+        right.axhline(d, color="#d62728", linestyle="--", label=f"{name} = {d:g}")
     right.set_xlabel("features in the explanation")
     right.set_ylabel("exact precision" if precision else "exact error")
-    right.set_title(("precision (at least delta)" if precision else "error (at most delta)") + " vs size")
+    right.set_title(("precision (at least the bound)" if precision else "error (at most delta)") + " vs size")
     right.legend(loc="best", fontsize=8)
     return left, right

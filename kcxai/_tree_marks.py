@@ -6,12 +6,18 @@ from typing import Any
 
 from kcxai._errors import InvalidInputError, InvalidTypeError
 
-__all__ = ["highlight"]
+__all__ = ["highlight", "check_tree"]
 
 
 def _edge_label(feature: Any, mask: int) -> str:
-    """The values of one branch, without the feature name (``<= 30``, ``= 1``, ``in {a, b}``)."""
+    """The values of one branch, without the feature name (``<= 30``, ``= 1``, ``in {a, b}``); a categorical
+    branch holding more values than it leaves out names those it leaves out (``!= a``, ``not in {a, b}``)."""
     ks = [k for k in range(feature.size) if mask >> k & 1]
+    out = [k for k in range(feature.size) if not mask >> k & 1]
+    if not feature.is_numeric and len(ks) > 1 and 0 < len(out) < len(ks):
+        if len(out) == 1:
+            return f"!= {feature.label(out[0])}"
+        return f"not in {{{', '.join(feature.label(k) for k in out)}}}"
     lit = feature.set_literal(ks)
     prefix = feature.name + " "
     return lit[len(prefix):] if lit.startswith(prefix) else lit
@@ -22,15 +28,46 @@ def _check_max_depth(max_depth: Any) -> None:
         raise InvalidInputError(f"'max_depth' must be a non-negative int or None. Got {max_depth!r} instead.")
 
 
+#: What to do instead, by the ``model_type`` of a model the drawings do not draw.
+_INSTEAD = {
+    "random_forest": "draw one of its trees, plot_tree(model.trees[i], explanation): its splits and the "
+                     "instance's path, its leaves that tree's vote (not the forest's class)",
+    "boosted_trees": "its trees' leaves hold scores that add up across trees, not classes, so no single tree "
+                     "shows a prediction; plot an ExplanationSet instead (plot_feature_frequency)",
+    "decision_list": "print its rules instead: print(model.to_text())",
+    "rule_set": "print its rules instead: print(model.to_text())",
+}
+
+
+def check_tree(tree: Any, what: str = "the drawing") -> None:
+    """Refuse anything but a :class:`~kcxai.DecisionTree`, naming what was given and what to draw instead."""
+    from kcxai.models._base import Classifier
+    from kcxai.models.tree import DecisionTree
+
+    if isinstance(tree, DecisionTree):
+        return
+    kind = type(tree).__name__
+    if isinstance(tree, Classifier):
+        hint = _INSTEAD.get(type(tree).model_type, "explain it and plot the ExplanationSet instead "
+                                                   "(plot_feature_frequency, plot_size_and_bound)")
+        got = f"a {kind} ({type(tree).model_type})"
+    elif hasattr(tree, "tree_") and hasattr(tree, "predict"):
+        hint, got = "import it first: kcxai.DecisionTree.from_sklearn(clf)", f"a scikit-learn {kind}"
+    elif hasattr(tree, "model_") and hasattr(tree, "explain"):
+        hint, got = "pass its model: explainer.model_ (when it is a tree)", f"an {kind}"
+    else:
+        hint, got = "pass a kcxai.DecisionTree", f"{kind}"
+    raise InvalidTypeError(f"'tree' must be a DecisionTree: {what} draws one decision tree. Got {got}, "
+                           f"which it does not draw; {hint}.")
+
+
 def highlight(tree: Any, explanation: Any = None, instance: Any = None
               ) -> tuple[frozenset[int], set[int], set[tuple[int, int]]]:
     """What a drawing highlights: the explanation's features, and the nodes and edges of the instance's
     path (the explanation's instance unless ``instance`` is given). Checks the arguments."""
     from kcxai.explain._result import Explanation
-    from kcxai.models.tree import DecisionTree
 
-    if not isinstance(tree, DecisionTree):
-        raise InvalidTypeError(f"'tree' must be a DecisionTree. Got {type(tree).__name__} instead.")
+    check_tree(tree)
     if explanation is not None and not isinstance(explanation, Explanation):
         raise InvalidTypeError(f"'explanation' must be an Explanation. Got {type(explanation).__name__} instead.")
     space = tree.space

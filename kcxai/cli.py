@@ -1,7 +1,9 @@
 """The ``kcxai`` command line.
 
 Subcommands: ``demo`` (the README's main job), ``explain`` (one instance of a
-saved model) and ``compile`` (compile a saved model and report its size).
+saved model), ``score`` (a rule's exact precision and coverage), ``compile``
+(compile a saved model and report its size), ``languages``, ``explain-csv`` and
+``experiment``.
 Each subcommand is added to the parser by its own ``_add_<name>`` function.
 
 User errors print one line ``kcxai: error: ...`` to stderr and exit with
@@ -104,8 +106,9 @@ def _add_model_args(p: argparse.ArgumentParser) -> None:
 
 
 def _demo(args: argparse.Namespace) -> int:
-    """Train a pipeline on the bundled adult data (labelled columns), fit the distribution on the training
-    rows, and explain a few held-out rows, with each rule's precision on the held-out rows beside the exact one."""
+    """Train a pipeline on the bundled adult data, fit the distribution on the training rows, and explain a
+    few held-out rows: the sufficient reason, the rule whose precision is bounded, and the paper's
+    I-delta set, each with its exact measures and its precision on held-out rows that were not explained."""
     import numpy as np
     from sklearn.compose import ColumnTransformer
     from sklearn.pipeline import make_pipeline
@@ -116,48 +119,83 @@ def _demo(args: argparse.Namespace) -> int:
     from kcxai.datasets import load_dataset
 
     ds = load_dataset("adult", as_frame=True)
-    if args.instances > ds.X.shape[0]:
-        raise InvalidInputError(f"--instances must be at most {ds.X.shape[0]} (the rows of adult). Got {args.instances}.")
+    if args.instances > ds.X.shape[0] // 10:
+        raise InvalidInputError(f"--instances must be at most {ds.X.shape[0] // 10}. Got {args.instances}.")
     rng = np.random.default_rng(args.seed)
     order = rng.permutation(ds.X.shape[0])
     cut = int(0.8 * len(order))
     X_train, y_train = ds.X.iloc[order[:cut]], ds.y.iloc[order[:cut]]
-    X_test = ds.X.iloc[order[cut:]]
+    X_test, y_test = ds.X.iloc[order[cut:]], ds.y.iloc[order[cut:]]
+    rows = X_test.iloc[:args.instances]  # explained; the other held-out rows check the rules
+    check = X_test.iloc[args.instances:]
     coded = list(ds.value_maps)
     encode = ColumnTransformer([("categories", OrdinalEncoder(), coded)], remainder="passthrough")
     pipe = make_pipeline(encode, DecisionTreeClassifier(max_depth=args.max_depth, random_state=args.seed))
     pipe.fit(X_train, y_train)
     explainer = kcxai.Explainer(pipe, X_train)  # a product distribution fitted on the training rows
     tree = explainer.model_
+    predicted = np.asarray(explainer.predict(check))
+    base = {c: float(np.mean(predicted == c)) for c in tree.classes}
     print(f"adult: {len(X_train)} training rows, {len(X_test)} held out, {ds.X.shape[1]} columns; sklearn "
           f"pipeline (OrdinalEncoder on {len(coded)} coded columns + tree): {tree.n_nodes} nodes, depth "
-          f"{tree.depth}, held-out accuracy {pipe.score(X_test, ds.y.iloc[order[cut:]]):.3f}")
-    print("Feature space: the original columns (numeric ones cut at the tree's thresholds); probabilities under "
-          "the product of the columns' value frequencies in the training rows.\n")
-    for k in rng.choice(len(X_test), size=args.instances, replace=False):
-        row = X_test.iloc[int(k)]
-        print(f"row {row.name}: predicted {explainer.predict(row)[0]}")
-        asks = [(f"delta={delta}", "min_idrs", delta) for delta in args.delta]
-        asks.append(("precision >= 0.95", "local_cdrs", 0.95))
-        for title, method, delta in asks:
-            result = explainer.explain(row, method=method, delta=delta, start="path")
+          f"{tree.depth}, held-out accuracy {pipe.score(X_test, y_test):.3f}")
+    print("Every probability below is exact, under the product of the columns' value frequencies in the training "
+          f"rows; 'on data' is measured on the {len(check)} held-out rows that are not explained here.\n")
+    asks = [("sufficient reason (AXp, delta = 0)", "axp", {}),
+            (f"rule with precision >= {args.precision:g}", "local_cdrs", {"precision": args.precision}),
+            (f"the paper's I-delta set (delta = {args.delta:g})", "min_idrs", {"delta": args.delta})]
+    for rid, row in rows.iterrows():
+        print(f"row {rid}: predicted {explainer.predict(row)[0]}")
+        for title, method, bound in asks:
+            result = explainer.explain(row, method=method, start="path", **bound)
             e = result.explanations[0]
-            held = explainer.evaluate(result, X_test).iloc[0]
-            on_data = "no matching row" if held["data_precision"] is None else f"{held['data_precision']:.4f}"
+            held = explainer.evaluate(result, check).iloc[0]
             print(f"  {title}: {e.rule()}")
-            print(f"    {len(e)} features, error {float(e.error or 0):.5f}, precision {float(e.precision or 0):.4f} "
-                  f"(on held-out rows {on_data}, {int(held['data_matching'])} matching), {e.seconds * 1000:.2f} ms")
+            print(f"    {len(e)} features; {_demo_measures(e, method)}; {_demo_on_data(held, e, method, base)}")
         print()
     return 0
 
 
+def _demo_measures(e: Any, method: str) -> str:
+    if method == "axp":
+        return f"every input agreeing on them gets this class (precision 1, proved), coverage {float(e.coverage):.3%}"
+    if method == "min_idrs":
+        return (f"bounds Pr(class differs and these features agree) <= {float(e.delta):g}: error "
+                f"{float(e.error):.5f}; precision {float(e.precision):.4f}, coverage {float(e.coverage):.3%}")
+    return f"precision {float(e.precision):.4f} (exact), coverage {float(e.coverage):.3%}"
+
+
+def _demo_on_data(held: Any, e: Any, method: str, base: dict[Any, float]) -> str:
+    """On-data precision, and why beside it when it is below 0.8."""
+    if held["data_precision"] is None or held["data_precision"] != held["data_precision"]:
+        return "on data: no matching held-out row"
+    p = float(held["data_precision"])
+    matching = int(held["data_matching"])
+    out = f"on data: precision {p:.4f} on {matching} matching rows"
+    if p >= 0.8:
+        return out
+    if method == "min_idrs":
+        why = ("an I-delta set bounds the joint error over all inputs, not the precision: it says 'rarely wrong "
+               f"overall', not 'a reason'; {e.prediction} is predicted for {base.get(e.prediction, 0.0):.0%} of "
+               "held-out rows")
+    elif matching < 30:
+        why = f"only {matching} matching rows: a noisy estimate"
+    else:
+        why = ("the fitted product distribution ignores how columns depend on each other: "
+               "Explainer(..., distribution='mixture') tracks the data more closely")
+    return f"{out} (below 0.8: {why})"
+
+
 def _add_demo(sub: Any) -> None:
     d = sub.add_parser("demo", help="explain a tree trained on the bundled adult dataset",
-                       description="Train a decision tree on the bundled adult dataset and print "
-                                   "min-I-delta-relevant sets for a few instances.")
+                       description="Train a decision tree on the bundled adult dataset and print, for a few "
+                                   "held-out rows, the sufficient reason, a rule of bounded precision and the "
+                                   "paper's I-delta set, with exact measures and precision on held-out rows.")
     d.add_argument("--instances", type=positive_int, default=5, help="how many instances to explain (default 5)")
-    d.add_argument("--delta", type=delta_float, nargs="+", default=[0.0, 0.01, 0.05],
-                   help="error bounds in [0, 1]")
+    d.add_argument("--precision", type=delta_float, default=0.95,
+                   help="lower bound on the precision of the rule (default 0.95)")
+    d.add_argument("--delta", type=delta_float, default=0.05,
+                   help="upper bound on the error of the paper's I-delta set (default 0.05)")
     d.add_argument("--max-depth", type=positive_int, default=10, help="depth of the trained tree (default 10)")
     d.add_argument("--seed", type=seed, default=0, help="seed of the tree and of the instances (default 0)")
     d.set_defaults(func=_demo)
@@ -168,18 +206,23 @@ def _add_demo(sub: Any) -> None:
 
 def _explain(args: argparse.Namespace) -> int:
     import kcxai
+    from kcxai.explain._methods import METHODS, resolve_method
 
     model = _load_model(args.model, args.map)
     space = model.space
     instance = parse_instance(space, args.instance, values=args.values)
-    order = None if args.order is None else parse_features(space, args.order, "--order")
-    start: Any = None
+    m, bound = resolve_method(args.method, delta=args.delta, precision=args.precision)
+    options: dict[str, Any] = {}
+    if args.order is not None:
+        options["order"] = parse_features(space, args.order, "--order")
     if args.start == "path":
-        start = "path"
+        options["start"] = "path"
     elif args.start not in (None, "all"):
-        start = parse_features(space, args.start, "--start")
-    target = model if args.language is None else kcxai.compile_model(model, args.language)
-    e = kcxai.min_idrs(target, instance, args.delta, order=order, start=start)
+        options["start"] = parse_features(space, args.start, "--start")
+    if args.max_seconds is not None:
+        options["max_seconds"] = args.max_seconds
+    explainer = kcxai.Explainer(model, language=args.language)
+    e = explainer.explain_one(list(instance), method=m.name, **{m.bound: bound}, **options)
     if args.json:
         d = {"model": args.model, "instance": [_plain(v) for v in instance], **e.to_dict()}
         d["values"] = [_plain(v) for v in d["values"]]
@@ -191,7 +234,7 @@ def _explain(args: argparse.Namespace) -> int:
     print(f"model: {args.model} ({model!r})")
     print(f"instance: {shown}")
     print(f"predicted class: {e.prediction}")
-    print(f"{len(e)} of {space.n_features} features are {'' if e.delta == 0 else 'delta-'}relevant:")
+    print(f"{len(e)} of {space.n_features} features: {m.name}, {METHODS[m.name].summary}")
     print(e)
     return 0
 
@@ -199,10 +242,12 @@ def _explain(args: argparse.Namespace) -> int:
 def _add_explain(sub: Any) -> None:
     p = sub.add_parser(
         "explain", help="explain one prediction of a saved model",
-        description="Compute a subset-minimal I-delta-relevant set (the paper's Algorithm 1) for one "
-                    "instance of a saved model, with its exact error and precision.",
+        description="Explain one instance of a saved model: by default a locally minimal set whose "
+                    "precision is at least --precision (0.95); with --delta a subset-minimal I-delta-relevant "
+                    "set (the paper's Algorithm 1); any --method of the method table; with exact measures.",
         epilog="Examples:\n"
                "  kcxai explain bundled:running_example --instance 1,1,1,1,0,0,0,0,1 --delta 0.03 --start path\n"
+               "  kcxai explain bundled:running_example --instance 1,1,1,1,0,0,0,0,1 --method axp\n"
                "  kcxai explain tree.dt tree.map --values tree --instance 3,6,4,0,6,0,4,1,0,2,0,9 --delta 1/100 --json\n"
                "  kcxai explain model.json --instance '{\"age\": 37, \"colour\": \"red\"}' --language sdd",
         formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -215,12 +260,10 @@ def _add_explain(sub: Any) -> None:
                    help="for a .dt tree: read --instance as tree values (the codes in the .dt file), as original "
                         "values (after '=' in the .map), or 'auto' (default): either, and an error when a value "
                         "means different things in the two; features without a .map have one vocabulary")
-    p.add_argument("--delta", "-d", type=delta, default=Fraction(0),
-                   help="the bound on the error, read exactly (0.01, 1/100); default 0 (an abductive "
-                        "explanation)")
+    add_method_args(p)
     p.add_argument("--language", "-l", default=None, choices=list(LANGUAGES), metavar="LANG",
-                   help=f"knowledge-compilation language answering the counting queries ({', '.join(LANGUAGES)}); "
-                        "default: the model's native oracle")
+                   help=f"force the engine answering the queries ({', '.join(LANGUAGES)}); default: chosen "
+                        "for the method and bound (exact counts when the model compiles within the probe budget)")
     p.add_argument("--order", default=None,
                    help="comma-separated features (names or 0-based indices) in the order they are tried")
     p.add_argument("--start", default=None,
@@ -228,6 +271,66 @@ def _add_explain(sub: Any) -> None:
                         "features forming a relevant set")
     p.add_argument("--json", action="store_true", help="print the explanation as JSON")
     p.set_defaults(func=_explain)
+
+
+def add_method_args(p: argparse.ArgumentParser) -> None:
+    """``--method``, ``--delta``, ``--precision`` and ``--max-seconds``, read from the method table."""
+    from kcxai._cli_args import seconds_or_none
+    from kcxai.explain._methods import DEFAULT_METHOD, DEFAULT_PRECISION, METHODS
+
+    p.add_argument("--method", "-m", default=None, choices=list(METHODS), metavar="METHOD",
+                   help=f"the explanation: {', '.join(METHODS)}; default {DEFAULT_METHOD} (precision-bounded), "
+                        "or min_idrs when only --delta is given")
+    p.add_argument("--delta", "-d", type=delta, default=None,
+                   help="upper bound on the error Pr(kappa(x) != c and x_S = v_S) of the error-bounded methods "
+                        "(min_idrs, smallest_idrs, min_dual_idrs, ...), read exactly (0.01, 1/100); default 0")
+    p.add_argument("--precision", "-p", type=delta, default=None,
+                   help="lower bound on the precision Pr(kappa(x) = c | x_S = v_S) of the precision-bounded "
+                        f"methods (local_cdrs, min_cdrs, smallest_drs), read exactly; default {float(DEFAULT_PRECISION)}")
+    p.add_argument("--max-seconds", type=seconds_or_none, default=None, metavar="SECONDS",
+                   help="time limit of each explanation (default 60; 'none': no limit)")
+
+
+# -- score --------------------------------------------------------------------------
+
+
+def _score(args: argparse.Namespace) -> int:
+    import kcxai
+
+    model = _load_model(args.model, args.map)
+    explainer = kcxai.Explainer(model, language=args.language)
+    rows = None
+    if args.data is not None:
+        from kcxai._cli_batch import _read_csv
+
+        rows = _read_csv(args.data)
+    score = explainer.score(args.rule, rows)
+    if args.json:
+        print(json.dumps({"model": args.model, **{k: _json_value(v) for k, v in score.to_dict().items()}}, indent=2))
+        return 0
+    print(f"model: {args.model} ({model!r})")
+    print(score)
+    return 0
+
+
+def _add_score(sub: Any) -> None:
+    p = sub.add_parser(
+        "score", help="the exact precision and coverage of a rule",
+        description="Score a rule (yours, or one kcxai printed) on a saved model: its exact precision and "
+                    "coverage under the model's distribution, and on the rows of a CSV file if given.",
+        epilog="Examples:\n"
+               "  kcxai score bundled:running_example --rule 'IF x1 = 1 AND x9 = 1 THEN class = 1'\n"
+               "  kcxai score model.json --rule 'IF age > 37.5 THEN class = >50K' --data rows.csv --json",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    _add_model_args(p)
+    p.add_argument("--rule", "-r", required=True,
+                   help="IF cond AND cond [THEN class = c]; a condition is 'name = v', 'name in {a, b}', "
+                        "'name > 37.5', 'name <= 52.5' or 'name in (29.5, 52.5]' (bounds at the feature's cuts)")
+    p.add_argument("--data", default=None, metavar="CSV", help="rows to measure the rule on as well")
+    p.add_argument("--language", "-l", default=None, choices=list(LANGUAGES), metavar="LANG",
+                   help="force the exact counting language (default: the model's, within the probe budget)")
+    p.add_argument("--json", action="store_true", help="print the scores as JSON")
+    p.set_defaults(func=_score)
 
 
 # -- compile ------------------------------------------------------------------------
@@ -301,6 +404,7 @@ def _parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     _add_demo(sub)
     _add_explain(sub)
+    _add_score(sub)
     _add_compile(sub)
     _add_languages(sub)
     from kcxai._cli_batch import add_subparser as _add_explain_csv
@@ -332,7 +436,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     model: bundled:running_example (DecisionTree(35 nodes, depth 8, 9 features, 2 classes))
     instance: x1=1, x2=1, x3=1, x4=1, x5=0, x6=0, x7=0, x8=0, x9=1
     predicted class: 1
-    2 of 9 features are delta-relevant:
+    2 of 9 features: min_idrs, subset-minimal I-delta-relevant set (Algorithm 1): error <= delta
     IF x1 = 1 AND x9 = 1 THEN class = 1
     ...
     0

@@ -7,6 +7,11 @@ instance on the explanation's features, the share the model gives the same
 class. The figures are exact ratios of row counts (``Fraction``), but they are
 measured *on the sample*, not guaranteed for the distribution: the
 distribution's numbers are the guarantee; these show whether it tracks the data.
+
+Measure on rows that were not explained: a rule always matches its own row, which the model gives the
+explained class, so evaluating rules on the rows they explain flatters them (50 rules on their own 50
+rows: precision 0.768, against 0.516 on disjoint rows). :meth:`kcxai.Explainer.evaluate` leaves the
+explained rows out itself.
 """
 
 from __future__ import annotations
@@ -21,6 +26,8 @@ import numpy as np
 from kcxai._errors import InvalidInputError, InvalidTypeError
 from kcxai.data import DataLike, encode_rows
 from kcxai.explain._result import Explanation
+from kcxai.explain.inflate import box_of
+from kcxai.oracle import Box
 
 if TYPE_CHECKING:  # pragma: no cover
     from kcxai.compilers._base import CompiledModel
@@ -40,22 +47,26 @@ class DataMetrics:
     rows : int
         Rows evaluated.
     matching : int
-        Rows with ``x_S = v_S`` (the rule's condition holds).
+        Rows meeting the rule's conditions (``x_S = v_S``, or the widened conditions).
     agreeing : int
         Of those, the rows the model gives the explained class.
     coverage : Fraction
         ``matching / rows``.
     precision : Fraction or None
         ``agreeing / matching``; ``None`` when no row matches.
+    excluded : int
+        Rows left out because they were themselves explained (not counted in ``rows``; set by
+        :meth:`kcxai.Explainer.evaluate`).
     """
 
     rows: int
     matching: int
     agreeing: int
+    excluded: int = 0
 
     @property
     def coverage(self) -> Fraction:
-        return Fraction(self.matching, self.rows)
+        return Fraction(self.matching, self.rows) if self.rows else Fraction(0)
 
     @property
     def precision(self) -> Fraction | None:
@@ -64,13 +75,15 @@ class DataMetrics:
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready figures (floats), prefixed ``data_``."""
         return {"data_rows": self.rows, "data_matching": self.matching,
-                "data_coverage": float(self.coverage),
-                "data_precision": None if self.precision is None else float(self.precision)}
+                "data_coverage": float(self.coverage) if self.rows else None,
+                "data_precision": None if self.precision is None else float(self.precision),
+                "data_excluded": self.excluded}
 
     def __str__(self) -> str:
         prec = "no matching row" if self.precision is None else f"{float(self.precision):.4g}"
+        left = f"; {self.excluded} explained rows left out" if self.excluded else ""
         return (f"on data: precision {prec} ({self.agreeing}/{self.matching} matching rows), "
-                f"coverage {float(self.coverage):.4g} ({self.matching}/{self.rows} rows)")
+                f"coverage {float(self.coverage):.4g} ({self.matching}/{self.rows} rows){left}")
 
 
 def evaluate_on_data(model: Model, explanations: Explanation | Iterable[Explanation], X: DataLike
@@ -84,11 +97,17 @@ def evaluate_on_data(model: Model, explanations: Explanation | Iterable[Explanat
     explanations : Explanation or iterable of Explanation
         Relevant sets (``kind == "relevant"``) of that model.
     X : 2-D array, DataFrame or sequence of rows
-        The rows, read as for :func:`kcxai.fit_distribution`.
+        The rows, read as for :func:`kcxai.fit_distribution`: held-out rows that were not explained
+        (see the module docstring).
 
     Returns
     -------
     DataMetrics, or a list of them for an iterable of explanations.
+
+    References
+    ----------
+    M. T. Ribeiro, S. Singh and C. Guestrin, "Anchors: High-Precision Model-Agnostic Explanations",
+    AAAI 2018 (precision and coverage of a rule, there on samples).
 
     Examples
     --------
@@ -111,18 +130,33 @@ def evaluate_on_data(model: Model, explanations: Explanation | Iterable[Explanat
         if e.kind != "relevant":
             raise InvalidInputError(
                 f"'explanations' must be relevant sets (a rule IF x_S = v_S); got a {e.kind!r} set ({e.method}).")
+    return _measure_boxes(model, [(box_of(space, e), _class_index(model, e.prediction)) for e in items], X,
+                          single=single)
+
+
+def _class_index(model: Any, prediction: Any) -> int:
+    source: Any = getattr(model, "model", model)  # a CompiledModel's classes are its model's
+    return list(source.classes).index(prediction)
+
+
+def _measure_boxes(model: Any, boxes: Sequence[tuple[Box, int]], X: DataLike, *, single: bool = False) -> Any:
+    """:class:`DataMetrics` of rules given as ``(box, class index)`` over the rows ``X``."""
+    space = model.space
     codes = encode_rows(space, X)
-    oracle = getattr(model, "oracle", None)
-    predict = oracle.predict_point if oracle is not None else model.predict_point  # type: ignore[union-attr]
-    labels = np.fromiter((predict(tuple(int(v) for v in row)) for row in codes), dtype=np.int64, count=len(codes))
+    source: Any = getattr(model, "model", None) or model  # a CompiledModel's predictions are its model's
+    if not len(codes):
+        labels = np.zeros(0, dtype=np.int64)
+    elif callable(getattr(source, "predict_points", None)):
+        labels = source.predict_points(codes)  # exact, vectorised
+    else:  # an oracle without its model
+        labels = np.fromiter((model.predict_point(tuple(int(v) for v in row)) for row in codes), dtype=np.int64,
+                             count=len(codes))
     out = []
-    for e in items:
-        point = space.encode(e.instance)
-        source: Any = getattr(model, "model", model)  # a CompiledModel's classes are its model's
-        cls = list(source.classes).index(e.prediction)
+    for box, cls in boxes:
         mask = np.ones(len(codes), dtype=bool)
-        for f in e.features:
-            mask &= codes[:, f] == point[f]
+        for f, allowed in enumerate(box):
+            if allowed != (1 << space.features[f].size) - 1:
+                mask &= np.isin(codes[:, f], [k for k in range(space.features[f].size) if allowed >> k & 1])
         matching = int(mask.sum())
         agreeing = int((labels[mask] == cls).sum())
         out.append(DataMetrics(rows=len(codes), matching=matching, agreeing=agreeing))

@@ -1,14 +1,17 @@
 """An explainer object, fitted once and applied to whole tables (the practitioner's path).
 
 :class:`Explainer` imports a model once (a kcxai model, a fitted scikit-learn estimator or
-``Pipeline``), compiles it once, and explains one row (:meth:`Explainer.explain_one`) or many
-(:meth:`Explainer.explain`, an :class:`~kcxai.ExplanationSet`). The functional API
-(:func:`kcxai.min_idrs`, ...) stays: the explainer only calls it on its cached compiled form.
+``Pipeline``), picks the engines that answer it (:mod:`kcxai.compilers.native`: an exact counting
+language when the model compiles within the probe budget; for a tree ensemble that does not, its
+SAT or search engine at delta = 0 and certified sampling elsewhere), and explains one row
+(:meth:`Explainer.explain_one`) or many (:meth:`Explainer.explain`, an
+:class:`~kcxai.ExplanationSet`). It calls the functional API (:func:`kcxai.min_idrs`, ...) on the
+compiled forms it keeps; the methods and what answers them are declared once, in
+:mod:`kcxai.explain._methods`.
 """
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Mapping
 from typing import Any
 
@@ -24,26 +27,40 @@ def _import(model: Any, X_train: Any, distribution: Any) -> tuple[Any, TableRead
     """The kcxai model of what the user passed, and the reader of its tables."""
     from kcxai.compilers._base import CompiledModel
     from kcxai.models._base import Classifier
+    from kcxai.models._pipeline import ImportedPipeline
 
     if isinstance(model, CompiledModel):
         model = model.model
     if isinstance(model, Classifier):
         return model, TableReader.for_space(model.space)
+    if isinstance(model, ImportedPipeline):  # e.g. from_pipeline(pipe).rounded(step): the pipeline's reader kept
+        return model.model, model.reader
     from sklearn.base import BaseEstimator
     from sklearn.pipeline import Pipeline
 
     if isinstance(model, Pipeline):
-        from kcxai.models._pipeline import from_pipeline
+        from kcxai.models._pipeline import import_pipeline
 
-        imported = from_pipeline(model)
+        known = getattr(model, "feature_names_in_", None)
+        known = [f"x{k}" for k in range(int(getattr(model, "n_features_in_", 0)))] if known is None else list(known)
+        imported = import_pipeline(model, distribution=None, strict=False,
+                                   missing_columns=[c for c in _missing_columns(X_train) if c in known])
         return imported.model, imported.reader
     if isinstance(model, BaseEstimator):
-        from kcxai.models._from_sklearn import from_sklearn
+        from kcxai.models._from_sklearn import FAMILIES, from_sklearn
         from kcxai.models._sklearn import sklearn_feature_names
 
         n = getattr(model, "n_features_in_", None)
         if n is None:
             raise InvalidInputError(f"'model' ({type(model).__name__}) is not fitted: call fit() first.")
+        missing = _missing_columns(X_train)
+        trees = [f for f in FAMILIES if f.kind in ("tree", "forest", "boosted")]
+        if missing and any(f.matches(model) for f in trees):  # missing values: the pipeline import routes them
+            from kcxai.models._pipeline import import_pipeline
+
+            imported_pipe = import_pipeline(Pipeline([("model", model)]), distribution=None, missing_columns=missing,
+                                            strict=False)
+            return imported_pipe.model, imported_pipe.reader
         names = sklearn_feature_names(model, int(n), None)
         domains = None
         if _needs_domains(model):
@@ -55,8 +72,32 @@ def _import(model: Any, X_train: Any, distribution: Any) -> tuple[Any, TableRead
         imported = from_sklearn(model, domains=domains, feature_names=names)
         return imported, TableReader.for_space(imported.space)
     raise InvalidTypeError(
-        "'model' must be a kcxai model, a CompiledModel, a fitted scikit-learn classifier or Pipeline. "
+        "'model' must be a kcxai model, a CompiledModel, a fitted scikit-learn classifier or Pipeline, or an "
+        "ImportedPipeline (kcxai.from_pipeline). "
         f"Got {type(model).__name__} instead.")
+
+
+def _missing_columns(X: Any) -> list[str]:
+    """The columns of the training rows ``X`` that hold a missing value (NaN / None); by position ``x0, x1, ...``
+    for an array."""
+    import numpy as np
+
+    if X is None:
+        return []
+    if hasattr(X, "columns") and hasattr(X, "isna"):
+        return [str(c) for c in X.columns if bool(X[c].isna().any())]
+    try:
+        arr = np.asarray(X, dtype=np.float64)
+    except (TypeError, ValueError):
+        from kcxai._table import is_missing
+
+        arr2 = np.asarray(X, dtype=object)
+        if arr2.ndim != 2:
+            return []
+        return [f"x{k}" for k in range(arr2.shape[1]) if any(is_missing(v) for v in arr2[:, k])]
+    if arr.ndim != 2:
+        return []
+    return [f"x{k}" for k in np.flatnonzero(np.isnan(arr).any(axis=0)).tolist()]
 
 
 def _needs_domains(est: Any) -> bool:
@@ -94,16 +135,12 @@ def _domains_from(X: Any, names: list[str]) -> list[list[float]]:
 
 def _relabel(model: Any, class_names: Any) -> Any:
     """The same model with its class labels renamed through ``class_names`` (a mapping)."""
-    from kcxai.models._base import model_from_dict
-
     if not isinstance(class_names, Mapping):
         raise InvalidTypeError(f"'class_names' must be a mapping {{class: name}}. Got {type(class_names).__name__}.")
     unknown = [c for c in class_names if c not in model.classes]
     if unknown:
         raise InvalidInputError(f"'class_names' names unknown classes {unknown}; the classes are {list(model.classes)}.")
-    d = model.to_dict()
-    d["classes"] = [class_names.get(c, c) for c in model.classes]
-    return model_from_dict(d)
+    return model.with_classes([class_names.get(c, c) for c in model.classes])
 
 
 #: The distribution kinds :func:`kcxai.fit_distribution` fits, by name.
@@ -143,17 +180,20 @@ class Explainer:
 
     Parameters
     ----------
-    model : Classifier, CompiledModel, sklearn classifier or sklearn Pipeline
-        A kcxai model; or a fitted scikit-learn estimator (see :func:`kcxai.from_sklearn`); or a
-        fitted ``Pipeline`` whose preprocessing is ``OrdinalEncoder`` / ``OneHotEncoder`` /
-        ``KBinsDiscretizer`` / pass-through columns (see :func:`kcxai.models.from_pipeline`):
-        explanations then speak of the original columns (``sex = Male``).
+    model : Classifier, CompiledModel, ImportedPipeline, sklearn classifier or sklearn Pipeline
+        A kcxai model; or a fitted scikit-learn-API estimator (every family :func:`kcxai.from_sklearn`
+        takes: trees, random forests and extra trees, gradient boosting, histogram gradient boosting,
+        XGBoost, LightGBM, naive Bayes, linear models); or a fitted ``Pipeline`` of encoders, monotone
+        scalers and imputers before such an estimator (see :func:`kcxai.models.from_pipeline`):
+        explanations then speak of the original columns (``sex = Male``, ``age > 37.5`` in the
+        column's own units, ``missing``).
     X_train : table, optional
         Training rows (a DataFrame with the model's input columns, or an array): the feature domains of
         linear models without them, and the data a distribution given by name is fitted on.
     language : str, optional
-        The knowledge-compilation language (``"dt"``, ``"sdd"``, ``"obdd"``, ``"brute"``); default
-        ``"dt"`` for decision trees, ``"obdd"`` otherwise. Compiled once, here.
+        Force one language of :data:`kcxai.compilers.LANGUAGES` (``"dt"``, ``"sdd"``, ``"obdd"``,
+        ``"brute"``, ``"sampling"``, ``"sat"``, ``"search"``), compiled here with ``compile_options``
+        and its own limits. Default: chosen per method and bound (see "How the engine is chosen").
     distribution : "auto", None, "product", "mixture", "uniform", Distribution or weights
         What every probability is under. ``"auto"`` (default): a product distribution fitted on
         ``X_train`` (per-column value frequencies, +1 smoothing) when it is given, else the model's
@@ -166,50 +206,139 @@ class Explainer:
     class_names : mapping, optional
         Printed names of the classes, ``{class: name}`` (e.g. ``{1: "<=50K", 0: ">50K"}``).
     compile_options : mapping, optional
-        Passed to :func:`kcxai.compile_model`.
+        Passed to :func:`kcxai.compile_model` with ``language``.
+    probe : ProbeBudget, optional
+        The limits within which an exact counting language must compile to be chosen (default
+        :data:`kcxai.compilers.native.PROBE`: 3 s and 1 GiB).
 
     Attributes
     ----------
     model_ : Classifier
         The kcxai model explained.
-    compiled_ : CompiledModel
-        Its compiled form, made once.
+    compiled_ : CompiledModel or None
+        Its exact counting form, ``None`` when it did not compile within the probe budget.
+    language_ : str or None
+        The language of ``compiled_`` (or the forced ``language``).
+    language_reason_ : str
+        Why: what was compiled, in how long and how large, or what limit stopped it.
     reader_ : TableReader
         Reads input tables into the model's instances.
+
+    Notes
+    -----
+    How the engine is chosen: each method declares the answers it can use at its bound
+    (:mod:`kcxai.explain._methods`). Exact counts are used whenever the model compiled (a tree's own
+    paths; an OBDD within the probe budget). Otherwise a tree ensemble's delta = 0 methods (``axp``,
+    ``cxp``, ``smallest_axp``, ``smallest_cxp``, ``local_cdrs`` at precision 1) go to its decision
+    engine (``sat`` for hard voting, ``search`` otherwise), and ``min_idrs`` at delta > 0 and
+    ``local_cdrs`` below precision 1 to certified sampling (marked approximate, with its
+    confidence). A method nothing can answer raises an error naming what would work, before any long
+    work. :meth:`engine_for` tells the choice for a method; every result row says its ``language``
+    and whether it is ``approximate``.
 
     Examples
     --------
     >>> import kcxai
     >>> explainer = kcxai.Explainer(kcxai.datasets.running_example_tree())
-    >>> e = explainer.explain_one((1, 1, 1, 1, 0, 0, 0, 0, 1), delta=0.03, start="path")
+    >>> e = explainer.explain_one((1, 1, 1, 1, 0, 0, 0, 0, 1), method="min_idrs", delta=0.03, start="path")
     >>> print(e.rule())
     IF x1 = 1 AND x9 = 1 THEN class = 1
     >>> explainer.explain([(1, 1, 1, 1, 0, 0, 0, 0, 1)] * 3, method="axp").to_frame()["size"].tolist()
     [5, 5, 5]
+    >>> explainer.language_, explainer.language_reason_
+    ('dt', "the decision tree's own paths (nothing to compile)")
     """
 
     def __init__(self, model: Any, X_train: Any = None, *, language: str | None = None, distribution: Any = "auto",
                  distribution_options: Mapping[str, Any] | None = None, class_names: Mapping[Any, Any] | None = None,
-                 compile_options: Mapping[str, Any] | None = None) -> None:
-        from kcxai.compilers import compile_model
-        from kcxai.models.tree import DecisionTree
+                 compile_options: Mapping[str, Any] | None = None, probe: Any = None) -> None:
+        from kcxai.compilers import compile_model, get_language
+        from kcxai.compilers import native
+        from kcxai.compilers.native import Choice, ProbeBudget, choose
 
         imported, reader = _import(model, X_train, distribution)
         if class_names is not None:
             imported = _relabel(imported, class_names)
         imported = _with_distribution(imported, distribution, X_train, reader, distribution_options)
-        if language is None:
-            language = "dt" if isinstance(imported, DecisionTree) else "obdd"
-        options = dict(compile_options or {})
+        if compile_options is not None and not isinstance(compile_options, Mapping):
+            raise InvalidTypeError(
+                f"'compile_options' must be a mapping. Got {type(compile_options).__name__} instead.")
+        if compile_options and language is None:
+            raise InvalidInputError("'compile_options' apply to a forced language: give language=NAME too.")
+        if probe is not None and not isinstance(probe, ProbeBudget):
+            raise InvalidTypeError(f"'probe' must be a kcxai.compilers.native.ProbeBudget. Got {probe!r} instead.")
         self.model_ = imported
         self.reader_ = reader
-        self.language_ = language
-        self.compile_options_ = options
-        self.compiled_ = compile_model(imported, language, **options)
-        self._token = uuid.uuid4().hex
-        from kcxai._batch import register
+        self.probe_ = probe or native.PROBE
+        self._choices: dict[str, Choice] = {}
+        if language is not None:
+            lang = get_language(language)
+            forced = compile_model(imported, language, **dict(compile_options or {}))
+            self._choices = {kind: Choice(kind, language, f"forced by language={language!r}", forced)
+                             for kind in ("counts", "estimates", "decisions") if kind == lang.answers}
+            self.compiled_ = forced if lang.answers == "counts" else None
+            self.language_: str | None = language
+            self.language_reason_ = f"forced by language={language!r}"
+            self._forced: str | None = lang.answers
+            return
+        self._forced = None
+        counts = choose(imported, "counts", probe=self.probe_)
+        self._choices["counts"] = counts
+        self.compiled_ = counts.compiled
+        self.language_ = counts.language
+        self.language_reason_ = counts.reason
 
-        register(self._token, self.compiled_)
+    # -- engines ----------------------------------------------------------------------
+
+    def _choice(self, kind: str) -> Any:
+        from kcxai.compilers.native import Choice, choose
+
+        got = self._choices.get(kind)
+        if got is None:
+            got = (choose(self.model_, kind, probe=self.probe_) if self._forced is None
+                   else Choice(kind, None, f"language={self.language_!r} was forced"))
+            self._choices[kind] = got
+        return got
+
+    def engine_for(self, method: str | None = None, *, delta: Any = None, precision: Any = None) -> Any:
+        """The engine that answers ``method`` at its bound: a :class:`~kcxai.compilers.native.Choice`
+        (``language``, ``answers`` and ``reason``), built if needed.
+
+        Raises :class:`~kcxai.InvalidInputError` naming the model, the method and what would work when
+        no engine can answer it.
+
+        Examples
+        --------
+        >>> import kcxai
+        >>> explainer = kcxai.Explainer(kcxai.datasets.running_example_tree())
+        >>> explainer.engine_for("axp").language
+        'dt'
+        """
+        from kcxai.explain._methods import resolve_method
+
+        m, value = resolve_method(method, delta=delta, precision=precision)
+        return self._engine(m, value)
+
+    def _engine(self, m: Any, value: Any) -> Any:
+        from kcxai.oracle import describe_answers
+
+        needs = m.answers(value)
+        tried = []
+        for kind in needs:
+            c = self._choice(kind)
+            if c.compiled is not None:
+                return c
+            tried.append(c.reason)
+        at = f"{m.bound}={value}"
+        raise InvalidInputError(
+            f"{type(self.model_).__name__}: method={m.name!r} at {at} needs {describe_answers(needs)}, and "
+            f"{'; '.join(dict.fromkeys(tried))}. What would work: "
+            + _alternatives(m, self._forced) + ".")
+
+    @property
+    def engines_(self) -> dict[str, str | None]:
+        """The language answering each kind of answer chosen so far (``None``: none could), by kind."""
+        return {k: c.language for k, c in self._choices.items()}
 
     # -- reading and predicting --------------------------------------------------------
 
@@ -223,16 +352,19 @@ class Explainer:
 
     # -- explaining -------------------------------------------------------------------
 
-    def _job(self, method: str, delta: Any, options: dict[str, Any], on_error: str) -> Any:
-        from kcxai._batch import Job, register
-        from kcxai._methods import check_options, resolve_method
+    def _job(self, method: str | None, delta: Any, precision: Any, options: dict[str, Any], on_error: str) -> Any:
+        from kcxai._batch import Job
+        from kcxai.explain._methods import check_options, resolve_method
 
-        m, _ = resolve_method(method, delta)  # checks the name and the delta before any work
+        m, value = resolve_method(method, delta=delta, precision=precision)  # names and bounds, before any work
         check_options(m, options)
-        register(self._token, self.compiled_)  # in-process runs use this compiled form (the cache keeps a few)
-        return Job(self._token, self.model_, self.language_, self.compile_options_, method, delta, options, on_error)
+        choice = self._engine(m, value)
+        if "inflate" in m.option_names() and "inflate" not in options:
+            options = {**options, "inflate": _inflates(m, choice)}
+        return Job(choice.compiled, m.name, value, options, on_error)
 
-    def explain_one(self, x: Any, *, method: str = "min_idrs", delta: Any = None, **options: Any) -> Explanation:
+    def explain_one(self, x: Any, *, method: str | None = None, delta: Any = None, precision: Any = None,
+                    **options: Any) -> Explanation:
         """The explanation of one row (see :meth:`explain` for the arguments).
 
         Raises the method's error if the row cannot be explained.
@@ -242,13 +374,15 @@ class Explainer:
             raise InvalidInputError(f"'x' must be one row. Got {len(table.instances)} rows: use explain().")
         from kcxai._batch import run
 
-        (row, _), = run(self._job(method, delta, options, "raise"), list(zip(table.ids, table.instances)),
-                        n_jobs=None, progress=False)
-        assert isinstance(row, Explanation)  # on_error="raise" never returns a failure
+        row, = run(self._job(method, delta, precision, options, "raise"), list(zip(table.ids, table.instances)),
+                   n_jobs=None, progress=False)
+        if not isinstance(row, Explanation):  # pragma: no cover - on_error="raise" never returns a failure
+            raise InvalidInputError(str(row))
         return row
 
-    def explain(self, X: Any, *, method: str = "min_idrs", delta: Any = None, n_jobs: int | None = None,
-                progress: bool = False, on_error: str = "raise", **options: Any) -> ExplanationSet:
+    def explain(self, X: Any, *, method: str | None = None, delta: Any = None, precision: Any = None,
+                n_jobs: int | None = None, progress: bool = False, on_error: str = "raise",
+                **options: Any) -> ExplanationSet:
         """Explain every row of ``X``.
 
         Parameters
@@ -256,14 +390,21 @@ class Explainer:
         X : DataFrame, 2-D array, list of rows, dict or one row
             Rows with the model's input columns (a DataFrame is read by column name; its index gives
             the rows' ids).
-        method : str, default "min_idrs"
-            ``"min_idrs"`` (subset-minimal I-delta-relevant set, the paper's Algorithm 1), ``"axp"``
-            (the same with delta = 0: an abductive explanation), ``"smallest_idrs"``,
-            ``"min_dual_idrs"``, ``"cxp"`` (a contrastive explanation), ``"local_cdrs"``,
-            ``"min_cdrs"``, ``"smallest_drs"`` (precision at least delta).
+        method : str, optional
+            A method of :data:`kcxai.explain._methods.METHODS`: ``"local_cdrs"`` (a locally minimal set
+            whose precision is at least ``precision``: the default, whose printed precision is what
+            holds under the fitted distribution; ``"min_idrs"`` when only ``delta`` is given),
+            ``"min_cdrs"``, ``"smallest_drs"`` (bounded by
+            ``precision``); ``"min_idrs"`` (the paper's Algorithm 1: error at most ``delta``),
+            ``"axp"`` (delta = 0: an abductive explanation), ``"smallest_idrs"``, ``"smallest_axp"``,
+            ``"min_dual_idrs"``, ``"cxp"`` (a contrastive explanation), ``"smallest_dual_idrs"``,
+            ``"smallest_cxp"`` (bounded by ``delta``).
         delta : number, optional
-            The bound: on the error for I-delta methods (default 0), on precision for C-delta ones
-            (required, e.g. 0.95). Floats are read as the decimals they print as.
+            The upper bound on the error ``Pr(kappa(x) != c and x_S = v_S)`` of the error-bounded
+            methods (default 0). Floats are read as the decimals they print as.
+        precision : number, optional
+            The lower bound on ``Pr(kappa(x) = c | x_S = v_S)`` of the precision-bounded methods
+            (default 0.95). A method given the other bound raises an error saying which it takes.
         n_jobs : int, optional
             ``None`` or 1: in this process. Otherwise joblib workers (-1: all cores); inside
             ``joblib.parallel_config(backend="dask")`` (or ``"ray"``) the work goes to that cluster.
@@ -274,10 +415,12 @@ class Explainer:
             ``"report"``: such a row becomes a :class:`~kcxai.explanation_set.RowFailure` (``failure``
             column of :meth:`ExplanationSet.to_frame`) and the other rows are explained.
         **options
-            Passed to the method (``order``, ``start``, ...). The exact searches (``"smallest_idrs"``,
-            ``"min_cdrs"``, ``"smallest_drs"``) take ``max_seconds``, the time limit of each row's
-            search (default 60, ``None``: none); a row that hits it raises
-            :class:`~kcxai.SearchLimitError`, or is reported with ``on_error="report"``.
+            Passed to the method (``order``, ``start``, ``max_seconds``: the time limit of each row,
+            default 60 s, ``None``: none; a row that hits it raises :class:`~kcxai.SearchLimitError`,
+            or is reported with ``on_error="report"``). ``inflate``: widen each rule's conditions while
+            its guarantee holds (:func:`kcxai.inflate`); by default on for the precision-bounded methods
+            answered by exact counts (their widest statements kept precision on held-out data, see
+            ``docs/results.md``), off otherwise (the paper's sets fix each feature to the row's cell).
 
         Returns
         -------
@@ -288,7 +431,7 @@ class Explainer:
         n_jobs = check_n_jobs(n_jobs)
         if on_error not in ON_ERROR:
             raise InvalidInputError(f"'on_error' must be one of {list(ON_ERROR)}. Got {on_error!r} instead.")
-        job = self._job(method, delta, options, on_error)
+        job = self._job(method, delta, precision, options, on_error)
         rows, failed = self._read(X, on_error)
         done = run(job, rows, n_jobs=n_jobs, progress=progress)
         if not failed:
@@ -299,9 +442,11 @@ class Explainer:
             ids, items = [], []
             for rid, fail in failed:
                 ids.append(rid)
-                items.append(next(explained) if fail is None else (fail, None))
-        bounds = "precision" if job.method in ("local_cdrs", "min_cdrs", "smallest_drs") else "error"
-        return ExplanationSet([r for r, _ in items], ids, bounds=bounds, coverage=[c for _, c in items])
+                items.append(next(explained) if fail is None else fail)
+        from kcxai.explain._methods import METHODS
+
+        bounds = "precision" if METHODS[job.method].bound == "precision" else "error"
+        return ExplanationSet(items, ids, bounds=bounds)
 
     def _read(self, X: Any, on_error: str) -> tuple[list[tuple[Any, tuple[Any, ...]]], list[Any]]:
         """The rows to explain and, when some could not be read (``on_error="report"``), every row's id
@@ -331,20 +476,25 @@ class Explainer:
         return rows, every
 
     def evaluate(self, result: ExplanationSet, X: Any) -> Any:
-        """How each explanation's rule fares on the rows ``X`` (typically held out): a DataFrame with one
+        """How each explanation's rule fares on the rows ``X`` that were not explained: a DataFrame with one
         row per row of ``result`` (``id``, ``data_rows``, ``data_matching``, ``data_coverage``,
-        ``data_precision``), to set beside :meth:`ExplanationSet.to_frame` (see
-        :func:`kcxai.evaluate_on_data`). Rows that failed, and dual sets, get empty figures.
+        ``data_precision``, ``data_excluded``), to set beside :meth:`ExplanationSet.to_frame` (see
+        :func:`kcxai.evaluate_on_data`). Rules always match the row they explain, so explained rows are
+        left out and counted in ``data_excluded``: rows of a DataFrame whose index label is an id of
+        ``result``, or, for rows without labels, the whole table when it is the one that was explained.
+        Rows that failed, and dual sets, get empty figures.
 
         Examples
         --------
         >>> import kcxai
         >>> explainer = kcxai.Explainer(kcxai.datasets.running_example_tree())
         >>> v = (1, 1, 1, 1, 0, 0, 0, 0, 1)
-        >>> result = explainer.explain([v], delta=0.03, start="path")
+        >>> result = explainer.explain([v], method="min_idrs", delta=0.03, start="path")
         >>> rows = [[1, 0, 0, 0, 0, 0, 0, 0, 1], [1, 1, 1, 1, 1, 1, 1, 1, 1], [0, 0, 0, 0, 0, 0, 0, 0, 1]]
-        >>> explainer.evaluate(result, rows)[["data_matching", "data_precision"]].values.tolist()
-        [[2.0, 1.0]]
+        >>> explainer.evaluate(result, rows)[["data_matching", "data_precision", "data_excluded"]].values.tolist()
+        [[2.0, 1.0, 0.0]]
+        >>> explainer.evaluate(result, [v])["data_excluded"].tolist()  # the explained table itself
+        [1]
         """
         import pandas as pd
 
@@ -352,21 +502,61 @@ class Explainer:
 
         if not isinstance(result, ExplanationSet):
             raise InvalidTypeError(f"'result' must be an ExplanationSet. Got {type(result).__name__} instead.")
-        rows = self.reader_.read(X).instances
+        table = self.reader_.read(X)
+        rows, excluded = self._unexplained(table, result)
         picked = [e for e in result if isinstance(e, Explanation) and e.kind == "relevant"]
         # the model, not the compiled form: evaluate_on_data finds the class index through model.classes
-        found = evaluate_on_data(self.model_, picked, rows) if picked else []
+        found = evaluate_on_data(self.model_, picked, rows) if picked and rows else []
         metrics = iter(found if isinstance(found, list) else [found])
         out = []
         for rid, e in zip(result.ids, result):
-            if isinstance(e, Explanation) and e.kind == "relevant":
+            if isinstance(e, Explanation) and e.kind == "relevant" and rows:
                 m = next(metrics)
-                out.append({"id": rid, **m.to_dict()})
+                out.append({"id": rid, **m.to_dict(), "data_excluded": excluded})
             else:
                 out.append({"id": rid, "data_rows": len(rows), "data_matching": None, "data_coverage": None,
-                            "data_precision": None})
+                            "data_precision": None, "data_excluded": excluded})
         return pd.DataFrame.from_records(out, columns=["id", "data_rows", "data_matching", "data_coverage",
-                                                       "data_precision"])
+                                                       "data_precision", "data_excluded"])
+
+    def score(self, rule: Any, X: Any = None) -> Any:
+        """The exact precision and coverage of a rule (yours, or one kcxai printed) under the distribution,
+        and on the rows ``X`` if given (see :func:`kcxai.score_rule`).
+
+        ``rule`` is a mapping ``{column: value | interval | set of categories | "> 37.5"}`` or the text of
+        a rule (``"IF age > 37.5 AND workclass in {Private} THEN class = >50K"``), over the original
+        columns. Needs exact counts: a model that did not compile within the probe budget is refused.
+
+        Examples
+        --------
+        >>> import kcxai
+        >>> explainer = kcxai.Explainer(kcxai.datasets.running_example_tree())
+        >>> s = explainer.score("IF x1 = 1 AND x9 = 1 THEN class = 1")
+        >>> s.precision, s.coverage
+        (Fraction(121, 128), Fraction(1, 4))
+        """
+        from kcxai.scoring import score_rule
+
+        if self.compiled_ is None:
+            raise InvalidInputError(
+                f"Scoring a rule needs exact counts, and {type(self.model_).__name__} has none here: "
+                f"{self.language_reason_}. Pass language='obdd' with larger compile_options to compile it.")
+        rows = None if X is None else self.reader_.read(X).instances
+        return score_rule(self.compiled_, rule, rows=rows)
+
+    @staticmethod
+    def _unexplained(table: Any, result: ExplanationSet) -> tuple[list[tuple[Any, ...]], int]:
+        """The rows of ``table`` that ``result`` did not explain, and how many were left out."""
+        rows = table.instances
+        explained = [e.instance if isinstance(e, Explanation) else None for e in result]
+        labelled = not all(isinstance(i, int) for i in table.ids) or list(table.ids) != list(range(len(rows)))
+        if labelled:  # DataFrame index labels: leave out the rows explained
+            ids = set(result.ids)
+            keep = [r for rid, r in zip(table.ids, rows) if rid not in ids]
+            return keep, len(rows) - len(keep)
+        if len(rows) == len(explained) and all(x is None or tuple(x) == tuple(r) for x, r in zip(explained, rows)):
+            return [], len(rows)  # the explained table itself: nothing is held out
+        return rows, 0
 
     def _rows_of(self, X: Any) -> list[tuple[Any, Any]] | None:
         """``(id, one-row table)`` for each row of a DataFrame or a 2-D array / list of rows, or ``None``
@@ -392,4 +582,25 @@ class Explainer:
         return [(k, [list(arr[k])]) for k in range(arr.shape[0])]
 
     def __repr__(self) -> str:
-        return f"Explainer({self.model_!r}, language={self.language_!r})"
+        shown = ", ".join(f"{k}: {c.language}" for k, c in self._choices.items())
+        return f"Explainer({self.model_!r}, {shown})"
+
+
+def _alternatives(m: Any, forced: str | None) -> str:
+    """What would answer a method nothing answered: the kinds of answer and the methods that use them."""
+    from kcxai.explain._methods import METHODS
+
+    zero = [n for n, x in METHODS.items() if "decisions" in x.answers(x.fixed if x.fixed is not None else
+                                                                        (1 if x.bound == "precision" else 0))]
+    sampled = [n for n, x in METHODS.items() if x.estimates]
+    out = [f"an exact counting language with larger limits (language='obdd', compile_options={{'max_seconds': "
+           f"600}})", f"delta = 0 methods on the decision engine ({', '.join(zero[:6])})",
+           f"certified sampling for {', '.join(sampled)} (language='sampling')"]
+    if forced is not None:
+        out.insert(0, "another language than the one forced")
+    return "; ".join(out)
+
+
+def _inflates(m: Any, choice: Any) -> bool:
+    """The default of ``inflate``: widen precision-bounded rules when the counts are exact."""
+    return m.bound == "precision" and choice.answers == "counts"

@@ -44,6 +44,12 @@ class RowFailure:
 Row = Union[Explanation, RowFailure]
 
 
+#: The columns of :meth:`ExplanationSet.to_frame`, in order.
+_COLUMNS = ("id", "prediction", "method", "delta", "precision_bound", "bounds", "size", "features", "rule", "error",
+            "precision", "coverage", "error_exact", "precision_exact", "coverage_exact", "distribution", "language",
+            "approximate", "confidence", "oracle_calls", "seconds", "failure")
+
+
 def _float(p: Probability | None) -> float | None:
     return None if p is None else float(p)
 
@@ -64,16 +70,14 @@ class ExplanationSet(Sequence[Row]):
     ids : sequence
         The row ids (DataFrame index labels, else positions).
     bounds : {"error", "precision"}
-        What ``delta`` bounds for the method that made them.
-    coverage : sequence of Fraction, float or None, optional
-        ``Pr(x_S = v_S)`` of each explanation under the model's distribution.
+        What the method that made them bounds: the error (``delta``) or the precision (``precision_bound``).
 
     Examples
     --------
     >>> import kcxai
     >>> explainer = kcxai.Explainer(kcxai.datasets.running_example_tree())
     >>> rows = [(1, 1, 1, 1, 0, 0, 0, 0, 1), (0, 0, 0, 0, 0, 0, 0, 0, 0)]
-    >>> result = explainer.explain(rows, delta=0.03)
+    >>> result = explainer.explain(rows, method="min_idrs", delta=0.03)
     >>> len(result), result.n_failures
     (2, 0)
     >>> frame = result.to_frame()
@@ -81,12 +85,10 @@ class ExplanationSet(Sequence[Row]):
     ([5, 4], 'IF x5 = 0 AND x6 = 0 AND x7 = 0 AND x8 = 0 AND x9 = 1 THEN class = 1')
     """
 
-    def __init__(self, rows: Sequence[Row], ids: Sequence[Any], *, bounds: str,
-                 coverage: Sequence[Probability | None] | None = None) -> None:
+    def __init__(self, rows: Sequence[Row], ids: Sequence[Any], *, bounds: str) -> None:
         self._rows = tuple(rows)
         self.ids = tuple(ids)
         self.bounds = bounds
-        self.coverage = tuple(coverage) if coverage is not None else (None,) * len(self._rows)
 
     # -- sequence ------------------------------------------------------------------
 
@@ -101,7 +103,7 @@ class ExplanationSet(Sequence[Row]):
 
     def __getitem__(self, k: int | slice) -> Any:
         if isinstance(k, slice):
-            return ExplanationSet(self._rows[k], self.ids[k], bounds=self.bounds, coverage=self.coverage[k])
+            return ExplanationSet(self._rows[k], self.ids[k], bounds=self.bounds)
         return self._rows[k]
 
     def __iter__(self) -> Iterator[Row]:
@@ -129,7 +131,7 @@ class ExplanationSet(Sequence[Row]):
         --------
         >>> import kcxai
         >>> explainer = kcxai.Explainer(kcxai.datasets.running_example_tree())
-        >>> explainer.explain([(1, 1, 1, 1, 0, 0, 0, 0, 1)], delta=0.03).feature_counts()
+        >>> explainer.explain([(1, 1, 1, 1, 0, 0, 0, 0, 1)], method="min_idrs", delta=0.03).feature_counts()
         {'x5': 1, 'x6': 1, 'x7': 1, 'x8': 1, 'x9': 1}
         """
         counts: Counter[str] = Counter()
@@ -142,41 +144,43 @@ class ExplanationSet(Sequence[Row]):
     def records(self) -> list[dict[str, Any]]:
         """One flat dict per row (the rows of :meth:`to_frame`)."""
         out = []
-        for rid, row, cov in zip(self.ids, self._rows, self.coverage):
+        for rid, row in zip(self.ids, self._rows):
             if isinstance(row, RowFailure):
-                out.append({"id": rid, "prediction": None, "method": None, "delta": None, "bounds": self.bounds,
-                            "size": None, "features": None, "rule": None, "error": None, "precision": None,
-                            "coverage": None, "error_exact": None, "precision_exact": None, "coverage_exact": None,
-                            "distribution": None, "language": None, "oracle_calls": None, "seconds": None,
+                out.append({**dict.fromkeys(_COLUMNS), "id": rid, "bounds": self.bounds,
                             "failure": f"{row.error_type}: {row.message}"})
                 continue
+            cov = row.coverage
             out.append({
                 "id": rid, "prediction": row.prediction, "method": row.method, "delta": _float(row.delta),
-                "bounds": self.bounds, "size": len(row), "features": ", ".join(row.names), "rule": row.rule(),
+                "precision_bound": _float(row.precision_bound), "bounds": self.bounds, "size": len(row),
+                "features": ", ".join(row.names), "rule": row.rule(),
                 "error": _float(row.error), "precision": _float(row.precision), "coverage": _float(cov),
-                "error_exact": _exact(row.error), "precision_exact": _exact(row.precision),
-                "coverage_exact": _exact(cov), "distribution": getattr(row, "distribution", None),
-                "language": row.language, "oracle_calls": row.oracle_calls,
+                "error_exact": None if row.approximate else _exact(row.error),
+                "precision_exact": None if row.approximate else _exact(row.precision),
+                "coverage_exact": _exact(cov), "distribution": row.distribution, "language": row.language,
+                "approximate": row.approximate, "confidence": row.confidence, "oracle_calls": row.oracle_calls,
                 "seconds": row.seconds, "failure": None})
         return out
 
     def to_frame(self) -> Any:
         """A pandas DataFrame, one row per input row.
 
-        Columns: ``id`` (the row's id), ``prediction`` (the class label), ``method``, ``delta`` and
-        ``bounds`` (what delta bounds: ``"error"`` or ``"precision"``), ``size``, ``features``
-        (names, comma-separated), ``rule``, ``error``, ``precision`` and ``coverage`` (floats) with
-        ``*_exact`` (``"7/512"``, exact spaces only), ``distribution`` (what the probabilities are
-        under: ``"uniform"``, ``"product"``, ``"mixture of K"``), ``language``, ``oracle_calls``, ``seconds``,
-        and ``failure`` (``None``, or the error of a row that could not be explained).
+        Columns: ``id`` (the row's id), ``prediction`` (the class label), ``method``, ``delta`` (the
+        error bound of error-bounded methods) and ``precision_bound`` (of precision-bounded ones),
+        ``bounds`` (which: ``"error"`` or ``"precision"``), ``size``, ``features`` (names,
+        comma-separated), ``rule`` (one line, ``IF ... THEN class = c``, with the widened conditions of
+        an inflated explanation, in the features' units and labels), ``error``, ``precision`` and
+        ``coverage`` (floats) with ``*_exact`` (``"7/512"``, exact spaces only; none for the estimates
+        of certified sampling), ``distribution`` (what the probabilities are under: ``"uniform"``,
+        ``"product"``, ``"mixture of K"``), ``language`` (the engine that answered), ``approximate``
+        and ``confidence`` (estimates from certified sampling, and the confidence with which the set
+        holds), ``oracle_calls``, ``seconds``, and ``failure`` (``None``, or the error of a row that
+        could not be explained).
         """
         import pandas as pd
 
-        cols = ["id", "prediction", "method", "delta", "bounds", "size", "features", "rule", "error", "precision",
-                "coverage", "error_exact", "precision_exact", "coverage_exact", "distribution", "language",
-                "oracle_calls", "seconds", "failure"]
-        frame = pd.DataFrame.from_records(self.records(), columns=cols)
-        return frame.astype({"size": "Int64", "oracle_calls": "Int64"})
+        frame = pd.DataFrame.from_records(self.records(), columns=list(_COLUMNS))
+        return frame.astype({"size": "Int64", "oracle_calls": "Int64", "approximate": "boolean"})
 
     def __repr__(self) -> str:
         fail = f", {self.n_failures} failed" if self.n_failures else ""

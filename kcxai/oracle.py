@@ -29,9 +29,20 @@ as the weighted sum of ``K`` product oracles' answers.
 
 Capabilities beyond counting are small protocols checked with ``isinstance``:
 :class:`PathOracle` (the oracle knows a decision tree's paths, so explainers
-can start from a path and search over paths) and :class:`ApproximateOracle`
-(counts are estimates holding with a stated confidence; explanations from it
-are marked approximate).
+can start from a path and search over paths), :class:`BoxOracle` (the oracle
+counts over *boxes*, a set of values per feature, not only the instance's own
+cells: what widening an explanation's conditions and scoring a user's rule
+need) and :class:`ApproximateOracle` (counts are estimates holding with a
+stated confidence; explanations from it are marked approximate).
+
+Not every engine counts. A :class:`DecisionOracle` (the SAT and branch-and-bound
+engines of tree ensembles, whose compiled forms do not fit in memory) only
+decides *sufficiency*: whether every point agreeing with ``v`` on ``S`` is
+classified ``c``, i.e. whether ``disagree_weight(v, c, S) = 0`` (the delta = 0
+case of the paper's definitions). :func:`answers_of` tells what an oracle
+answers: ``"counts"`` (exact), ``"estimates"`` (certified sampling) or
+``"decisions"`` (delta = 0 only); each explanation method declares which
+answers it needs (:mod:`kcxai.explain._methods`).
 
 A new language is one new module declaring a
 :class:`~kcxai.compilers.Language`; the algorithms in :mod:`kcxai.explain`
@@ -42,18 +53,43 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Callable, Protocol, TypeGuard, cast, runtime_checkable
+from typing import TYPE_CHECKING, Callable, NamedTuple, Protocol, TypeGuard, cast, runtime_checkable
 
 from kcxai.arithmetic import Bound, Weight
 from kcxai.space import FeatureSpace
 
 if TYPE_CHECKING:  # pragma: no cover
+    from kcxai._deadline import Deadline
     from kcxai.distribution import ProductWeights
     from kcxai.models.tree import TreePath
 
 __all__ = ["CountingOracle", "OracleSession", "SessionBase", "GenericSession", "Bound", "PathOracle",
-           "ApproximateOracle", "MixtureOracle", "PathMixtureOracle", "MixtureSession", "per_component",
-           "has_paths"]
+           "ApproximateOracle", "DecisionOracle", "MixtureOracle", "PathMixtureOracle", "MixtureSession",
+           "per_component", "has_paths", "answers_of", "ANSWERS", "Point", "Decision", "describe_answers",
+           "BoxMixtureOracle", "PathBoxMixtureOracle", "Box", "BoxOracle", "has_boxes", "full_box", "point_box",
+           "box_weight"]
+
+#: A point of feature space: one value index per feature.
+Point = tuple[int, ...]
+
+#: A *box*: per feature, the bitmask of the value numbers it allows (bit ``k`` is value ``k``); the full
+#: mask ``(1 << size) - 1`` leaves the feature free. The set of points ``{x : x_f in box[f] for all f}``.
+Box = tuple[int, ...]
+
+#: What an oracle can answer, from the most to the least informative: exact weights, certified estimates
+#: of them (each relevance decision right with a stated confidence), or sufficiency decisions (delta = 0).
+ANSWERS = ("counts", "estimates", "decisions")
+
+
+def describe_answers(answers: Iterable[str]) -> str:
+    """Kinds of answers as a reader says them.
+
+    >>> describe_answers(["counts", "estimates"])
+    "exact counts or certified estimates ('sampling')"
+    """
+    said = {"counts": "exact counts", "estimates": "certified estimates ('sampling')",
+            "decisions": "delta = 0 decisions ('sat', 'search')"}
+    return " or ".join(said[a] for a in answers)
 
 
 @runtime_checkable
@@ -197,6 +233,57 @@ def has_paths(obj: object) -> "TypeGuard[PathOracle]":
 
 
 @runtime_checkable
+class BoxOracle(CountingOracle, Protocol):
+    """An oracle that counts over boxes: a set of values per feature (see :data:`Box`).
+
+    The instance's own cells (``x_S = v_S``) are the box with ``box[f] = {v_f}``
+    for ``f`` in ``S``; a widened rule ("age in (30, 52]", "workclass in
+    {Private, Self-emp}") is any box. Both weights are exact (``int``) in exact
+    spaces and refer to ``space.total_weight``.
+    """
+
+    def box_weights(self, box: Box, label: int) -> tuple[Weight, Weight]:
+        """``(disagree, consistent)``: the weight of ``{x in box : kappa(x) != label}`` and of the box."""
+        ...
+
+    def box_weights_by_value(self, box: Box, label: int, feature: int) -> tuple[tuple[Weight, Weight], ...]:
+        """Per value ``k`` of ``feature``, :meth:`box_weights` of the box with ``box[feature] = {k}``
+        (whatever ``box[feature]`` is): what widening ``feature`` needs, in one query."""
+        ...
+
+
+def has_boxes(obj: object) -> "TypeGuard[BoxOracle]":
+    """Whether ``obj`` is a :class:`BoxOracle` (an exact one: approximate oracles never are).
+
+    >>> import kcxai
+    >>> has_boxes(kcxai.compile_model(kcxai.datasets.running_example_tree(), "dt").oracle)
+    True
+    """
+    return isinstance(obj, BoxOracle) and not isinstance(obj, ApproximateOracle)
+
+
+def full_box(space: FeatureSpace) -> Box:
+    """The box of the whole space (every feature free)."""
+    return tuple((1 << f.size) - 1 for f in space.features)
+
+
+def point_box(space: FeatureSpace, point: Sequence[int], fixed: Iterable[int]) -> Box:
+    """The box ``x_S = v_S``: ``point``'s cell on the ``fixed`` features, the others free."""
+    box = list(full_box(space))
+    for f in fixed:
+        box[f] = 1 << point[f]
+    return tuple(box)
+
+
+def box_weight(pw: "ProductWeights", box: Box) -> Weight:
+    """The weight of a box under one product distribution: the product of its masks' weights."""
+    w = pw.arith.one
+    for f, mask in enumerate(box):
+        w *= pw.mask_weight(f, mask)
+    return w
+
+
+@runtime_checkable
 class ApproximateOracle(Protocol):
     """An oracle whose relevance decisions are statistical, not counted.
 
@@ -208,6 +295,76 @@ class ApproximateOracle(Protocol):
     """
 
     confidence: float
+
+
+@runtime_checkable
+class DecisionOracle(Protocol):
+    """An engine that decides sufficiency without counting (delta = 0 only).
+
+    ``S`` is *sufficient* for ``(v, c)`` when every point ``x`` with
+    ``x_S = v_S`` is classified ``c``: ``disagree_weight(v, c, S) = 0`` over
+    every point of the space (the I-0-relevant sets, whose subset-minimal
+    members are the abductive explanations). The deletion loops only need this
+    decision at delta = 0, so an engine that decides it (a SAT solver, a branch
+    and bound) explains models whose compiled forms do not fit in memory.
+
+    Attributes
+    ----------
+    language : str
+        The engine's name in the language registry (``"sat"``, ``"search"``).
+    space : FeatureSpace
+    n_classes : int
+    """
+
+    language: str
+    space: FeatureSpace
+    n_classes: int
+
+    def predict_point(self, point: Point) -> int:
+        """The class index the model gives a point."""
+        ...
+
+    def decide(self, point: Point, label: int, fixed: frozenset[int], deadline: "Deadline | None") -> "Decision":
+        """Whether ``fixed`` is sufficient for ``(point, label)``, with what the engine learnt.
+
+        ``deadline`` (:class:`~kcxai._deadline.Deadline`) limits the call; hitting it raises
+        :class:`~kcxai.SearchLimitError`.
+        """
+        ...
+
+
+class Decision(NamedTuple):
+    """A sufficiency decision (:meth:`DecisionOracle.decide`).
+
+    Attributes
+    ----------
+    sufficient : bool
+        Whether every point agreeing with the instance on the fixed set gets its class.
+    features : frozenset of int
+        If sufficient: a sufficient subset of the fixed set (the features the proof used: a core).
+        If not: the free features on which the point found (classified otherwise) differs from the
+        instance; freeing only these already changes the class.
+    """
+
+    sufficient: bool
+    features: frozenset[int]
+
+
+def answers_of(oracle: object) -> str:
+    """What ``oracle`` answers: ``"counts"``, ``"estimates"`` or ``"decisions"`` (see :data:`ANSWERS`).
+
+    >>> import kcxai
+    >>> from kcxai.oracle import answers_of
+    >>> tree = kcxai.datasets.running_example_tree()
+    >>> [answers_of(kcxai.compile_model(tree, lang).oracle) for lang in ("dt", "sampling")]
+    ['counts', 'estimates']
+    """
+    if callable(inspect.getattr_static(oracle, "decide", None)) and \
+            not callable(inspect.getattr_static(oracle, "disagree_weight", None)):
+        return "decisions"
+    if inspect.getattr_static(oracle, "confidence", None) is not None:
+        return "estimates"
+    return "counts"
 
 
 class MixtureOracle:
@@ -255,6 +412,30 @@ class PathMixtureOracle(MixtureOracle):
         return cast(PathOracle, self.parts[0][1]).path_of(point)
 
 
+class BoxMixtureOracle(MixtureOracle):
+    """A :class:`MixtureOracle` of box oracles: box weights are the weighted sums of the components'."""
+
+    def box_weights(self, box: Box, label: int) -> tuple[Weight, Weight]:
+        d = w = self.space.arith.zero
+        for c, o in self.parts:
+            a, b = cast(BoxOracle, o).box_weights(box, label)
+            d += c * a
+            w += c * b
+        return d, w
+
+    def box_weights_by_value(self, box: Box, label: int, feature: int) -> tuple[tuple[Weight, Weight], ...]:
+        zero = self.space.arith.zero
+        out = [(zero, zero)] * self.space.features[feature].size
+        for c, o in self.parts:
+            for k, (a, b) in enumerate(cast(BoxOracle, o).box_weights_by_value(box, label, feature)):
+                out[k] = (out[k][0] + c * a, out[k][1] + c * b)
+        return tuple(out)
+
+
+class PathBoxMixtureOracle(PathMixtureOracle, BoxMixtureOracle):
+    """A mixture of oracles that have paths and count over boxes (decision trees)."""
+
+
 class MixtureSession(SessionBase):
     """The deletion-loop session of a :class:`MixtureOracle`: one session per component."""
 
@@ -295,4 +476,7 @@ def per_component(space: FeatureSpace, make: "Callable[[ProductWeights], Countin
     if len(comps) == 1 and comps[0][0] == 1:
         return make(comps[0][1])
     parts = [(c, make(pw)) for c, pw in comps]
-    return (PathMixtureOracle if has_paths(parts[0][1]) else MixtureOracle)(space, parts)
+    paths, boxes = has_paths(parts[0][1]), has_boxes(parts[0][1])
+    kind = {(False, False): MixtureOracle, (True, False): PathMixtureOracle, (False, True): BoxMixtureOracle,
+            (True, True): PathBoxMixtureOracle}[(paths, boxes)]
+    return kind(space, parts)

@@ -21,7 +21,7 @@ import subprocess
 from typing import Any
 
 from kcxai._errors import InvalidInputError, InvalidTypeError, MissingDependencyError
-from kcxai._tree_marks import _check_max_depth, _edge_label, highlight
+from kcxai._tree_marks import _check_max_depth, _edge_label, check_tree, highlight
 
 __all__ = ["tree_to_dot", "render", "graphviz_available", "TreeDrawing", "draw_tree", "plot_tree",
            "plot_feature_frequency", "plot_size_and_bound", "highlight"]
@@ -77,6 +77,7 @@ def tree_to_dot(tree: Any, explanation: Any = None, instance: Any = None, *,
       n0 [label="x1", shape=ellipse, style=filled, fillcolor="#ffcc80", color="#1f5fbf", penwidth=3];
     """
     _check_max_depth(max_depth)
+    check_tree(tree, "tree_to_dot")
     expl_features, on_path, path_edges = highlight(tree, explanation, instance)
     space = tree.space
     arrays = tree.arrays
@@ -261,15 +262,22 @@ def draw_tree(tree: Any, explanation: Any = None, instance: Any = None, *,
     >>> drawing
     TreeDrawing(34 edges; .source is the DOT text)
     """
+    check_tree(tree, "draw_tree")
     return TreeDrawing(tree_to_dot(tree, explanation, instance, max_depth=max_depth, title=title), tree=tree,
                        explanation=explanation, instance=instance, max_depth=max_depth, title=title)
 
 
 def plot_tree(tree: Any, explanation: Any = None, instance: Any = None, *, max_depth: int | None = None,
               title: str | None = None, ax: Any = None, fontsize: float = 8) -> Any:
-    """Draw a tree with matplotlib (see :func:`kcxai._plot_tree.plot_tree`); returns the Axes."""
+    """Draw a tree with matplotlib (see :func:`kcxai._plot_tree.plot_tree`); returns the Axes.
+
+    Every node gets room for its label, each branch's label stands on its own edge, and a figure made here
+    holds the whole tree and its wrapped title. A model that is not a decision tree (a forest, boosted
+    trees, rules) raises :class:`~kcxai.InvalidTypeError` saying what to draw instead.
+    """
     from kcxai._plot_tree import plot_tree as _plot
 
+    check_tree(tree, "plot_tree")
     _check_max_depth(max_depth)
     return _plot(tree, explanation, instance, max_depth=max_depth, title=title, ax=ax, fontsize=fontsize)
 

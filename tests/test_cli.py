@@ -99,7 +99,7 @@ def test_explain_json_matches_library(capsys):
 
 
 def test_explain_delta_zero_from_all_features_is_the_other_axp(capsys):
-    code, out, _ = run(capsys, "explain", "bundled:running_example", "-i", V_TEXT, "--json")
+    code, out, _ = run(capsys, "explain", "bundled:running_example", "-i", V_TEXT, "--method", "axp", "--json")
     assert code == 0
     d = json.loads(out)
     assert d["names"] == ["x1", "x2", "x3", "x8", "x9"] and d["error_exact"] == "0"
@@ -191,7 +191,7 @@ def test_dt_vocabulary_is_never_guessed(capsys):
         outs = []
         for values, text in (("tree", inst), ("original", originals)):
             code, out, err = run(capsys, "explain", str(dt), str(mp), "-i", ",".join(map(str, text)),
-                                 "--values", values, "--json")
+                                 "--values", values, "--method", "axp", "--json")
             assert code == 0, err
             outs.append(json.loads(out))
     e = kcxai.min_idrs(tree, inst, 0)
@@ -257,7 +257,7 @@ ERRORS = [
     (["explain", "bundled:running_example", "-i", "1,1,1"], "expected 9 values"),
     (["explain", "bundled:running_example", "-i", V_TEXT, "--delta", "abc"], "--delta"),
     (["explain", "bundled:running_example", "-i", V_TEXT, "--delta", "1.5"], "must be in [0, 1]"),
-    (["explain", "bundled:running_example", "-i", V_TEXT, "--language", "nope"], "invalid choice: 'nope' (choose from 'dt', 'sdd', 'obdd', 'brute', 'sampling')"),
+    (["explain", "bundled:running_example", "-i", V_TEXT, "--language", "nope"], "invalid choice: 'nope' (choose from 'dt', 'sdd', 'obdd', 'brute', 'sampling', 'sat', 'search')"),
     (["explain", "bundled:running_example", "-i", V_TEXT, "--order", "x1,zz"], "unknown feature 'zz'"),
     (["explain", "bundled:running_example", "-i", V_TEXT, "--start", "x1", "--delta", "0.01"],
      "'start' must be an I-delta-relevant set"),
@@ -319,9 +319,15 @@ def test_errors_in_model_files(capsys, tmp_path, mixed_model):
 
 
 def test_demo(capsys):
-    code, out, _ = run(capsys, "demo", "--instances", "1", "--max-depth", "4", "--delta", "0", "0.05")
+    code, out, _ = run(capsys, "demo", "--instances", "6", "--max-depth", "6", "--delta", "0.1")
     assert code == 0
-    assert out.startswith("adult: ") and "delta=0.0: IF " in out and "delta=0.05: IF " in out
+    assert out.startswith("adult: ") and out.count("sufficient reason (AXp, delta = 0): IF ") == 6
+    assert out.count("rule with precision >= 0.95: IF ") == 6 and out.count("I-delta set (delta = 0.1): IF ") == 6
+    shown = re.findall(r"on data: precision ([0-9.]+) on \d+ matching rows(.*)", out)
+    assert len(shown) >= 6
+    for p, rest in shown:  # no rule below 0.8 on data without saying why beside it
+        assert float(p) >= 0.8 or rest.startswith(" (below 0.8: "), (p, rest)
+    assert any(float(p) < 0.8 for p, _ in shown)  # this seed has such a rule: the check above is not vacuous
 
 
 def test_subprocess_module_entry_point():

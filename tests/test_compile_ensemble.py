@@ -24,10 +24,10 @@ import reference as ref
 from kcxai import DecisionTree, Feature, FeatureSpace, Leaf, Split
 from kcxai.compilers._ensemble import EnsembleDiagram, compile_additive, ensemble_order
 from kcxai.models import BoostedTrees, RandomForest
-from model_strategies import boosted, forests
+from model_strategies import boosted_models, forests
 from strategies import DISTRIBUTIONS, deltas, feature_spaces, instance_of, points
 
-FAMILIES = {"forest": forests, "boosted": boosted}
+FAMILIES = {"forest": forests, "boosted": boosted_models}
 
 
 def _compiled(model, language, **options):
@@ -60,7 +60,7 @@ def test_many_trees_over_few_features_count_exactly(data):
     cache is what decides these diagrams."""
     space = data.draw(feature_spaces(min_features=3, max_features=5, max_values=3,
                                      distributions=("uniform", "exact", "float")))
-    model = data.draw(st.one_of(boosted(space=space, max_trees=10, max_depth=2),
+    model = data.draw(st.one_of(boosted_models(space=space, max_trees=10, max_depth=2),
                                 forests(space=space, max_trees=10, max_depth=2)))
     compiled = _compiled(model, "obdd")
     brute = kcxai.compile_model(model, "brute").oracle
@@ -92,7 +92,7 @@ def test_explanations_equal_brute_force(family, delta, data):
 @settings(max_examples=15)
 @given(data=st.data())
 def test_smallest_and_enumeration_equal_brute_force(data):
-    model = data.draw(st.one_of(forests(), boosted()))
+    model = data.draw(st.one_of(forests(), boosted_models()))
     x = instance_of(model.space, data.draw(points(model.space)))
     delta = data.draw(st.sampled_from([Fraction(0), Fraction(1, 10), Fraction(1, 3)]))
     compiled, brute = _compiled(model, "obdd"), kcxai.compile_model(model, "brute")
@@ -253,7 +253,7 @@ def test_every_cached_interval_gives_its_node(data):
     from kcxai.compilers import _ensemble as E
 
     space = data.draw(feature_spaces(min_features=3, max_features=5, max_values=3))
-    model = data.draw(boosted(space=space, max_trees=10, max_depth=2))
+    model = data.draw(boosted_models(space=space, max_trees=10, max_depth=2))
     spec = model.additive_trees()
     order = tuple(data.draw(st.permutations(range(space.n_features))))
     out = E.EnsembleDiagram(space, order)

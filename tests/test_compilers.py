@@ -221,7 +221,7 @@ def test_guard_during_a_large_build():
 # -- errors --------------------------------------------------------------------
 
 def test_unknown_language(running):
-    with pytest.raises(kcxai.UnknownLanguageError, match=r"Unknown language 'zdd'.*\['brute', 'dt', 'obdd', 'sampling', 'sdd'\]"):
+    with pytest.raises(kcxai.UnknownLanguageError, match=r"Unknown language 'zdd'.*\['brute', 'dt', 'obdd', 'sampling', 'sat', 'sdd', 'search'\]"):
         kcxai.compile_model(running, "zdd")
 
 

@@ -28,8 +28,11 @@ def test_every_declared_language_is_usable(name):
     assert lang.is_available(), f"{name}: backend {lang.package!r} missing ({lang.install})"
     names = lang.option_names()
     assert isinstance(names, tuple)
+    model = kcxai.datasets.running_example_tree()
+    if not lang.takes(model):  # the decision engines take tree ensembles
+        model = kcxai.models.RandomForest(model.space, model.classes, [model])
     with pytest.raises(kcxai.InvalidInputError, match="no_such_option"):
-        kcxai.compile_model(kcxai.datasets.running_example_tree(), name, no_such_option=1)
+        kcxai.compile_model(model, name, no_such_option=1)
 
 
 def _model(data, name):

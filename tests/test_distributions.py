@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 import kcxai
 from kcxai.distribution import Mixture, Product, Uniform
 from reference import all_points, point_probability
-from strategies import feature_spaces, mixtures, trees
+from strategies import feature_spaces, trees
 
 
 @given(feature_spaces(distributions=("uniform", "exact", "mixture", "float", "float_mixture")), st.data())

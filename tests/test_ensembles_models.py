@@ -11,7 +11,7 @@ import kcxai
 import reference as ref
 from kcxai.compilers._builder import TruthTableBuilder
 from kcxai.models import BoostedTrees
-from tests.test_ensembles_sat import boosted_models
+from model_strategies import boosted_models
 
 
 def _scores(model: BoostedTrees, point: Any) -> list[Fraction]:

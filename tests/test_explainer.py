@@ -12,12 +12,13 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from model_strategies import forests
 from strategies import deltas, instance_of, points, trees
 
 import kcxai
 from kcxai import Explainer, ExplanationSet, RowFailure
 from kcxai._errors import InvalidInputError, InvalidTypeError, NotRelevantError
-from kcxai._methods import METHODS
+from kcxai.explain._methods import METHODS
 
 V = (1, 1, 1, 1, 0, 0, 0, 0, 1)
 
@@ -58,7 +59,8 @@ def test_coverage_is_exact(data: Any) -> None:
     tree = data.draw(trees(distributions=("uniform", "exact", "mixture")))
     rows = [instance_of(tree.space, data.draw(points(tree.space))) for _ in range(3)]
     result = Explainer(tree).explain(rows, delta=Fraction(1, 10))
-    for row, e, cov in zip(rows, result, result.coverage):
+    for row, e in zip(rows, result):
+        cov = e.coverage
         assert cov == brute_coverage(tree.space, row, e.features)
         assert e.error == cov * (1 - e.precision)  # error = Pr(x_S = v_S) * (1 - precision)
 
@@ -69,10 +71,13 @@ def test_every_method_matches_the_functional_api(method: str) -> None:
     explainer = Explainer(tree, language="obdd")
     bound = {"local_cdrs": 0.9, "min_cdrs": 0.9, "smallest_drs": 0.9}.get(method, None if method in ("axp", "cxp")
                                                                          else Fraction(1, 32))
-    funcs = {"axp": kcxai.min_idrs, "cxp": kcxai.min_dual_idrs}
+    funcs = {"axp": kcxai.min_idrs, "cxp": kcxai.min_dual_idrs, "smallest_axp": kcxai.smallest_idrs,
+             "smallest_cxp": kcxai.smallest_dual_idrs}
     func = funcs.get(method) or getattr(kcxai, method)
     rows = [V, (0, 1, 1, 0, 1, 0, 1, 1, 0)]
-    got = explainer.explain(rows, method=method, delta=bound)
+    if method in ("smallest_axp", "smallest_cxp"):
+        bound = None
+    got = explainer.explain(rows, method=method, **{METHODS[method].bound: bound})
     for row, e in zip(rows, got):
         ref = func(explainer.compiled_, row, 0 if bound is None else bound)
         assert (e.features, e.error, e.precision, e.kind, e.language) == (
@@ -133,7 +138,7 @@ def test_failures_are_reported_per_row() -> None:
         except NotRelevantError:
             outcomes.append(None)
     assert any(o is None for o in outcomes) and any(o is not None for o in outcomes)
-    result = explainer.explain(rows, start=["x1"], on_error="report")
+    result = explainer.explain(rows, method="min_idrs", start=["x1"], on_error="report")
     assert len(result) == 3 and result.n_failures == sum(o is None for o in outcomes)
     for got, want in zip(result, outcomes):
         if want is None:
@@ -143,7 +148,7 @@ def test_failures_are_reported_per_row() -> None:
     frame = result.to_frame()
     assert frame["failure"].notna().sum() == result.n_failures
     with pytest.raises(NotRelevantError, match=f"row {outcomes.index(None)}:"):
-        explainer.explain(rows, start=["x1"])
+        explainer.explain(rows, method="min_idrs", start=["x1"])
 
 
 def test_bad_rows_in_a_frame() -> None:
@@ -157,7 +162,7 @@ def test_bad_rows_in_a_frame() -> None:
     result = explainer.explain(df, on_error="report")
     assert result.ids == (10, 11, 12)
     assert isinstance(result[1], RowFailure) and "'x3'" in result[1].message
-    assert result[0] == result[2] == kcxai.min_idrs(tree, V, 0)
+    assert result[0] == result[2] == kcxai.local_cdrs(tree, V, 0.95, inflate=True)  # widened by default
     as_rows = explainer.explain(df.to_numpy().tolist(), on_error="report")  # rows without names: by position
     assert as_rows.ids == (0, 1, 2) and as_rows.n_failures == 1 and list(as_rows)[::2] == list(result)[::2]
     with pytest.raises(InvalidInputError, match="empty"):
@@ -170,8 +175,8 @@ def test_bad_rows_in_a_frame() -> None:
         explainer.explain(df, on_error="ignore")
     with pytest.raises(InvalidInputError, match="Unknown method"):
         explainer.explain(df, method="shap")
-    with pytest.raises(InvalidInputError, match="delta"):
-        explainer.explain(df, method="local_cdrs")
+    with pytest.raises(InvalidInputError, match="takes 'precision'"):
+        explainer.explain(df, method="local_cdrs", delta=0.05)
     with pytest.raises(InvalidTypeError, match="n_jobs"):
         explainer.explain(df, n_jobs=0)
 
@@ -233,3 +238,16 @@ def test_tree_batch_path_is_taken_and_exact_at_ties(monkeypatch: pytest.MonkeyPa
     assert used == [1, 1]
     Explainer(tree).explain([V], delta=tie, order=list(range(9)))  # other options: the per-row loop
     assert used == [1, 1]
+
+
+@settings(max_examples=20, deadline=None)
+@given(model=forests())
+def test_class_names_rename_every_family_without_a_round_trip(model: Any) -> None:
+    names = {c: f"class {c!r}" for c in model.classes}
+    renamed = Explainer(model, class_names=names).model_
+    assert renamed.classes == tuple(names.values()) and type(renamed) is type(model)
+    assert all(t.classes == renamed.classes for t in renamed.trees)
+    back = kcxai.models.model_from_dict(renamed.to_dict())
+    for x in itertools.product(*(range(s) for s in model.space.domain_sizes)):
+        assert renamed.classes[renamed.predict_point(x)] == names[model.classes[model.predict_point(x)]]
+        assert back.predict_point(x) == renamed.predict_point(x)

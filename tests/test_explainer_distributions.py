@@ -60,9 +60,9 @@ def test_mixture_fitted_with_options(pipe) -> None:
     for inst, e in zip(explainer.instances(test.head(20)), result):
         assert e == kcxai.min_idrs(explainer.model_, inst, 0.05)
         assert e.distribution == "mixture of 3"
-    c = explainer.explain(test.head(5), method="local_cdrs", delta=0.9)
+    c = explainer.explain(test.head(5), method="local_cdrs", precision=0.9)
     for inst, e in zip(explainer.instances(test.head(5)), c):
-        ref = kcxai.local_cdrs(explainer.compiled_, inst, 0.9)
+        ref = kcxai.local_cdrs(explainer.compiled_, inst, 0.9, inflate=True)  # the Explainer widens by default
         assert (e.features, e.precision) == (ref.features, ref.precision) and e.precision >= 0.9
 
 
@@ -70,12 +70,14 @@ def test_evaluate_on_held_out_rows(pipe) -> None:
     p, train, test = pipe
     explainer = Explainer(p, train)
     result = explainer.explain(test.head(10), delta=0.05)
-    table = explainer.evaluate(result, test)
-    rows = explainer.instances(test)
-    predicted = list(p.predict(test))  # scikit-learn's own predictions, counted by hand
+    table = explainer.evaluate(result, test)  # the 10 explained rows are left out of the figures
+    held = test.iloc[10:]
+    rows = explainer.instances(held)
+    predicted = list(p.predict(held))  # scikit-learn's own predictions, counted by hand
     for (_, got), e in zip(table.iterrows(), result):
         match = [k for k, r in enumerate(rows) if all(r[f] == e.instance[f] for f in e.features)]
         agree = sum(predicted[k] == e.prediction for k in match)
+        assert got["data_excluded"] == 10
         assert got["data_matching"] == len(match) and got["data_rows"] == len(rows)
         assert got["data_precision"] == (agree / len(match) if match else None)
         if e.precision == 1:  # a rule exact under the distribution holds on every row it matches

@@ -8,13 +8,10 @@ matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
-from hypothesis import given, settings  # noqa: E402
-from strategies import instance_of, points, trees  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
 
 import kcxai  # noqa: E402
 from kcxai import viz  # noqa: E402
-from kcxai._plot_tree import EXPL_FILL, PATH_COLOUR, layout_tree  # noqa: E402
+from kcxai._plot_tree import EXPL_FILL, PATH_COLOUR  # noqa: E402
 
 V = (1, 1, 1, 1, 0, 0, 0, 0, 1)
 
@@ -43,26 +40,6 @@ def test_plot_tree_marks_path_and_explanation() -> None:
     assert sorted(on_path) == sorted(["x1", "x2", "x3", "x4", "x9", "class 1"])
     bold = [line for line in ax.lines if line.get_linewidth() == 3]
     assert len(bold) == 5 and sum(line.get_linestyle() == "--" for line in bold) == 3  # x2, x3, x4 freed
-    plt.close("all")
-
-
-@settings(max_examples=25)
-@given(st.data())
-def test_layout_places_every_node_once(data) -> None:
-    tree = data.draw(trees())
-    depth = data.draw(st.one_of(st.none(), st.integers(0, 3)))
-    point = data.draw(points(tree.space))
-    keep = frozenset(viz.highlight(tree, instance=instance_of(tree.space, point))[1])  # the path's nodes
-    lay = layout_tree(tree.arrays, max_depth=depth, keep=keep)
-    shown = {b for _, b, _ in lay.edges} | {tree.arrays.root}
-    assert keep <= shown
-    leaves = [n for n in shown if tree.arrays.feature[n] < 0 or not any(a == n for a, _, _ in lay.edges)]
-    xs = [lay.x[n] for n in leaves if not any(b == n for _, b, _ in lay.collapsed)]
-    assert len(set(xs)) == len(xs)  # no two leaves share a place
-    for a, b, _ in lay.edges:
-        assert lay.depth[b] == lay.depth[a] + 1
-    ax = viz.plot_tree(tree, instance=instance_of(tree.space, point), max_depth=depth)
-    assert ax.get_title() == ""
     plt.close("all")
 
 

@@ -22,8 +22,7 @@ from hypothesis import strategies as st
 import kcxai
 import kcxai.cli
 import kcxai.experiments.cli
-from fuzz_mutations import EXAMPLES, MUTANTS, Tally, mutate_argv, run_one
-from test_fuzz_dtfile import SMALL_DT, SMALL_MAP
+from fuzz_mutations import EXAMPLES, MUTANTS, SMALL_DT, SMALL_MAP, Tally, mutate_argv, run_one
 
 TALLY = Tally("command line (every main() call returns; the counts by exit status)")
 V_TEXT = "1,1,1,1,0,0,0,0,1"
@@ -57,7 +56,7 @@ def _base_commands(tmp) -> list[list[str]]:
         ["explain", str(tmp / "dl.json"), "-i", '["green", 50.5, 0]', "-d", "1e-2", "--json"],
         ["compile", "bundled:running_example", "--language", "dt", "brute", "--json"],
         ["compile", str(tmp / "t.dt"), str(tmp / "t.map")],
-        ["demo", "--instances", "2", "--delta", "0", "0.01", "--max-depth", "3", "--seed", "1"],
+        ["demo", "--instances", "2", "--delta", "0.01", "--precision", "0.9", "--max-depth", "3", "--seed", "1"],
         ["experiment", "paper-table", "--datasets", "adult", "--delta", "0.01", "1/50", "--seed", "0", "--bins", "10",
          "--out", str(tmp / "out"), "--max-instances", "3", "--threshold", "0.9", "--samples", "10", "--n-jobs", "1"],
         ["experiment", "languages", "--languages", "dt", "--instances", "3", "--max-seconds", "5",

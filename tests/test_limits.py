@@ -5,7 +5,6 @@ No timed assertions: how close the limits hold is printed by benchmarks/bench_li
 """
 
 import random
-from fractions import Fraction
 
 import pytest
 
@@ -17,18 +16,9 @@ from kcxai.compilers._options import DiagramOptions, ObddOptions, SddOptions
 from kcxai.compilers._orders import ProbeBuilder
 from kcxai.compilers._stats import ObddStats, SddStats
 from kcxai.compilers.builder import FunctionBuilder
-from kcxai.models import NaiveBayes
+from model_strategies import hard_naive_bayes
 
 LANGUAGES = ["sdd", "obdd"]
-
-
-def _naive_bayes(n_features: int, seed: int = 0) -> NaiveBayes:
-    """An exact naive Bayes whose threshold construction (and so its probe) is exponential in ``n_features``."""
-    rng = random.Random(seed)
-    space = kcxai.FeatureSpace([kcxai.Feature.categorical(f"x{i}", [0, 1, 2]) for i in range(n_features)])
-    tables = [[[Fraction(rng.randint(1, 997), 1000) for _ in range(3)] for _ in range(2)]
-              for _ in range(n_features)]
-    return NaiveBayes(space, ["a", "b"], [Fraction(1, 2), Fraction(1, 2)], tables)
 
 
 class _Blowup:
@@ -51,7 +41,7 @@ class _Blowup:
 
 @pytest.fixture(scope="module")
 def nb26():
-    return _naive_bayes(26)
+    return hard_naive_bayes(26)
 
 
 def test_defaults_are_finite_and_documented():
@@ -92,7 +82,7 @@ def test_time_limit_stops_the_order_probe(nb26, language, order):
 
 @pytest.mark.parametrize("language", LANGUAGES)
 def test_time_limit_stops_building(language):
-    model = _naive_bayes(26)
+    model = hard_naive_bayes(26)
     with pytest.raises(kcxai.CompilationLimitError, match=r"exceeded max_seconds=0.3 while building") as info:
         kcxai.compile_model(model, language, max_seconds=0.3, order="index")
     assert info.value.limit == "max_seconds"
@@ -109,7 +99,7 @@ def test_memory_limit_fires(nb26, language):
 @pytest.mark.parametrize("language", LANGUAGES)
 def test_node_limit_while_building(language):
     with pytest.raises(kcxai.CompilationLimitError, match=r"exceeded max_nodes=500 while building") as info:
-        kcxai.compile_model(_naive_bayes(14), language, max_nodes=500, order="index", max_seconds=120)
+        kcxai.compile_model(hard_naive_bayes(14), language, max_nodes=500, order="index", max_seconds=120)
     assert info.value.limit == "max_nodes"
     reached = int(str(info.value).split(": ")[1].split(" nodes")[0])
     assert reached > 500
@@ -144,13 +134,17 @@ def test_sdd_auto_order_falls_back_only_on_the_node_limit(monkeypatch):
         kcxai.compile_model(tree, "sdd")
 
 
-def test_explainer_on_a_model_compiles_under_limits(monkeypatch):
-    """A model passed straight to an explainer is compiled with the default options, hence the default limits."""
-    monkeypatch.setattr(obdd.ObddOptions.__init__, "__defaults__",
-                        tuple(0.2 if d == DEFAULT_MAX_SECONDS else d for d in obdd.ObddOptions.__init__.__defaults__))
-    model = _naive_bayes(26)
-    with pytest.raises(kcxai.CompilationLimitError, match="max_seconds=0.2"):
-        kcxai.min_idrs(model, (0,) * 26, 0.1)
+def test_a_model_passed_straight_is_compiled_within_the_probe_budget(monkeypatch):
+    """A model passed straight to an explainer is compiled within the probe budget; past it, a method that
+    certified sampling answers gets estimates (marked), one that needs counts a clear error naming the budget."""
+    from kcxai.compilers import native
+
+    monkeypatch.setattr(native, "PROBE", native.ProbeBudget(max_seconds=0.2))
+    model = hard_naive_bayes(26)
+    e = kcxai.min_idrs(model, (0,) * 26, 0.1)
+    assert e.language == "sampling" and e.approximate
+    with pytest.raises(kcxai.InvalidInputError, match=r"obdd did not compile within the probe budget \(0.2 s"):
+        kcxai.is_idrs(model, (0,) * 26, [0], 0.1)
 
 
 @pytest.mark.parametrize("options, message", [

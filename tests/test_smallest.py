@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 
 import kcxai
 from set_reference import SubsetTable
-from test_cdrs import FAMILIES, cases, exact_delta, with_delta
-from strategies import deltas, feature_spaces, instance_of, points, trees
+from relevance_cases import FAMILIES, cases, error_bounds, exact_delta, with_delta
+from strategies import feature_spaces, instance_of, points, trees
 
 V = (1, 1, 1, 1, 0, 0, 0, 0, 1)
 
@@ -28,7 +28,7 @@ def test_smallest_drs_is_relevant_and_no_smaller_set_is(family, data):
     delta = data.draw(with_delta(case))
     e = kcxai.smallest_drs(obj, x, delta)
     s = frozenset(e.features)
-    relevant = table.cdrs(e.delta)
+    relevant = table.cdrs(e.precision_bound)
     assert s in relevant and len(s) == min_size(relevant)
     assert (e.precision, e.error, e.method) == (table.precision(s), table.error(s), "smallest_drs")
 
@@ -44,12 +44,6 @@ def test_is_smallest_drs_matches_brute_force(family, data):
     assert kcxai.is_smallest_drs(obj, x, s, delta) == (s in relevant and len(s) == min_size(relevant))
 
 
-@st.composite
-def error_bounds(draw, table):
-    """An error bound, sometimes exactly the error of some set."""
-    if draw(st.booleans()):
-        return draw(st.sampled_from(sorted({table.error(s) for s in table.sets})))
-    return draw(deltas)
 
 
 @pytest.mark.parametrize("family", FAMILIES)

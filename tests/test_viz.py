@@ -200,7 +200,7 @@ def test_explanation_html():
     html = e._repr_html_()
     assert "<code>age &gt; 30</code>" in html and "<code>&lt;b&gt; = a&amp;b</code>" in html
     assert "<b>yes</b>" in html and "(2 features)" in html
-    assert f"<td>{e.error}</td>" in html and "<th>delta</th><td>0</td>" in html
+    assert f"<td>{e.error}</td>" in html and "<th>delta (error bound)</th><td>0</td>" in html
     assert "<th>precision</th><td>1</td>" in html and "via dt" in html
     assert "<b>" not in html.replace("<b>Relevant set</b>", "").replace("<b>yes</b>", "")
     e_running = kcxai.min_idrs(kcxai.datasets.running_example_tree(), V, 0.03, start="path")

@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+import threading
+import uuid
+from collections import OrderedDict
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from kcxai.oracle import CountingOracle
+from kcxai.oracle import CountingOracle, DecisionOracle
 
 if TYPE_CHECKING:  # pragma: no cover
     from kcxai.models._base import Classifier
     from kcxai.space import FeatureSpace
 
 __all__ = ["CompiledModel", "CompileStats"]
+
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True)
@@ -48,7 +53,9 @@ class CompileStats(Mapping[str, Any]):
                 "compile_seconds": self.compile_seconds, **self.details}
 
     def __getitem__(self, key: str) -> Any:
-        return self.to_dict()[key]
+        if key in ("size", "size_unit", "variables", "compile_seconds"):
+            return getattr(self, key)
+        return self.details[key]
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.to_dict())
@@ -74,14 +81,21 @@ class CompiledModel:
     ----------
     model : Classifier
         The source model.
-    oracle : CountingOracle
-        Conditioning and counting on the compiled form.
+    oracle : CountingOracle or DecisionOracle
+        Conditioning and counting on the compiled form (or, for the ensemble engines ``sat`` and
+        ``search``, delta = 0 sufficiency decisions).
     language : str
         ``"dt"``, ``"sdd"``, ``"obdd"``, ``"brute"``, ... (see :data:`kcxai.compilers.LANGUAGES`).
     backend : str
         The library doing the work (``"kcxai"``, ``"pysdd"``, ``"dd.cudd"``, ``"dd.autoref"``).
     stats : CompileStats
         ``size`` (in ``size_unit``), ``variables``, ``compile_seconds`` and language details.
+    options : mapping
+        The options it was compiled with (all of the language's, defaults included).
+
+    A compiled form is pickled (to a joblib worker process) as its model, language and options: the
+    worker compiles it again, once per process (SDD, BDD and SAT objects cannot be pickled; see
+    :func:`_rebuilt`). What is derived from it (a batch table, :meth:`derived`) is kept with it.
 
     Examples
     --------
@@ -95,10 +109,27 @@ class CompiledModel:
     """
 
     model: "Classifier"
-    oracle: CountingOracle
+    oracle: CountingOracle | DecisionOracle
     language: str
     backend: str
     stats: CompileStats
+    options: Mapping[str, Any] = field(default_factory=dict, compare=False)
+    _token: str = field(default_factory=lambda: uuid.uuid4().hex, init=False, repr=False, compare=False)
+    _derived: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False, compare=False)
+
+    def derived(self, key: str, make: Callable[[], _T]) -> _T:
+        """What is derived from this compiled form (``make()``, e.g. a batch table), made once and kept with it."""
+        with self._lock:
+            got = self._derived.get(key)
+        if got is None:
+            got = make()
+            with self._lock:
+                got = self._derived.setdefault(key, got)
+        return got  # type: ignore[no-any-return]
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return _rebuilt, (self.model, self.language, dict(self.options), self._token)
 
     def __post_init__(self) -> None:
         if not isinstance(self.stats, CompileStats):  # a compiler that still reports a plain dict
@@ -110,6 +141,12 @@ class CompiledModel:
     def space(self) -> "FeatureSpace":
         """The feature space of the model."""
         return self.model.space
+
+    def close(self) -> None:
+        """Release what the compiled form holds outside Python (a SAT solver); it cannot be used after."""
+        close = getattr(self.oracle, "close", None)
+        if callable(close):
+            close()
 
     def predict(self, instance: Any) -> Any:
         """The class the compiled form gives an instance (user values)."""
@@ -125,3 +162,28 @@ class CompiledModel:
         rows = "".join(f"<tr><th>{html.escape(str(k))}</th><td>{html.escape(str(v))}</td></tr>" for k, v in
                        [("language", self.language), ("backend", self.backend), *self.stats.items()])
         return f"<table>{rows}</table>"
+
+
+#: The compiled forms a joblib worker process rebuilt, by the token of the parent's form: a worker
+#: compiles each form once, however many chunks of rows it is sent. Bounded and guarded by a lock.
+_REBUILT: "OrderedDict[str, CompiledModel]" = OrderedDict()
+_REBUILT_SIZE = 4
+_REBUILT_LOCK = threading.Lock()
+
+
+def _rebuilt(model: "Classifier", language: str, options: dict[str, Any], token: str) -> CompiledModel:
+    """The compiled form a pickled :class:`CompiledModel` stands for, compiled in this process once."""
+    with _REBUILT_LOCK:
+        got = _REBUILT.get(token)
+        if got is not None:
+            _REBUILT.move_to_end(token)
+            return got
+    from kcxai.compilers import compile_model
+
+    got = compile_model(model, language, **options)
+    object.__setattr__(got, "_token", token)
+    with _REBUILT_LOCK:
+        _REBUILT[token] = got
+        while len(_REBUILT) > _REBUILT_SIZE:
+            _REBUILT.popitem(last=False)
+    return got

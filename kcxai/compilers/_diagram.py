@@ -7,7 +7,8 @@ from typing import Any
 from kcxai._errors import InvalidInputError
 from kcxai.arithmetic import Weight
 from kcxai.compilers._table import Table, recursion
-from kcxai.oracle import CountingOracle, OracleSession, SessionBase, per_component
+from kcxai.distribution import ProductWeights
+from kcxai.oracle import Box, CountingOracle, OracleSession, SessionBase, per_component
 from kcxai.space import FeatureSpace
 
 __all__ = ["DiagramOracle", "DiagramSession", "check_partition", "diagram_oracle"]
@@ -61,6 +62,53 @@ class DiagramOracle:
 
     def session(self, point: tuple[int, ...], label: int, fixed: frozenset[int]) -> OracleSession:
         return DiagramSession(self, point, label, fixed)
+
+    # -- boxes (the BoxOracle capability) ------------------------------------------
+
+    def _masked(self, box: Box) -> tuple[Table, ProductWeights]:
+        """The table counting under the product weights with every value outside the box weighing 0."""
+        pw = self.table.pw
+        zero = pw.arith.zero
+        masked = ProductWeights([[w if box[f] >> k & 1 else zero for k, w in enumerate(ws)]
+                                 for f, ws in enumerate(pw.weights)], pw.arith)
+        return self.table.reweighted(masked), masked
+
+    def box_weights(self, box: Box, label: int) -> tuple[Weight, Weight]:
+        """``(disagree, consistent)`` weights of a box: the same traversal as any count, under the
+        product weights with every value outside the box weighing 0 (:class:`~kcxai.oracle.BoxOracle`)."""
+        table, masked = self._masked(box)
+        consistent = masked.total
+        if not consistent:
+            return masked.arith.zero, masked.arith.zero
+        count = table.count(self.others(label), (0,) * self.space.n_features, frozenset())
+        return (consistent - count if masked.arith.exact else count), consistent
+
+    def box_weights_by_value(self, box: Box, label: int, feature: int) -> tuple[tuple[Weight, Weight], ...]:
+        """Per value of ``feature``, the box's weights with ``feature`` set to it: the masked table counted
+        with ``feature`` fixed to each value in turn, recomputing only the units above it (as a session
+        does when a feature is freed)."""
+        size = self.space.features[feature].size
+        table, masked = self._masked(box[:feature] + ((1 << size) - 1,) + box[feature + 1:])
+        arith = masked.arith
+        labels = self.others(label)
+        fixed = frozenset((feature,))
+        memo: list[dict[int, Weight]] = [{} for _ in range(table.n_units)]
+        affected = [False] * table.n_units
+        for u in table.units_of[feature]:
+            affected[u] = True
+        base = arith.div(masked.total, masked.totals[feature])
+        out = []
+        with recursion(table.depth):
+            for k in range(size):
+                point = (0,) * feature + (k,) + (0,) * (self.space.n_features - feature - 1)
+                fac = table.factors(point, fixed)
+                tmp: list[dict[int, Weight]] | None = None
+                if k:
+                    tmp = [{} for _ in affected]
+                count = table.evaluate(labels, point, fixed, fac, memo, tmp, affected if k else None)
+                consistent = base * masked.weights[feature][k]
+                out.append(((consistent - count if arith.exact else count), consistent))
+        return tuple(out)
 
 
 class DiagramSession(SessionBase):

@@ -92,18 +92,21 @@ class Language:
         The backend package it needs, and ``install`` how to get it.
     accepts : callable, optional
         Whether it compiles a given model (default: every model).
-    exact : bool
-        ``True`` when counts are exact; ``False`` for estimating languages,
-        whose explanations carry a confidence.
+    answers : {"counts", "estimates", "decisions"}
+        What its oracle answers (:data:`kcxai.oracle.ANSWERS`): exact weighted
+        model counts (every explanation method); estimates with certified
+        relevance decisions (the deletion loops; explanations carry a
+        confidence); or sufficiency decisions only (delta = 0 methods: AXps,
+        CXps and the smallest of them).
     conformance : bool
         Whether the cross-language conformance suite holds it to brute force
-        on random models (estimating languages are tested separately).
+        on random models (the other languages are tested separately).
 
     Examples
     --------
     >>> from kcxai.compilers import LANGUAGES
-    >>> LANGUAGES["sdd"].package, LANGUAGES["dt"].exact
-    ('pysdd', True)
+    >>> LANGUAGES["sdd"].package, LANGUAGES["dt"].exact, LANGUAGES["sat"].answers
+    ('pysdd', True, 'decisions')
     """
 
     name: str
@@ -113,8 +116,13 @@ class Language:
     package: str | None = None
     install: str | None = None
     accepts: Callable[["Classifier"], bool] | None = field(default=None, compare=False)
-    exact: bool = True
+    answers: str = "counts"
     conformance: bool = True
+
+    @property
+    def exact(self) -> bool:
+        """Whether every number its explanations report is exact (counts, or delta = 0 decisions)."""
+        return self.answers != "estimates"
 
     def is_available(self) -> bool:
         """Whether the backend imports here."""
@@ -155,4 +163,6 @@ class Language:
         self.require()
         kwargs = self.parse_options(**options)
         compiled: CompiledModel = importlib.import_module(self.module).compile(model, **kwargs)
+        if not compiled.options:
+            object.__setattr__(compiled, "options", dict(kwargs))
         return compiled

@@ -14,7 +14,7 @@ from typing import Any
 from kcxai._errors import ProblemTooLargeError
 from kcxai.arithmetic import Weight
 from kcxai.compilers._base import CompiledModel, CompileStats
-from kcxai.oracle import GenericSession, OracleSession
+from kcxai.oracle import Box, GenericSession, OracleSession
 
 __all__ = ["BruteForceOracle", "compile", "DEFAULT_MAX_POINTS"]
 
@@ -57,6 +57,22 @@ class BruteForceOracle:
 
     def session(self, point: tuple[int, ...], label: int, fixed: frozenset[int]) -> OracleSession:
         return GenericSession(self, point, label, fixed)
+
+    def box_weights(self, box: Box, label: int) -> tuple[Weight, Weight]:
+        """``(disagree, consistent)`` weights of the box (:class:`~kcxai.oracle.BoxOracle`)."""
+        d: Weight = 0
+        w: Weight = 0
+        for x, lab, pw in zip(self._points, self._labels, self._weights):
+            if all(m >> k & 1 for m, k in zip(box, x)):
+                w += pw
+                if lab != label:
+                    d += pw
+        return d, w
+
+    def box_weights_by_value(self, box: Box, label: int, feature: int) -> tuple[tuple[Weight, Weight], ...]:
+        """Per value of ``feature``, the box's weights with ``feature`` set to it."""
+        return tuple(self.box_weights(box[:feature] + (1 << k,) + box[feature + 1:], label)
+                     for k in range(self.space.features[feature].size))
 
 
 def compile(model: Any, *, max_points: int = DEFAULT_MAX_POINTS) -> CompiledModel:

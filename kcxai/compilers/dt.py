@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from kcxai.arithmetic import Weight
 from kcxai.distribution import ProductWeights
-from kcxai.oracle import GenericSession, OracleSession, per_component
+from kcxai.oracle import Box, GenericSession, OracleSession, box_weight, per_component
 
 if TYPE_CHECKING:  # pragma: no cover
     from kcxai.compilers._base import CompiledModel
@@ -64,6 +64,8 @@ class TreeOracle:
         # bitmask of the features tested in its subtree.
         n = len(arrays.feature)
         self._wA: list[Weight] = [0] * n
+        self._aA: list[int] = [0] * n  # the allowed set A itself (box queries)
+        self._other_of: dict[int, list[Weight]] = {}  # per class, per node: region - cover (box queries)
         self._br: list[tuple[tuple[int, int, Weight], ...]] = [()] * n
         self._region: list[Weight] = [0] * n
         self._cover: list[dict[int, Weight]] = [{} for _ in range(n)]
@@ -78,7 +80,7 @@ class TreeOracle:
             f = arrays.feature[nid]
             if f < 0:
                 continue
-            a = allowed[f]
+            a = self._aA[nid] = allowed[f]
             wa = self._wA[nid] = sum(w for k, w in enumerate(ws[f]) if a >> k & 1)
             out = []
             for mask, child in arrays.branches[nid]:
@@ -153,6 +155,97 @@ class TreeOracle:
 
     def session(self, point: tuple[int, ...], label: int, fixed: frozenset[int]) -> OracleSession:
         return GenericSession(self, point, label, fixed)
+
+    # -- boxes (the BoxOracle capability) ------------------------------------------
+
+    def box_weights(self, box: Box, label: int) -> tuple[Weight, Weight]:
+        """``(disagree, consistent)`` weights of a box (:class:`~kcxai.oracle.BoxOracle`)."""
+        walked = self._box_walk(box, label, -1)
+        assert isinstance(walked, (int, float))  # split -1: a total
+        return walked, box_weight(self._pw, box)
+
+    def box_weights_by_value(self, box: Box, label: int, feature: int) -> tuple[tuple[Weight, Weight], ...]:
+        """Per value of ``feature``, the box's weights with ``feature`` set to it, in one walk: a region
+        that does not test ``feature`` spreads its weight over the values it allows, pro rata."""
+        pw = self._pw
+        div, ws, mw = pw.arith.div, pw.weights[feature], pw.mask_weight
+        acc = self._box_walk(box, label, feature)
+        assert isinstance(acc, dict)
+        out = [pw.arith.zero] * len(ws)
+        for mask, w in acc.items():
+            share = div(w, mw(feature, mask))
+            for k in range(len(ws)):
+                if mask >> k & 1:
+                    out[k] += share * ws[k]
+        base = box_weight(pw, box[:feature] + ((1 << len(ws)) - 1,) + box[feature + 1:])
+        return tuple((d, div(base, pw.totals[feature]) * ws[k]) for k, d in enumerate(out))
+
+    def _others(self, label: int) -> list[Weight]:
+        """Per node, the weight of its region that other classes than ``label`` cover (kept per class)."""
+        got = self._other_of.get(label)
+        if got is None:
+            got = self._other_of[label] = [r - c.get(label, 0) for r, c in zip(self._region, self._cover)]
+        return got
+
+    def _box_walk(self, box: Box, label: int, split: int) -> "Weight | dict[int, Weight]":
+        # As disagree_weight, with a value set B_g per constrained feature g: descend only where the
+        # subtree tests a constrained feature (or ``split``); elsewhere the node's other-class weight
+        # times prod_g w(A_g & B_g) / w(A_g) (num / den, A_g the values its ancestors allow) is exact.
+        # With ``split`` >= 0, the weights are kept apart by the values of ``split`` the node allows.
+        pw = self._pw
+        div, mw = pw.arith.div, pw.mask_weight
+        one = pw.arith.one
+        cmask = 0 if split < 0 else 1 << split
+        num: Weight = one
+        den: Weight = one
+        for g, b in enumerate(box):
+            if g != split and b != (1 << len(pw.weights[g])) - 1:
+                cmask |= 1 << g
+                num *= mw(g, b)
+                den *= pw.totals[g]
+        feat, br, wA, aA, sub = self._feat, self._br, self._wA, self._aA, self._sub
+        others = self._others(label)
+        n_feat = len(box)
+        memo: dict[int, Weight] = {}  # w(m) of the masks met, keyed m * n_feat + f
+
+        def weigh(f: int, m: int) -> Weight:
+            key = m * n_feat + f
+            got = memo.get(key)
+            if got is None:
+                got = memo[key] = mw(f, m)
+            return got
+
+        total: Weight = pw.arith.zero
+        acc: dict[int, Weight] = {}
+        root_split = (1 << len(pw.weights[split])) - 1 if split >= 0 else 0
+        stack = [(self._root, num, den, root_split)]
+        while stack:
+            nid, num, den, am = stack.pop()
+            other = others[nid]
+            if not other:
+                continue
+            if not sub[nid] & cmask:
+                x = div(other, den) * num
+                if split < 0:
+                    total += x
+                else:
+                    acc[am] = acc.get(am, 0) + x
+                continue
+            f = feat[nid]
+            if f == split:
+                for child, m, _ in br[nid]:
+                    stack.append((child, num, den, m))
+            elif cmask >> f & 1:
+                b = box[f]
+                wab = weigh(f, aA[nid] & b)
+                for child, m, wm in br[nid]:
+                    mb = m & b
+                    if mb:
+                        stack.append((child, div(num, wab) * weigh(f, mb), div(den, wA[nid]) * wm, am))
+            else:
+                for child, _, _ in br[nid]:
+                    stack.append((child, num, den, am))
+        return total if split < 0 else acc
 
 
 def compile(model: Any) -> "CompiledModel":

@@ -106,3 +106,53 @@ class AnchorBaseline:
 
 def _scalar(v: Any) -> float:
     return float(np.asarray(v, dtype=float).reshape(-1)[0])
+
+
+# -- Anchor in its own environment, as a subprocess -------------------------------------------
+
+#: Where the experiment looks for the Python of a separate Anchor environment (alibi, numpy < 2).
+DEFAULT_ANCHOR_PYTHON = "/work/venvs/anchor/bin/python"
+
+
+def export_tree(clf: Any) -> dict[str, Any]:
+    """A fitted scikit-learn tree's arrays as plain JSON for the Anchor driver (see ``anchor_driver``)."""
+    t = clf.tree_
+    return {"left": t.children_left.tolist(), "right": t.children_right.tolist(), "feature": t.feature.tolist(),
+            "threshold": t.threshold.tolist(), "leaf_class": np.argmax(t.value[:, 0, :], axis=1).tolist(),
+            "classes": np.asarray(clf.classes_).tolist()}
+
+
+def run_anchor(python: str, job_dir: Any, *, clf: Any, train: Any, instances: Any, rows: Sequence[int],
+               feature_names: Sequence[str], labels: Sequence[Sequence[str]], threshold: float = 0.95,
+               seed: int = 0, timeout: float | None = None) -> dict[str, Any]:
+    """Run Anchor on coded ``instances`` in the environment of ``python`` (a subprocess exchanging JSON and
+    CSV files in ``job_dir``) and return ``{"info": ..., "anchors": [...]}`` (one record per instance:
+    ``row``, ``features``, alibi's ``precision`` and ``coverage`` estimates, ``prediction``, ``seconds``,
+    ``cpu_seconds``). The driver's tree must predict as ``clf`` does on the instances (checked)."""
+    import json
+    import subprocess
+    from pathlib import Path
+
+    job = Path(job_dir)
+    job.mkdir(parents=True, exist_ok=True)
+    if not Path(python).exists():
+        raise MissingDependencyError(
+            f"The Anchor environment's Python {python!r} does not exist: create it with `python3 -m venv "
+            f"/work/venvs/anchor && /work/venvs/anchor/bin/pip install alibi==0.9.6 click 'numpy<2'` (never "
+            "in kcxai's own environment), or pass its path.")
+    (job / "job.json").write_text(json.dumps({
+        "feature_names": list(feature_names), "labels": [list(map(str, lab)) for lab in labels],
+        "threshold": threshold, "seed": seed, "rows": [int(r) for r in rows], "tree": export_tree(clf)}),
+        encoding="utf-8")
+    np.savetxt(job / "train.csv", np.asarray(train, dtype=np.int64), fmt="%d", delimiter=",")
+    np.savetxt(job / "instances.csv", np.asarray(instances, dtype=np.int64), fmt="%d", delimiter=",")
+    driver = Path(__file__).with_name("anchor_driver.py")
+    done = subprocess.run([python, str(driver), str(job)], capture_output=True, text=True, timeout=timeout)
+    if done.returncode != 0:
+        raise MissingDependencyError(f"The Anchor driver failed (exit {done.returncode}): {done.stderr[-2000:]}")
+    result = json.loads((job / "anchors.json").read_text(encoding="utf-8"))
+    want = np.asarray(clf.predict(np.asarray(instances))).tolist()
+    got = [a["prediction"] for a in result["anchors"]]
+    if got != want:
+        raise InvalidInputError("The Anchor driver's tree does not predict as the scikit-learn tree on the instances.")
+    return result

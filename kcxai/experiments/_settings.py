@@ -116,6 +116,21 @@ class HeldOut:
         mask = np.all(self.X[:, cols] == np.asarray(x)[cols], axis=1) if cols else np.ones(len(self.X), dtype=bool)
         return int(mask.sum()), int(np.count_nonzero(self.labels[mask] == prediction))
 
+    def measure_box(self, box: Any, prediction: Any) -> tuple[int, int]:
+        """``(matching, agreeing)`` for a rule given as a box (per feature a bitmask of the codes it allows;
+        a negative mask leaves the feature free): the widened rules of :func:`kcxai.inflate` and Anchor's.
+
+        >>> import numpy as np
+        >>> h = HeldOut(np.array([[0, 0], [1, 1], [2, 1]]), np.array([0, 1, 1]))
+        >>> h.measure_box((0b011, -1), 1)
+        (2, 1)
+        """
+        mask = np.ones(len(self.X), dtype=bool)
+        for f, allowed in enumerate(box):
+            if allowed >= 0:
+                mask &= np.isin(self.X[:, f], [k for k in range(int(allowed).bit_length()) if allowed >> k & 1])
+        return int(mask.sum()), int(np.count_nonzero(self.labels[mask] == prediction))
+
     def fields(self, x: Any, features: Any, prediction: Any) -> dict[str, Any]:
         """The record fields ``data_rows``, ``data_matching``, ``data_precision`` (``""`` with no
         matching row) and ``data_coverage``."""

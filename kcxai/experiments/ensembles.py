@@ -231,11 +231,8 @@ def _compile(lang: str, model: Any, cfg: EnsemblesConfig, hit: tuple[int, int] |
                 f.update(status=_LIMIT, note=f"preparing the engine exceeded max_seconds={cfg.max_seconds:g}",
                          compile_seconds=time.perf_counter() - t0)
                 return f, None
-            f.update(backend=engine.language, compile_seconds=time.perf_counter() - t0)
-            if engine.language == "sat":
-                f.update(size=engine.clauses, size_unit="CNF clauses")
-            else:
-                f.update(size=sum(t.n_leaves for t in model.trees), size_unit="leaf boxes")
+            f.update(backend=engine.language, compile_seconds=time.perf_counter() - t0, size=engine.stats.size,
+                     size_unit=engine.stats.size_unit)
             return f, engine
         declared = LANGUAGES[lang]
         if not declared.is_available():
@@ -306,7 +303,7 @@ def _explain(lang: str, obj: Any, xs: list[list[int]], delta: Fraction, budget: 
     if len(times) < len(xs):
         row.update(status=_OVER, note=f"{len(times)} of {len(xs)} explained in {elapsed:.1f} s (budget {budget:g} s)")
     if lang == "sat" and getattr(obj, "language", "") == "sat" and not inside:
-        row["size"] = obj.clauses  # the class-change constraints are added at the first query
+        row["size"] = obj.oracle.engine.clauses  # the class-change constraints are added at the first query
     return row, sets + [None] * (len(xs) - len(sets)), inside
 
 
@@ -325,7 +322,7 @@ def _checkers(objs: dict[str, Any], model: Any, delta: Fraction,
 
         def sat_check(x: list[int], s: Any) -> bool:
             point = model.space.encode(x)
-            return not engine.changes(point, model.predict_point(point), s, limit)
+            return bool(engine.oracle.decide(point, model.predict_point(point), frozenset(s), limit).sufficient)
 
         out["sat"] = sat_check
     return out

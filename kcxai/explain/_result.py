@@ -9,11 +9,7 @@ from typing import Any
 
 from kcxai.arithmetic import Probability
 
-__all__ = ["Explanation", "format_probability"]
-
-#: Methods whose ``delta`` bounds precision from below (the paper's C-delta sets and min-delta-relevant sets).
-_PRECISION_BOUNDED = frozenset({"local_cdrs", "min_cdrs", "smallest_drs"})
-
+__all__ = ["Explanation", "Condition", "format_probability"]
 
 def format_probability(p: Probability | None) -> str:
     """``7/512 (~0.01367)`` for exact values, ``0.01367`` for floats, ``not computed`` for ``None``."""
@@ -33,6 +29,43 @@ def _plain(x: Any) -> Any:
 
 
 @dataclass(frozen=True)
+class Condition:
+    """One condition of a rule: feature ``name`` takes one of a set of its values.
+
+    Attributes
+    ----------
+    feature : int
+        The feature's index.
+    name : str
+        Its name.
+    values : tuple of int
+        The value numbers allowed (sorted indices into the feature's domain): a run of
+        consecutive intervals for a numeric feature, any set of categories otherwise.
+    literal : str
+        How it reads, in the feature's own units and labels (``age in (29.5, 52.5]``,
+        ``age > 37.5``, ``workclass in {Private, Self-emp}``), from
+        :meth:`kcxai.Feature.set_literal`.
+
+    Examples
+    --------
+    >>> from kcxai import Feature
+    >>> from kcxai.explain._result import Condition
+    >>> age = Feature.numeric("age", [29.5, 37.5, 52.5])
+    >>> Condition(0, "age", (1, 2), age.set_literal([1, 2])).literal
+    'age in (29.5, 52.5]'
+    """
+
+    feature: int
+    name: str
+    values: tuple[int, ...]
+    literal: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: the feature, its name, the value numbers and the literal."""
+        return {"feature": self.feature, "name": self.name, "values": list(self.values), "literal": self.literal}
+
+
+@dataclass(frozen=True)
 class Explanation:
     """A set of features explaining a prediction, with its exact measures.
 
@@ -49,7 +82,8 @@ class Explanation:
     prediction : object
         The class predicted for the instance.
     delta : Fraction or float
-        The bound the set was computed for (``None`` where the problem has none).
+        The bound on the error the set was computed for (I-delta sets, dual sets, AXps and CXps at
+        0); ``None`` for precision-bounded methods.
     error : Fraction or float
         ``Pr(kappa(x) != c and x_S = v_S)`` (the paper's eq. idr); ``None`` where
         not computed (contrastive sets found by SAT).
@@ -75,7 +109,14 @@ class Explanation:
         ``None`` for exact results. For an approximate oracle, the confidence
         with which the set is relevant; ``error`` and ``precision`` are then
         estimates (:attr:`approximate`).
-        The explained instance (user values).
+    precision_bound : Fraction or float, optional
+        The lower bound on precision the set was computed for (``local_cdrs``,
+        ``min_cdrs``, ``smallest_drs``); ``None`` for error-bounded methods.
+    conditions : tuple of Condition, optional
+        ``None`` for a set that fixes each feature to the instance's own value (the paper's
+        definitions). For a set widened by :func:`kcxai.inflate`, the widened condition of each
+        feature, in the order of :attr:`features`; :attr:`literals`, :meth:`rule` and every
+        measure (``error``, ``precision``, ``coverage``) then refer to the points meeting them.
 
     Examples
     --------
@@ -107,9 +148,16 @@ class Explanation:
     coverage: Probability | None = None
     distribution: str = "uniform"
     confidence: float | None = None
+    precision_bound: Probability | None = None
+    conditions: tuple[Condition, ...] | None = None
 
     def __len__(self) -> int:
         return len(self.features)
+
+    @property
+    def inflated(self) -> bool:
+        """Whether the conditions were widened beyond the instance's own values (:func:`kcxai.inflate`)."""
+        return self.conditions is not None
 
     @property
     def approximate(self) -> bool:
@@ -134,15 +182,18 @@ class Explanation:
             "values": [_plain(v) for v in self.values], "literals": list(self.literals),
             "size": len(self.features), "prediction": _plain(self.prediction),
             "delta": None if self.delta is None else float(self.delta),
+            "precision_bound": None if self.precision_bound is None else float(self.precision_bound),
             "error": None if self.error is None else float(self.error),
             "precision": None if self.precision is None else float(self.precision),
             "coverage": None if self.coverage is None else float(self.coverage),
             "distribution": self.distribution, "approximate": self.approximate, "confidence": self.confidence,
             "language": self.language, "oracle_calls": self.oracle_calls, "seconds": self.seconds,
+            "conditions": None if self.conditions is None else [c.to_dict() for c in self.conditions],
         }
-        for key in ("delta", "error", "precision", "coverage"):
+        estimated = ("error", "precision") if self.approximate else ()  # sampled: no exact value to show
+        for key in ("delta", "precision_bound", "error", "precision", "coverage"):
             v = getattr(self, key)
-            if isinstance(v, Fraction):
+            if isinstance(v, Fraction) and key not in estimated:
                 d[key + "_exact"] = str(v)
         return d
 
@@ -155,22 +206,29 @@ class Explanation:
 
     @property
     def bounds_precision(self) -> bool:
-        """Whether ``delta`` is a lower bound on precision (C-delta problems) rather than on error."""
-        return self.method in _PRECISION_BOUNDED
+        """Whether the set was computed for a lower bound on precision (C-delta problems) rather than on error."""
+        return self.precision_bound is not None
 
     def measures(self) -> str:
-        """The measures as printed: what delta bounds, under which distribution, exact or estimated."""
+        """The measures as printed: what the bound bounds, under which distribution, exact or estimated."""
         fmt = format_probability if not self.approximate else (lambda p: f"~{float(p):.4g} (estimated)")
         err, prec = fmt(self.error), fmt(self.precision)
-        if self.delta is not None and self.error is not None and self.precision is not None:
-            d = format_probability(self.delta)
-            if self.bounds_precision:
-                prec = f"{prec} {'>=' if self.precision >= self.delta else '<'} delta {d}"
-            else:
-                err = f"{err} {'<=' if self.error <= self.delta else '>'} delta {d}"
+        if self.precision_bound is not None and self.precision is not None:
+            prec = (f"{prec} {'>=' if self.precision >= self.precision_bound else '<'} "
+                    f"the bound {format_probability(self.precision_bound)}")
+        elif self.delta is not None and self.error is not None:
+            err = f"{err} {'<=' if self.error <= self.delta else '>'} delta {format_probability(self.delta)}"
         cov = "" if self.coverage is None else f", coverage {fmt(self.coverage)}"
         how = "exact" if not self.approximate else f"relevant with confidence {self.confidence:g}"
-        return (f"error {err}, precision {prec}{cov} (under the {self.distribution} distribution, {how})")
+        widened = "" if self.conditions is None else "; of the widened conditions"
+        if self.kind == "dual":
+            cov = "" if self.coverage is None else f", coverage of the fixed rest {fmt(self.coverage)}"
+            if self.error is None:
+                return (f"freeing these features can change the class (proved; its probability is not computed)"
+                        f"{cov} (under the {self.distribution} distribution)")
+            return (f"fixing the other features: error {err}, precision {prec}{cov} "
+                    f"(under the {self.distribution} distribution, {how})")
+        return f"error {err}, precision {prec}{cov} (under the {self.distribution} distribution, {how}{widened})"
 
     def __str__(self) -> str:
         return (f"{self.rule()}\n  {self.measures()}; {self.method} via {self.language}, "
@@ -178,9 +236,13 @@ class Explanation:
 
     def _repr_html_(self) -> str:
         lits = "".join(f"<li><code>{html.escape(lit)}</code></li>" for lit in self.literals) or "<li>(empty)</li>"
-        title = "Dual (contrastive) set" if self.kind == "dual" else "Relevant set"
+        title = "Dual (contrastive) set" if self.kind == "dual" else (
+            "Relevant set, conditions widened" if self.conditions is not None else "Relevant set")
         delta = "" if self.delta is None else (
-            f"<tr><th>delta</th><td>{html.escape(format_probability(self.delta))}</td></tr>")
+            f"<tr><th>delta (error bound)</th><td>{html.escape(format_probability(self.delta))}</td></tr>")
+        if self.precision_bound is not None:
+            delta = (f"<tr><th>precision bound</th><td>{html.escape(format_probability(self.precision_bound))}"
+                     "</td></tr>")
         return (
             f"<div class='kcxai-explanation'><b>{title}</b> for class "
             f"<b>{html.escape(str(self.prediction))}</b> ({len(self.features)} features)"

@@ -26,13 +26,10 @@ from typing import Any
 import numpy as np
 
 from kcxai._errors import KcxaiError
-from kcxai.explain._common import check_delta, describe
-from kcxai.explain._result import Explanation
 from kcxai.arithmetic import Bound
+from kcxai.explain._common import build_explanation, check_delta
 
 __all__ = ["TreeBatch"]
-
-_CACHE: dict[int, tuple[Any, "TreeBatch"]] = {}
 
 
 class TreeBatch:
@@ -81,8 +78,8 @@ class TreeBatch:
 
     @classmethod
     def for_compiled(cls, compiled: Any) -> "TreeBatch | None":
-        """The batch engine of a compiled decision tree, or ``None`` where it does not apply
-        (not a tree, a float distribution, more than 62 features)."""
+        """The batch engine of a compiled decision tree (made once, kept by the compiled form), or ``None``
+        where it does not apply (not a tree, a float distribution, more than 62 features)."""
         from kcxai.models.tree import DecisionTree
         from kcxai.space import FeatureSpace
 
@@ -90,14 +87,7 @@ class TreeBatch:
         if (compiled.language != "dt" or not isinstance(model, DecisionTree) or type(model.space) is not FeatureSpace
                 or not model.space.is_exact or model.space.n_features > 62):
             return None
-        hit = _CACHE.get(id(compiled))
-        if hit is not None and hit[0] is compiled:
-            return hit[1]
-        batch = cls(model)
-        if len(_CACHE) > 8:
-            _CACHE.clear()
-        _CACHE[id(compiled)] = (compiled, batch)
-        return batch
+        return compiled.derived("tree_batch", lambda: cls(model))  # type: ignore[no-any-return]
 
     # -- encoding -------------------------------------------------------------------
 
@@ -219,18 +209,17 @@ class TreeBatch:
         return freed
 
     def min_idrs_rows(self, rows: Sequence[tuple[Any, tuple[Any, ...]]], delta: Any, *, method: str = "min_idrs",
-                      start: str | None = None, on_error: str = "raise") -> list[tuple[Any, Any]]:
-        """``(explanation, coverage)`` for each ``(id, instance)`` row: :func:`kcxai.min_idrs` with the
-        default order, from all features (``start=None``) or from the row's path (``start="path"``),
-        computed for the batch."""
+                      start: str | None = None, on_error: str = "raise") -> list[Any]:
+        """The explanation (or :class:`~kcxai.explanation_set.RowFailure`) of each ``(id, instance)`` row:
+        :func:`kcxai.min_idrs` with the default order, from all features (``start=None``) or from the
+        row's path (``start="path"``), computed for the batch."""
         from kcxai.explanation_set import RowFailure
 
-        space, n, feats = self.space, self.n, self.space.features
+        space, n = self.space, self.n
         delta_v = check_delta(delta, exact=True)
         assert isinstance(delta_v, Fraction)  # exact spaces only (for_compiled)
         bound = space.arith.bound(delta_v, space.total_weight)
-        described = describe(space.distribution)
-        out: list[tuple[Any, Any]] = []
+        out: list[Any] = []
         pts: list[tuple[int, ...] | None] = [None] * len(rows)
         failed: dict[int, RowFailure] = {}
         try:
@@ -244,7 +233,7 @@ class TreeBatch:
                         raise type(err)(f"row {rid!r}: {err}") from err
                     failed[k] = RowFailure(rid, tuple(inst), type(err).__name__, str(err))
         good = [k for k, p in enumerate(pts) if p is not None]
-        done: dict[int, tuple[Any, Any]] = {}
+        done: dict[int, Any] = {}
         for c in range(0, len(good), 256):
             part = good[c:c + 256]
             t0 = time.perf_counter()
@@ -275,16 +264,12 @@ class TreeBatch:
                     weight = self._weight(point, cand, freed)
                 fixed = tuple(f for f in range(n) if not freed >> f & 1)
                 cons = space.consistent_weight(point, frozenset(fixed))
-                coverage = space.probability(cons)
-                e = Explanation(
-                    features=fixed, names=tuple(feats[f].name for f in fixed),
-                    values=tuple(feats[f].values[point[f]] for f in fixed),
-                    literals=tuple(self._literal(f, point[f]) for f in fixed),
-                    prediction=self.tree.classes[label], delta=delta_v, error=space.probability(weight),
-                    precision=space.arith.complement(weight, cons), language="dt", oracle_calls=calls,
-                    seconds=time.perf_counter() - t1 + share, kind="relevant", method=method,
-                    instance=tuple(rows[k][1]), coverage=coverage, distribution=described)
-                done[k] = (e, coverage)
+                done[k] = build_explanation(
+                    space, point, fixed, instance=tuple(rows[k][1]), prediction=self.tree.classes[label],
+                    kind="relevant", method=method, language="dt", calls=calls,
+                    seconds=time.perf_counter() - t1 + share, error=space.probability(weight),
+                    precision=space.arith.complement(weight, cons), coverage=space.probability(cons), delta=delta_v,
+                    literal=self._literal)
         for k in range(len(rows)):
-            out.append(done[k] if k in done else (failed[k], None))
+            out.append(done[k] if k in done else failed[k])
         return out

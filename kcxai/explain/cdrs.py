@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from kcxai._deadline import DEFAULT_SEARCH_SECONDS, Deadline, check_max_seconds
+from kcxai._deadline import DEFAULT_SEARCH_SECONDS, Deadline
 from kcxai._errors import NotRelevantError
-from kcxai.explain._common import Query, check_delta, check_features, check_order, check_start, prepare
+from kcxai.explain._common import Query, check_features, check_order, check_start, prepare, widened, zero_bound
+from kcxai.explain._methods import METHODS
 from kcxai.explain._result import Explanation, format_probability
 from kcxai.explain._search import (
     DEFAULT_MAX_SUBSETS,
@@ -36,15 +37,22 @@ def _start(q: Query, test: PrecisionTest, start: Any) -> set[int]:
     s0 = check_start(q, start)
     if s0 is None:
         return set(range(q.space.n_features))  # precision(F) = 1: v is the only point matching F
+    if not q.counts:  # precision 1 (decisions) is sufficiency; an estimating oracle checks no start set
+        if q.answers == "decisions" and q.decide(s0).sufficient:
+            return set(s0)
+        raise NotRelevantError(
+            f"'start' must be a C-delta-relevant set; the {q.oracle.language!r} oracle "
+            + ("finds a point agreeing with it that gets another class." if q.answers == "decisions" else
+               "cannot check one exactly: omit 'start'."))
     weight = q.disagree_weight(s0)
     if not test.holds(s0, weight):
         raise NotRelevantError(
             f"'start' must be a C-delta-relevant set: its precision is "
-            f"{format_probability(q.precision_of(s0, weight))}, below delta = {format_probability(test.delta)}.")
+            f"{format_probability(q.precision_of(s0, weight))}, below precision = {format_probability(test.delta)}.")
     return set(s0)
 
 
-def _local(q: Query, test: PrecisionTest, fixed: set[int], order: Any, deadline: Deadline | None = None) -> set[int]:
+def _local(q: Query, test: PrecisionTest, fixed: set[int], order: Any) -> set[int]:
     """Deletion passes with the precision test until no single feature can be dropped."""
     tries = check_order(q, order, fixed)
     session = q.session(fixed)
@@ -52,13 +60,18 @@ def _local(q: Query, test: PrecisionTest, fixed: set[int], order: Any, deadline:
     while changed:
         changed = False
         for i in tries:
-            if deadline is not None:
-                deadline.check()
-            if i in fixed and test.holds(fixed - {i}, session.weight_if_freed(i)):
+            if i in fixed and q.precision_holds_if_freed(session, i, test):
                 session.free(i)
                 fixed.discard(i)
                 changed = True
     return fixed
+
+
+def _final_weight(q: Query, fixed: set[int] | frozenset[int]) -> Any:
+    """The disagreeing weight of the result: counted, estimated (sampling) or proved zero (decisions)."""
+    if q.counts:
+        return q.disagree_weight(fixed)
+    return q.session(fixed).weight()
 
 
 def _local_tree(engine: TreePrecision, fixed: frozenset[int], deadline: Deadline) -> frozenset[int]:
@@ -75,37 +88,51 @@ def _local_tree(engine: TreePrecision, fixed: frozenset[int], deadline: Deadline
     return frozenset(out)
 
 
-def local_cdrs(obj: Any, instance: Any, delta: Any, *, order: Any = None, start: Any = None) -> Explanation:
+def local_cdrs(obj: Any, instance: Any, precision: Any, *, order: Any = None, start: Any = None,
+               max_seconds: float | None = DEFAULT_SEARCH_SECONDS, inflate: bool = False) -> Explanation:
     """A locally minimal C-delta-relevant set: the deletion loop with the precision test.
 
-    ``S`` is C-delta-relevant when ``Pr(kappa(x) = c | x_S = v_S) >= delta``
-    (the paper's eq. drs, Anchor's precision), with ``c = kappa(v)``. Starting
-    from a relevant set, each feature is dropped if the set stays relevant;
-    as precision is not monotone, passes are repeated until one drops
-    nothing. The result is *locally* minimal (dropping any single feature
-    breaks relevance), but a smaller subset may still be relevant: see
-    :func:`min_cdrs`. Works with any oracle; one counting query per feature
-    tried.
+    ``S`` is C-delta-relevant when ``Pr(kappa(x) = c | x_S = v_S) >= precision``
+    (the paper's eq. drs with delta the precision bound; Anchor's precision), with
+    ``c = kappa(v)``. Starting from a relevant set, each feature is dropped if the
+    set stays relevant; as precision is not monotone, passes are repeated until
+    one drops nothing. The result is *locally* minimal (dropping any single
+    feature breaks relevance), but a smaller subset may still be relevant: see
+    :func:`min_cdrs`. One counting query per feature tried. With the ``sampling``
+    language each decision is certified (Clopper-Pearson, a union bound over at
+    most ``n (n + 1)`` decisions) and the result is marked approximate; with a
+    decision engine (``sat``, ``search``) only ``precision = 1`` is answered.
 
     Parameters
     ----------
-    obj : Classifier, CompiledModel or CountingOracle
+    obj : Classifier, CompiledModel or oracle
     instance : sequence or mapping
         The instance, in the model's user values.
-    delta : int, Fraction or float in [0, 1]
-        The precision threshold (e.g. ``0.95``). A float is read as the
+    precision : int, Fraction or float in [0, 1]
+        The lower bound on precision (e.g. ``0.95``). A float is read as the
         decimal it prints as.
     order : sequence of features, optional
         The order in which features are tried in each pass (default: feature order).
     start : collection of features or "path", optional
         The C-delta-relevant set to start from (checked); default all features.
+    max_seconds : float or None, default 60
+        Wall-clock limit of the call (:class:`~kcxai.SearchLimitError`); ``None``: none.
+    inflate : bool, default False
+        Widen each condition to a maximal set of values that keeps the precision at least the bound
+        (:func:`kcxai.inflate`; exact oracles only: a sampled set is refused).
 
     Returns
     -------
     Explanation
-        ``delta`` is the precision threshold; ``precision`` is the set's exact
-        precision (``>= delta``) and ``error`` its I-delta error
+        ``precision_bound`` is the bound; ``precision`` is the set's exact
+        precision (``>=`` the bound) and ``error`` its I-delta error
         ``Pr(kappa(x) != c and x_S = v_S)``.
+
+    References
+    ----------
+    Izza et al., "Efficient Explanations With Relevant Sets" (2021), eq. drs and its complementary
+    definitions; Ribeiro, Singh and Guestrin, "Anchors: High-Precision Model-Agnostic Explanations",
+    AAAI 2018 (precision).
 
     Examples
     --------
@@ -115,17 +142,19 @@ def local_cdrs(obj: Any, instance: Any, delta: Any, *, order: Any = None, start:
     >>> e.names, e.precision
     (('x1', 'x2', 'x9'), Fraction(61, 64))
     """
-    q = prepare(obj, instance)
-    test = PrecisionTest(q, q.delta(delta))
-    fixed = _local(q, test, _start(q, test, start), order)
-    return q.explanation(fixed, weight=q.disagree_weight(fixed), delta=test.delta, method="local_cdrs")
+    answers = METHODS["local_cdrs"].answers(zero_bound(precision, argument="precision"))
+    with prepare(obj, instance, what="local_cdrs", answers=answers, max_seconds=max_seconds) as q:
+        test = PrecisionTest(q, q.delta(precision, argument="precision"))
+        fixed = _local(q, test, _start(q, test, start), order)
+        e = q.explanation(fixed, weight=_final_weight(q, fixed), precision_bound=test.delta, method="local_cdrs")
+        return widened(q, e, inflate)
 
 
-def min_cdrs(obj: Any, instance: Any, delta: Any, *, start: Any = None, max_subsets: int = DEFAULT_MAX_SUBSETS,
-             max_seconds: float | None = DEFAULT_SEARCH_SECONDS) -> Explanation:
+def min_cdrs(obj: Any, instance: Any, precision: Any, *, start: Any = None, max_subsets: int = DEFAULT_MAX_SUBSETS,
+             max_seconds: float | None = DEFAULT_SEARCH_SECONDS, inflate: bool = False) -> Explanation:
     """A subset-minimal C-delta-relevant set (the paper's Min-C-delta-relevant set).
 
-    No proper subset of the result, of any size, has precision ``>= delta``.
+    No proper subset of the result, of any size, has precision ``>= precision``.
     The search starts from a locally minimal set (:func:`local_cdrs`) and
     looks for a relevant proper subset until there is none:
 
@@ -142,8 +171,8 @@ def min_cdrs(obj: Any, instance: Any, delta: Any, *, start: Any = None, max_subs
     ----------
     obj : Classifier, CompiledModel or CountingOracle
     instance : sequence or mapping
-    delta : int, Fraction or float in [0, 1]
-        The precision threshold.
+    precision : int, Fraction or float in [0, 1]
+        The lower bound on precision.
     start : collection of features or "path", optional
         A C-delta-relevant set; the result is a subset of it. Default all features.
     max_subsets : int, default 65536
@@ -154,10 +183,19 @@ def min_cdrs(obj: Any, instance: Any, delta: Any, *, start: Any = None, max_subs
         none. SAT calls are interrupted and the loops check the clock; hitting it raises
         :class:`~kcxai.SearchLimitError`. One counting query of a compiled oracle cannot be
         interrupted.
+    inflate : bool, default False
+        Widen the conditions of the set found while its precision stays at least the bound
+        (:func:`kcxai.inflate`).
 
     Returns
     -------
     Explanation
+
+    References
+    ----------
+    Y. Izza, A. Ignatiev, N. Narodytska, M. C. Cooper and J. Marques-Silva, "Efficient Explanations
+    With Relevant Sets", 2021: Min-C-delta-relevant sets and their complexity for decision
+    trees.
 
     Examples
     --------
@@ -167,13 +205,12 @@ def min_cdrs(obj: Any, instance: Any, delta: Any, *, start: Any = None, max_subs
     >>> e.names, e.precision
     (('x1', 'x2', 'x3', 'x8', 'x9'), Fraction(1, 1))
     """
-    q = prepare(obj, instance)
-    delta_v = q.delta(delta)
     limit = check_max_subsets(max_subsets)
-    seconds = check_max_seconds(max_seconds)
-    test = PrecisionTest(q, delta_v)
-    with Deadline(seconds, what="min_cdrs", advice=_ADVICE, queries=lambda: q.calls) as deadline:
-        fixed = frozenset(_local(q, test, _start(q, test, start), None, deadline))
+    with prepare(obj, instance, what="min_cdrs", max_seconds=max_seconds, advice=_ADVICE) as q:
+        delta_v = q.delta(precision, argument="precision")
+        test = PrecisionTest(q, delta_v)
+        deadline = q.deadline
+        fixed = frozenset(_local(q, test, _start(q, test, start), None))
         engine = tree_precision(q, delta_v)
         if engine is not None:
             with TreeSearch(engine, deadline) as search:
@@ -187,11 +224,17 @@ def min_cdrs(obj: Any, instance: Any, delta: Any, *, start: Any = None, max_subs
                                    deadline=deadline)
             if found is not None:  # smallest relevant subset of a relevant set: subset-minimal
                 fixed = found
-    return q.explanation(fixed, weight=q.disagree_weight(fixed), delta=delta_v, method="min_cdrs")
+        e = q.explanation(fixed, weight=q.disagree_weight(fixed), precision_bound=delta_v, method="min_cdrs")
+        return widened(q, e, inflate)
 
 
-def is_cdrs(obj: Any, instance: Any, features: Any, delta: Any) -> bool:
-    """Whether ``features`` is C-delta-relevant: ``precision >= delta``, decided exactly.
+def is_cdrs(obj: Any, instance: Any, features: Any, precision: Any) -> bool:
+    """Whether ``features`` is C-delta-relevant: its precision is ``>= precision``, decided exactly.
+
+    References
+    ----------
+    Y. Izza, A. Ignatiev, N. Narodytska, M. C. Cooper and J. Marques-Silva, "Efficient Explanations
+    With Relevant Sets", 2021: eq. drs.
 
     Examples
     --------
@@ -200,12 +243,12 @@ def is_cdrs(obj: Any, instance: Any, features: Any, delta: Any) -> bool:
     >>> kcxai.is_cdrs(tree, (1, 1, 1, 1, 0, 0, 0, 0, 1), ["x1", "x9"], 0.95)
     False
     """
-    q = prepare(obj, instance)
-    test = PrecisionTest(q, q.delta(delta))
-    return test.relevant(check_features(q, features))
+    with prepare(obj, instance, what="is_cdrs") as q:
+        test = PrecisionTest(q, q.delta(precision, argument="precision"))
+        return test.relevant(check_features(q, features))
 
 
-def is_min_cdrs(obj: Any, instance: Any, features: Any, delta: Any, *, max_subsets: int = DEFAULT_MAX_SUBSETS,
+def is_min_cdrs(obj: Any, instance: Any, features: Any, precision: Any, *, max_subsets: int = DEFAULT_MAX_SUBSETS,
                 max_seconds: float | None = DEFAULT_SEARCH_SECONDS) -> bool:
     """Whether ``features`` is a subset-minimal C-delta-relevant set.
 
@@ -213,6 +256,11 @@ def is_min_cdrs(obj: Any, instance: Any, features: Any, delta: Any, *, max_subse
     those one feature smaller: by the SAT search for a tree's own oracle, by
     enumeration (at most ``max_subsets`` sets) otherwise; within ``max_seconds``
     (default 60, ``None``: none) as in :func:`min_cdrs`.
+
+    References
+    ----------
+    Y. Izza, A. Ignatiev, N. Narodytska, M. C. Cooper and J. Marques-Silva, "Efficient Explanations
+    With Relevant Sets", 2021: Min-C-delta-relevant sets.
 
     Examples
     --------
@@ -222,18 +270,16 @@ def is_min_cdrs(obj: Any, instance: Any, features: Any, delta: Any, *, max_subse
     >>> kcxai.is_min_cdrs(tree, v, ["x1", "x2", "x9"], 0.95), kcxai.is_min_cdrs(tree, v, ["x1", "x2", "x3", "x9"], 0.95)
     (True, False)
     """
-    q = prepare(obj, instance)
-    delta_v = q.delta(delta)
     limit = check_max_subsets(max_subsets)
-    seconds = check_max_seconds(max_seconds)
-    test = PrecisionTest(q, delta_v)
-    s = check_features(q, features)
-    if not test.relevant(s):
-        return False
-    engine = tree_precision(q, delta_v)
-    with Deadline(seconds, what="is_min_cdrs", advice=_ADVICE, queries=lambda: q.calls) as deadline:
+    with prepare(obj, instance, what="is_min_cdrs", max_seconds=max_seconds, advice=_ADVICE) as q:
+        delta_v = q.delta(precision, argument="precision")
+        test = PrecisionTest(q, delta_v)
+        s = check_features(q, features)
+        if not test.relevant(s):
+            return False
+        engine = tree_precision(q, delta_v)
         if engine is not None:
-            with TreeSearch(engine, deadline) as search:
+            with TreeSearch(engine, q.deadline) as search:
                 return search.proper_subset(s) is None
         return first_relevant(test, sorted(s), range(len(s)), max_subsets=limit, what="is_min_cdrs",
-                              deadline=deadline) is None
+                              deadline=q.deadline) is None

@@ -22,17 +22,41 @@ from typing import Any
 
 from kcxai._deadline import DEFAULT_SEARCH_SECONDS, Deadline, check_max_seconds
 from kcxai._errors import InvalidInputError, InvalidTypeError, NotRelevantError, SearchLimitError
-from kcxai.explain._common import Bound, Query, check_delta, check_features, check_order, prepare
+from kcxai.explain._common import Bound, Query, check_features, check_order, prepare, zero_bound
+from kcxai.explain._hitting import MinimumHittingSets
+from kcxai.explain._methods import METHODS
 from kcxai.explain._result import Explanation, format_probability
+from kcxai.space import Weight
 
-__all__ = ["min_dual_idrs", "is_dual_idrs", "is_min_dual_idrs", "enumerate_idrs"]
+__all__ = ["min_dual_idrs", "is_dual_idrs", "is_min_dual_idrs", "smallest_dual_idrs", "enumerate_idrs"]
 
 
 def _complement(q: Query, features: Any) -> frozenset[int]:
     return frozenset(range(q.space.n_features)).difference(features)
 
 
-def min_dual_idrs(obj: Any, instance: Any, delta: Any, *, order: Any = None, start: Any = None) -> Explanation:
+#: What to try when a search for a smallest dual set hits its time limit (appended to the message).
+_DUAL_ADVICE = ", or use min_dual_idrs (subset-minimal instead of smallest)"
+
+
+def _answers(delta: Any) -> tuple[str, ...]:
+    """What answers a dual-set method at ``delta``: counts, or decisions at delta = 0."""
+    return METHODS["min_dual_idrs"].answers(zero_bound(delta))
+
+
+def _no_dual_set(q: Query, delta: Any, weight: Weight | None) -> InvalidInputError:
+    if delta == 0:
+        return InvalidInputError(
+            f"No dual set exists (no contrastive explanation): every point is classified {q.prediction!r}.")
+    shown = format_probability(q.error_of(weight)) if weight is not None else "not above delta"
+    return InvalidInputError(
+        f"No dual set exists for 'delta' = {format_probability(delta)}: Pr(kappa(x) != c) is {shown}, so even "
+        "freeing every feature changes the class with probability <= delta (the empty set is already "
+        "I-delta-relevant).")
+
+
+def min_dual_idrs(obj: Any, instance: Any, delta: Any, *, order: Any = None, start: Any = None,
+                  max_seconds: float | None = DEFAULT_SEARCH_SECONDS) -> Explanation:
     """A subset-minimal dual set of I-delta-relevant sets (a probabilistic contrastive explanation).
 
     ``T`` is a dual set when ``Pr(kappa(x) != c and x_{F \\ T} = v_{F \\ T}) > delta``:
@@ -52,18 +76,27 @@ def min_dual_idrs(obj: Any, instance: Any, delta: Any, *, order: Any = None, sta
         The order in which features are tried (default: feature order).
     start : collection of features, optional
         A dual set to start from (checked); default all features.
+    max_seconds : float or None, default 60
+        Wall-clock limit of the call (:class:`~kcxai.SearchLimitError`); ``None``: none.
 
     Returns
     -------
     Explanation
         With ``kind="dual"``; ``error`` and ``precision`` are those of the
-        complement ``F \\ T`` (see the module notes).
+        complement ``F \\ T`` (see the module notes); ``None`` when a decision
+        engine found the set (delta = 0: proved dual, the probability not counted).
 
     Raises
     ------
     InvalidInputError
         If no dual set exists: ``Pr(kappa(x) != c) <= delta``, so the empty
         set is already I-delta-relevant and nothing can change the class often enough.
+
+    References
+    ----------
+    Y. Izza, A. Ignatiev, N. Narodytska, M. C. Cooper and J. Marques-Silva, "Efficient Explanations
+    With Relevant Sets", 2021: section "Duality Results"; A. Ignatiev, N. Narodytska, N. Asher
+    and J. Marques-Silva, "From Contrastive to Abductive Explanations and Back Again", AIxIA 2020.
 
     Examples
     --------
@@ -73,37 +106,65 @@ def min_dual_idrs(obj: Any, instance: Any, delta: Any, *, order: Any = None, sta
     >>> e.names, e.kind
     (('x9',), 'dual')
     """
-    q = prepare(obj, instance)
-    delta_v = q.delta(delta)
-    bound = q.within(delta_v)
-    n = q.space.n_features
-    if start is None:
-        free = set(range(n))
-        weight = q.disagree_weight(())
-        if bound.holds(weight):
-            raise InvalidInputError(
-                f"No dual set exists for 'delta' = {format_probability(delta_v)}: Pr(kappa(x) != c) is "
-                f"{format_probability(q.error_of(weight))}, so even freeing every feature changes the class "
-                "with probability <= delta (the empty set is already I-delta-relevant).")
-    else:
-        if isinstance(start, str):
+    return run_min_dual_idrs(obj, instance, delta, order=order, start=start, max_seconds=max_seconds)
+
+
+def run_min_dual_idrs(obj: Any, instance: Any, delta: Any, *, order: Any = None, start: Any = None,
+                      max_seconds: Any = DEFAULT_SEARCH_SECONDS, what: str = "min_dual_idrs", advice: str = "",
+                      started: float | None = None, method: str = "min_dual_idrs") -> Explanation:
+    """:func:`min_dual_idrs`, its errors naming ``what`` and its result ``method``."""
+    with prepare(obj, instance, what=what, answers=_answers(delta), max_seconds=max_seconds, advice=advice,
+                 started=started) as q:
+        delta_v = q.delta(delta)
+        bound = q.within(delta_v)
+        n = q.space.n_features
+        if start is not None and isinstance(start, str):
             raise InvalidTypeError(f"'start' must be a collection of features. Got {start!r} instead.")
-        free = set(check_features(q, start, argument="start"))
+        free = set(range(n)) if start is None else set(check_features(q, start, argument="start"))
+        if not q.counts:
+            free = _dual_by_decisions(q, free, order, delta_v, start is None)
+            return q.explanation(free, weight=None, delta=delta_v, method=method, kind="dual")
         weight = q.disagree_weight(_complement(q, free))
         if bound.holds(weight):
+            if start is None:
+                raise _no_dual_set(q, delta_v, weight)
             raise NotRelevantError(
                 f"'start' must be a dual set: fixing the other features gives error "
                 f"{format_probability(q.error_of(weight))}, not above delta = {format_probability(delta_v)}.")
+        for i in check_order(q, order, free):
+            w = q.disagree_weight(_complement(q, free - {i}))
+            if not bound.holds(w):
+                free.discard(i)
+                weight = w
+        return q.explanation(free, weight=weight, delta=delta_v, method=method, kind="dual")
+
+
+def _dual_by_decisions(q: Query, free: set[int], order: Any, delta: Any, whole: bool) -> set[int]:
+    """The dual deletion loop over sufficiency decisions (delta = 0): a counterexample shrinks the set
+    at once to the features where it differs from ``v`` (freeing only those already changes the class)."""
+    d = q.decide(_complement(q, free))
+    if d.sufficient:
+        if whole:
+            raise _no_dual_set(q, delta, None)
+        raise NotRelevantError("'start' must be a dual set: fixing the other features, every point gets the "
+                               "predicted class.")
+    free = set(d.features)
     for i in check_order(q, order, free):
-        w = q.disagree_weight(_complement(q, free - {i}))
-        if not bound.holds(w):
-            free.discard(i)
-            weight = w
-    return q.explanation(free, weight=weight, delta=delta_v, method="min_dual_idrs", kind="dual")
+        if i in free:
+            d = q.decide(_complement(q, free - {i}))
+            if not d.sufficient:
+                free = set(d.features)
+    return free
 
 
-def is_dual_idrs(obj: Any, instance: Any, features: Any, delta: Any) -> bool:
+def is_dual_idrs(obj: Any, instance: Any, features: Any, delta: Any, *,
+                 max_seconds: float | None = DEFAULT_SEARCH_SECONDS) -> bool:
     """Whether ``features`` is a dual set: ``Pr(kappa(x) != c and x_{F \\ T} = v_{F \\ T}) > delta``.
+
+    References
+    ----------
+    Y. Izza, A. Ignatiev, N. Narodytska, M. C. Cooper and J. Marques-Silva, "Efficient Explanations
+    With Relevant Sets", 2021: section "Duality Results".
 
     Examples
     --------
@@ -112,16 +173,21 @@ def is_dual_idrs(obj: Any, instance: Any, features: Any, delta: Any) -> bool:
     >>> kcxai.is_dual_idrs(tree, (1, 1, 1, 1, 0, 0, 0, 0, 1), ["x9"], 0)
     True
     """
-    q = prepare(obj, instance)
-    bound = q.within(q.delta(delta))
-    return not bound.holds(q.disagree_weight(_complement(q, check_features(q, features))))
+    with prepare(obj, instance, what="is_dual_idrs", answers=_answers(delta), max_seconds=max_seconds) as q:
+        return not q.relevant(_complement(q, check_features(q, features)), q.within(q.delta(delta)))
 
 
-def is_min_dual_idrs(obj: Any, instance: Any, features: Any, delta: Any) -> bool:
+def is_min_dual_idrs(obj: Any, instance: Any, features: Any, delta: Any, *,
+                     max_seconds: float | None = DEFAULT_SEARCH_SECONDS) -> bool:
     """Whether ``features`` is a subset-minimal dual set.
 
     The dual predicate is monotone, so it suffices that the set is dual and
     that removing any single feature makes it not dual.
+
+    References
+    ----------
+    Y. Izza, A. Ignatiev, N. Narodytska, M. C. Cooper and J. Marques-Silva, "Efficient Explanations
+    With Relevant Sets", 2021: section "Duality Results".
 
     Examples
     --------
@@ -130,12 +196,93 @@ def is_min_dual_idrs(obj: Any, instance: Any, features: Any, delta: Any) -> bool
     >>> kcxai.is_min_dual_idrs(tree, (1, 1, 1, 1, 0, 0, 0, 0, 1), ["x4", "x8"], 0)
     True
     """
-    q = prepare(obj, instance)
-    bound = q.within(q.delta(delta))
-    t = check_features(q, features)
-    if bound.holds(q.disagree_weight(_complement(q, t))):
-        return False
-    return all(bound.holds(q.disagree_weight(_complement(q, t - {i}))) for i in t)
+    return run_is_min_dual_idrs(obj, instance, features, delta, max_seconds=max_seconds)
+
+
+def run_is_min_dual_idrs(obj: Any, instance: Any, features: Any, delta: Any, *,
+                         max_seconds: Any = DEFAULT_SEARCH_SECONDS, what: str = "is_min_dual_idrs",
+                         advice: str = "", started: float | None = None) -> bool:
+    """:func:`is_min_dual_idrs`, its errors naming ``what``."""
+    with prepare(obj, instance, what=what, answers=_answers(delta), max_seconds=max_seconds, advice=advice,
+                 started=started) as q:
+        bound = q.within(q.delta(delta))
+        t = check_features(q, features)
+        if q.relevant(_complement(q, t), bound):
+            return False
+        return all(q.relevant(_complement(q, t - {i}), bound) for i in t)
+
+
+def smallest_dual_idrs(obj: Any, instance: Any, delta: Any, *,
+                       max_seconds: float | None = DEFAULT_SEARCH_SECONDS) -> Explanation:
+    """A dual set of the fewest features (with ``delta = 0``, a cardinality-minimal contrastive explanation).
+
+    By the paper's Proposition "dual", dual sets are exactly the hitting sets of the
+    I-delta-relevant sets. The search is by implicit hitting sets: a minimum hitting set ``H`` of the
+    minimal relevant sets found so far (:mod:`kcxai.explain._hitting`) is either a dual set, hence a
+    smallest one, or fixing its complement keeps the class often enough, and the complement shrinks
+    (deletion loop) to one more minimal relevant set to hit. Worst case exponential in the number of
+    features.
+
+    Parameters
+    ----------
+    obj : Classifier, CompiledModel or oracle
+    instance : sequence or mapping
+    delta : int, Fraction or float in [0, 1]
+    max_seconds : float or None, default 60
+        Wall-clock limit of the search (:class:`~kcxai.SearchLimitError`); ``None``: none.
+
+    Returns
+    -------
+    Explanation
+        ``kind="dual"``, measures as in :func:`min_dual_idrs`.
+
+    Raises
+    ------
+    InvalidInputError
+        If no dual set exists (the empty set is already relevant).
+
+    References
+    ----------
+    Izza et al., "Efficient Explanations With Relevant Sets" (2021), Proposition "dual"; Ignatiev,
+    Previti, Liffiton and Marques-Silva, "Smallest MUS Extraction with Minimal Hitting Set Dualization",
+    CP 2015 (implicit hitting sets).
+
+    Examples
+    --------
+    >>> import kcxai
+    >>> tree = kcxai.datasets.running_example_tree()
+    >>> kcxai.smallest_dual_idrs(tree, (1, 1, 1, 1, 0, 0, 0, 0, 1), 0).names in [('x1',), ('x2',), ('x3',), ('x9',)]
+    True
+    """
+    return run_smallest_dual_idrs(obj, instance, delta, max_seconds=max_seconds)
+
+
+def run_smallest_dual_idrs(obj: Any, instance: Any, delta: Any, *, max_seconds: Any = DEFAULT_SEARCH_SECONDS,
+                           what: str = "smallest_dual_idrs", advice: str = _DUAL_ADVICE,
+                           started: float | None = None, method: str = "smallest_dual_idrs") -> Explanation:
+    """:func:`smallest_dual_idrs`, its errors naming ``what`` and its result ``method``."""
+    with prepare(obj, instance, what=what, answers=_answers(delta), max_seconds=max_seconds, advice=advice,
+                 started=started) as q:
+        delta_v = q.delta(delta)
+        bound = q.within(delta_v)
+        n = q.space.n_features
+        everything = frozenset(range(n))
+        if q.relevant((), bound):
+            raise _no_dual_set(q, delta_v, q.disagree_weight(()) if q.counts else None)
+        with MinimumHittingSets(n, q.deadline) as hitman:
+            while True:
+                hs = frozenset(hitman.get() or ())
+                q.deadline.examined += 1
+                d = q.decide(everything - hs) if not q.counts else None
+                weight = q.disagree_weight(everything - hs) if q.counts else None
+                if (d is not None and not d.sufficient) or (weight is not None and not bound.holds(weight)):
+                    return q.explanation(hs, weight=weight, delta=delta_v, method=method, kind="dual")
+                start = d.features if d is not None else everything - hs
+                session = q.session(start)
+                for i in sorted(start):  # shrink to a minimal relevant set (monotone: one pass)
+                    if session.holds_if_freed(i, bound):
+                        session.free(i)
+                hitman.hit(sorted(session.fixed))
 
 
 def _check_limit(limit: Any) -> int | None:
@@ -188,6 +335,12 @@ def enumerate_idrs(obj: Any, instance: Any, delta: Any, *, limit: int | None = N
         ``precision`` are those of the complement, see :func:`min_dual_idrs`);
         ``oracle_calls`` and ``seconds`` count from the start of the enumeration.
 
+    References
+    ----------
+    Y. Izza, A. Ignatiev, N. Narodytska, M. C. Cooper and J. Marques-Silva, "Efficient Explanations
+    With Relevant Sets", 2021: Proposition "dual"; M. H. Liffiton, A. Previti, A. Malik and
+    J. Marques-Silva, "Fast, Flexible MUS Enumeration", Constraints 21(2), 2016 (MARCO).
+
     Examples
     --------
     The running example has two AXps and five CXps:
@@ -204,7 +357,7 @@ def enumerate_idrs(obj: Any, instance: Any, delta: Any, *, limit: int | None = N
     dual ('x9',)
     dual ('x4', 'x8')
     """
-    q = prepare(obj, instance)
+    q = prepare(obj, instance, what="enumerate_idrs", answers=_answers(delta))
     delta_v = q.delta(delta)
     return _marco(q, q.within(delta_v), delta_v, _check_limit(limit), check_max_seconds(max_seconds))
 
@@ -221,32 +374,27 @@ def _marco(q: Query, bound: Bound, delta: Any, limit: int | None, max_seconds: f
     n = q.space.n_features
     found: list[Explanation] = []
     deadline = Deadline(max_seconds, what="enumerate_idrs", advice=_ADVICE, queries=lambda: q.calls)
+    q.deadline = deadline  # the queries run under the enumeration's clock, paused between two sets
     try:
-        with Solver(name="g4") as solver:
+        with Solver(name="mgh") as solver:
             if n:
                 solver.set_phases(list(range(1, n + 1)))  # prefer large seeds
             while deadline.solve(solver):
                 true = {lit for lit in solver.get_model() if lit > 0}  # a variable in no clause yet: false
                 seed = {i for i in range(n) if i + 1 in true}
-                session = q.session(seed)
-                weight = session.weight()
-                if bound.holds(weight):
+                first = q.disagree_weight(seed) if q.counts else None
+                if (first is not None and bound.holds(first)) or (first is None and q.decide(seed).sufficient):
+                    session = q.session(seed)
                     for i in sorted(seed):  # shrink to a minimal relevant set (monotone: one pass)
                         deadline.check()
                         if session.holds_if_freed(i, bound):
                             session.free(i)
                             seed.discard(i)
-                    weight = session.weight()
+                    weight: Weight | None = session.weight()
                     solver.add_clause([-(i + 1) for i in sorted(seed)])
                     e = q.explanation(seed, weight=weight, delta=delta, method="enumerate_idrs")
                 else:
-                    for i in range(n):  # grow to a maximal irrelevant set
-                        deadline.check()
-                        if i not in seed:
-                            w = q.disagree_weight(seed | {i})
-                            if not bound.holds(w):
-                                seed.add(i)
-                                weight = w
+                    seed, weight = _grow(q, seed, bound, first)
                     dual = [i for i in range(n) if i not in seed]
                     solver.add_clause([i + 1 for i in dual])
                     e = q.explanation(dual, weight=weight, delta=delta, method="enumerate_idrs", kind="dual")
@@ -263,3 +411,26 @@ def _marco(q: Query, bound: Bound, delta: Any, limit: int | None, max_seconds: f
         raise deadline.error(found) from None
     finally:
         deadline.close()
+
+
+def _grow(q: Query, seed: set[int], bound: Bound, weight: Weight | None) -> tuple[set[int], Weight | None]:
+    """Grow an irrelevant set to a maximal one (its complement is a minimal dual set), with its weight
+    (``None`` from decisions, which jump to the complement of each counterexample's differences)."""
+    n = q.space.n_features
+    everything = frozenset(range(n))
+    if not q.counts:
+        seed = set(everything - q.decide(seed).features)
+        for i in range(n):
+            if i not in seed:
+                d = q.decide(seed | {i})
+                if not d.sufficient:
+                    seed = set(everything - d.features)
+        return seed, None
+    for i in range(n):  # grow to a maximal irrelevant set
+        q.deadline.check()
+        if i not in seed:
+            w = q.disagree_weight(seed | {i})
+            if not bound.holds(w):
+                seed.add(i)
+                weight = w
+    return seed, weight

@@ -1,65 +1,43 @@
-"""Abductive and contrastive explanations (delta = 0) of tree ensembles by incremental SAT.
+"""Abductive and contrastive explanations (delta = 0) of tree ensembles, named as the field names them.
 
-For an instance ``v`` predicted ``c``, a set ``S`` of features is *sufficient*
-when every point with ``x_S = v_S`` is predicted ``c``: the paper's
-I-delta-relevant sets with ``delta = 0``, an abductive explanation (AXp) when
-subset-minimal; PyXAI calls them sufficient reasons. A set ``T`` is
-*contrastive* when freeing it (fixing the others to ``v``) can change the
-class; subset-minimal, a contrastive explanation (CXp). Both predicates are
-monotone, and each is decided by one query to an *engine*: a SAT call on the
-ensemble's CNF (:class:`~kcxai.explain._ensemble_cnf.EnsembleCnf`, the fixed
-features as assumptions) or an exact branch and bound over boxes of values
-(:class:`~kcxai.explain._ensemble_box.EnsembleBox`), so these functions scale
-to forests and boosted models whose compiled forms (OBDD, SDD) do not fit in
-memory. ``engine="auto"`` takes SAT for hard voting (cardinality constraints)
-and the search otherwise (CDCL is slow on sums of float leaf values scaled to
-30-50-bit integers).
+These are the general explainers answered by a tree ensemble's decision engine (the ``sat`` and
+``search`` languages, :mod:`kcxai.compilers.sat`, :mod:`kcxai.compilers.search`):
 
-* :func:`ensemble_axp`: the deletion loop (as pysat's MUSX): drop a feature
-  when the rest stays sufficient, and shrink the set to the solver's
-  unsatisfiable core at once.
-* :func:`ensemble_cxp`: the dual deletion loop; a model that changes the
-  class shrinks the set to the features where it differs from ``v``.
-* :func:`smallest_ensemble_axp` / :func:`smallest_ensemble_cxp`: hitting-set
-  duality (minimal AXps are the minimal hitting sets of the CXps and vice
-  versa), an incremental SAT solver (:mod:`kcxai.explain._hitting`) proposing minimum hitting sets of the
-  explanations found so far until one is itself an explanation.
+* :func:`ensemble_axp` is :func:`kcxai.min_idrs` at delta = 0 (a subset-minimal sufficient reason,
+  PyXAI's "minimal sufficient reason");
+* :func:`ensemble_cxp` is :func:`kcxai.min_dual_idrs` at delta = 0;
+* :func:`smallest_ensemble_axp` / :func:`smallest_ensemble_cxp` are :func:`kcxai.smallest_idrs` /
+  :func:`kcxai.smallest_dual_idrs` at delta = 0 (implicit hitting sets);
+* :func:`is_ensemble_axp` / :func:`is_ensemble_cxp` are the checkers :func:`kcxai.is_min_idrs` /
+  :func:`kcxai.is_min_dual_idrs` at delta = 0.
 
-Every function takes the model or a prepared engine (:func:`prepare_ensemble`;
-build it once to reuse it for many instances). Results are
-:class:`~kcxai.Explanation` objects with ``delta = 0`` and ``language`` the
-engine's (``"sat"`` or ``"search"``); for an AXp ``error`` is 0 and
-``precision`` 1 (proved by the engine); a CXp's measures are not computed (``None``).
-
-Every function runs under a time limit, ``max_seconds`` (default
-:data:`~kcxai._deadline.DEFAULT_SEARCH_SECONDS`, ``None``: none): SAT calls are
-interrupted and the search loops check the clock, and hitting it raises
-:class:`~kcxai.SearchLimitError` (see :mod:`kcxai._deadline`).
+Each takes a model (the engine is built for the call, under its ``max_seconds``) or an engine
+prepared once with :func:`prepare_ensemble` (``compile_model(model, "sat" | "search")``). A decision
+engine decides sufficiency with one SAT call (or one branch and bound) per query, so these scale to
+forests and boosted models whose compiled forms do not fit in memory. An AXp's ``error`` is 0 and
+its ``precision`` 1 (proved); a CXp's measures are not counted (``None``).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Iterator, Mapping
-from fractions import Fraction
-from typing import Any, Union
+from collections.abc import Callable
+from typing import Any
 
-from kcxai._deadline import DEFAULT_SEARCH_SECONDS, Deadline, check_max_seconds
-from kcxai._errors import InvalidInputError, InvalidTypeError
+from kcxai._deadline import DEFAULT_SEARCH_SECONDS, check_max_seconds
+from kcxai._errors import InvalidInputError
 from kcxai.explain._ensemble_box import EnsembleBox
 from kcxai.explain._ensemble_cnf import EnsembleCnf
-from kcxai.explain._hitting import MinimumHittingSets
+from kcxai.explain._portfolio import EnsemblePortfolio
+from kcxai.explain._progression import deletion_order
 from kcxai.explain._result import Explanation
 
 __all__ = ["ensemble_axp", "ensemble_cxp", "smallest_ensemble_axp", "smallest_ensemble_cxp", "is_ensemble_axp",
            "is_ensemble_cxp", "EnsembleCnf", "EnsembleBox", "prepare_ensemble", "ENGINES"]
 
-#: What the functions accept: a RandomForest, a BoostedTrees, or a prepared engine (:func:`prepare_ensemble`).
-EnsembleLike = Union[EnsembleCnf, EnsembleBox, Any]
-
-#: The engines that decide "can the class change?": SAT, and branch and bound over value boxes.
+#: The engines that decide "can the class change?": SAT, branch and bound over value boxes, or the
+#: registry's choice for the model (:func:`kcxai.compilers.registry.decision_engine`).
 ENGINES = ("auto", "sat", "search")
-
 
 #: What to try when an ensemble search hits its time limit (appended to the message).
 _ADVICE = (", try the other engine ('sat' or 'search'), or use delta > 0 with a compiled oracle "
@@ -67,16 +45,18 @@ _ADVICE = (", try the other engine ('sat' or 'search'), or use delta > 0 with a 
            "'sampling' language")
 
 
-def prepare_ensemble(model: Any, *, engine: str = "auto",
-                     max_seconds: float | None = DEFAULT_SEARCH_SECONDS) -> EnsembleCnf | EnsembleBox:
-    """The engine answering class-change queries for ``model``; pass it instead of the model to reuse it.
+def prepare_ensemble(model: Any, *, engine: str = "auto", max_seconds: float | None = DEFAULT_SEARCH_SECONDS) -> Any:
+    """The decision engine of a tree ensemble, compiled once: ``compile_model(model, engine)``.
 
-    ``"sat"``: the CNF in an incremental SAT solver (:class:`EnsembleCnf`);
-    ``"search"``: branch and bound over value boxes (:class:`EnsembleBox`), exact
-    as well, and much faster when leaf values are floats (boosted trees, soft
-    voting); ``"auto"``: SAT for hard voting, search otherwise. ``max_seconds``
-    (default 60, ``None``: no limit) limits the construction (the CNF of every
-    tree, the box of every leaf); each later query has its own limit.
+    ``"sat"``: the CNF in an incremental SAT solver; ``"search"``: branch and bound over value
+    boxes, exact as well, and much faster when leaf values are floats (boosted trees, soft voting);
+    ``"auto"``: the registry's choice (SAT for hard voting, search otherwise). ``max_seconds``
+    (default 60, ``None``: no limit) limits the construction; each later query has its own limit.
+
+    Returns
+    -------
+    CompiledModel
+        Pass it to any explainer instead of the model (``language`` ``"sat"`` or ``"search"``).
 
     Examples
     --------
@@ -89,137 +69,77 @@ def prepare_ensemble(model: Any, *, engine: str = "auto",
     >>> [kcxai.ensemble_axp(engine, x).names for x in ([1, 1, 0], [0, 0, 1])]
     [('a', 'b'), ('a', 'b')]
     """
-    from kcxai.models.forest import RandomForest
+    from kcxai.compilers import compile_model
+    from kcxai.compilers.registry import decision_engine
 
     if engine not in ENGINES:
         raise InvalidInputError(f"'engine' must be one of {list(ENGINES)}. Got {engine!r} instead.")
-    limit = check_max_seconds(max_seconds)
     if engine == "auto":
-        engine = "sat" if isinstance(model, RandomForest) and model.voting == "hard" else "search"
-    with Deadline(limit, what=f"prepare_ensemble (engine={engine!r})", advice=_ADVICE) as deadline:
-        return _build(model, engine, deadline)
+        engine = decision_engine(model) or "sat"  # compile_model names the model if no engine takes it
+    return compile_model(model, engine, max_seconds=check_max_seconds(max_seconds))
 
 
-def _build(model: Any, engine: str, deadline: Deadline) -> EnsembleCnf | EnsembleBox:
-    return EnsembleCnf(model, deadline=deadline) if engine == "sat" else EnsembleBox(model, deadline=deadline)
+def _engine(model: Any, engine: str, limit: float | None, what: str) -> Any:
+    """The engine of ``model`` built for one call, its time limit named after the call."""
+    from kcxai.compilers import get_language
+    from kcxai.compilers._decision import compile_engine
+    from kcxai.compilers.registry import decision_engine
+
+    if engine not in ENGINES:
+        raise InvalidInputError(f"'engine' must be one of {list(ENGINES)}. Got {engine!r} instead.")
+    name = (decision_engine(model) or "sat") if engine == "auto" else engine
+    lang = get_language(name)
+    from kcxai.models._base import Classifier
+
+    if not isinstance(model, Classifier) or not lang.takes(model):
+        from kcxai._errors import InvalidTypeError
+
+        raise InvalidTypeError(
+            f"{what} explains tree ensembles (RandomForest, BoostedTrees) with the {name!r} engine. "
+            f"Got {type(model).__name__} instead.")
+    return compile_engine(model, name, lang.options.from_kwargs(max_seconds=limit), what=what, advice=_ADVICE)
 
 
-class _Query:
-    """One instance against one ensemble CNF under one time limit, counting the SAT calls."""
+def _run(obj: Any, engine: str, max_seconds: Any, what: str,
+         call: Callable[[Any, float | None, float | None], Any]) -> Any:
+    """``call(engine, max_seconds, started)`` on a prepared engine, or on one built for this call (the
+    time limit then counts from the start of the building)."""
+    from kcxai.compilers._base import CompiledModel, CompileStats
 
-    def __init__(self, obj: EnsembleLike, instance: Any, engine: str, max_seconds: Any, what: str) -> None:
-        from kcxai.models.forest import RandomForest
+    limit = check_max_seconds(max_seconds)
+    if isinstance(obj, (EnsembleCnf, EnsembleBox, EnsemblePortfolio)):  # an engine made by hand: answer through it
+        from kcxai.compilers._decision import EngineOracle
 
-        self.t0 = time.perf_counter()
-        limit = check_max_seconds(max_seconds)
-        self.owned = not isinstance(obj, (EnsembleCnf, EnsembleBox))
-        if engine not in ENGINES:
-            raise InvalidInputError(f"'engine' must be one of {list(ENGINES)}. Got {engine!r} instead.")
-        self.calls = 0
-        self.deadline = Deadline(limit, what=what, advice=_ADVICE, queries=lambda: self.calls)
-        if self.owned:
-            if engine == "auto":
-                engine = "sat" if isinstance(obj, RandomForest) and obj.voting == "hard" else "search"
-            self.cnf: Any = _build(obj, engine, self.deadline)
-        else:
-            self.cnf = obj
-        try:
-            self._read(instance)
-        except BaseException:
-            self.__exit__()
-            raise
-
-    def _read(self, instance: Any) -> None:
-        self.model = self.cnf.model
-        self.space = self.model.space
-        if isinstance(instance, Iterator):
-            instance = list(instance)
-        self.point = self.space.encode(instance)
-        if isinstance(instance, Mapping) or hasattr(instance, "keys"):
-            self.instance = tuple(instance[n] for n in self.space.names)
-        else:
-            self.instance = tuple(instance.tolist() if hasattr(instance, "tolist") else instance)
-        self.label = self.model.predict_point(self.point)
-        self.n = self.space.n_features
-
-    def __enter__(self) -> "_Query":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.deadline.close()
-        if self.owned:  # a solver built for this call only
-            self.cnf.close()
-
-    def changes(self, fixed: Iterable[int]) -> bool:
-        """Whether some point agreeing with ``v`` on ``fixed`` gets another class."""
-        self.calls += 1
-        return bool(self.cnf.changes(self.point, self.label, fixed, self.deadline))
-
-    def features(self, features: Any, argument: str) -> frozenset[int]:
-        if isinstance(features, (str, bytes)) or not isinstance(features, Iterable):
-            raise InvalidTypeError(
-                f"'{argument}' must be a collection of feature indices or names. Got {features!r} instead.")
-        return self.space.feature_set(features, argument=argument)
-
-    def order(self, order: Any) -> list[int]:
-        if order is None:
-            return list(range(self.n))
-        if isinstance(order, (str, bytes, Mapping)) or not isinstance(order, Iterable):
-            raise InvalidTypeError(f"'order' must be a sequence of feature indices or names. Got {order!r} instead.")
-        seq = [self.space.feature_index(f) for f in (order.tolist() if hasattr(order, "tolist") else order)]
-        if len(set(seq)) != len(seq):
-            raise InvalidInputError(f"'order' must not repeat a feature. Got {list(order)!r} instead.")
-        return seq + [i for i in range(self.n) if i not in set(seq)]
-
-    def result(self, features: Iterable[int], *, kind: str, method: str) -> Explanation:
-        feats = tuple(sorted(features))
-        space, point = self.space, self.point
-        exact = kind == "relevant"
-        return Explanation(
-            features=feats, names=tuple(space.features[i].name for i in feats),
-            values=tuple(space.features[i].values[point[i]] for i in feats),
-            literals=tuple(space.literal(i, point) for i in feats),
-            prediction=self.model.classes[self.label], delta=Fraction(0),
-            error=Fraction(0) if exact else None, precision=Fraction(1) if exact else None,
-            language=self.cnf.language, oracle_calls=self.calls, seconds=time.perf_counter() - self.t0, kind=kind,
-            method=method, instance=self.instance)
+        obj = CompiledModel(model=obj.model, oracle=EngineOracle(obj), language=obj.language, backend="kcxai",
+                            stats=CompileStats(size=0, size_unit="engine", variables=obj.space.n_features,
+                                               compile_seconds=0.0))
+    if isinstance(obj, CompiledModel):
+        return call(obj, limit, None)
+    t0 = time.perf_counter()
+    compiled = _engine(obj, engine, limit, what)
+    try:
+        return call(compiled, limit, t0)
+    finally:
+        compiled.close()
 
 
-# -- subset-minimal -------------------------------------------------------------
-
-def _shrink_axp(q: _Query, keep: set[int], order: list[int]) -> set[int]:
-    """Delete features from a sufficient set while it stays sufficient (MUSX with core refinement)."""
-    for i in order:
-        if i not in keep:
-            continue
-        rest = keep - {i}
-        if not q.changes(rest):
-            keep = rest & q.cnf.core_features(q.point, rest)
-    return keep
-
-
-def _shrink_cxp(q: _Query, free: set[int], order: list[int]) -> set[int]:
-    """Fix features of a contrastive set back to ``v`` while the class can still change."""
-    for i in order:
-        if i not in free:
-            continue
-        rest = free - {i}
-        if q.changes(set(range(q.n)) - rest):
-            free = q.cnf.differs(q.point, rest)
-    return free
-
-
-def ensemble_axp(obj: EnsembleLike, instance: Any, *, order: Any = None, engine: str = "auto",
+def ensemble_axp(obj: Any, instance: Any, *, order: Any = None, engine: str = "auto",
                  max_seconds: float | None = DEFAULT_SEARCH_SECONDS) -> Explanation:
     """A subset-minimal sufficient reason (abductive explanation, AXp) of a tree ensemble's prediction.
 
+    :func:`kcxai.min_idrs` at delta = 0 on the ensemble's decision engine: each feature is tried for
+    deletion once, and a proof's core drops the features it did not use without a query (as pysat's
+    MUSX does).
+
     Parameters
     ----------
-    obj : RandomForest, BoostedTrees or EnsembleCnf
+    obj : RandomForest, BoostedTrees, CompiledModel or engine
+        A model, or its engine from :func:`prepare_ensemble` (or an ``EnsembleCnf`` / ``EnsembleBox``).
     instance : sequence or mapping
         In user values.
     order : sequence of features, optional
-        The order in which features are tried for deletion (default: feature order).
+        The order in which features are tried for deletion (default: features with fewer values first,
+        :func:`~kcxai.explain._progression.deletion_order`).
     engine : {"auto", "sat", "search"}
         For a model: how to decide class changes (see :func:`prepare_ensemble`).
     max_seconds : float or None, default 60
@@ -229,7 +149,13 @@ def ensemble_axp(obj: EnsembleLike, instance: Any, *, order: Any = None, engine:
     Returns
     -------
     Explanation
-        ``kind="relevant"``, ``error`` 0, ``precision`` 1, ``language="sat"``.
+        ``kind="relevant"``, ``error`` 0, ``precision`` 1, ``language`` the engine's.
+
+    References
+    ----------
+    Y. Izza and J. Marques-Silva, "On Explaining Random Forests with SAT", IJCAI 2021;
+    A. Ignatiev, Y. Izza, P. J. Stuckey and J. Marques-Silva, "Using MaxSAT for Efficient Explanations of
+    Tree Ensembles", AAAI 2022.
 
     Examples
     --------
@@ -238,24 +164,25 @@ def ensemble_axp(obj: EnsembleLike, instance: Any, *, order: Any = None, engine:
     >>> import kcxai
     >>> space = FeatureSpace([Feature.categorical(n, [0, 1]) for n in ("a", "b", "c")])
     >>> trees = [DecisionTree(space, [0, 1], Split(n, {0: Leaf(0), 1: Leaf(1)})) for n in ("a", "b", "c")]
-    >>> forest = RandomForest(space, [0, 1], trees)
+    >>> forest = RandomForest(space, [0, 1], trees, voting="hard")
     >>> e = kcxai.ensemble_axp(forest, [1, 1, 0])
     >>> e.names, e.error, e.language
     (('a', 'b'), Fraction(0, 1), 'sat')
     """
-    with _Query(obj, instance, engine, max_seconds, "ensemble_axp") as q:
-        keep = set(range(q.n))
-        if q.changes(keep):  # pragma: no cover - the instance itself is classified by the model
-            raise AssertionError("the encoding disagrees with the model's prediction")
-        keep = _shrink_axp(q, keep & q.cnf.core_features(q.point, keep), q.order(order))
-        return q.result(keep, kind="relevant", method="ensemble_axp")
+    from kcxai.explain.idrs import run_min_idrs
+
+    what = "ensemble_axp"
+    return _run(obj, engine, max_seconds, what, lambda c, s, t0: run_min_idrs(
+        c, instance, 0, order=order if order is not None else deletion_order(c.model.space.domain_sizes),
+        max_seconds=s, started=t0, what=what, advice=_ADVICE, method=what))
 
 
-def ensemble_cxp(obj: EnsembleLike, instance: Any, *, order: Any = None, engine: str = "auto",
+def ensemble_cxp(obj: Any, instance: Any, *, order: Any = None, engine: str = "auto",
                  max_seconds: float | None = DEFAULT_SEARCH_SECONDS) -> Explanation:
     """A subset-minimal contrastive explanation (CXp): freeing these features can change the class.
 
-    ``max_seconds`` (default 60, ``None``: none) limits the call as in :func:`ensemble_axp`.
+    :func:`kcxai.min_dual_idrs` at delta = 0 on the decision engine; a counterexample shrinks the set
+    at once to the features where it differs from the instance. ``max_seconds`` as in :func:`ensemble_axp`.
 
     Raises
     ------
@@ -274,27 +201,19 @@ def ensemble_cxp(obj: EnsembleLike, instance: Any, *, order: Any = None, engine:
     >>> kcxai.ensemble_cxp(RandomForest(space, [0, 1], trees), [1, 1, 0]).names
     ('b',)
     """
-    with _Query(obj, instance, engine, max_seconds, "ensemble_cxp") as q:
-        if not q.changes(()):
-            raise InvalidInputError(
-                f"No contrastive explanation exists: every point is classified {q.model.classes[q.label]!r}.")
-        free = q.cnf.differs(q.point, range(q.n))
-        free = _shrink_cxp(q, free, q.order(order))
-        return q.result(free, kind="dual", method="ensemble_cxp")
+    from kcxai.explain.duality import run_min_dual_idrs
+
+    what = "ensemble_cxp"
+    return _run(obj, engine, max_seconds, what, lambda c, s, t0: run_min_dual_idrs(
+        c, instance, 0, order=order, max_seconds=s, started=t0, what=what, advice=_ADVICE, method=what))
 
 
-# -- cardinality-minimal --------------------------------------------------------------
-
-def smallest_ensemble_axp(obj: EnsembleLike, instance: Any, *, engine: str = "auto",
+def smallest_ensemble_axp(obj: Any, instance: Any, *, engine: str = "auto",
                           max_seconds: float | None = DEFAULT_SEARCH_SECONDS) -> Explanation:
-    """A cardinality-minimal sufficient reason (smallest AXp), by hitting-set duality with the CXps.
+    """A cardinality-minimal sufficient reason (smallest AXp): :func:`kcxai.smallest_idrs` at delta = 0.
 
-    Each round takes a minimum hitting set ``H`` of the contrastive sets
-    found so far (:class:`~kcxai.explain._hitting.MinimumHittingSets`); if ``H`` is sufficient it is a smallest
-    AXp (every AXp hits every CXp), otherwise the counterexample gives a new
-    contrastive set outside ``H``, shrunk to a CXp. Worst case exponential in
-    the number of features; ``oracle_calls`` reports the SAT calls. ``max_seconds``
-    (default 60, ``None``: none) limits the call (:class:`~kcxai.SearchLimitError`).
+    Hitting-set duality with the CXps; worst case exponential in the number of features.
+    ``max_seconds`` (default 60, ``None``: none) limits the call (:class:`~kcxai.SearchLimitError`).
 
     Examples
     --------
@@ -306,21 +225,16 @@ def smallest_ensemble_axp(obj: EnsembleLike, instance: Any, *, engine: str = "au
     >>> len(kcxai.smallest_ensemble_axp(RandomForest(space, [0, 1], trees), [1, 1, 1]))
     2
     """
-    with _Query(obj, instance, engine, max_seconds, "smallest_ensemble_axp") as q:
-        everything = set(range(q.n))
-        with MinimumHittingSets(q.n, q.deadline) as hitman:
-            while True:
-                hs = set(hitman.get() or ())
-                if not q.changes(hs):
-                    return q.result(hs, kind="relevant", method="smallest_ensemble_axp")
-                free = q.cnf.differs(q.point, everything - hs)
-                free = _shrink_cxp(q, free, sorted(free))
-                hitman.hit(sorted(free))
+    from kcxai.explain.smallest import run_smallest_idrs
+
+    what = "smallest_ensemble_axp"
+    return _run(obj, engine, max_seconds, what, lambda c, s, t0: run_smallest_idrs(
+        c, instance, 0, max_seconds=s, started=t0, what=what, advice=_ADVICE, method=what))
 
 
-def smallest_ensemble_cxp(obj: EnsembleLike, instance: Any, *, engine: str = "auto",
+def smallest_ensemble_cxp(obj: Any, instance: Any, *, engine: str = "auto",
                           max_seconds: float | None = DEFAULT_SEARCH_SECONDS) -> Explanation:
-    """A cardinality-minimal contrastive explanation (smallest CXp), by hitting-set duality with the AXps.
+    """A cardinality-minimal contrastive explanation (smallest CXp): :func:`kcxai.smallest_dual_idrs` at delta = 0.
 
     ``max_seconds`` (default 60, ``None``: none) limits the call (:class:`~kcxai.SearchLimitError`).
 
@@ -339,29 +253,16 @@ def smallest_ensemble_cxp(obj: EnsembleLike, instance: Any, *, engine: str = "au
     >>> len(kcxai.smallest_ensemble_cxp(RandomForest(space, [0, 1], trees), [1, 1, 1]))
     2
     """
-    with _Query(obj, instance, engine, max_seconds, "smallest_ensemble_cxp") as q:
-        everything = set(range(q.n))
-        if not q.changes(()):
-            raise InvalidInputError(
-                f"No contrastive explanation exists: every point is classified {q.model.classes[q.label]!r}.")
-        with MinimumHittingSets(q.n, q.deadline) as hitman:
-            while True:
-                hs = set(hitman.get() or ())
-                fixed = everything - hs
-                if q.changes(fixed):
-                    return q.result(hs, kind="dual", method="smallest_ensemble_cxp")
-                keep = fixed & q.cnf.core_features(q.point, fixed)
-                keep = _shrink_axp(q, keep, sorted(keep))
-                hitman.hit(sorted(keep))
+    from kcxai.explain.duality import run_smallest_dual_idrs
+
+    what = "smallest_ensemble_cxp"
+    return _run(obj, engine, max_seconds, what, lambda c, s, t0: run_smallest_dual_idrs(
+        c, instance, 0, max_seconds=s, started=t0, what=what, advice=_ADVICE, method=what))
 
 
-# -- checkers ----------------------------------------------------------------------------
-
-def is_ensemble_axp(obj: EnsembleLike, instance: Any, features: Any, *, engine: str = "auto",
+def is_ensemble_axp(obj: Any, instance: Any, features: Any, *, engine: str = "auto",
                     max_seconds: float | None = DEFAULT_SEARCH_SECONDS) -> bool:
-    """Whether ``features`` is a subset-minimal sufficient reason (AXp) for the instance.
-
-    ``max_seconds`` (default 60, ``None``: none) limits the call (:class:`~kcxai.SearchLimitError`).
+    """Whether ``features`` is a subset-minimal sufficient reason (AXp): :func:`kcxai.is_min_idrs` at delta = 0.
 
     Examples
     --------
@@ -374,16 +275,17 @@ def is_ensemble_axp(obj: EnsembleLike, instance: Any, features: Any, *, engine: 
     >>> kcxai.is_ensemble_axp(forest, [1, 1, 0], ["a", "b"]), kcxai.is_ensemble_axp(forest, [1, 1, 0], ["a"])
     (True, False)
     """
-    with _Query(obj, instance, engine, max_seconds, "is_ensemble_axp") as q:
-        s = set(q.features(features, "features"))
-        return not q.changes(s) and all(q.changes(s - {i}) for i in s)
+    from kcxai.explain.idrs import run_is_min_idrs
+
+    what = "is_ensemble_axp"
+    return bool(_run(obj, engine, max_seconds, what, lambda c, s, t0: run_is_min_idrs(
+        c, instance, features, 0, max_seconds=s, started=t0, what=what, advice=_ADVICE)))
 
 
-def is_ensemble_cxp(obj: EnsembleLike, instance: Any, features: Any, *, engine: str = "auto",
+def is_ensemble_cxp(obj: Any, instance: Any, features: Any, *, engine: str = "auto",
                     max_seconds: float | None = DEFAULT_SEARCH_SECONDS) -> bool:
-    """Whether freeing ``features`` can change the class and no smaller subset of them can (a CXp).
-
-    ``max_seconds`` (default 60, ``None``: none) limits the call (:class:`~kcxai.SearchLimitError`).
+    """Whether freeing ``features`` can change the class and no smaller subset of them can (a CXp):
+    :func:`kcxai.is_min_dual_idrs` at delta = 0.
 
     Examples
     --------
@@ -396,7 +298,8 @@ def is_ensemble_cxp(obj: EnsembleLike, instance: Any, features: Any, *, engine: 
     >>> kcxai.is_ensemble_cxp(forest, [1, 1, 0], ["b"]), kcxai.is_ensemble_cxp(forest, [1, 1, 0], ["b", "c"])
     (True, False)
     """
-    with _Query(obj, instance, engine, max_seconds, "is_ensemble_cxp") as q:
-        t = set(q.features(features, "features"))
-        everything = set(range(q.n))
-        return q.changes(everything - t) and all(not q.changes(everything - (t - {i})) for i in t)
+    from kcxai.explain.duality import run_is_min_dual_idrs
+
+    what = "is_ensemble_cxp"
+    return bool(_run(obj, engine, max_seconds, what, lambda c, s, t0: run_is_min_dual_idrs(
+        c, instance, features, 0, max_seconds=s, started=t0, what=what, advice=_ADVICE)))

@@ -4,16 +4,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from kcxai._errors import NotRelevantError
-from kcxai.explain._common import check_delta, check_features, check_order, check_start, prepare
-from kcxai.explain._result import Explanation, format_probability
+from kcxai.explain._common import (DEFAULT_SEARCH_SECONDS, check_features, check_order, check_start, prepare, widened,
+                                  zero_bound)
+from kcxai.explain._methods import METHODS
+from kcxai.explain._result import Explanation
 from kcxai.space import Probability
 
 __all__ = ["min_idrs", "idrs_error", "is_idrs", "precision", "is_min_idrs"]
 
 
-def min_idrs(obj: Any, instance: Any, delta: Any, *, order: Any = None, start: Any = None) -> Explanation:
-    """A subset-minimal I-delta-relevant set (the paper's Algorithm 1).
+def min_idrs(obj: Any, instance: Any, delta: Any, *, order: Any = None, start: Any = None,
+             max_seconds: float | None = DEFAULT_SEARCH_SECONDS, inflate: bool = False) -> Explanation:
+    """A subset-minimal I-delta-relevant set (Algorithm 1 of Izza et al. 2021, see References).
 
     ``S`` is I-delta-relevant when ``Pr(kappa(x) != c and x_S = v_S) <= delta``
     (eq. idr), with ``c = kappa(v)``. Starting from a relevant set, the
@@ -23,9 +25,11 @@ def min_idrs(obj: Any, instance: Any, delta: Any, *, order: Any = None, start: A
 
     Parameters
     ----------
-    obj : Classifier, CompiledModel or CountingOracle
-        A model (answered by its native oracle: a tree's paths), or a model
-        compiled with :func:`kcxai.compile_model` to any language.
+    obj : Classifier, CompiledModel or oracle
+        A model (answered by the engine :func:`kcxai.compilers.native.native_compiled` picks: a
+        tree's paths, an OBDD when it compiles within the probe budget, else for a tree ensemble the
+        SAT or search engine at delta = 0 and certified sampling at delta > 0), or a model compiled
+        with :func:`kcxai.compile_model` to any language.
     instance : sequence or mapping
         The instance, in the model's user values.
     delta : int, Fraction or float in [0, 1]
@@ -37,11 +41,23 @@ def min_idrs(obj: Any, instance: Any, delta: Any, *, order: Any = None, start: A
     start : collection of features or "path", optional
         The relevant set to start from (checked); default all features.
         ``"path"`` starts a decision tree from the features on the instance's path.
+    max_seconds : float or None, default 60
+        Wall-clock limit of the call (each SAT call of a decision engine is interrupted at it); hitting
+        it raises :class:`~kcxai.SearchLimitError`. ``None``: none.
+    inflate : bool, default False
+        Widen each condition of the set found to a maximal set of values that keeps the error within
+        ``delta`` (:func:`kcxai.inflate`; exact oracles and the ensemble engines).
 
     Returns
     -------
     Explanation
-        With the exact ``error`` and ``precision`` of the set found.
+        With the exact ``error`` and ``precision`` of the set found (estimates, marked approximate,
+        from the ``sampling`` language; ``0`` and ``1``, proved, from a decision engine).
+
+    References
+    ----------
+    Y. Izza, A. Ignatiev, N. Narodytska, M. C. Cooper and J. Marques-Silva, "Efficient Explanations
+    With Relevant Sets", 2021: Definition of I-delta-relevant sets (eq. idr), Algorithm 1.
 
     Examples
     --------
@@ -56,27 +72,32 @@ def min_idrs(obj: Any, instance: Any, delta: Any, *, order: Any = None, start: A
     >>> print(e.rule())
     IF x1 = 1 AND x9 = 1 THEN class = 1
     """
-    q = prepare(obj, instance)
-    delta_v = q.delta(delta)
-    bound = q.within(delta_v)
-    s0 = check_start(q, start)
-    fixed = set(range(q.space.n_features)) if s0 is None else set(s0)
-    tries = check_order(q, order, fixed)
-    session = q.session(fixed)
-    weight = 0 if s0 is None else session.weight()  # error(F) = 0: v is the only point matching F
-    if not bound.holds(weight):
-        raise NotRelevantError(
-            f"'start' must be an I-delta-relevant set: its error is {format_probability(q.error_of(weight))}, "
-            f"above delta = {format_probability(delta_v)}.")
-    freed = False
-    for i in tries:
-        if session.holds_if_freed(i, bound):
-            session.free(i)
-            fixed.discard(i)
-            freed = True
-    if freed:
-        weight = session.weight()
-    return q.explanation(fixed, weight=weight, delta=delta_v, method="min_idrs")
+    return run_min_idrs(obj, instance, delta, order=order, start=start, max_seconds=max_seconds, inflate=inflate)
+
+
+def run_min_idrs(obj: Any, instance: Any, delta: Any, *, order: Any = None, start: Any = None,
+                 max_seconds: Any = DEFAULT_SEARCH_SECONDS, what: str = "min_idrs", advice: str = "",
+                 started: float | None = None, method: str = "min_idrs", inflate: bool = False) -> Explanation:
+    """:func:`min_idrs`, its errors naming ``what`` (the public function called) and its result ``method``."""
+    answers = METHODS["min_idrs"].answers(zero_bound(delta))
+    with prepare(obj, instance, what=what, answers=answers, max_seconds=max_seconds, advice=advice,
+                 started=started) as q:
+        delta_v = q.delta(delta)
+        bound = q.within(delta_v)
+        s0 = check_start(q, start)
+        fixed = set(range(q.space.n_features)) if s0 is None else set(s0)
+        tries = check_order(q, order, fixed)
+        session = q.session(fixed)
+        weight = 0 if s0 is None else q.start_weight(session, bound, delta_v)  # error(F) = 0: only v matches F
+        freed = False
+        for i in tries:
+            if session.holds_if_freed(i, bound):
+                session.free(i)
+                fixed.discard(i)
+                freed = True
+        if freed:
+            weight = session.weight()
+        return widened(q, q.explanation(fixed, weight=weight, delta=delta_v, method=method), inflate)
 
 
 def idrs_error(obj: Any, instance: Any, features: Any) -> Probability:
@@ -95,6 +116,11 @@ def idrs_error(obj: Any, instance: Any, features: Any) -> Probability:
     Fraction or float
         Exact (a ``Fraction``) unless the distribution has float weights.
 
+    References
+    ----------
+    Y. Izza, A. Ignatiev, N. Narodytska, M. C. Cooper and J. Marques-Silva, "Efficient Explanations
+    With Relevant Sets", 2021: eq. idr.
+
     Examples
     --------
     >>> import kcxai
@@ -102,12 +128,18 @@ def idrs_error(obj: Any, instance: Any, features: Any) -> Probability:
     >>> kcxai.idrs_error(tree, (1, 1, 1, 1, 0, 0, 0, 0, 1), ["x1", "x9"])
     Fraction(7, 512)
     """
-    q = prepare(obj, instance)
-    return q.error_of(q.disagree_weight(check_features(q, features)))
+    with prepare(obj, instance, what="idrs_error") as q:
+        return q.error_of(q.disagree_weight(check_features(q, features)))
 
 
-def is_idrs(obj: Any, instance: Any, features: Any, delta: Any) -> bool:
+def is_idrs(obj: Any, instance: Any, features: Any, delta: Any, *,
+            max_seconds: float | None = DEFAULT_SEARCH_SECONDS) -> bool:
     """Whether ``features`` is an I-delta-relevant set (eq. idr holds), decided exactly.
+
+    References
+    ----------
+    Y. Izza, A. Ignatiev, N. Narodytska, M. C. Cooper and J. Marques-Silva, "Efficient Explanations
+    With Relevant Sets", 2021: Definition of I-delta-relevant sets.
 
     Examples
     --------
@@ -117,16 +149,22 @@ def is_idrs(obj: Any, instance: Any, features: Any, delta: Any) -> bool:
     >>> kcxai.is_idrs(tree, v, ["x1", "x9"], 0.03), kcxai.is_idrs(tree, v, ["x1"], 0.03)
     (True, False)
     """
-    q = prepare(obj, instance)
-    bound = q.within(q.delta(delta))
-    return bound.holds(q.disagree_weight(check_features(q, features)))
+    answers = ("counts", "decisions") if zero_bound(delta) == 0 else ("counts",)
+    with prepare(obj, instance, what="is_idrs", answers=answers, max_seconds=max_seconds) as q:
+        return q.relevant(check_features(q, features), q.within(q.delta(delta)))
 
 
-def is_min_idrs(obj: Any, instance: Any, features: Any, delta: Any) -> bool:
+def is_min_idrs(obj: Any, instance: Any, features: Any, delta: Any, *,
+                max_seconds: float | None = DEFAULT_SEARCH_SECONDS) -> bool:
     """Whether ``features`` is a subset-minimal I-delta-relevant set.
 
     By monotonicity it suffices that the set is relevant and that dropping any
     single feature breaks relevance.
+
+    References
+    ----------
+    Y. Izza, A. Ignatiev, N. Narodytska, M. C. Cooper and J. Marques-Silva, "Efficient Explanations
+    With Relevant Sets", 2021: Proposition "imono" (monotonicity).
 
     Examples
     --------
@@ -140,12 +178,19 @@ def is_min_idrs(obj: Any, instance: Any, features: Any, delta: Any) -> bool:
     ...                                             ["x1", "x2", "x3", "x4", "x8", "x9"])]
     [True, True, False]
     """
-    q = prepare(obj, instance)
-    bound = q.within(q.delta(delta))
-    s = check_features(q, features)
-    if not bound.holds(q.disagree_weight(s)):
-        return False
-    return all(not bound.holds(q.disagree_weight(s - {i})) for i in s)
+    return run_is_min_idrs(obj, instance, features, delta, max_seconds=max_seconds)
+
+
+def run_is_min_idrs(obj: Any, instance: Any, features: Any, delta: Any, *,
+                    max_seconds: Any = DEFAULT_SEARCH_SECONDS, what: str = "is_min_idrs", advice: str = "",
+                    started: float | None = None) -> bool:
+    """:func:`is_min_idrs`, its errors naming ``what``."""
+    answers = ("counts", "decisions") if zero_bound(delta) == 0 else ("counts",)
+    with prepare(obj, instance, what=what, answers=answers, max_seconds=max_seconds, advice=advice,
+                 started=started) as q:
+        bound = q.within(q.delta(delta))
+        s = check_features(q, features)
+        return q.relevant(s, bound) and all(not q.relevant(s - {i}, bound) for i in s)
 
 
 def precision(obj: Any, instance: Any, features: Any) -> Probability:
@@ -164,6 +209,12 @@ def precision(obj: Any, instance: Any, features: Any) -> Probability:
     Fraction or float
         Exact (a ``Fraction``) unless the distribution has float weights.
 
+    References
+    ----------
+    Y. Izza, A. Ignatiev, N. Narodytska, M. C. Cooper and J. Marques-Silva, "Efficient Explanations
+    With Relevant Sets", 2021: eq. drs; M. T. Ribeiro, S. Singh and C. Guestrin,
+    "Anchors: High-Precision Model-Agnostic Explanations", AAAI 2018.
+
     Examples
     --------
     >>> import kcxai
@@ -171,6 +222,6 @@ def precision(obj: Any, instance: Any, features: Any) -> Probability:
     >>> kcxai.precision(tree, (1, 1, 1, 1, 0, 0, 0, 0, 1), ["x1", "x9"])
     Fraction(121, 128)
     """
-    q = prepare(obj, instance)
-    s = check_features(q, features)
-    return q.precision_of(s, q.disagree_weight(s))
+    with prepare(obj, instance, what="precision") as q:
+        s = check_features(q, features)
+        return q.precision_of(s, q.disagree_weight(s))

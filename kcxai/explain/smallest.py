@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from kcxai._deadline import DEFAULT_SEARCH_SECONDS, Deadline, check_max_seconds
-from kcxai.explain._common import Bound, Query, check_delta, check_features, prepare
+from kcxai._deadline import DEFAULT_SEARCH_SECONDS
+from kcxai.explain._common import Bound, Query, check_features, prepare, widened, zero_bound
 from kcxai.explain._hitting import MinimumHittingSets
+from kcxai.explain._methods import METHODS
 from kcxai.explain._result import Explanation
 from kcxai.explain._search import (
     DEFAULT_MAX_SUBSETS,
@@ -27,24 +28,23 @@ _IDRS_ADVICE = (", use min_idrs (subset-minimal instead of smallest: one countin
                 "'sampling' language for certified estimates")
 
 
-def _smallest_drs(q: Query, test: PrecisionTest, *, below: int | None, max_subsets: int, max_seconds: float | None,
-                  what: str) -> frozenset[int] | None:
+def _smallest_drs(q: Query, test: PrecisionTest, *, below: int | None, max_subsets: int, what: str
+                  ) -> frozenset[int] | None:
     """A minimum-size C-delta-relevant set (of size ``< below`` if given), or ``None``."""
     engine = tree_precision(q, test.delta)
-    with Deadline(max_seconds, what=what, advice=_DRS_ADVICE, queries=lambda: q.calls) as deadline:
-        if engine is not None:
-            with TreeSearch(engine, deadline) as search:
-                return search.smallest(below=below)
-        n = q.space.n_features
-        sizes = range(n + 1 if below is None else min(n + 1, below))
-        return first_relevant(test, range(n), sizes, max_subsets=max_subsets, what=what, deadline=deadline)
+    if engine is not None:
+        with TreeSearch(engine, q.deadline) as search:
+            return search.smallest(below=below)
+    n = q.space.n_features
+    sizes = range(n + 1 if below is None else min(n + 1, below))
+    return first_relevant(test, range(n), sizes, max_subsets=max_subsets, what=what, deadline=q.deadline)
 
 
-def smallest_drs(obj: Any, instance: Any, delta: Any, *, max_subsets: int = DEFAULT_MAX_SUBSETS,
-                 max_seconds: float | None = DEFAULT_SEARCH_SECONDS) -> Explanation:
+def smallest_drs(obj: Any, instance: Any, precision: Any, *, max_subsets: int = DEFAULT_MAX_SUBSETS,
+                 max_seconds: float | None = DEFAULT_SEARCH_SECONDS, inflate: bool = False) -> Explanation:
     """A cardinality-minimal delta-relevant set (the paper's Min-delta-relevant set).
 
-    Among all sets ``S`` with ``precision(S) = Pr(kappa(x) = c | x_S = v_S) >= delta``
+    Among all sets ``S`` with ``precision(S) = Pr(kappa(x) = c | x_S = v_S) >= precision``
     (eq. drs), one of the fewest features. The paper shows the decision
     problem is in NP for decision trees; a :class:`~kcxai.DecisionTree`
     answered by its own oracle (``"dt"``) is solved with a SAT solver
@@ -60,8 +60,8 @@ def smallest_drs(obj: Any, instance: Any, delta: Any, *, max_subsets: int = DEFA
     ----------
     obj : Classifier, CompiledModel or CountingOracle
     instance : sequence or mapping
-    delta : int, Fraction or float in [0, 1]
-        The precision threshold.
+    precision : int, Fraction or float in [0, 1]
+        The lower bound on precision.
     max_subsets : int, default 65536
         For non-tree oracles: the most candidate sets to examine before
         raising :class:`~kcxai.SearchLimitError` (a :class:`~kcxai.ProblemTooLargeError`).
@@ -69,10 +69,18 @@ def smallest_drs(obj: Any, instance: Any, delta: Any, *, max_subsets: int = DEFA
         Wall-clock limit of the search (after any compilation, which has its own limits); ``None``:
         none. SAT calls are interrupted and the loops check the clock; hitting it raises
         :class:`~kcxai.SearchLimitError`.
+    inflate : bool, default False
+        Widen the conditions of the set found while its precision stays at least the bound
+        (:func:`kcxai.inflate`).
 
     Returns
     -------
     Explanation
+
+    References
+    ----------
+    Y. Izza, A. Ignatiev, N. Narodytska, M. C. Cooper and J. Marques-Silva, "Efficient Explanations
+    With Relevant Sets", 2021: Min-delta-relevant sets (NP for decision trees).
 
     Examples
     --------
@@ -82,21 +90,28 @@ def smallest_drs(obj: Any, instance: Any, delta: Any, *, max_subsets: int = DEFA
     >>> e.names, e.precision
     (('x1', 'x9'), Fraction(121, 128))
     """
-    q = prepare(obj, instance)
-    test = PrecisionTest(q, q.delta(delta))
-    found = _smallest_drs(q, test, below=None, max_subsets=check_max_subsets(max_subsets),
-                          max_seconds=check_max_seconds(max_seconds), what="smallest_drs")
-    if found is None:  # pragma: no cover - all features always have precision 1
-        raise AssertionError("unreachable: the set of all features is C-delta-relevant")
-    return q.explanation(found, weight=q.disagree_weight(found), delta=test.delta, method="smallest_drs")
+    limit = check_max_subsets(max_subsets)
+    with prepare(obj, instance, what="smallest_drs", max_seconds=max_seconds, advice=_DRS_ADVICE) as q:
+        test = PrecisionTest(q, q.delta(precision, argument="precision"))
+        found = _smallest_drs(q, test, below=None, max_subsets=limit, what="smallest_drs")
+        if found is None:  # pragma: no cover - all features always have precision 1
+            raise AssertionError("unreachable: the set of all features is C-delta-relevant")
+        e = q.explanation(found, weight=q.disagree_weight(found), precision_bound=test.delta, method="smallest_drs")
+        return widened(q, e, inflate)
 
 
-def is_smallest_drs(obj: Any, instance: Any, features: Any, delta: Any, *, max_subsets: int = DEFAULT_MAX_SUBSETS,
+def is_smallest_drs(obj: Any, instance: Any, features: Any, precision: Any, *,
+                    max_subsets: int = DEFAULT_MAX_SUBSETS,
                     max_seconds: float | None = DEFAULT_SEARCH_SECONDS) -> bool:
     """Whether ``features`` is C-delta-relevant and no set with fewer features is.
 
     Useful to check a set found by another tool. Decided by the same search as
     :func:`smallest_drs` (with the same limits), limited to sizes below ``len(features)``.
+
+    References
+    ----------
+    Y. Izza, A. Ignatiev, N. Narodytska, M. C. Cooper and J. Marques-Silva, "Efficient Explanations
+    With Relevant Sets", 2021: Min-delta-relevant sets.
 
     Examples
     --------
@@ -105,44 +120,58 @@ def is_smallest_drs(obj: Any, instance: Any, features: Any, delta: Any, *, max_s
     >>> kcxai.is_smallest_drs(tree, (1, 1, 1, 1, 0, 0, 0, 0, 1), ["x1", "x9"], 0.9)
     True
     """
-    q = prepare(obj, instance)
-    test = PrecisionTest(q, q.delta(delta))
     limit = check_max_subsets(max_subsets)
-    seconds = check_max_seconds(max_seconds)
-    s = check_features(q, features)
-    if not test.relevant(s):
-        return False
-    return _smallest_drs(q, test, below=len(s), max_subsets=limit, max_seconds=seconds, what="is_smallest_drs") is None
+    with prepare(obj, instance, what="is_smallest_drs", max_seconds=max_seconds, advice=_DRS_ADVICE) as q:
+        test = PrecisionTest(q, q.delta(precision, argument="precision"))
+        s = check_features(q, features)
+        if not test.relevant(s):
+            return False
+        return _smallest_drs(q, test, below=len(s), max_subsets=limit, what="is_smallest_drs") is None
 
 
-def _smallest_idrs(q: Query, bound: Bound, max_seconds: float | None, what: str) -> tuple[frozenset[int], Weight]:
+def _smallest_idrs(q: Query, bound: Bound) -> tuple[frozenset[int], Weight]:
     """Implicit hitting sets: a minimum hitting set of the minimal dual sets found so far is
-    relevant, or its complement grows a new minimal dual set to hit."""
+    relevant, or its complement grows a new minimal dual set to hit. Over decisions (delta = 0) a
+    counterexample grows the set at once to the features where it agrees with ``v``."""
     n = q.space.n_features
-    weight = q.disagree_weight(())
-    if bound.holds(weight):
-        return frozenset(), weight
-    with Deadline(max_seconds, what=what, advice=_IDRS_ADVICE, queries=lambda: q.calls) as deadline, \
-            MinimumHittingSets(n, deadline) as hitman:
+    everything = frozenset(range(n))
+    if q.counts:
+        weight = q.disagree_weight(())
+        if bound.holds(weight):
+            return frozenset(), weight
+    elif q.decide(()).sufficient:
+        return frozenset(), 0
+    with MinimumHittingSets(n, q.deadline) as hitman:
         while True:
             got = hitman.get()
             if got is None:  # pragma: no cover - all features always form a relevant set
                 raise AssertionError("unreachable: the set of all features hits every dual set")
             hs = got
-            deadline.examined += 1
-            weight = q.disagree_weight(hs)
-            if bound.holds(weight):
-                return hs, weight
-            grown = set(hs)  # grow to a maximal irrelevant set: its complement is a minimal dual set
-            for i in range(n):
-                deadline.check()
-                if i not in grown and not bound.holds(q.disagree_weight(grown | {i})):
-                    grown.add(i)
+            q.deadline.examined += 1
+            if q.counts:
+                weight = q.disagree_weight(hs)
+                if bound.holds(weight):
+                    return hs, weight
+                grown = set(hs)  # grow to a maximal irrelevant set: its complement is a minimal dual set
+                for i in range(n):
+                    q.deadline.check()
+                    if i not in grown and not bound.holds(q.disagree_weight(grown | {i})):
+                        grown.add(i)
+            else:
+                d = q.decide(hs)
+                if d.sufficient:
+                    return hs, 0
+                grown = set(everything - d.features)
+                for i in range(n):
+                    if i not in grown:
+                        d = q.decide(grown | {i})
+                        if not d.sufficient:
+                            grown = set(everything - d.features)
             hitman.hit([i for i in range(n) if i not in grown])
 
 
 def smallest_idrs(obj: Any, instance: Any, delta: Any, *,
-                  max_seconds: float | None = DEFAULT_SEARCH_SECONDS) -> Explanation:
+                  max_seconds: float | None = DEFAULT_SEARCH_SECONDS, inflate: bool = False) -> Explanation:
     """A cardinality-minimum I-delta-relevant set, for any oracle model.
 
     Among all sets ``S`` with ``Pr(kappa(x) != c and x_S = v_S) <= delta``
@@ -163,10 +192,18 @@ def smallest_idrs(obj: Any, instance: Any, delta: Any, *,
     max_seconds : float or None, default 60
         Wall-clock limit of the search (after any compilation, which has its own limits); ``None``:
         none. Hitting it raises :class:`~kcxai.SearchLimitError`.
+    inflate : bool, default False
+        Widen the conditions of the set found while its error stays within ``delta`` (:func:`kcxai.inflate`).
 
     Returns
     -------
     Explanation
+
+    References
+    ----------
+    Y. Izza, A. Ignatiev, N. Narodytska, M. C. Cooper and J. Marques-Silva, "Efficient Explanations
+    With Relevant Sets", 2021: Proposition "dual"; A. Ignatiev, A. Previti, M. Liffiton and
+    J. Marques-Silva, "Smallest MUS Extraction with Minimal Hitting Set Dualization", CP 2015.
 
     Examples
     --------
@@ -176,10 +213,20 @@ def smallest_idrs(obj: Any, instance: Any, delta: Any, *,
     >>> len(e), e.error <= 0.03  # {x1, x8} and {x1, x9} are the smallest
     (2, True)
     """
-    q = prepare(obj, instance)
-    delta_v = q.delta(delta)
-    found, weight = _smallest_idrs(q, q.within(delta_v), check_max_seconds(max_seconds), "smallest_idrs")
-    return q.explanation(found, weight=weight, delta=delta_v, method="smallest_idrs")
+    return run_smallest_idrs(obj, instance, delta, max_seconds=max_seconds, inflate=inflate)
+
+
+def run_smallest_idrs(obj: Any, instance: Any, delta: Any, *, max_seconds: Any = DEFAULT_SEARCH_SECONDS,
+                      what: str = "smallest_idrs", advice: str = _IDRS_ADVICE,
+                      started: float | None = None, method: str = "smallest_idrs",
+                      inflate: bool = False) -> Explanation:
+    """:func:`smallest_idrs`, its errors naming ``what`` and its result ``method``."""
+    answers = METHODS["smallest_idrs"].answers(zero_bound(delta))
+    with prepare(obj, instance, what=what, answers=answers, max_seconds=max_seconds, advice=advice,
+                 started=started) as q:
+        delta_v = q.delta(delta)
+        found, weight = _smallest_idrs(q, q.within(delta_v))
+        return widened(q, q.explanation(found, weight=weight, delta=delta_v, method=method), inflate)
 
 
 def is_smallest_idrs(obj: Any, instance: Any, features: Any, delta: Any, *,
@@ -188,6 +235,11 @@ def is_smallest_idrs(obj: Any, instance: Any, features: Any, delta: Any, *,
 
     Decided by the search of :func:`smallest_idrs`, under the same ``max_seconds``.
 
+    References
+    ----------
+    Y. Izza, A. Ignatiev, N. Narodytska, M. C. Cooper and J. Marques-Silva, "Efficient Explanations
+    With Relevant Sets", 2021: Proposition "dual".
+
     Examples
     --------
     >>> import kcxai
@@ -195,10 +247,11 @@ def is_smallest_idrs(obj: Any, instance: Any, features: Any, delta: Any, *,
     >>> kcxai.is_smallest_idrs(tree, (1, 1, 1, 1, 0, 0, 0, 0, 1), ["x1", "x2", "x3", "x4", "x9"], 0)
     True
     """
-    q = prepare(obj, instance)
-    bound = q.within(q.delta(delta))
-    seconds = check_max_seconds(max_seconds)
-    s = check_features(q, features)
-    if not bound.holds(q.disagree_weight(s)):
-        return False
-    return len(_smallest_idrs(q, bound, seconds, "is_smallest_idrs")[0]) == len(s)
+    answers = ("counts", "decisions") if zero_bound(delta) == 0 else ("counts",)
+    with prepare(obj, instance, what="is_smallest_idrs", answers=answers, max_seconds=max_seconds,
+                 advice=_IDRS_ADVICE) as q:
+        bound = q.within(q.delta(delta))
+        s = check_features(q, features)
+        if not q.relevant(s, bound):
+            return False
+        return len(_smallest_idrs(q, bound)[0]) == len(s)

@@ -138,10 +138,42 @@ class Classifier(abc.ABC):
 
     def _copy_with_space(self: _C, space: FeatureSpace) -> _C:
         """A shallow copy over ``space``: for models whose other state does not depend on the distribution."""
-        out = object.__new__(type(self))
-        out.__dict__.update(self.__dict__)
+        out = self._shallow_copy()
         out.space = space
         return out
+
+    def _shallow_copy(self: _C) -> _C:
+        """A shallow copy of the model's state, without the compiled forms it keeps
+        (:class:`kcxai.compilers.native.EngineCache`: they belong to this model, not to a changed copy)."""
+        out = object.__new__(type(self))
+        out.__dict__.update(self.__dict__)
+        out.__dict__.pop("_engine_cache", None)
+        return out
+
+    def with_classes(self: _C, classes: Sequence[Any]) -> _C:
+        """The same model with its class labels renamed (``classes[k]`` for class ``k``), nothing recomputed.
+
+        >>> import kcxai
+        >>> tree = kcxai.datasets.running_example_tree().with_classes(["no", "yes"])
+        >>> tree.predict((1, 1, 1, 1, 0, 0, 0, 0, 1))
+        'yes'
+        """
+        out = self._shallow_copy()
+        out._init_classes(classes)
+        if len(out.classes) != len(self.classes):
+            raise InvalidInputError(
+                f"'classes' must name the model's {len(self.classes)} classes. Got {len(out.classes)} instead.")
+        trees = self.__dict__.get("trees")
+        if trees is not None:  # the members of an ensemble carry the labels too
+            out.__dict__["trees"] = tuple(t.with_classes(classes) for t in trees)
+        return out
+
+    def __getstate__(self) -> dict[str, Any]:
+        """The state pickled (joblib workers): the model without its compiled forms (which hold
+        native SDD / BDD / SAT objects; a worker compiles its own)."""
+        state = dict(self.__dict__)
+        state.pop("_engine_cache", None)
+        return state
 
     # -- JSON ------------------------------------------------------------
 

@@ -191,8 +191,7 @@ class FeatureScoreModel(Classifier):
                 "rounded() needs additive scores: this NaiveBayes multiplies exact probabilities "
                 "(log=False); give log-probabilities (log=True) to round them.")
         q = check_step(step)
-        out = object.__new__(type(self))
-        out.__dict__.update(self.__dict__)
+        out = self._shallow_copy()
         out._base = tuple(round_to(x, q) for x in self._base)
         out._terms = tuple(tuple(tuple(round_to(x, q) for x in col) for col in t) for t in self._terms)
         margin = rounding_margin(self._terms, out._terms, self._base, out._base)

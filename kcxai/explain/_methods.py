@@ -1,0 +1,227 @@
+"""The explanation methods, declared once: what each computes, what its bound means, what answers it needs.
+
+Every door reads this table: the functional explainers check their oracle against it, the
+:class:`~kcxai.Explainer` and the command line pick an engine from it (with the language registry,
+:data:`kcxai.compilers.LANGUAGES`, which says what each language answers).
+
+A method is given one bound, named after what it bounds (one meaning per name):
+
+* ``delta``: an upper bound on the error ``Pr(kappa(x) != c and x_S = v_S)`` (the paper's
+  I-delta-relevant sets, their dual sets, and at ``delta = 0`` AXps and CXps);
+* ``precision``: a lower bound on ``Pr(kappa(x) = c | x_S = v_S)`` (the paper's C-delta-relevant
+  sets, Anchor's precision).
+
+What answers a method can use depends on the bound: exact counts always; sufficiency decisions
+(:class:`~kcxai.oracle.DecisionOracle`, the ensemble engines) when ``delta = 0`` or
+``precision = 1``; certified estimates (the ``sampling`` language) for the deletion loops
+(``min_idrs``, ``local_cdrs``) at other bounds.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+from kcxai._errors import InvalidInputError, InvalidTypeError
+
+__all__ = ["Method", "METHODS", "BOUNDS", "DEFAULT_PRECISION", "DEFAULT_METHOD", "get_method", "resolve_method", "answers_needed",
+           "bound_of", "check_options"]
+
+#: The two bounds, by argument name, with what they bound.
+BOUNDS = {
+    "delta": "an upper bound on the error Pr(kappa(x) != c and x_S = v_S)",
+    "precision": "a lower bound on the precision Pr(kappa(x) = c | x_S = v_S)",
+}
+
+#: The precision asked of precision-bounded methods when none is given (the Explainer's and the CLI's default).
+DEFAULT_PRECISION = Fraction(95, 100)
+
+
+@dataclass(frozen=True)
+class Method:
+    """One explanation method.
+
+    Attributes
+    ----------
+    name : str
+    target : str
+        ``"module:function"`` under :mod:`kcxai.explain` computing it:
+        ``function(obj, instance, bound, **options) -> Explanation``.
+    bound : {"delta", "precision"}
+        The argument the method is given (see :data:`BOUNDS`).
+    fixed : Fraction or None
+        The only value the bound takes (``"axp"``, ``"cxp"``: delta = 0), or ``None``.
+    kind : {"relevant", "dual"}
+        A set that keeps the prediction, or a (contrastive) set that can change it.
+    searches : bool
+        Whether it is an exact search, worst-case exponential in the number of features (the others
+        make at most a quadratic number of queries).
+    estimates : bool
+        Whether certified estimates (the ``sampling`` language) answer it away from the delta = 0 case.
+    summary : str
+        One line for the documentation and ``--help``.
+    """
+
+    name: str
+    target: str
+    bound: str
+    summary: str
+    fixed: Fraction | None = None
+    kind: str = "relevant"
+    searches: bool = False
+    estimates: bool = False
+
+    def option_names(self) -> tuple[str, ...]:
+        """The keyword options its function takes (``order``, ``start``, ``max_seconds``, ...)."""
+        params = inspect.signature(self.function).parameters.values()
+        return tuple(p.name for p in params if p.kind is inspect.Parameter.KEYWORD_ONLY)
+
+    @property
+    def function(self) -> Callable[..., Any]:
+        """The function computing it (imported on first use)."""
+        module, name = self.target.split(":")
+        return getattr(importlib.import_module(f"kcxai.explain.{module}"), name)  # type: ignore[no-any-return]
+
+    def is_exact_case(self, value: Any) -> bool:
+        """Whether ``value`` is the bound at which sufficiency decisions answer (delta 0, precision 1)."""
+        return bool(value == (1 if self.bound == "precision" else 0))
+
+    def answers(self, value: Any) -> tuple[str, ...]:
+        """The answers that serve it at ``value``, in order of preference (see :data:`kcxai.oracle.ANSWERS`)."""
+        if self.is_exact_case(value):
+            return ("counts", "decisions")
+        return ("counts", "estimates") if self.estimates else ("counts",)
+
+
+_TABLE = (
+    Method("min_idrs", "idrs:min_idrs", "delta", estimates=True,
+           summary="subset-minimal I-delta-relevant set (Algorithm 1): error <= delta"),
+    Method("axp", "idrs:min_idrs", "delta", fixed=Fraction(0),
+           summary="abductive explanation: a subset-minimal set that alone forces the prediction (delta = 0)"),
+    Method("smallest_idrs", "smallest:smallest_idrs", "delta", searches=True,
+           summary="an I-delta-relevant set of the fewest features"),
+    Method("smallest_axp", "smallest:smallest_idrs", "delta", fixed=Fraction(0), searches=True,
+           summary="an abductive explanation of the fewest features (delta = 0)"),
+    Method("min_dual_idrs", "duality:min_dual_idrs", "delta", kind="dual",
+           summary="subset-minimal dual set: freeing it changes the class with probability > delta"),
+    Method("cxp", "duality:min_dual_idrs", "delta", fixed=Fraction(0), kind="dual",
+           summary="contrastive explanation: a subset-minimal set whose change can change the class (delta = 0)"),
+    Method("smallest_dual_idrs", "duality:smallest_dual_idrs", "delta", kind="dual", searches=True,
+           summary="a dual set of the fewest features"),
+    Method("smallest_cxp", "duality:smallest_dual_idrs", "delta", fixed=Fraction(0), kind="dual", searches=True,
+           summary="a contrastive explanation of the fewest features (delta = 0)"),
+    Method("local_cdrs", "cdrs:local_cdrs", "precision", estimates=True,
+           summary="locally minimal C-delta-relevant set: precision >= the bound"),
+    Method("min_cdrs", "cdrs:min_cdrs", "precision", searches=True,
+           summary="subset-minimal C-delta-relevant set: precision >= the bound"),
+    Method("smallest_drs", "smallest:smallest_drs", "precision", searches=True,
+           summary="a set of the fewest features with precision >= the bound"),
+)
+
+#: name -> method, in the order they are documented.
+METHODS: dict[str, Method] = {m.name: m for m in _TABLE}
+
+
+def get_method(method: Any) -> Method:
+    """The declared method called ``method``, or an error listing them."""
+    if not isinstance(method, str):
+        raise InvalidTypeError(f"'method' must be a str, one of {list(METHODS)}. Got {method!r} instead.")
+    try:
+        return METHODS[method]
+    except KeyError:
+        raise InvalidInputError(f"Unknown method {method!r}; choose one of {list(METHODS)}.") from None
+
+
+def _with(names: Iterable[str]) -> str:
+    return ", ".join(repr(n) for n in names)
+
+
+#: The method of the Explainer, the CLI and the demo when none is named: precision-bounded, so that the
+#: precision printed first is the one that holds under the data's distribution (``min_idrs`` when only
+#: ``delta`` is given).
+DEFAULT_METHOD = "local_cdrs"
+
+
+def resolve_method(method: Any, *, delta: Any = None, precision: Any = None) -> tuple[Method, Any]:
+    """The method called ``method`` and the bound to pass it, from the ``delta`` or ``precision`` given.
+
+    A method takes the bound it declares and refuses the other; ``delta`` defaults to 0 (an abductive
+    explanation) and ``precision`` to :data:`DEFAULT_PRECISION`. ``method=None`` is
+    :data:`DEFAULT_METHOD`, or ``"min_idrs"`` when only ``delta`` is given.
+
+    Examples
+    --------
+    >>> from kcxai.explain._methods import resolve_method
+    >>> resolve_method(None)[0].name, resolve_method(None, delta=0.01)[0].name
+    ('local_cdrs', 'min_idrs')
+    >>> m, d = resolve_method("axp")
+    >>> m.function.__name__, d
+    ('min_idrs', Fraction(0, 1))
+    >>> resolve_method("local_cdrs")[1]
+    Fraction(19, 20)
+    >>> resolve_method("local_cdrs", delta=0.05)
+    Traceback (most recent call last):
+    ...
+    kcxai._errors.InvalidInputError: method='local_cdrs' takes 'precision' (a lower bound on the precision \
+Pr(kappa(x) = c | x_S = v_S)), not 'delta': pass precision=0.95, say. 'delta' (an upper bound on the error \
+Pr(kappa(x) != c and x_S = v_S)) is the bound of 'min_idrs', 'axp', 'smallest_idrs', 'smallest_axp', \
+'min_dual_idrs', 'cxp', 'smallest_dual_idrs', 'smallest_cxp'.
+    """
+    if method is None:
+        method = "min_idrs" if delta is not None and precision is None else DEFAULT_METHOD
+    m = get_method(method)
+    given = {"delta": delta, "precision": precision}
+    other = "precision" if m.bound == "delta" else "delta"
+    if given[other] is not None:
+        example = "precision=0.95" if m.bound == "precision" else "delta=0.01"
+        raise InvalidInputError(
+            f"method={m.name!r} takes {m.bound!r} ({BOUNDS[m.bound]}), not {other!r}: pass {example}, say. "
+            f"{other!r} ({BOUNDS[other]}) is the bound of "
+            f"{_with(n for n, x in METHODS.items() if x.bound == other)}.")
+    value = given[m.bound]
+    if m.fixed is not None:
+        if value is not None and value != m.fixed:
+            raise InvalidInputError(
+                f"method={m.name!r} is defined with {m.bound} = {m.fixed}. Got {m.bound}={value!r} instead.")
+        return m, m.fixed
+    if value is None:
+        value = DEFAULT_PRECISION if m.bound == "precision" else Fraction(0)
+    return m, value
+
+
+def bound_of(m: Method, value: Any) -> dict[str, Any]:
+    """The keyword that carries ``value`` to ``m``'s function: ``{"delta": value}`` or ``{"precision": value}``."""
+    return {m.bound: value}
+
+
+def answers_needed(m: Method, value: Any) -> tuple[str, ...]:
+    """What can answer ``m`` at ``value`` (see :meth:`Method.answers`)."""
+    return m.answers(value)
+
+
+
+def check_options(m: Method, options: dict[str, Any]) -> None:
+    """Reject an option ``m`` does not take (naming the ones it takes), or a bad ``max_seconds``, before any work.
+
+    >>> check_options(METHODS["axp"], {"strat": "path"})
+    Traceback (most recent call last):
+    ...
+    kcxai._errors.InvalidInputError: method='axp' does not take the option(s) ['strat']; its options are \
+['order', 'start', 'max_seconds', 'inflate'].
+    """
+    known = m.option_names()
+    unknown = sorted(set(options) - set(known))
+    if unknown:
+        hint = ""
+        if set(unknown) & set(BOUNDS):
+            hint = f" (its bound is {m.bound!r}: {BOUNDS[m.bound]})"
+        raise InvalidInputError(
+            f"method={m.name!r} does not take the option(s) {unknown}; its options are {list(known)}{hint}.")
+    if "max_seconds" in options:
+        from kcxai._deadline import check_max_seconds
+
+        check_max_seconds(options["max_seconds"])

@@ -1,0 +1,209 @@
+"""One explanation stack: the engine chosen for a model, a method and its bound, through every door.
+
+The choice (exact counts within the probe budget; else, for tree ensembles, delta = 0 decisions or
+certified sampling) is checked on random models against brute-force enumeration: decision-engine sets
+are sufficient and subset-minimal, sampled sets carry their confidence and, for fixed seeds, hold
+exactly; every door (Explainer, functional API, CLI, joblib workers) gives the same answers.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import pickle
+from fractions import Fraction
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import kcxai
+from kcxai import InvalidInputError
+from kcxai.compilers.native import ProbeBudget, choose
+from kcxai.explain._methods import METHODS
+from model_strategies import boosted_models, forests
+from strategies import instance_of, points
+
+#: A budget no compilation fits in: the probe is abandoned at once, as for a model too large to compile.
+NO_TIME = ProbeBudget(max_seconds=1e-6)
+
+ENSEMBLES = st.one_of(forests(max_trees=4), boosted_models(max_trees=4))
+
+
+def _table(model: Any) -> list[tuple[tuple[int, ...], int]]:
+    return [(p, model.predict_point(p)) for p in itertools.product(*map(range, model.space.domain_sizes))]
+
+
+def _sufficient(table: list[Any], point: tuple[int, ...], label: int, s: Any) -> bool:
+    return all(c == label for p, c in table if all(p[i] == point[i] for i in s))
+
+
+def _precision(model: Any, table: list[Any], point: tuple[int, ...], label: int, s: Any) -> Fraction:
+    space = model.space
+    agree = total = 0
+    for p, c in table:
+        if all(p[i] == point[i] for i in s):
+            w = space.consistent_weight(p, range(space.n_features))
+            total += w
+            agree += w if c == label else 0
+    return Fraction(agree, total)
+
+
+@settings(max_examples=40, deadline=None)
+@given(data=st.data(), model=ENSEMBLES)
+def test_an_ensemble_that_does_not_compile_gets_proved_sets_at_delta_zero(data: Any, model: Any) -> None:
+    explainer = kcxai.Explainer(model, probe=NO_TIME)
+    assert explainer.compiled_ is None and "did not compile within the probe budget" in explainer.language_reason_
+    point = data.draw(points(model.space))
+    x = instance_of(model.space, point)
+    table = _table(model)
+    label = model.predict_point(point)
+    e = explainer.explain_one(x, method="axp")
+    s = set(e.features)
+    assert e.language in ("sat", "search") and not e.approximate and (e.error, e.precision) == (0, 1)
+    assert _sufficient(table, point, label, s) and all(not _sufficient(table, point, label, s - {i}) for i in s)
+    if any(c != label for _, c in table):
+        d = explainer.explain_one(x, method="cxp")
+        t = set(d.features)
+        everything = set(range(model.space.n_features))
+        assert not _sufficient(table, point, label, everything - t)
+        assert all(_sufficient(table, point, label, everything - (t - {i})) for i in t)
+        small = explainer.explain_one(x, method="smallest_cxp")
+        assert len(small) == min(len(c) for r in range(len(everything) + 1)
+                                 for c in itertools.combinations(everything, r)
+                                 if not _sufficient(table, point, label, everything - set(c)))
+    smallest = explainer.explain_one(x, method="smallest_axp")
+    assert len(smallest) == min(len(c) for r in range(model.space.n_features + 1)
+                                for c in itertools.combinations(range(model.space.n_features), r)
+                                if _sufficient(table, point, label, c))
+    # the same proofs through the functional API on the same engine
+    engine = explainer.engine_for("axp").compiled
+    assert kcxai.min_idrs(engine, x, 0).features == e.features
+    assert kcxai.is_min_idrs(engine, x, e.features, 0)
+
+
+@settings(max_examples=25, deadline=None)
+@given(data=st.data(), model=ENSEMBLES, seed=st.integers(0, 3))
+def test_sampled_sets_are_marked_and_hold_for_these_seeds(data: Any, model: Any, seed: int) -> None:
+    explainer = kcxai.Explainer(model, probe=NO_TIME)
+    point = data.draw(points(model.space))
+    x = instance_of(model.space, point)
+    table = _table(model)
+    label = model.predict_point(point)
+    sampling = kcxai.compile_model(model, "sampling", seed=seed, max_samples=4096)
+    for method, bound in (("local_cdrs", {"precision": Fraction(9, 10)}), ("min_idrs", {"delta": Fraction(1, 20)})):
+        e = explainer.explain_one(x, method=method, **bound)
+        assert e.language == "sampling" and e.approximate and e.confidence == 0.95
+        assert explainer.engine_for(method, **bound).language == "sampling"
+        f = METHODS[method].function(sampling, x, next(iter(bound.values())))
+        assert f.approximate and f.confidence == 0.95
+        prec = _precision(model, table, point, label, f.features)
+        if method == "local_cdrs":  # certified: with these fixed seeds the set holds exactly
+            assert prec >= Fraction(9, 10), (f, prec)
+        else:
+            cov = Fraction(model.space.consistent_weight(point, f.features), model.space.total_weight)
+            assert cov * (1 - prec) <= Fraction(1, 20)
+
+
+def test_the_choice_is_made_once_per_model_and_says_why() -> None:
+    model = _forest(3)
+    c1 = choose(model, "counts", probe=NO_TIME)
+    assert c1.compiled is None and c1.language is None and "probe budget (1e-06 s, 1 GiB)" in c1.reason
+    assert choose(model, "counts", probe=NO_TIME).reason == c1.reason  # the failed probe is remembered
+    ok = choose(model, "counts")
+    assert ok.language == "obdd" and "within the probe budget (3 s, 1 GiB)" in ok.reason
+    assert choose(model, "counts").compiled is ok.compiled  # kept by the model
+    copy = model.with_distribution([[1, 2]] * model.space.n_features)
+    assert choose(copy, "counts").compiled is not ok.compiled  # a changed copy has its own engines
+    assert pickle.loads(pickle.dumps(model)).__dict__.get("_engine_cache") is None
+
+
+def test_a_method_nothing_answers_is_refused_before_any_long_work() -> None:
+    explainer = kcxai.Explainer(_forest(3), probe=NO_TIME)
+    with pytest.raises(InvalidInputError) as info:
+        explainer.explain_one([1, 0, 1], method="min_cdrs", precision=0.9)
+    text = str(info.value)
+    assert "RandomForest: method='min_cdrs' at precision=0.9 needs exact counts" in text
+    assert "did not compile within the probe budget" in text and "What would work" in text
+    with pytest.raises(InvalidInputError, match="does not take the option"):
+        explainer.explain([[1, 0, 1]], method="axp", strat="path")
+    with pytest.raises(InvalidInputError, match="takes 'delta'"):
+        explainer.explain([[1, 0, 1]], method="min_idrs", precision=0.9)
+    with pytest.raises(InvalidInputError, match="max_seconds"):
+        explainer.explain([[1, 0, 1]], method="axp", max_seconds=-1)
+
+
+def test_functional_doors_choose_as_the_explainer(monkeypatch: pytest.MonkeyPatch) -> None:
+    from kcxai.compilers import native
+
+    monkeypatch.setattr(native, "PROBE", NO_TIME)
+    model = _forest(4)
+    x = [1, 0, 1, 1]
+    e = kcxai.min_idrs(model, x, 0)
+    assert e.language == "search" and e.error == 0
+    assert kcxai.min_idrs(model, x, 0.1).language == "sampling"
+    assert kcxai.local_cdrs(model, x, 0.9).approximate
+    with pytest.raises(InvalidInputError, match="needs exact counts"):
+        kcxai.idrs_error(model, x, [0])
+    explainer = kcxai.Explainer(model)
+    assert explainer.explain_one(x, method="axp").features == e.features
+
+
+def test_batches_of_an_ensemble_in_workers_equal_the_sequential_run() -> None:
+    model = _forest(4)
+    explainer = kcxai.Explainer(model, probe=NO_TIME)
+    rows = [list(p) for p in itertools.product([0, 1], repeat=4)]
+    seq = explainer.explain(rows, method="axp")
+    par = explainer.explain(rows, method="axp", n_jobs=2)
+    assert [e.features for e in seq] == [e.features for e in par]
+    frame = par.to_frame()
+    assert set(frame["language"]) == {"search"} and not frame["approximate"].any()
+    sampled = explainer.explain(rows[:4], method="local_cdrs", precision=0.9).to_frame()
+    assert sampled["approximate"].all() and set(sampled["confidence"]) == {0.95}
+
+
+def test_compiled_forms_travel_to_workers_as_their_recipe() -> None:
+    model = _forest(3)
+    for language in ("obdd", "sat", "search", "sampling"):
+        c = kcxai.compile_model(model, language)
+        back = pickle.loads(pickle.dumps(c))
+        assert back.language == language and back.options == c.options
+        assert pickle.loads(pickle.dumps(c)) is back  # rebuilt once per process
+
+
+def test_cli_explains_an_ensemble_with_the_chosen_engine(tmp_path: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    from kcxai.cli import main
+
+    path = tmp_path / "forest.json"
+    _forest(3).save(str(path))
+    assert main(["explain", str(path), "--instance", "1,0,1", "--method", "axp", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["language"] in ("obdd", "search") and d["error"] == 0.0
+    assert main(["explain", str(path), "--instance", "1,0,1", "--method", "cxp", "--language", "sat", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["language"] == "sat"
+    assert main(["explain", str(path), "--instance", "1,0,1", "--method", "min_cdrs", "--language", "sat"]) == 2
+    assert "needs exact counts" in capsys.readouterr().err
+
+
+def _forest(n: int) -> Any:
+    """A soft-voting forest of three stumps over ``n`` binary features."""
+    space = kcxai.FeatureSpace([kcxai.Feature.categorical(f"f{i}", [0, 1]) for i in range(n)])
+    trees, scores = [], []
+    for i in range(3):
+        f = f"f{i % n}"
+        trees.append(kcxai.DecisionTree(space, ["no", "yes"], kcxai.Split(f, {0: kcxai.Leaf("no"),
+                                                                             1: kcxai.Leaf("yes")})))
+        scores.append({1: [Fraction(3, 4), Fraction(1, 4)], 2: [Fraction(1, 5), Fraction(4, 5)]})
+    return kcxai.models.RandomForest(space, ["no", "yes"], trees, voting="soft", leaf_scores=scores)
+
+
+def test_estimates_are_never_printed_as_exact_fractions() -> None:
+    explainer = kcxai.Explainer(_forest(4), probe=NO_TIME)
+    e = explainer.explain_one([1, 0, 1, 1], method="local_cdrs", precision=0.9)
+    assert e.approximate
+    d = e.to_dict()
+    assert "error_exact" not in d and "precision_exact" not in d and d["precision_bound_exact"] == "9/10"
+    row = explainer.explain([[1, 0, 1, 1]], method="local_cdrs", precision=0.9).to_frame().iloc[0]
+    assert row["error_exact"] is None and row["precision_exact"] is None and row["approximate"]
+    assert "(estimated)" in str(e) and "relevant with confidence 0.95" in str(e)
