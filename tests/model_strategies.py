@@ -150,7 +150,8 @@ def forests(draw: Any, *, space: FeatureSpace | None = None, max_trees: int = 4,
 
 @st.composite
 def boosted_models(draw: Any, *, space: FeatureSpace | None = None, max_trees: int = 5,
-                   distributions: tuple[str, ...] = EXACT_KINDS, tree_strategy: Any = trees) -> BoostedTrees:
+                   max_depth: int = 3, distributions: tuple[str, ...] = EXACT_KINDS,
+                   tree_strategy: Any = trees) -> BoostedTrees:
     """Boosted trees: 2 or 3 classes, leaf values that are small ints, fractions, floats taken exactly, or
     rationals whose denominators pass 2^62; ties first or last. ``tree_strategy``: how trees are drawn
     (:func:`strategies.trees` or :func:`strategies.set_split_trees`)."""
@@ -158,7 +159,7 @@ def boosted_models(draw: Any, *, space: FeatureSpace | None = None, max_trees: i
         space = draw(feature_spaces(min_features=3, max_features=6, max_values=4, distributions=distributions))
     k = draw(st.integers(2, 3))
     classes = _classes(draw, k)
-    ts = [_with_classes(draw(tree_strategy(space=space, n_classes=k, max_depth=3)), classes)
+    ts = [_with_classes(draw(tree_strategy(space=space, n_classes=k, max_depth=max_depth)), classes)
           for _ in range(draw(st.integers(1, max_trees)))]
     num = st.one_of(st.integers(-3, 3), st.fractions(min_value=-2, max_value=2, max_denominator=4),
                     st.sampled_from([0.1, -0.3, 0.7, 1 / 3, 2.5e-8]),

@@ -250,7 +250,7 @@ def test_dt_needs_a_tree():
 @pytest.mark.parametrize("language, options, message", [
     ("sdd", {"vtre": "balanced"}, r"Unknown option\(s\) \['vtre'\] for the 'sdd' language; its options are"),
     ("obdd", {"vtree": "balanced"}, r"Unknown option\(s\) \['vtree'\] for the 'obdd'"),
-    ("sdd", {"vtree": "random"}, r"'vtree' must be one of \['balanced', 'right', 'left'\]. Got 'random'"),
+    ("sdd", {"vtree": "random"}, r"'vtree' must be one of \['auto', 'balanced', 'right', 'left'\]. Got 'random'"),
     ("sdd", {"encoding": "gray"}, r"'encoding' must be one of \['auto', 'order', 'onehot', 'log'\]. Got 'gray'"),
     ("obdd", {"max_nodes": 0}, r"'max_nodes' must be a positive int or None. Got 0"),
     ("obdd", {"max_nodes": 2.5}, r"'max_nodes' must be a positive int"),

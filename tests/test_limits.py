@@ -166,7 +166,8 @@ def test_options_are_frozen_and_typed():
     assert o.order == ("x1", "x2") and o.reorder is False and o.backend == "auto"
     with pytest.raises(AttributeError):
         o.reorder = True
-    assert SddOptions.names() == ("order", "encoding", "max_nodes", "max_seconds", "max_memory", "vtree")
+    assert SddOptions.names() == ("order", "encoding", "max_nodes", "max_seconds", "max_memory", "construction",
+                                  "vtree")
     assert set(ObddOptions.names()) - set(SddOptions.names()) == {"reorder", "backend"}
 
 

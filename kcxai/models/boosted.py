@@ -33,6 +33,7 @@ from kcxai.models import _import_boosted
 from kcxai.models._base import Classifier
 from kcxai.models._predict_batch import LeafScores, argmax_first_rows, signs
 from kcxai._gc import gc_paused
+from kcxai.functions import AdditiveTrees
 from kcxai.models.forest import TreeBlock, checked_trees, leaf_dicts, tree_over, trees_of
 from kcxai.models._numbers import exact_number
 from kcxai.models._numbers import lcm_of_denominators as _lcm_of_denominators
@@ -258,6 +259,18 @@ class BoostedTrees(Classifier):
             terms = [[tuple(reversed(row)) for row in blk] for blk in terms]
             return list(reversed(argmax_functions(builder, self._blocks, base, terms)))
         return argmax_functions(builder, self._blocks, base, terms)
+
+    def additive_trees(self) -> AdditiveTrees:
+        """The model as a sum of leaf scores (:meth:`leaf_scores`, :attr:`base_scores`), ties broken as
+        :attr:`ties` says: what the diagram compilers build feature by feature
+        (:mod:`kcxai.compilers._ensemble`)."""
+        k = len(self.classes)
+        slot = [1 if k == 2 else c for c in self.tree_class]
+        zero = Fraction(0)
+        scores = tuple(tuple(tuple(v if j == slot[t] else zero for j in range(k)) for v in vals)
+                       for t, vals in enumerate(self._values))
+        priority = (1, 0) if self.ties == "last" else tuple(range(k))
+        return AdditiveTrees(self.space, self.trees, scores, self.base_scores, priority, "BoostedTrees")
 
     def with_distribution(self, distribution: Any) -> "BoostedTrees":
         space = self.space.with_distribution(distribution)

@@ -33,6 +33,7 @@ from kcxai.models import _sklearn
 from kcxai.models._base import Classifier
 from kcxai.models._predict_batch import LeafScores, argmax_first_rows, signs
 from kcxai._gc import gc_paused
+from kcxai.functions import AdditiveTrees
 from kcxai.models._import_trees import EnsembleParts
 from kcxai.models._numbers import check_step, exact_number, round_to, rounding_margin
 from kcxai.models._numbers import lcm_of_denominators as _lcm_of_denominators
@@ -331,6 +332,13 @@ class RandomForest(Classifier):
         """One function per class: the exact voting, compiled tree by tree (see the module docstring)."""
         base = [Fraction(0)] * len(self.classes)
         return argmax_functions(builder, self._blocks, base, self._terms)
+
+    def additive_trees(self) -> AdditiveTrees:
+        """The forest as a sum of leaf scores (one-hot votes for hard voting), ties to the first class: what the
+        diagram compilers build feature by feature (:mod:`kcxai.compilers._ensemble`)."""
+        k = len(self.classes)
+        return AdditiveTrees(self.space, self.trees, self._terms, (Fraction(0),) * k, tuple(range(k)),
+                             f"RandomForest ({self.voting} voting)")
 
     def with_distribution(self, distribution: Any) -> "RandomForest":
         space = self.space.with_distribution(distribution)
