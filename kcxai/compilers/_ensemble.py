@@ -77,6 +77,8 @@ from collections.abc import Sequence
 from fractions import Fraction
 from typing import Any
 
+import numpy as np
+
 from kcxai.compilers._encoding import Encoding
 from kcxai.compilers._level_table import LevelTable
 from kcxai.compilers._limits import Guard, LimitHit
@@ -269,6 +271,12 @@ class EnsembleDiagram:
         return out
 
 
+def _bits(mask: int, size: int) -> np.ndarray:
+    """The ``size`` low bits of ``mask`` as booleans, value 0 first."""
+    raw = np.frombuffer((mask & ((1 << size) - 1)).to_bytes((size + 7) // 8, "little"), dtype=np.uint8)
+    return np.unpackbits(raw, bitorder="little")[:size].astype(bool)
+
+
 class _Sources:
     """The trees of one comparison as reduced ordered diagrams with integer leaves, in one shared table.
 
@@ -355,20 +363,27 @@ class _Sources:
             return build(0, (1 << len(paths)) - 1)
 
     def _allowed(self, paths: Sequence[Any]) -> dict[int, list[int]]:
-        """Per level whose feature some path restricts: per value, the bitset of the paths that allow it."""
-        everyone = (1 << len(paths)) - 1
-        allow: dict[int, list[int]] = {}
+        """Per level whose feature some path restricts: per value, the bitset of the paths that allow it.
+
+        One boolean matrix (paths x values) per level, packed into the bitsets column by column: the work is
+        linear in the paths' masks (an unbounded tree of a default forest has thousands of paths over
+        features of hundreds of values), and the guard's clock is read once per path."""
+        n = len(paths)
+        tables: dict[int, np.ndarray] = {}
         for k, path in enumerate(paths):
-            bit = 1 << k
             for f, mask in path.masks:
                 lv = self.level_of[f]
-                rows = allow.get(lv)
-                if rows is None:
-                    rows = allow[lv] = [everyone] * self.sizes[lv]
-                for value in range(self.sizes[lv]):
-                    if not mask >> value & 1:
-                        rows[value] &= ~bit
-        return allow
+                table = tables.get(lv)
+                if table is None:
+                    table = tables[lv] = np.ones((n, self.sizes[lv]), dtype=bool)
+                table[k] &= _bits(mask, self.sizes[lv])
+            if self.guard is not None:
+                self.guard.step()
+        out: dict[int, list[int]] = {}
+        for lv, table in tables.items():
+            packed = np.packbits(table, axis=0, bitorder="little")  # (ceil(n / 8), values)
+            out[lv] = [int.from_bytes(packed[:, v].tobytes(), "little") for v in range(table.shape[1])]
+        return out
 
     def seal(self, roots: Sequence[int]) -> list[int]:
         """Number the nodes by level (terminals last); returns ``roots`` renumbered."""
