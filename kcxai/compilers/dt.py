@@ -17,12 +17,15 @@ these pruned queries on sklearn trees of 1k and 10k nodes, and was removed.
 
 from __future__ import annotations
 
+import threading
 import time
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from kcxai.arithmetic import Weight
+from kcxai.compilers._path_table import PathSession, PathTable
 from kcxai.distribution import ProductWeights
-from kcxai.oracle import Box, GenericSession, OracleSession, box_weight, per_component
+from kcxai.oracle import Box, GenericSession, OracleSession, box_weight
 
 if TYPE_CHECKING:  # pragma: no cover
     from kcxai.compilers._base import CompiledModel
@@ -31,26 +34,11 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["TreeOracle", "compile"]
 
 
-class TreeOracle:
-    """Counting oracle answering from a decision tree's node arrays, under one product distribution.
+class _ProductCounts:
+    """The exact traversal tables of a tree under one product distribution (see the module)."""
 
-    Parameters
-    ----------
-    tree : DecisionTree
-        Read through its public view ``tree.arrays`` and ``tree.paths``.
-    weights : ProductWeights, optional
-        The product distribution to count under; default the tree's space's
-        (which must then be uniform or product: mixtures go through
-        :func:`~kcxai.oracle.per_component`).
-    """
-
-    language = "dt"
-
-    def __init__(self, tree: "DecisionTree", weights: ProductWeights | None = None) -> None:
-        self.tree = tree
-        self.space = space = tree.space
-        self.n_classes = len(tree.classes)
-        pw = weights if weights is not None else space.distribution.components[0][1]
+    def __init__(self, tree: "DecisionTree", pw: ProductWeights) -> None:
+        space = tree.space
         self._pw = pw
         arith = pw.arith
         div = arith.div
@@ -65,7 +53,7 @@ class TreeOracle:
         n = len(arrays.feature)
         self._wA: list[Weight] = [0] * n
         self._aA: list[int] = [0] * n  # the allowed set A itself (box queries)
-        self._other_of: dict[int, list[Weight]] = {}  # per class, per node: region - cover (box queries)
+        self._other_of: dict[int, list[Weight]] = {}  # per class, per node: region - cover
         self._br: list[tuple[tuple[int, int, Weight], ...]] = [()] * n
         self._region: list[Weight] = [0] * n
         self._cover: list[dict[int, Weight]] = [{} for _ in range(n)]
@@ -90,6 +78,7 @@ class TreeOracle:
                     out.append((child, m, wm))
                     stack.append((child, allowed[:f] + (m,) + allowed[f + 1:], div(region, wa) * wm))
             self._br[nid] = tuple(out)
+        self._order = order
         for nid in reversed(order):  # children before parents
             f = arrays.feature[nid]
             if f < 0:
@@ -104,17 +93,12 @@ class TreeOracle:
             self._cover[nid] = cover
             self._sub[nid] = sub
 
-    @property
-    def paths(self) -> "tuple[TreePath, ...]":
-        """The tree's reachable paths (the :class:`~kcxai.oracle.PathOracle` capability)."""
-        return self.tree.paths
-
-    def path_of(self, point: tuple[int, ...]) -> "TreePath":
-        """The path ``point`` follows."""
-        return self.tree.path_of(point)
-
-    def predict_point(self, point: tuple[int, ...]) -> int:
-        return self.tree.predict_point(point)
+    def _others(self, label: int) -> list[Weight]:
+        """Per node, the weight of its region that other classes than ``label`` cover (kept per class)."""
+        got = self._other_of.get(label)
+        if got is None:
+            got = self._other_of[label] = [r - c.get(label, 0) for r, c in zip(self._region, self._cover)]
+        return got
 
     def disagree_weight(self, point: tuple[int, ...], label: int, fixed: frozenset[int]) -> Weight:
         # Descend only where the subtree tests a fixed feature; elsewhere the class does not depend
@@ -130,16 +114,17 @@ class TreeOracle:
             smask |= 1 << f
             kv *= ws[f][point[f]]
             pf *= totals[f]
-        feat, br, wA, sub, region, cover = self._feat, self._br, self._wA, self._sub, self._region, self._cover
+        feat, br, wA, sub = self._feat, self._br, self._wA, self._sub
+        others = self._others(label)
         total: Weight = 0
         stack = [(self._root, pf)]
         while stack:
             nid, pf = stack.pop()
-            other = region[nid] - cover[nid].get(label, 0)
+            other = others[nid]
             if not other:  # every point below has class `label`
                 continue
             if not sub[nid] & smask:
-                total += div(other, pf) * kv
+                total += div(other, pf)
                 continue
             f = feat[nid]
             if smask >> f & 1:
@@ -151,22 +136,14 @@ class TreeOracle:
             else:
                 for child, _, _ in br[nid]:
                     stack.append((child, pf))
-        return total
-
-    def session(self, point: tuple[int, ...], label: int, fixed: frozenset[int]) -> OracleSession:
-        return GenericSession(self, point, label, fixed)
-
-    # -- boxes (the BoxOracle capability) ------------------------------------------
+        return total * kv
 
     def box_weights(self, box: Box, label: int) -> tuple[Weight, Weight]:
-        """``(disagree, consistent)`` weights of a box (:class:`~kcxai.oracle.BoxOracle`)."""
         walked = self._box_walk(box, label, -1)
         assert isinstance(walked, (int, float))  # split -1: a total
         return walked, box_weight(self._pw, box)
 
     def box_weights_by_value(self, box: Box, label: int, feature: int) -> tuple[tuple[Weight, Weight], ...]:
-        """Per value of ``feature``, the box's weights with ``feature`` set to it, in one walk: a region
-        that does not test ``feature`` spreads its weight over the values it allows, pro rata."""
         pw = self._pw
         div, ws, mw = pw.arith.div, pw.weights[feature], pw.mask_weight
         acc = self._box_walk(box, label, feature)
@@ -179,13 +156,6 @@ class TreeOracle:
                     out[k] += share * ws[k]
         base = box_weight(pw, box[:feature] + ((1 << len(ws)) - 1,) + box[feature + 1:])
         return tuple((d, div(base, pw.totals[feature]) * ws[k]) for k, d in enumerate(out))
-
-    def _others(self, label: int) -> list[Weight]:
-        """Per node, the weight of its region that other classes than ``label`` cover (kept per class)."""
-        got = self._other_of.get(label)
-        if got is None:
-            got = self._other_of[label] = [r - c.get(label, 0) for r, c in zip(self._region, self._cover)]
-        return got
 
     def _box_walk(self, box: Box, label: int, split: int) -> "Weight | dict[int, Weight]":
         # As disagree_weight, with a value set B_g per constrained feature g: descend only where the
@@ -248,11 +218,201 @@ class TreeOracle:
         return total if split < 0 else acc
 
 
+class _MixtureCounts:
+    """The exact traversal of :class:`_ProductCounts`, for ``K`` components at once: one walk of the tree
+    with a vector of ``K`` weights per node, and one exact division per group of nodes reached with the
+    same factors (a sum of multiples of ``pf`` divided by ``pf``) instead of one per node."""
+
+    def __init__(self, parts: Sequence[tuple[Weight, _ProductCounts]]) -> None:
+        first = parts[0][1]
+        self._coef = tuple(c for c, _ in parts)
+        self._pws = tuple(p._pw for _, p in parts)
+        self._parts = tuple(p for _, p in parts)
+        self._feat, self._root, self._sub = first._feat, first._root, first._sub
+        self._wA = list(zip(*(p._wA for p in self._parts)))
+        self._br = [tuple((child, m, tuple(p._br[nid][j][2] for p in self._parts))
+                          for j, (child, m, _) in enumerate(b)) for nid, b in enumerate(first._br)]
+        self._other_of: dict[int, list[tuple[Weight, ...]]] = {}
+
+    def _others(self, label: int) -> list[tuple[Weight, ...]]:
+        got = self._other_of.get(label)
+        if got is None:
+            got = self._other_of[label] = list(zip(*(p._others(label) for p in self._parts)))
+        return got
+
+    def disagree_weight(self, point: tuple[int, ...], label: int, fixed: frozenset[int]) -> Weight:
+        div = self._pws[0].arith.div
+        smask = 0
+        for f in fixed:
+            smask |= 1 << f
+        kv = []
+        pf0 = []
+        for pw in self._pws:
+            a: Weight = 1
+            b: Weight = 1
+            for f in fixed:
+                a *= pw.weights[f][point[f]]
+                b *= pw.totals[f]
+            kv.append(a)
+            pf0.append(b)
+        feat, br, wA, sub = self._feat, self._br, self._wA, self._sub
+        others = self._others(label)
+        groups: dict[int, tuple[tuple[Weight, ...], list[tuple[Weight, ...]]]] = {}
+        stack = [(self._root, tuple(pf0))]
+        while stack:
+            nid, pf = stack.pop()
+            other = others[nid]
+            if not other[0]:  # every point below has class `label` (in every component alike)
+                continue
+            if not sub[nid] & smask:
+                g = groups.get(id(pf))
+                if g is None:
+                    groups[id(pf)] = (pf, [other])
+                else:
+                    g[1].append(other)
+                continue
+            f = feat[nid]
+            if smask >> f & 1:
+                bit = 1 << point[f]
+                for child, m, wm in br[nid]:
+                    if m & bit:
+                        stack.append((child, tuple(div(p, a) * w for p, a, w in zip(pf, wA[nid], wm))))
+                        break
+            else:
+                for child, _, _ in br[nid]:
+                    stack.append((child, pf))
+        per = [0] * len(kv)
+        for pf, members in groups.values():
+            for k, col in enumerate(zip(*members)):
+                per[k] += div(sum(col), pf[k])
+        total = self._pws[0].arith.zero
+        for c, w, x in zip(self._coef, per, kv):
+            total += c * w * x
+        return total
+
+
+class TreeOracle:
+    """Counting oracle answering from a decision tree's node arrays, under its distribution.
+
+    Parameters
+    ----------
+    tree : DecisionTree
+        Read through its public view ``tree.arrays`` and ``tree.paths``.
+    weights : ProductWeights, optional
+        One product distribution to count under; default the tree's space's distribution, all of its
+        components (a mixture of ``K`` products is ``K`` exact tables sharing the tree, and one
+        :class:`~kcxai.compilers._path_table.PathTable` for the deletion loop's sessions).
+
+    Examples
+    --------
+    >>> import kcxai
+    >>> from kcxai.compilers.dt import TreeOracle
+    >>> tree = kcxai.datasets.running_example_tree()
+    >>> TreeOracle(tree).disagree_weight((1, 1, 1, 1, 0, 0, 0, 0, 1), 1, frozenset({0, 8}))
+    7
+    """
+
+    language = "dt"
+
+    def __init__(self, tree: "DecisionTree", weights: ProductWeights | None = None) -> None:
+        self.tree = tree
+        self.space = space = tree.space
+        self.n_classes = len(tree.classes)
+        comps = ((1, weights),) if weights is not None else space.distribution.components
+        self._parts = tuple((c, _ProductCounts(tree, pw)) for c, pw in comps)
+        self._components = tuple(comps)
+        self._total = weights.total if weights is not None else space.total_weight
+        self._single = self._parts[0][1] if len(self._parts) == 1 and self._parts[0][0] == 1 else None
+        # exact mixtures: one walk for all components (float ones sum the components' walks, as they always did)
+        self._vector = _MixtureCounts(self._parts) if self._single is None and space.is_exact else None
+        self._lock = threading.Lock()
+        self._min_depth = _fewest_tested(tree)
+        self._table: PathTable | None | bool = False  # False: not built yet
+
+    @property
+    def paths(self) -> "tuple[TreePath, ...]":
+        """The tree's reachable paths (the :class:`~kcxai.oracle.PathOracle` capability)."""
+        return self.tree.paths
+
+    def path_of(self, point: tuple[int, ...]) -> "TreePath":
+        """The path ``point`` follows."""
+        return self.tree.path_of(point)
+
+    def predict_point(self, point: tuple[int, ...]) -> int:
+        return self.tree.predict_point(point)
+
+    def disagree_weight(self, point: tuple[int, ...], label: int, fixed: frozenset[int]) -> Weight:
+        if len(fixed) >= self._min_depth:
+            path = self.tree.path_of(point)
+            if path.label == label and fixed.issuperset(path.features()):
+                return self.space.arith.zero  # the points agreeing with it on its path's features follow the path
+        table = self.path_table()
+        if table is not None:
+            return table.count(point, label, fixed)
+        return self.traversed_weight(point, label, fixed)
+
+    def traversed_weight(self, point: tuple[int, ...], label: int, fixed: frozenset[int]) -> Weight:
+        """``disagree_weight`` by the exact walk of the tree (see the module), whatever the path table."""
+        if self._single is not None:
+            return self._single.disagree_weight(point, label, fixed)
+        if self._vector is not None:
+            return self._vector.disagree_weight(point, label, fixed)
+        total = self.space.arith.zero
+        for c, part in self._parts:
+            w = part.disagree_weight(point, label, fixed)
+            if w:
+                total += c * w
+        return total
+
+    def path_table(self) -> PathTable | None:
+        """The numpy tables of the tree's paths under this oracle's distribution (built on first use and kept;
+        ``None`` where screening in floats does not apply, see :meth:`PathTable.build`)."""
+        got = self._table
+        if got is False:
+            with self._lock:
+                if self._table is False:
+                    self._table = PathTable.build(self.tree, self._components, self._total,
+                                                  [part._region for _, part in self._parts])
+                got = self._table
+        return got  # type: ignore[return-value]
+
+    def session(self, point: tuple[int, ...], label: int, fixed: frozenset[int]) -> OracleSession:
+        table = self.path_table()
+        if table is None:
+            return GenericSession(self, point, label, fixed)
+        return PathSession(self, table, point, label, fixed)
+
+    # -- boxes (the BoxOracle capability) ------------------------------------------
+
+    def box_weights(self, box: Box, label: int) -> tuple[Weight, Weight]:
+        """``(disagree, consistent)`` weights of a box (:class:`~kcxai.oracle.BoxOracle`)."""
+        if self._single is not None:
+            return self._single.box_weights(box, label)
+        d = w = self.space.arith.zero
+        for c, part in self._parts:
+            a, b = part.box_weights(box, label)
+            d += c * a
+            w += c * b
+        return d, w
+
+    def box_weights_by_value(self, box: Box, label: int, feature: int) -> tuple[tuple[Weight, Weight], ...]:
+        """Per value of ``feature``, the box's weights with ``feature`` set to it, in one walk: a region
+        that does not test ``feature`` spreads its weight over the values it allows, pro rata."""
+        if self._single is not None:
+            return self._single.box_weights_by_value(box, label, feature)
+        zero = self.space.arith.zero
+        out = [(zero, zero)] * self.space.features[feature].size
+        for c, part in self._parts:
+            for k, (a, b) in enumerate(part.box_weights_by_value(box, label, feature)):
+                out[k] = (out[k][0] + c * a, out[k][1] + c * b)
+        return tuple(out)
+
+
 def compile(model: Any) -> "CompiledModel":
     """The ``"dt"`` language: a decision tree answers from itself (nothing to compile).
 
-    Under a mixture distribution the oracle is one tree oracle per component
-    (:func:`~kcxai.oracle.per_component`).
+    Under a mixture distribution the oracle keeps one exact table per component and answers the
+    deletion loop's queries for all components at once (:class:`TreeOracle`).
     """
     from kcxai._errors import InvalidTypeError
     from kcxai.compilers._base import CompiledModel, CompileStats
@@ -263,7 +423,7 @@ def compile(model: Any) -> "CompiledModel":
             f"The 'dt' language explains DecisionTree models only. Got {type(model).__name__}; "
             "compile it to 'sdd' or 'obdd' instead.")
     t0 = time.perf_counter()
-    oracle = per_component(model.space, lambda pw: TreeOracle(model, pw))
+    oracle = TreeOracle(model)
     seconds = time.perf_counter() - t0
     n_paths, n_lits = _path_sizes(model)
     return CompiledModel(model=model, oracle=oracle, language="dt", backend="kcxai",
@@ -271,6 +431,23 @@ def compile(model: Any) -> "CompiledModel":
                                             variables=model.space.n_features, compile_seconds=seconds,
                                             details={"nodes": model.n_nodes, "paths": n_paths,
                                                      "path_literals": n_lits}))
+
+
+def _fewest_tested(tree: "DecisionTree") -> int:
+    """The fewest features a root-to-leaf path tests (no path restricts fewer: a cheap test before the path's)."""
+    arrays = tree.arrays
+    feat, branches = arrays.feature, arrays.branches
+    best = tree.space.n_features
+    stack = [(arrays.root, 0)]  # (node, features restricted above it, as a bitmask)
+    while stack:
+        nid, seen = stack.pop()
+        f = feat[nid]
+        if f < 0:
+            best = min(best, seen.bit_count())
+            continue
+        for _, child in branches[nid]:
+            stack.append((child, seen | 1 << f))
+    return best
 
 
 def _path_sizes(tree: "DecisionTree") -> tuple[int, int]:
