@@ -78,14 +78,14 @@ from kcxai.explain.inflate import inflate, is_inflated
 from kcxai.scoring import RuleScore, score_rule
 from kcxai.fit import fit_distribution
 from kcxai.oracle import CountingOracle, OracleSession
-from kcxai.space import Feature, FeatureSpace, Interval
+from kcxai.space import MISSING, Feature, FeatureSpace, Interval
 
 __version__ = "0.1.0"
 
 __all__ = [
     "__version__",
     # feature space and models
-    "Feature", "FeatureSpace", "Interval", "Classifier", "DecisionTree", "Leaf", "Split", "load_model",
+    "Feature", "FeatureSpace", "Interval", "MISSING", "Classifier", "DecisionTree", "Leaf", "Split", "load_model",
     "DecisionList", "RuleSet", "Rule", "BddClassifier", "NaiveBayes", "LinearClassifier", "RandomForest",
     "from_sklearn", "from_pipeline",
     # distributions

@@ -10,19 +10,25 @@ limit). It stops the search in two ways:
 * SAT calls go through :meth:`Deadline.solve`, which calls python-sat's
   ``solve_limited(expect_interrupt=True)``. That call releases the GIL (a plain ``solve()`` does
   not, so no Python thread can run while it does), and one process-wide watchdog thread
-  (:class:`_Watchdog`) calls ``solver.interrupt()`` when the deadline passes. The solver then
-  returns ``None`` within a few milliseconds (it polls the flag between conflicts) and the search
-  raises. MiniSat-like solvers support this (Glucose 3/4, MiniSat 2.2, MiniSat-GH; measured
-  here); CaDiCaL and Lingeling do not, and pysat's ``RC2`` / ``Hitman`` only make plain
-  ``solve()`` calls, so kcxai uses its own hitting-set solver (:mod:`kcxai.explain._hitting`).
+  (:class:`_Watchdog`) calls ``solver.interrupt()`` when the deadline passes, and again every
+  20 ms until the call returns (a flag set just before the solver starts is not lost). The search
+  raises once the call returns, whether it returned ``None`` (interrupted) or an answer found past
+  the deadline. MiniSat and its descendants look at the flag between conflicts and return within
+  milliseconds; Glucose 3/4 and Gluecard only between restarts, which Glucose postpones: on the CNF of a
+  100-tree adult forest of unbounded depth, under a 2 s limit, Glucose 3 returned after up to 3.2-8.2 s,
+  Glucose 4 3.0-5.5 s, Gluecard 4 2.6-3.5 s and MapleCM 2.0-2.3 s (two runs), where MiniSat-GH,
+  MiniSat 2.2, Minicard, MapleChrono and MapleSAT returned after 2.00-2.05 s
+  (``benchmarks/bench_ensembles.py --solvers``). So the tree-ensemble SAT engine
+  (:data:`kcxai.explain._ensemble_cnf.SOLVERS`) takes only the latter. CaDiCaL and Lingeling cannot
+  be interrupted at all, and pysat's ``RC2`` / ``Hitman`` only make plain ``solve()`` calls, so kcxai
+  uses its own hitting-set solver (:mod:`kcxai.explain._hitting`), on MiniSat-GH.
 
 Hitting the limit raises :class:`SearchLimitError` (a :class:`~kcxai.ProblemTooLargeError`) naming
 the limit, what was reached (seconds, SAT calls, candidate sets, counting queries) and what to do.
 
 What cannot be interrupted: one counting query of a compiled oracle (an SDD or OBDD count), one
-step of Python code between two checks, and inside a SAT solver the stretch between two decisions
-(MiniSat-like solvers look at the interrupt flag only there: MiniSat-GH stopped 2-4 ms after it on a
-100-tree forest's CNF, Glucose 4 0.1-0.3 s, Glucose 3 up to 2 s). Measured by
+step of Python code between two checks, and inside a SAT solver the stretch between two looks at
+the flag (see above). Measured by
 ``benchmarks/bench_search_limits.py``: hard searches stopped at 1.00-1.07 times limits of 1, 2 and 5 s.
 """
 
@@ -70,7 +76,8 @@ class _Watchdog:
     """One daemon thread calling functions at given times (:func:`time.perf_counter` clock).
 
     :meth:`cancel` returns only once the function cannot run any more: functions run while the
-    watchdog's lock is held, and cancelling takes the same lock. Idle, the thread wakes once every
+    watchdog's lock is held, and cancelling takes the same lock. A function that returns a time is
+    called again then (under the same token), until it returns ``None``. Idle, the thread wakes once every
     :data:`_IDLE` seconds, so that scheduling a time after its next wake-up (the 60 s default) needs
     no notification: waking the thread for every search cost 0.1-0.25 ms of GIL hand-over on
     millisecond explanations.
@@ -78,14 +85,14 @@ class _Watchdog:
 
     def __init__(self) -> None:
         self._cond = threading.Condition(threading.Lock())
-        self._due: dict[int, tuple[float, Callable[[], None]]] = {}
+        self._due: dict[int, tuple[float, Callable[[], float | None]]] = {}
         self._next_id = 0
         self._wake_at = math.inf
         self.pid = os.getpid()
         self._thread = threading.Thread(target=self._run, name="kcxai-deadline", daemon=True)
         self._thread.start()
 
-    def schedule(self, at: float, fn: Callable[[], None]) -> int:
+    def schedule(self, at: float, fn: Callable[[], float | None]) -> int:
         with self._cond:
             self._next_id += 1
             self._due[self._next_id] = (at, fn)
@@ -105,15 +112,20 @@ class _Watchdog:
                     if at <= now:
                         del self._due[token]
                         try:
-                            fn()
+                            again = fn()
                         except Exception:  # noqa: BLE001 - keep serving the other deadlines; this one's
-                            pass  # search still stops at its next clock check, after the solver returns
+                            again = None  # search still stops at its next clock check, after the solver returns
+                        if again is not None:  # the function asks to be called again then (same token)
+                            self._due[token] = (again, fn)
                 self._wake_at = min((at for at, _ in self._due.values()), default=now + _IDLE)
                 self._cond.wait(max(self._wake_at - now, 0.0))
 
 
 #: Seconds between two wake-ups of the idle watchdog thread.
 _IDLE = 1.0
+
+#: Seconds between two interrupts of a SAT call still running past its deadline.
+_REFIRE = 0.02
 
 _WATCHDOG: _Watchdog | None = None
 _WATCHDOG_LOCK = threading.Lock()
@@ -230,7 +242,7 @@ class Deadline:
             raise InvalidInputError(
                 f"{self.what}: the SAT solver {type(solver.solver).__name__} cannot be interrupted, so "
                 "'max_seconds' cannot be enforced: pass max_seconds=None or a MiniSat-like solver "
-                "('g3', 'g4', 'm22', 'mgh').") from None
+                "('mgh', 'm22', 'mc', 'mcb', 'mpl').") from None
         with self._lock:
             if self._fired:  # the watchdog fired since the check: nothing would interrupt the call
                 raise self.error()
@@ -243,15 +255,18 @@ class Deadline:
                 fired = self._fired
         if fired:
             solver.clear_interrupt()
-        if result is None:  # interrupted: only the watchdog does that, at the deadline
+        if result is None or fired:  # interrupted (only the watchdog does that), or answered past the deadline
             raise self.error()
         return bool(result)
 
-    def _fire(self) -> None:  # in the watchdog thread
+    def _fire(self) -> float | None:  # in the watchdog thread
         with self._lock:
             self._fired = True
             if self._running is not None:
                 self._running.interrupt()
+                # again until the call returns: a flag set just before the solver starts would be lost
+                return time.perf_counter() + _REFIRE
+        return None
 
     # -- generators --------------------------------------------------------------
 

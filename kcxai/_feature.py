@@ -13,7 +13,40 @@ from typing import Any
 
 from kcxai._errors import InvalidInputError, InvalidTypeError, ModelFormatError
 
-__all__ = ["Interval", "Feature", "format_cut", "format_interval", "float32_cut"]
+__all__ = ["Interval", "Feature", "MISSING", "is_missing_cell", "format_cut", "format_interval", "float32_cut"]
+
+
+class _Missing:
+    """The missing value of a feature: what a NaN or ``None`` cell reads as, printed ``missing``.
+
+    One object (:data:`MISSING`); a feature that has it holds it as its last value.
+    """
+
+    __slots__ = ()
+    _one: "_Missing | None" = None
+
+    def __new__(cls) -> "_Missing":
+        if cls._one is None:
+            cls._one = object.__new__(cls)
+        return cls._one
+
+    def __repr__(self) -> str:
+        return "MISSING"
+
+    def __str__(self) -> str:
+        return "missing"
+
+    def __reduce__(self) -> str:
+        return "MISSING"
+
+
+#: The missing value (a NaN or ``None`` cell) of a feature that has one (see :meth:`Feature.numeric`).
+MISSING = _Missing()
+
+
+def is_missing_cell(x: object) -> bool:
+    """Whether ``x`` reads as the missing value: :data:`MISSING`, ``None`` or a float NaN."""
+    return x is MISSING or x is None or (isinstance(x, float) and math.isnan(x))
 
 
 def float32_cut(t: float) -> float:
@@ -180,13 +213,17 @@ class Feature:
         self.name = name
         self.values = values
         self.thresholds = None if thresholds is None else tuple(float(t) for t in thresholds)
+        if any(v is MISSING for v in values[:-1]):
+            raise InvalidInputError(f"Feature {name!r}: MISSING, if a value, must be the last one.")
         if self.thresholds is not None:
             bounds = [-math.inf, *self.thresholds, math.inf]
-            if values != tuple(Interval(a, b) for a, b in zip(bounds, bounds[1:])):
+            intervals = values[:-1] if values[-1] is MISSING else values
+            if intervals != tuple(Interval(a, b) for a, b in zip(bounds, bounds[1:])):
                 raise InvalidInputError(
                     f"Feature {name!r}: with 'thresholds', 'values' must be the intervals they cut; "
                     "use Feature.numeric(name, thresholds) to build a numeric feature.")
-            self.values = tuple(Interval(iv.low, iv.high, bool(float32)) for iv in values)  # print as read
+            self.values = tuple(Interval(iv.low, iv.high, bool(float32)) for iv in intervals)  # print as read
+            self.values += values[len(intervals):]  # the missing value, if any
         elif float32:
             raise InvalidInputError(f"Feature {name!r}: 'float32' only applies to numeric features.")
         self.float32 = bool(float32)
@@ -212,13 +249,15 @@ class Feature:
 
     @classmethod
     def categorical(cls, name: str, values: Sequence[Any], *,
-                    labels: Sequence[str] | None = None) -> "Feature":
-        """A feature whose domain is the given values (compared by equality)."""
-        return cls(name, values, labels=labels)
+                    labels: Sequence[str] | None = None, missing: bool = False) -> "Feature":
+        """A feature whose domain is the given values (compared by equality); with ``missing``, the
+        value :data:`MISSING` after them (what NaN / ``None`` reads as)."""
+        return cls(name, (*values, MISSING) if missing else values, labels=labels)
 
     @classmethod
-    def numeric(cls, name: str, thresholds: Sequence[float] = (), *, float32: bool = False) -> "Feature":
-        """A real-valued feature cut into ``len(thresholds) + 1`` intervals.
+    def numeric(cls, name: str, thresholds: Sequence[float] = (), *, float32: bool = False,
+                missing: bool = False) -> "Feature":
+        """A real-valued feature cut into ``len(thresholds) + 1`` intervals (and its missing value).
 
         Parameters
         ----------
@@ -229,6 +268,9 @@ class Feature:
         float32 : bool, default False
             Round a value to float32 before placing it in an interval, as
             scikit-learn's trees do (set by ``DecisionTree.from_sklearn``).
+        missing : bool, default False
+            Add the value :data:`MISSING` after the intervals: a NaN or ``None``
+            reads as it (a model that routes missing values, see ``docs/models.md``).
         """
         ts = []
         for t in thresholds:
@@ -240,7 +282,13 @@ class Feature:
             raise InvalidInputError(
                 f"Feature {name!r}: thresholds must be strictly increasing. Got {ts!r} instead.")
         bounds = [-math.inf, *ts, math.inf]
-        return cls(name, [Interval(a, b) for a, b in zip(bounds, bounds[1:])], thresholds=ts, float32=float32)
+        values: list[Any] = [Interval(a, b) for a, b in zip(bounds, bounds[1:])]
+        return cls(name, values + [MISSING] if missing else values, thresholds=ts, float32=float32)
+
+    @property
+    def missing_index(self) -> int | None:
+        """The number of the value :data:`MISSING`, or ``None`` when the feature has none."""
+        return len(self.values) - 1 if self.values[-1] is MISSING else None
 
     @property
     def is_numeric(self) -> bool:
@@ -253,7 +301,10 @@ class Feature:
         return len(self.values)
 
     def index(self, value: Any) -> int:
-        """The index in the domain of a user value (a number, for numeric features)."""
+        """The index in the domain of a user value (a number, for numeric features; NaN or ``None`` for
+        the missing value, when the feature has one)."""
+        if is_missing_cell(value) and self.values[-1] is MISSING:
+            return len(self.values) - 1
         if self.thresholds is not None:
             if isinstance(value, Interval):
                 if value in self.values:
@@ -268,8 +319,8 @@ class Feature:
                         f"{round(int(value).bit_length() * 0.30103)} digits instead.") from None
                 if math.isnan(x):
                     raise InvalidInputError(
-                        f"Feature {self.name!r} is numeric: its value must be a real number "
-                        f"(or one of its intervals). Got {value!r} instead.")
+                        f"Feature {self.name!r} is numeric and has no missing value: its value must be a real "
+                        f"number (or one of its intervals). Got {value!r} instead.")
                 if self.float32:
                     import numpy as np
 
@@ -315,7 +366,7 @@ class Feature:
 
     def literal(self, k: int) -> str:
         """The literal ``x_i = v`` for value number ``k``, readably."""
-        if self.thresholds is not None:
+        if self.thresholds is not None and self.values[k] is not MISSING:
             return self.literal_range(k, k)
         return f"{self.name} = {self.label(k)}"
 
@@ -324,6 +375,8 @@ class Feature:
         ks = sorted(ks)
         if len(ks) == 1:
             return self.literal(ks[0])
+        if self.thresholds is not None and self.values[ks[-1]] is MISSING:  # intervals, or missing
+            return f"{self.set_literal(ks[:-1])} or {self.name} = missing"
         if self.thresholds is not None and ks == list(range(ks[0], ks[-1] + 1)):
             return self.literal_range(ks[0], ks[-1])
         return f"{self.name} in {{{', '.join(self.label(k) for k in ks)}}}"
@@ -336,19 +389,25 @@ class Feature:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready description."""
+        missing = self.values[-1] is MISSING
         if self.thresholds is not None:
             num: dict[str, Any] = {"name": self.name, "kind": "numeric", "thresholds": list(self.thresholds)}
             if self.float32:
                 num["float32"] = True
+            if missing:
+                num["missing"] = True
             return num
-        for v in self.values:
+        values = self.values[:-1] if missing else self.values
+        for v in values:
             if not isinstance(v, (str, int, float)) or isinstance(v, bool):
                 raise InvalidTypeError(
                     f"Feature {self.name!r}: only str, int and float values can be saved to JSON. "
                     f"Got {v!r} ({type(v).__name__}) instead.")
-        d: dict[str, Any] = {"name": self.name, "kind": "categorical", "values": list(self.values)}
+        d: dict[str, Any] = {"name": self.name, "kind": "categorical", "values": list(values)}
         if self.labels is not None:
             d["labels"] = list(self.labels)
+        if missing:
+            d["missing"] = True
         return d
 
     @classmethod
@@ -356,10 +415,13 @@ class Feature:
         """Inverse of :meth:`to_dict`."""
         try:
             kind = d["kind"]
+            missing = d.get("missing", False)
+            if not isinstance(missing, bool):
+                raise ModelFormatError(f"Feature 'missing' must be true or false. Got {missing!r} instead.")
             if kind == "numeric":
-                return cls.numeric(d["name"], d["thresholds"], float32=bool(d.get("float32", False)))
+                return cls.numeric(d["name"], d["thresholds"], float32=bool(d.get("float32", False)), missing=missing)
             if kind == "categorical":
-                return cls.categorical(d["name"], d["values"], labels=d.get("labels"))
+                return cls.categorical(d["name"], d["values"], labels=d.get("labels"), missing=missing)
         except (KeyError, TypeError) as e:
             raise ModelFormatError(f"Malformed feature description {d!r}: {e!r}") from None
         raise ModelFormatError(f"Feature 'kind' must be 'categorical' or 'numeric'. Got {kind!r} instead.")
@@ -374,5 +436,6 @@ class Feature:
 
     def __repr__(self) -> str:
         if self.thresholds is not None:
-            return f"Feature.numeric({self.name!r}, {list(self.thresholds)!r})"
+            more = ", missing=True" if self.values[-1] is MISSING else ""
+            return f"Feature.numeric({self.name!r}, {list(self.thresholds)!r}{more})"
         return f"Feature.categorical({self.name!r}, {list(self.values)!r})"

@@ -6,7 +6,9 @@ becomes a domain value: a category as it is (``"Male"``), a number as a float,
 or a number binned by edges as a scikit-learn ``KBinsDiscretizer`` bins it.
 Everything is checked once per batch, column by column, and every error names
 the column (and the row's id): missing or extra columns, unknown categories,
-missing values (NaN/None), an empty batch.
+missing values (NaN/None) in a column whose feature has no missing value, an
+empty batch. A column whose feature has the missing value reads NaN / ``None``
+as :data:`~kcxai.MISSING`.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from kcxai._errors import InvalidInputError, InvalidTypeError, name_mismatch
+from kcxai._feature import MISSING
 
 __all__ = ["ColumnReader", "TableReader", "Table", "is_missing"]
 
@@ -76,12 +79,26 @@ class ColumnReader:
         The domain (``"category"``).
     edges : tuple of float
         The bin edges (``"bins"``).
+    missing : bool, default False
+        Whether a missing cell (NaN, ``None``, ``pandas.NA``) reads as
+        :data:`~kcxai.MISSING` (the feature has that value); else it is an error.
+    if_missing : str
+        What the error on a missing cell advises.
     """
 
     column: str
     kind: str
     categories: tuple[Any, ...] = ()
     edges: tuple[float, ...] = ()
+    missing: bool = False
+    if_missing: str = "kcxai explains complete rows only: fill or drop it first"
+
+    def _missing_cell(self, rid: Any) -> Any:
+        """:data:`~kcxai.MISSING`, or the error for a missing cell in row ``rid``."""
+        if self.missing:
+            return MISSING
+        raise InvalidInputError(f"Column {self.column!r} has a missing value (NaN/None) in row {rid!r}; "
+                                f"{self.if_missing}.")
 
     def read(self, cells: Sequence[Any], ids: Sequence[Any]) -> list[Any]:
         """The domain values of a column's cells (one per row)."""
@@ -90,10 +107,9 @@ class ColumnReader:
             out = []
             for rid, x in zip(ids, cells):
                 x = _py(x)
-                if is_missing(x):
-                    raise InvalidInputError(
-                        f"Column {self.column!r} has a missing value (NaN/None) in row {rid!r}; kcxai explains "
-                        "complete rows only: fill or drop it first.")
+                if is_missing(x) or x is MISSING:
+                    out.append(self._missing_cell(rid))
+                    continue
                 try:
                     out.append(index[x])
                 except (KeyError, TypeError):
@@ -105,34 +121,30 @@ class ColumnReader:
         if arr is not None and arr.dtype.kind in "fiu":  # a numeric column: checked at once
             nums_arr = arr.astype(np.float64)
             nan = np.flatnonzero(np.isnan(nums_arr))
-            if nan.size:
-                raise InvalidInputError(
-                    f"Column {self.column!r} has a missing value (NaN) in row {ids[int(nan[0])]!r}; kcxai explains "
-                    "complete rows only: fill or drop it first.")
-            if self.kind == "number":
-                return nums_arr.tolist()  # type: ignore[no-any-return]
-            inner = np.asarray(self.edges[1:-1], dtype=np.float64)
-            return np.searchsorted(inner, nums_arr, side="right").tolist()  # type: ignore[no-any-return]
-        nums: list[float] = []
+            if nan.size and not self.missing:
+                self._missing_cell(ids[int(nan[0])])
+            out_arr: list[Any] = (nums_arr.tolist() if self.kind == "number" else np.searchsorted(
+                np.asarray(self.edges[1:-1], dtype=np.float64), nums_arr, side="right").tolist())
+            for k in nan.tolist():
+                out_arr[k] = MISSING
+            return out_arr
+        nums: list[Any] = []
         for rid, x in zip(ids, cells):
             x = _py(x)
             if isinstance(x, bool) or not isinstance(x, numbers.Real):
-                if is_missing(x):
-                    raise InvalidInputError(
-                        f"Column {self.column!r} has a missing value (NaN/None) in row {rid!r}; kcxai explains "
-                        "complete rows only: fill or drop it first.")
+                if is_missing(x) or x is MISSING:
+                    nums.append(self._missing_cell(rid))
+                    continue
                 raise InvalidInputError(
                     f"Column {self.column!r} is numeric: row {rid!r} must hold a real number. Got {x!r} instead.")
             f = float(x)
-            if math.isnan(f):
-                raise InvalidInputError(
-                    f"Column {self.column!r} has a missing value (NaN) in row {rid!r}; kcxai explains complete "
-                    "rows only: fill or drop it first.")
-            nums.append(f)
+            nums.append(self._missing_cell(rid) if math.isnan(f) else f)
         if self.kind == "number":
             return nums
         inner = np.asarray(self.edges[1:-1], dtype=np.float64)
-        return [int(b) for b in np.searchsorted(inner, np.asarray(nums, dtype=np.float64), side="right")]
+        known = np.asarray([np.nan if x is MISSING else x for x in nums], dtype=np.float64)
+        bins = np.searchsorted(inner, known, side="right").tolist()
+        return [MISSING if x is MISSING else b for x, b in zip(nums, bins)]
 
 
 @dataclass(frozen=True)
@@ -183,7 +195,8 @@ class TableReader:
     @classmethod
     def for_space(cls, space: Any) -> "TableReader":
         """The reader of a kcxai model's own features: one column per feature, named like it."""
-        readers = [ColumnReader(f.name, "number") if f.is_numeric else ColumnReader(f.name, "category", f.values)
+        readers = [ColumnReader(f.name, "number", missing=f.missing_index is not None) if f.is_numeric
+                   else ColumnReader(f.name, "category", f.values, missing=f.missing_index is not None)
                    for f in space.features]
         return cls(space.names, readers)
 

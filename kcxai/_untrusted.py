@@ -83,7 +83,12 @@ def shorten(s: str, limit: int = 200) -> str:
 
 
 def check_depth(obj: Any, where: str) -> None:
-    """Raise :class:`ModelFormatError` if ``obj`` nests lists/dicts deeper than :data:`MAX_DEPTH`."""
+    """Raise :class:`ModelFormatError` if ``obj`` nests lists/dicts deeper than :data:`MAX_DEPTH`.
+
+    >>> check_depth(-9223372036854775808, "m.json")  # a bare number nests nothing (its type is checked later)
+    """
+    if not isinstance(obj, (list, dict)):
+        return
     stack = [(obj, 1)]
     while stack:
         x, d = stack.pop()

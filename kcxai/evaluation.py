@@ -104,6 +104,11 @@ def evaluate_on_data(model: Model, explanations: Explanation | Iterable[Explanat
     -------
     DataMetrics, or a list of them for an iterable of explanations.
 
+    References
+    ----------
+    M. T. Ribeiro, S. Singh and C. Guestrin, "Anchors: High-Precision Model-Agnostic Explanations",
+    AAAI 2018 (precision and coverage of a rule, there on samples).
+
     Examples
     --------
     >>> import kcxai

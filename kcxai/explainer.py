@@ -27,26 +27,40 @@ def _import(model: Any, X_train: Any, distribution: Any) -> tuple[Any, TableRead
     """The kcxai model of what the user passed, and the reader of its tables."""
     from kcxai.compilers._base import CompiledModel
     from kcxai.models._base import Classifier
+    from kcxai.models._pipeline import ImportedPipeline
 
     if isinstance(model, CompiledModel):
         model = model.model
     if isinstance(model, Classifier):
         return model, TableReader.for_space(model.space)
+    if isinstance(model, ImportedPipeline):  # e.g. from_pipeline(pipe).rounded(step): the pipeline's reader kept
+        return model.model, model.reader
     from sklearn.base import BaseEstimator
     from sklearn.pipeline import Pipeline
 
     if isinstance(model, Pipeline):
-        from kcxai.models._pipeline import from_pipeline
+        from kcxai.models._pipeline import import_pipeline
 
-        imported = from_pipeline(model)
+        known = getattr(model, "feature_names_in_", None)
+        known = [f"x{k}" for k in range(int(getattr(model, "n_features_in_", 0)))] if known is None else list(known)
+        imported = import_pipeline(model, distribution=None, strict=False,
+                                   missing_columns=[c for c in _missing_columns(X_train) if c in known])
         return imported.model, imported.reader
     if isinstance(model, BaseEstimator):
-        from kcxai.models._from_sklearn import from_sklearn
+        from kcxai.models._from_sklearn import FAMILIES, from_sklearn
         from kcxai.models._sklearn import sklearn_feature_names
 
         n = getattr(model, "n_features_in_", None)
         if n is None:
             raise InvalidInputError(f"'model' ({type(model).__name__}) is not fitted: call fit() first.")
+        missing = _missing_columns(X_train)
+        trees = [f for f in FAMILIES if f.kind in ("tree", "forest", "boosted")]
+        if missing and any(f.matches(model) for f in trees):  # missing values: the pipeline import routes them
+            from kcxai.models._pipeline import import_pipeline
+
+            imported_pipe = import_pipeline(Pipeline([("model", model)]), distribution=None, missing_columns=missing,
+                                            strict=False)
+            return imported_pipe.model, imported_pipe.reader
         names = sklearn_feature_names(model, int(n), None)
         domains = None
         if _needs_domains(model):
@@ -58,8 +72,32 @@ def _import(model: Any, X_train: Any, distribution: Any) -> tuple[Any, TableRead
         imported = from_sklearn(model, domains=domains, feature_names=names)
         return imported, TableReader.for_space(imported.space)
     raise InvalidTypeError(
-        "'model' must be a kcxai model, a CompiledModel, a fitted scikit-learn classifier or Pipeline. "
+        "'model' must be a kcxai model, a CompiledModel, a fitted scikit-learn classifier or Pipeline, or an "
+        "ImportedPipeline (kcxai.from_pipeline). "
         f"Got {type(model).__name__} instead.")
+
+
+def _missing_columns(X: Any) -> list[str]:
+    """The columns of the training rows ``X`` that hold a missing value (NaN / None); by position ``x0, x1, ...``
+    for an array."""
+    import numpy as np
+
+    if X is None:
+        return []
+    if hasattr(X, "columns") and hasattr(X, "isna"):
+        return [str(c) for c in X.columns if bool(X[c].isna().any())]
+    try:
+        arr = np.asarray(X, dtype=np.float64)
+    except (TypeError, ValueError):
+        from kcxai._table import is_missing
+
+        arr2 = np.asarray(X, dtype=object)
+        if arr2.ndim != 2:
+            return []
+        return [f"x{k}" for k in range(arr2.shape[1]) if any(is_missing(v) for v in arr2[:, k])]
+    if arr.ndim != 2:
+        return []
+    return [f"x{k}" for k in np.flatnonzero(np.isnan(arr).any(axis=0)).tolist()]
 
 
 def _needs_domains(est: Any) -> bool:
@@ -97,16 +135,12 @@ def _domains_from(X: Any, names: list[str]) -> list[list[float]]:
 
 def _relabel(model: Any, class_names: Any) -> Any:
     """The same model with its class labels renamed through ``class_names`` (a mapping)."""
-    from kcxai.models._base import model_from_dict
-
     if not isinstance(class_names, Mapping):
         raise InvalidTypeError(f"'class_names' must be a mapping {{class: name}}. Got {type(class_names).__name__}.")
     unknown = [c for c in class_names if c not in model.classes]
     if unknown:
         raise InvalidInputError(f"'class_names' names unknown classes {unknown}; the classes are {list(model.classes)}.")
-    d = model.to_dict()
-    d["classes"] = [class_names.get(c, c) for c in model.classes]
-    return model_from_dict(d)
+    return model.with_classes([class_names.get(c, c) for c in model.classes])
 
 
 #: The distribution kinds :func:`kcxai.fit_distribution` fits, by name.

@@ -276,7 +276,8 @@ class ExplanationSet(Sequence[Row]):
                 "precision_bound": _float(row.precision_bound), "bounds": self.bounds, "size": len(row),
                 "features": ", ".join(row.names), "rule": row.rule(),
                 "error": _float(row.error), "precision": _float(row.precision), "coverage": _float(cov),
-                "error_exact": _exact(row.error), "precision_exact": _exact(row.precision),
+                "error_exact": None if row.approximate else _exact(row.error),
+                "precision_exact": None if row.approximate else _exact(row.precision),
                 "coverage_exact": _exact(cov), "distribution": row.distribution, "language": row.language,
                 "approximate": row.approximate, "confidence": row.confidence, "oracle_calls": row.oracle_calls,
                 "seconds": row.seconds, "failure": None})
@@ -290,11 +291,12 @@ class ExplanationSet(Sequence[Row]):
         ``bounds`` (which: ``"error"`` or ``"precision"``), ``size``, ``features`` (names,
         comma-separated), ``rule`` (one line, ``IF ... THEN class = c``, with the widened conditions of
         an inflated explanation, in the features' units and labels), ``error``, ``precision`` and
-        ``coverage`` (floats) with ``*_exact`` (``"7/512"``, exact spaces only), ``distribution`` (what
-        the probabilities are under: ``"uniform"``, ``"product"``, ``"mixture of K"``), ``language``
-        (the engine that answered), ``approximate`` and ``confidence`` (estimates from certified
-        sampling, and the confidence with which the set holds), ``oracle_calls``, ``seconds``, and
-        ``failure`` (``None``, or the error of a row that could not be explained).
+        ``coverage`` (floats) with ``*_exact`` (``"7/512"``, exact spaces only; none for the estimates
+        of certified sampling), ``distribution`` (what the probabilities are under: ``"uniform"``,
+        ``"product"``, ``"mixture of K"``), ``language`` (the engine that answered), ``approximate``
+        and ``confidence`` (estimates from certified sampling, and the confidence with which the set
+        holds), ``oracle_calls``, ``seconds``, and ``failure`` (``None``, or the error of a row that
+        could not be explained).
         """
         import pandas as pd
 

@@ -113,6 +113,12 @@ def fit_distribution(model: Fittable, X: DataLike, *, kind: str = "product", n_c
     Distribution
         Pass it to ``model.with_distribution``.
 
+    References
+    ----------
+    A. P. Dempster, N. M. Laird and D. B. Rubin, "Maximum Likelihood from Incomplete Data via the EM
+    Algorithm", JRSS B 39(1), 1977 (the mixture's EM); L. A. Goodman, "Exploratory Latent Structure Analysis
+    Using Both Identifiable and Unidentifiable Models", Biometrika 61(2), 1974 (latent class models).
+
     Examples
     --------
     >>> import kcxai

@@ -23,11 +23,11 @@ from fractions import Fraction
 from typing import Any
 
 from kcxai._errors import InvalidInputError, InvalidTypeError, ModelFormatError, name_mismatch
-from kcxai._feature import Feature, Interval
+from kcxai._feature import MISSING, Feature, Interval
 from kcxai.arithmetic import Arithmetic, Probability, Weight
 from kcxai.distribution import Distribution, Product, ProductWeights, Uniform, distribution_from_dict
 
-__all__ = ["Interval", "Feature", "FeatureSpace", "Weight", "Probability"]
+__all__ = ["Interval", "Feature", "MISSING", "FeatureSpace", "Weight", "Probability"]
 
 
 

@@ -12,9 +12,11 @@ from hypothesis import strategies as st
 from pysat.formula import IDPool
 
 import kcxai
-from kcxai import InvalidInputError, InvalidTypeError
+from kcxai import InvalidInputError, InvalidTypeError, ProblemTooLargeError
 from kcxai.explain import prepare_ensemble
-from kcxai.explain._ensemble_cnf import _runs
+from kcxai.explain._ensemble_box import EnsembleBox
+from kcxai.explain._ensemble_cnf import SOLVERS, EnsembleCnf, _runs
+from kcxai.explain._portfolio import EnsemblePortfolio
 from kcxai.explain._sums import guarded_sum_geq
 from kcxai.models import BoostedTrees, RandomForest
 from tests.model_strategies import boosted_models as _boosted_models
@@ -138,6 +140,24 @@ def test_one_prepared_engine_serves_many_instances_and_orders(data: Any, model: 
         cnf.close()
 
 
+@settings(max_examples=40, deadline=None)
+@given(data=st.data(), model=ENSEMBLES)
+def test_the_portfolio_gives_subset_minimal_sets(data: Any, model: Any) -> None:
+    """SAT and search side by side (either may answer each query): every method against enumeration."""
+    with EnsemblePortfolio(model) as engine:
+        for _ in range(2):
+            point = data.draw(points(model.space))
+            bf = Brute(model, point)
+            x = instance_of(model.space, point)
+            e = kcxai.ensemble_axp(engine, x)
+            assert _is_axp(bf, set(e.features)) and e.language == "portfolio"
+            assert len(kcxai.smallest_ensemble_axp(engine, x)) == bf.smallest(bf.sufficient)
+            if any(c != bf.label for _, c in bf.table):
+                t = set(kcxai.ensemble_cxp(engine, x).features)
+                assert bf.contrastive(t) and all(not bf.contrastive(t - {i}) for i in t)
+        assert sum(engine.wins.values()) > 0
+
+
 @settings(max_examples=200, deadline=None)
 @given(blocks=st.lists(st.lists(st.integers(1, 40), min_size=1, max_size=3, unique=True), min_size=1, max_size=4),
        bound=st.integers(-2, 120), big=st.booleans())
@@ -194,5 +214,129 @@ def test_big_float_margins_are_exact() -> None:
     for engine in ("sat", "search"):
         assert kcxai.ensemble_axp(model, [1, 1], engine=engine).names == ("a",)
         assert kcxai.ensemble_cxp(model, [0, 1], engine=engine).names == ("a",)
+    with EnsemblePortfolio(model) as both:
+        assert kcxai.ensemble_axp(both, [1, 1]).names == ("a",) and kcxai.ensemble_cxp(both, [0, 1]).names == ("a",)
     with pytest.raises(InvalidInputError, match="'engine'"):
         kcxai.ensemble_axp(model, [1, 1], engine="magic")
+
+
+def _is_axp(bf: Brute, s: set[int]) -> bool:
+    return bf.sufficient(s) and all(not bf.sufficient(s - {i}) for i in s)
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+@settings(max_examples=25, deadline=None)
+@given(data=st.data(), model=ENSEMBLES)
+def test_every_solver_gives_subset_minimal_sets(solver: str, data: Any, model: Any) -> None:
+    """Hard and soft voting, boosted binary and multi-class: each accepted solver, against enumeration."""
+    engine = EnsembleCnf(model, solver=solver)
+    try:
+        for _ in range(2):
+            point = data.draw(points(model.space))
+            bf = Brute(model, point)
+            e = kcxai.ensemble_axp(engine, instance_of(model.space, point))
+            assert _is_axp(bf, set(e.features))
+    finally:
+        engine.close()
+
+
+def test_solvers_that_cannot_stop_are_refused() -> None:
+    space = kcxai.FeatureSpace([kcxai.Feature.categorical("a", [0, 1])])
+    forest = RandomForest(space, [0, 1], [kcxai.DecisionTree(space, [0, 1], kcxai.Split("a", {0: kcxai.Leaf(0),
+                                                                                          1: kcxai.Leaf(1)}))])
+    for name in ("g4", "g3", "cd19", "lingeling"):
+        with pytest.raises(InvalidInputError, match=r"'solver' must be one of \['mgh'"):
+            EnsembleCnf(forest, solver=name)
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data(), model=ENSEMBLES)
+def test_engines_agree_on_every_query(data: Any, model: Any) -> None:
+    """One query, three engines: the same answer, and a counterexample the model confirms."""
+    n = model.space.n_features
+    engines = [EnsembleCnf(model), EnsembleBox(model), EnsemblePortfolio(model)]
+    try:
+        for _ in range(3):
+            point = data.draw(points(model.space))
+            label = model.predict_point(point)
+            fixed = data.draw(st.sets(st.integers(0, n - 1)))
+            truth = not Brute(model, point).sufficient(fixed)
+            for engine in engines:
+                assert engine.changes(point, label, fixed) == truth
+                if truth:
+                    witness = engine.model_point()
+                    assert model.predict_point(witness) != label
+                    assert all(witness[i] == point[i] for i in fixed)
+                else:
+                    core = engine.core_features(point, fixed)
+                    assert core <= fixed and Brute(model, point).sufficient(core)
+    finally:
+        for engine in engines:
+            engine.close()
+
+
+def test_the_default_order_tries_features_with_fewer_values_first() -> None:
+    """Two AXps, {a} and {b}: the default order tries to drop the 2-valued feature first, so keeps the 3-valued one."""
+    space = kcxai.FeatureSpace([kcxai.Feature.categorical("a", [0, 1, 2]), kcxai.Feature.categorical("b", [0, 1])])
+    tree_a = kcxai.DecisionTree(space, [0, 1], kcxai.Split("a", {0: kcxai.Leaf(0), 1: kcxai.Leaf(1), 2: kcxai.Leaf(0)}))
+    tree_b = kcxai.DecisionTree(space, [0, 1], kcxai.Split("b", {0: kcxai.Leaf(0), 1: kcxai.Leaf(1)}))
+    forest = RandomForest(space, [0, 1], [tree_a, tree_b, tree_a, tree_b, tree_a])  # class 1 at a=1 (3 votes)
+    both = RandomForest(space, [0, 1], [tree_a, tree_b])  # ties go to class 0: class 1 needs a=1 and b=1
+    for engine in ("sat", "search"):
+        assert kcxai.ensemble_axp(forest, [1, 1], engine=engine).names == ("a",)
+    # the search has no cores: the order alone decides which of the two AXps comes out
+    assert kcxai.ensemble_axp(both, [0, 0], engine="search").names == ("a",)
+    assert kcxai.ensemble_axp(both, [0, 0], engine="search", order=["a", "b"]).names == ("b",)
+
+
+def test_big_values_are_decided_exactly_past_int64() -> None:
+    """Leaf values whose scaled integers pass 2**62: the search bounds in floats, ties decided exactly."""
+    space = kcxai.FeatureSpace([kcxai.Feature.categorical(n, [0, 1]) for n in "abc"])
+    tiny = Fraction(1, 3 ** 41)  # 3**41 > 2**64: the common denominator makes every value huge
+    trees = [kcxai.DecisionTree(space, [0, 1], kcxai.Split(n, {0: kcxai.Leaf(0), 1: kcxai.Leaf(0)})) for n in "abc"]
+    values = [{1: Fraction(1, 2), 2: Fraction(1, 2) + tiny}, {1: Fraction(-1, 4), 2: Fraction(-1, 4)},
+              {1: -tiny, 2: Fraction(0)}]
+    model = BoostedTrees(space, [0, 1], trees, values, init=[Fraction(-1, 4)])
+    # class 1 (margin > 0) only at a = c = 1; margins 0 (a tie: class 0) and -tiny elsewhere
+    assert model.margin([0, 0, 0]) == -tiny and model.margin([1, 0, 0]) == model.margin([0, 1, 1]) == 0
+    assert [model.predict_point(p) for p in ((1, 0, 1), (1, 1, 1), (1, 0, 0), (0, 0, 1))] == [1, 1, 0, 0]
+    engine = EnsembleBox(model)
+    assert engine._rivals[1][0].slack is not None  # the float path
+    for point in itertools.product((0, 1), repeat=3):
+        bf = Brute(model, point)
+        assert _is_axp(bf, set(kcxai.ensemble_axp(engine, point).features))
+        for fixed in itertools.chain.from_iterable(itertools.combinations(range(3), k) for k in range(4)):
+            assert engine.changes(point, bf.label, fixed) == (not bf.sufficient(set(fixed)))
+
+
+def test_a_forest_past_the_memory_limit_is_a_clear_error() -> None:
+    space = kcxai.FeatureSpace([kcxai.Feature.categorical(n, [0, 1, 2]) for n in "abc"])
+    trees = [kcxai.DecisionTree(space, [0, 1], kcxai.Split(n, {0: kcxai.Leaf(0), 1: kcxai.Leaf(1), 2: kcxai.Leaf(1)}))
+             for n in "abc"]
+    forest = RandomForest(space, [0, 1], trees)
+    with pytest.raises(ProblemTooLargeError, match=r"needs more than max_memory=100 bytes .* use the search engine"):
+        EnsembleCnf(forest, max_memory=100)
+    with pytest.raises(ProblemTooLargeError, match=r"need about [\d,]+ bytes, more than max_memory=100\. Pass a larger"):
+        EnsembleBox(forest, max_memory=100)
+    assert EnsembleCnf(forest, max_memory=None).memory > 100
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data(), model=ENSEMBLES)
+def test_single_feature_flips_are_real_counterexamples(data: Any, model: Any) -> None:
+    """The search's first look (a point that differs from the instance on one free feature) answers without
+    a box exactly when such a point exists, and its point is one."""
+    engine = EnsembleBox(model)
+    point = data.draw(points(model.space))
+    label = model.predict_point(point)
+    n = model.space.n_features
+    for i in range(n):
+        flips = [tuple(k if j == i else point[j] for j in range(n)) for k in range(model.space.features[i].size)]
+        exists = any(model.predict_point(p) != label for p in flips)
+        before = engine.nodes
+        answer = engine.changes(point, label, set(range(n)) - {i})
+        assert answer == exists
+        if answer:
+            w = engine.model_point()
+            assert model.predict_point(w) != label and all(w[j] == point[j] for j in range(n) if j != i)
+            assert engine.nodes == before or engine._flips(point, label)[i] is None

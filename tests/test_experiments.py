@@ -428,7 +428,7 @@ def test_side_by_side_quick(tmp_path):
     cd = rows[-1]
     assert t["avg_ok"] == (cd["data_prec_avg"] >= 95) and t["shorter_ok"] == (cd["len_avg"] < 1.5)
     text = (tmp_path / "out" / "side_by_side.md").read_text(encoding="utf-8")
-    assert "| allhyper | uniform | min_idrs δ=0.01 | 5 |" in text and "Targets" in text
+    assert "| allhyper | uniform | min_idrs delta=0.01 | 5 |" in text and "Targets" in text
     assert len(_read_csv(tmp_path / "out" / "side_by_side.csv")) == 6
 
 
@@ -578,3 +578,12 @@ def test_docs_experiments_python_example_runs(capsys):
         exec(compile(block, "docs/experiments.md", "exec"), {"__name__": "docs"})
     last = capsys.readouterr().out.split()[-1]  # a probability (the on-data coverage)
     assert 0.0 <= float(last) <= 1.0
+
+
+def test_paper_table_takes_the_bound_of_its_mode(capsys):
+    from kcxai.cli import main
+
+    assert main(["experiment", "paper-table", "--mode", "cdrs", "--delta", "0.05", "--quick"]) == 2
+    assert "--mode cdrs bounds the precision: give --precision" in capsys.readouterr().err
+    assert main(["experiment", "paper-table", "--precision", "0.9", "--quick"]) == 2
+    assert "--mode idrs bounds the error: give --delta" in capsys.readouterr().err

@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from model_strategies import forests
 from strategies import deltas, instance_of, points, trees
 
 import kcxai
@@ -237,3 +238,16 @@ def test_tree_batch_path_is_taken_and_exact_at_ties(monkeypatch: pytest.MonkeyPa
     assert used == [1, 1]
     Explainer(tree).explain([V], delta=tie, order=list(range(9)))  # other options: the per-row loop
     assert used == [1, 1]
+
+
+@settings(max_examples=20, deadline=None)
+@given(model=forests())
+def test_class_names_rename_every_family_without_a_round_trip(model: Any) -> None:
+    names = {c: f"class {c!r}" for c in model.classes}
+    renamed = Explainer(model, class_names=names).model_
+    assert renamed.classes == tuple(names.values()) and type(renamed) is type(model)
+    assert all(t.classes == renamed.classes for t in renamed.trees)
+    back = kcxai.models.model_from_dict(renamed.to_dict())
+    for x in itertools.product(*(range(s) for s in model.space.domain_sizes)):
+        assert renamed.classes[renamed.predict_point(x)] == names[model.classes[model.predict_point(x)]]
+        assert back.predict_point(x) == renamed.predict_point(x)

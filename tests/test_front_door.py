@@ -197,3 +197,14 @@ def _forest(n: int) -> Any:
                                                                              1: kcxai.Leaf("yes")})))
         scores.append({1: [Fraction(3, 4), Fraction(1, 4)], 2: [Fraction(1, 5), Fraction(4, 5)]})
     return kcxai.models.RandomForest(space, ["no", "yes"], trees, voting="soft", leaf_scores=scores)
+
+
+def test_estimates_are_never_printed_as_exact_fractions() -> None:
+    explainer = kcxai.Explainer(_forest(4), probe=NO_TIME)
+    e = explainer.explain_one([1, 0, 1, 1], method="local_cdrs", precision=0.9)
+    assert e.approximate
+    d = e.to_dict()
+    assert "error_exact" not in d and "precision_exact" not in d and d["precision_bound_exact"] == "9/10"
+    row = explainer.explain([[1, 0, 1, 1]], method="local_cdrs", precision=0.9).to_frame().iloc[0]
+    assert row["error_exact"] is None and row["precision_exact"] is None and row["approximate"]
+    assert "(estimated)" in str(e) and "relevant with confidence 0.95" in str(e)

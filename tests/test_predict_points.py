@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 import kcxai
 from kcxai import DecisionTree, Feature, FeatureSpace
 from kcxai.models import BoostedTrees, RandomForest
-from kcxai.models._predict_batch import LEVELS_PER_NODE, TABLE_LIMIT
+from kcxai.models._predict_batch import TreeWalk
 from tests.model_strategies import _classes, _with_classes, any_model, forests, linear_models, naive_bayes_models
 from tests.reference import error as brute_error
 from tests.strategies import feature_spaces, instance_of, points, trees
@@ -109,54 +109,159 @@ def test_forest_ties_go_to_the_first_class() -> None:
         assert forest.predict_points(pts).tolist() == [1, 1, 1] == [forest.predict_point(tuple(p)) for p in pts]
 
 
-@pytest.mark.parametrize("size", [TABLE_LIMIT - 20, 65, 130, 5000])
+def walks_of(model: Any) -> list[TreeWalk]:
+    """The model's trees walked with their tests packed in one int64 and as three arrays."""
+    trees = [model] if isinstance(model, DecisionTree) else list(model.trees)
+    binaries = [t.router.binary for t in trees]
+    return [TreeWalk(binaries), TreeWalk(binaries, pack=False)]
+
+
+def assert_walks_reach_the_leaves(model: Any, pts: np.ndarray) -> None:
+    """Both walks reach, in every tree, the leaf the point-wise walk reaches."""
+    trees = [model] if isinstance(model, DecisionTree) else list(model.trees)
+    want = [[t._leaf_of(tuple(p)) for p in pts.tolist()] for t in trees]
+    for walk in walks_of(model):
+        assert walk.node[walk.slots(pts)].tolist() == want
+
+
+@pytest.mark.parametrize("size", [3, 64, 65, 130, 5000])
 def test_large_domains(size: int) -> None:
-    """Features with up to TABLE_LIMIT values (direct tables) and more than 64 values: masks wider than a
-    machine word, intervals (threshold tests) and arbitrary groups of values, at the root and deeper; both
-    walks (5,000 values: the flat table is refused, past LEVELS_PER_NODE entries a node)."""
+    """Masks narrower and wider than a machine word: intervals (threshold tests, one value of a one-hot
+    column), their complements and arbitrary groups of values (bitmaps), at the root and deeper."""
     from kcxai import Leaf, Split
 
     space = FeatureSpace([Feature.categorical("big", list(range(size))), Feature.categorical("small", [0, 1, 2])])
 
     @settings(max_examples=15, derandomize=True, deadline=None)
-    @given(st.integers(0, 2 ** 32 - 1), st.integers(1, size - 1), st.integers(0, 9))
-    def check(group_seed: int, cut: int, seed: int) -> None:
+    @given(st.integers(0, 2 ** 32 - 1), st.integers(1, size - 1), st.integers(0, size - 1), st.integers(0, 9))
+    def check(group_seed: int, cut: int, one: int, seed: int) -> None:
         groups = np.random.default_rng(group_seed).integers(0, 4, size=size).tolist()
         inner = Split("big", ((tuple(range(cut)), Leaf("b")), (tuple(range(cut, size)), Leaf("c"))))  # a threshold
+        hot = Split("big", ((tuple(v for v in range(size) if v != one), inner), ((one,), Leaf("a"))))  # one-hot
         used = sorted(set(groups))
         root = Split("big", tuple(
             (tuple(v for v in range(size) if groups[v] == g),
-             inner if g == used[0] else Split("small", {0: Leaf("a"), 1: Leaf("b"), 2: Leaf("c" if g % 2 else "a")}))
+             hot if g == used[0] else Split("small", {0: Leaf("a"), 1: Leaf("b"), 2: Leaf("c" if g % 2 else "a")}))
             for g in used))
         tree = DecisionTree(space, ["a", "b", "c"], root)
         forest = RandomForest(space, ["a", "b", "c"], [tree, DecisionTree(space, ["a", "b", "c"], inner)])
         pts = random_points(space, 400, seed)
-        # values around the word boundary and the threshold
-        pts[:6, 0] = [0, size - 1, min(63, size - 1), min(64, size - 1), cut - 1, cut]
-        assert (tree.router._flat() is None) == (size > 2 * LEVELS_PER_NODE)  # 5,000 values: past the cap
+        # values around the word and byte boundaries, the threshold and the one-hot value
+        pts[:10, 0] = [0, size - 1, min(63, size - 1), min(64, size - 1), cut - 1, cut, one, max(0, one - 1),
+                       min(size - 1, one + 1), min(7, size - 1)]
         for model in (tree, forest):
             assert_same(model, pts)
-        want = [tree.predict_point(tuple(p)) for p in pts.tolist()]
-        labels = np.asarray(tree.arrays.label)
-        assert labels[tree.router.leaves_by_node(pts)].tolist() == want  # runs past TABLE_LIMIT
+            assert_walks_reach_the_leaves(model, pts)
 
     check()
 
 
 @SETTINGS
 @given(trees(max_depth=6), st.integers(0, 9))
-def test_node_by_node_walk(tree: DecisionTree, seed: int) -> None:
-    """The walk used for deep trees or huge tables reaches the leaves the level-by-level one does."""
+def test_both_walks_and_both_layouts(tree: DecisionTree, seed: int) -> None:
+    """Random trees (multi-way splits, values in no branch of a node they cannot reach, branches no point
+    takes): the packed and unpacked walks reach the point-wise leaves, and so does the general layout
+    for trees the two-way layout takes."""
+    from kcxai.models._predict_batch import _binary_chains
+
     pts = random_points(tree.space, 200, seed)
-    assert tree.router.leaves_by_node(pts).tolist() == tree.router.leaves(pts).tolist()
-    assert [tree.arrays.label[leaf] for leaf in tree.router.leaves(pts)] == \
-        [tree.predict_point(tuple(p)) for p in pts.tolist()]
+    assert_walks_reach_the_leaves(tree, pts)
+    a = tree.arrays
+    general = TreeWalk([_binary_chains(a.feature, a.branches, a.root, tree.space.domain_sizes, {})])
+    assert general.node[general.slots(pts)[0]].tolist() == [tree._leaf_of(tuple(p)) for p in pts.tolist()]
 
 
-def test_deep_chain_is_walked_node_by_node() -> None:
-    """A 300-deep chain (past LEVELS_DEPTH): the node-by-node walk, still exact."""
+def test_masks_shared_across_domain_sizes() -> None:
+    """An ensemble's mask cache is keyed by domain size too: the same mask object (a small int) makes
+    different tests on features of different sizes, in both layouts. Mask 5 is {0, 2}: on 3 values the
+    complement of the interval {1}, on 4 values a bitmap; mask 3 on 2 values holds every value."""
+    space = FeatureSpace([Feature.categorical("a", [0, 1, 2]), Feature.categorical("b", [0, 1, 2, 3]),
+                          Feature.categorical("c", [0, 1])])
+    two_way = [DecisionTree._from_arrays(space, [0, 1], [f, -1, -1], [-1, 0, 1], [((5, 1), (rest, 2)), (), ()])
+               for f, rest in ((0, 2), (1, 10))]
+    chains = [DecisionTree._from_arrays(space, [0, 1], [f, -1, -1, -1], [-1, 0, 1, 0],
+                                        [((5, 1), (rest, 2), (8, 3)), (), (), ()])
+              for f, rest in ((0, 2), (1, 2))]  # on b, value 3 in the third branch
+    chains.append(DecisionTree._from_arrays(space, [0, 1], [2, -1, -1, -1], [-1, 0, 1, 0],
+                                            [((3, 1), (4, 2), (8, 3)), (), (), ()]))
+    assert two_way[0].arrays.branches[0][0][0] is two_way[1].arrays.branches[0][0][0]
+    pts = np.array([[a, b, c] for a in range(3) for b in range(4) for c in range(2)])
+    for trees in (two_way, chains, two_way + chains, chains + two_way):
+        forest = RandomForest(space, [0, 1], trees, voting="hard")
+        assert_same(forest, pts)
+        assert_walks_reach_the_leaves(forest, pts)
+
+
+@st.composite
+def node_branches(draw: Any) -> tuple[list[tuple[int, int]], int, int]:
+    """A node's branches over ``size`` values: a partition of the values that reach it (``reach``) into
+    groups, plus values that do not reach it in no branch, in the first or in an extra one."""
+    size = draw(st.integers(2, 12))
+    reach = draw(st.integers(1, (1 << size) - 1))
+    vals = [v for v in range(size) if reach >> v & 1]
+    groups = draw(st.lists(st.integers(0, 4), min_size=len(vals), max_size=len(vals)))
+    masks = [sum(1 << v for v, g in zip(vals, groups) if g == k) for k in sorted(set(groups))]
+    other = ((1 << size) - 1) & ~reach
+    where = draw(st.sampled_from(["none", "first", "extra", "scattered"]))
+    if other and where == "first":
+        masks[0] |= other
+    elif other and where == "extra":
+        masks.insert(draw(st.integers(0, len(masks))), other)
+    elif other and where == "scattered":
+        masks = [m | (other if draw(st.booleans()) else 0) for m in masks]
+    return [(m, 100 + k) for k, m in enumerate(masks)], size, reach
+
+
+@settings(max_examples=300, derandomize=True, deadline=None)
+@given(node_branches())
+def test_chain_routes_every_value_as_the_first_branch_holding_it(case: Any) -> None:
+    """A node's chain of binary tests (intervals, complements, values of earlier branches added, bitmaps)
+    sends every value that reaches the node to the child of the first branch holding it."""
+    from kcxai.models._predict_batch import _chain
+
+    branches, size, reach = case
+    tests, default = _chain(branches, size)
+    for v in range(size):
+        if not reach >> v & 1:
+            continue
+        want = next(c for m, c in branches if m >> v & 1)
+        got = default
+        for (lo, width, bitmap), swap, child in tests:
+            inside = bool(bitmap[v >> 3] >> (v & 7) & 1) if bitmap is not None else lo <= v < lo + width
+            if inside != swap:
+                got = child
+                break
+        assert got == want
+
+
+@settings(max_examples=10, derandomize=True, deadline=None)
+@given(st.integers(0, 2 ** 32 - 1), st.sampled_from([2, 3]))
+def test_deep_sklearn_forests_on_wide_domains(seed: int, n_classes: int) -> None:
+    """Unbounded-depth scikit-learn forests and boosted trees on features with thousands of values (the
+    trees are over 10 levels deep): predictions equal predict_point, for both walks."""
+    from sklearn.ensemble import ExtraTreesClassifier, RandomForestClassifier
+
+    from kcxai.models._predict_batch import _binary_two_way
+
+    rng = np.random.default_rng(seed)
+    X = np.column_stack([rng.normal(size=600), rng.integers(0, 3, 600), rng.normal(size=600).round(3)])
+    y = (X[:, 0] + X[:, 2] + rng.normal(scale=0.8, size=600) > 0).astype(int) + (
+        (X[:, 1] == 2) if n_classes == 3 else 0)
+    for clf in (RandomForestClassifier(n_estimators=4, random_state=0), ExtraTreesClassifier(n_estimators=3,
+                                                                                           random_state=0)):
+        model = kcxai.from_sklearn(clf.fit(X, y))
+        assert max(t.depth for t in model.trees) > 10
+        pts = random_points(model.space, 300, seed % 7)
+        pts[:150] = [model.space.encode(x) for x in X[:150]]
+        assert_same(model, pts)
+        assert_walks_reach_the_leaves(model, pts)
+        a = model.trees[0].arrays
+        assert _binary_two_way(a.feature, a.branches, a.root, model.space.domain_sizes, {}) is not None
+
+
+def test_deep_chain() -> None:
+    """A 300-deep chain: exact, walked test by test (and the pairs leave it at different depths)."""
     from kcxai import Leaf, Split
-    from kcxai.models._predict_batch import LEVELS_DEPTH
 
     n = 300
     space = FeatureSpace([Feature.categorical(f"x{i}", [0, 1]) for i in range(n)])
@@ -164,10 +269,11 @@ def test_deep_chain_is_walked_node_by_node() -> None:
     for i in reversed(range(n)):
         node = Split(f"x{i}", {0: Leaf(0), 1: node})
     tree = DecisionTree(space, [0, 1], node)
-    assert tree.depth > LEVELS_DEPTH and tree.router._flat() is None
     pts = random_points(space, 100, 0)
     pts[:3] = 1
+    pts[3:6, :250] = 1
     assert_same(tree, pts)
+    assert_walks_reach_the_leaves(tree, pts)
 
 
 @pytest.mark.parametrize("n_classes", [2, 3])
@@ -237,7 +343,7 @@ def test_estimates_are_consistent_with_the_exact_error(model: Any, data: Any) ->
     label = model.predict_point(point)
     fixed = frozenset(data.draw(st.sets(st.integers(0, model.space.n_features - 1))))
     c = kcxai.compile_model(model, "sampling", seed=data.draw(st.integers(0, 5)), initial_samples=128,
-                            max_samples=4096, confidence=1 - 1e-6)
+                            max_samples=4096, estimate_samples=4096, confidence=1 - 1e-6)
     oracle = c.oracle
     space = model.space
     cons = space.consistent_weight(point, fixed)
@@ -286,5 +392,5 @@ def test_linear_totals_past_int64(data: Any) -> None:
 def test_no_points(model: Any) -> None:
     empty = np.zeros((0, model.space.n_features), dtype=np.int64)
     assert model.predict_points(empty).shape == (0,)
-    if isinstance(model, DecisionTree):
-        assert model.router.leaves_by_node(empty).shape == (0,)
+    for walk in walks_of(model) if isinstance(model, (DecisionTree, RandomForest, BoostedTrees)) else ():
+        assert walk.slots(empty).shape == (walk.n_trees, 0)

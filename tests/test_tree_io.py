@@ -338,3 +338,11 @@ def test_json_value_runs():
         d["nodes"][0]["branches"] = [[bad, 1], [[1, 6, 7, 8], 2]]
         with pytest.raises(ModelFormatError, match=match):
             kcxai.models.model_from_dict(d)
+
+
+@pytest.mark.parametrize("text", ["-9223372036854775808", "1e5", '"a model"', "null", "true", "[1, 2]"])
+def test_a_json_file_that_is_not_an_object_is_a_format_error(tmp_path, text):
+    path = tmp_path / "m.json"
+    path.write_text(text)
+    with pytest.raises(kcxai.ModelFormatError, match="must be a JSON object"):
+        kcxai.load_model(str(path))

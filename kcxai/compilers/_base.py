@@ -53,7 +53,9 @@ class CompileStats(Mapping[str, Any]):
                 "compile_seconds": self.compile_seconds, **self.details}
 
     def __getitem__(self, key: str) -> Any:
-        return self.to_dict()[key]
+        if key in ("size", "size_unit", "variables", "compile_seconds"):
+            return getattr(self, key)
+        return self.details[key]
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.to_dict())

@@ -26,10 +26,8 @@ from kcxai.oracle import Decision, Point
 if TYPE_CHECKING:  # pragma: no cover
     from kcxai.models._base import Classifier
 
-__all__ = ["EngineOracle", "EngineOptions", "SatOptions", "is_ensemble", "compile_engine", "SOLVERS"]
+__all__ = ["EngineOracle", "EngineOptions", "SatOptions", "is_ensemble", "compile_engine"]
 
-#: pysat solvers the ``sat`` engine takes: MiniSat-like ones, which a time limit can interrupt.
-SOLVERS = ("mgh", "m22", "g3", "g4")
 
 #: Appended to a time-limit message of an engine's construction.
 _ADVICE = (", or explain with certified estimates (language='sampling'), or with exact counts where the model "
@@ -72,17 +70,25 @@ class SatOptions(EngineOptions):
     ----------
     max_seconds : float or None
         Limit on building the CNF (default 60; ``None``: none).
+    max_memory : int or None
+        Limit on the CNF's estimated memory, in bytes (default ``None``: the engine's own bound);
+        over it, :class:`~kcxai.ProblemTooLargeError` advises the ``search`` engine.
     solver : str
-        The pysat solver (default ``"mgh"``, MiniSat-GH; one of :data:`SOLVERS`).
+        The pysat solver (default ``"mgh"``, MiniSat-GH; one of :data:`kcxai.explain._ensemble_cnf.SOLVERS`).
     """
 
     language = "sat"
     solver: str = "mgh"
+    max_memory: int | None = None
 
     def validate(self) -> None:
         super().validate()
+        from kcxai.explain._ensemble_cnf import SOLVERS
+
         if not isinstance(self.solver, str) or self.solver not in SOLVERS:
-            raise InvalidInputError(f"'solver' must be one of {list(SOLVERS)}. Got {self.solver!r} instead.")
+            raise InvalidInputError(
+                f"'solver' must be one of {list(SOLVERS)} (solvers a time limit interrupts within 1.1x of it). "
+                f"Got {self.solver!r} instead.")
 
 
 #: The engines alive, closed at exit while pysat can still free its solvers (after that, a solver's own
@@ -145,7 +151,9 @@ def compile_engine(model: "Classifier", language: str, options: EngineOptions, *
         if language == "sat":
             from kcxai.explain._ensemble_cnf import EnsembleCnf
 
-            engine: Any = EnsembleCnf(model, solver=getattr(options, "solver", "mgh"), deadline=deadline)
+            memory = getattr(options, "max_memory", None)
+            extra = {} if memory is None else {"max_memory": memory}
+            engine: Any = EnsembleCnf(model, solver=getattr(options, "solver", "mgh"), deadline=deadline, **extra)
             stats = CompileStats(size=engine.clauses, size_unit="CNF clauses", variables=engine.n_vars,
                                  compile_seconds=time.perf_counter() - t0,
                                  details={"solver": getattr(options, "solver", "mgh")})
@@ -154,8 +162,7 @@ def compile_engine(model: "Classifier", language: str, options: EngineOptions, *
             from kcxai.explain._ensemble_box import EnsembleBox
 
             engine = EnsembleBox(model, deadline=deadline)
-            n_leaves = sum(len(b[2]) for b in engine._boxes)
-            stats = CompileStats(size=n_leaves, size_unit="leaf boxes", variables=model.space.n_features,
+            stats = CompileStats(size=engine.n_leaves, size_unit="leaf boxes", variables=model.space.n_features,
                                  compile_seconds=time.perf_counter() - t0)
             backend = "kcxai+numpy"
     return CompiledModel(model=model, oracle=EngineOracle(engine), language=language, backend=backend, stats=stats,

@@ -8,7 +8,7 @@ conformance suite (``tests/test_conformance.py``) pick it up.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from kcxai._errors import InvalidInputError
 from kcxai.compilers._decision import EngineOptions, SatOptions, is_ensemble
@@ -21,7 +21,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from kcxai.models._base import Classifier
 
 __all__ = ["LANGUAGES", "NATIVE_PREFERENCE", "BruteOptions", "is_tree", "languages_markdown", "decision_engine",
-           "ANSWERED_BY"]
+           "ANSWERED_BY", "SAT_LEAVES"]
 
 
 def is_tree(model: "Classifier") -> bool:
@@ -84,10 +84,20 @@ NATIVE_PREFERENCE: tuple[str, ...] = ("dt", "obdd")
 ANSWERED_BY = {"estimates": "sampling"}
 
 
+#: Hard-voting forests with at most this many leaves get the SAT engine from :func:`decision_engine`.
+SAT_LEAVES = 10_000
+
+
 def decision_engine(model: "Classifier") -> str | None:
-    """The engine deciding delta = 0 queries for ``model`` (``None`` if no engine takes it): SAT for hard
-    voting (cardinality constraints), the branch and bound otherwise (CDCL is slow on sums of float leaf
-    values scaled to 30-50-bit integers; measured in ``docs/results.md``).
+    """The engine deciding delta = 0 queries for ``model`` (``None`` if no engine takes it), by measured rules.
+
+    SAT only under hard voting (votes are small integers: the sums of soft voting and boosting,
+    30-60-bit integers, left CDCL solvers at the time limit on every adult row tried), and only while
+    the forest is small (:data:`SAT_LEAVES`); the exact branch and bound otherwise. Measured on adult
+    (hard-voting scikit-learn forests, median CPU seconds of one AXp over 15 rows, SAT / search): 10
+    trees of depth 4 (155 leaves) 0.0002 / 0.0038; 30x6 (1,528 leaves) 0.002 / 0.010; 50x8 (6,685)
+    0.014 / 0.032; 100x8 (13,500) 0.06-0.09 / 0.05-0.06; 100x10 (28,838) 0.40 / 0.089; 100x12
+    (52,317) 0.45 / 0.092 (see ``docs/results.md``, "Tree ensembles against PyXAI").
 
     >>> import kcxai
     >>> decision_engine(kcxai.datasets.running_example_tree()) is None
@@ -95,7 +105,10 @@ def decision_engine(model: "Classifier") -> str | None:
     """
     if not is_ensemble(model):
         return None
-    return "sat" if getattr(model, "voting", None) == "hard" else "search"
+    trees: Any = getattr(model, "trees", ())
+    if getattr(model, "voting", None) == "hard" and sum(len(t.leaves) for t in trees) <= SAT_LEAVES:
+        return "sat"
+    return "search"
 
 
 def languages_markdown() -> str:

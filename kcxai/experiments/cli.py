@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from kcxai._cli_args import delta as _delta
+from kcxai._errors import InvalidInputError
 from kcxai._cli_args import output_dir, positive_seconds, seed, unit_float
 from kcxai._cli_args import positive_int as _positive
 from kcxai.compilers.registry import LANGUAGES
@@ -38,8 +39,14 @@ def _n_jobs(text: str) -> int:
 def _paper_table(args: argparse.Namespace) -> int:
     from kcxai.experiments.paper_table import PaperTableConfig, run_paper_table
 
-    deltas = args.delta or ([Fraction(95, 100)] if args.mode == "cdrs" else
-                            [Fraction(0), Fraction(1, 100), Fraction(2, 100), Fraction(5, 100)])
+    if args.mode == "cdrs" and args.delta is not None:
+        raise InvalidInputError("--mode cdrs bounds the precision: give --precision (e.g. --precision 0.95), "
+                                "not --delta (the error bound of --mode idrs).")
+    if args.mode == "idrs" and args.precision is not None:
+        raise InvalidInputError("--mode idrs bounds the error: give --delta (e.g. --delta 0 0.01), not --precision "
+                                "(the bound of --mode cdrs).")
+    deltas = (args.precision or [Fraction(95, 100)]) if args.mode == "cdrs" else (
+        args.delta or [Fraction(0), Fraction(1, 100), Fraction(2, 100), Fraction(5, 100)])
     cfg = PaperTableConfig(
         datasets=tuple(args.datasets), deltas=tuple(deltas), seed=args.seed, bins=args.bins,
         distribution=args.distribution, components=args.components, mode=args.mode,
@@ -192,8 +199,10 @@ def add_subparser(subparsers: Any) -> argparse.ArgumentParser:
                         "training rows")
     p.add_argument("--components", type=_positive, default=8, help="K of --distribution mixture (default 8)")
     p.add_argument("--mode", choices=("idrs", "cdrs"), default="idrs",
-                   help="idrs: min_idrs, delta bounds the error (the paper's, default); cdrs: local_cdrs, delta "
-                        "bounds the precision (default delta 0.95)")
+                   help="idrs: min_idrs, --delta bounds the error (the paper's, default); cdrs: local_cdrs, "
+                        "--precision bounds the precision (default 0.95)")
+    p.add_argument("--precision", nargs="+", type=_delta, default=None,
+                   help="precision bounds of --mode cdrs (default 0.95)")
     p.set_defaults(func=_paper_table, delta=None)
 
     q = sub.add_parser(

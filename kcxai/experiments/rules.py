@@ -288,7 +288,7 @@ def add_subparser(sub: Any) -> None:
     p.add_argument("--datasets", nargs="+", choices=names, default=list(names), metavar="NAME")
     from kcxai._cli_args import delta
 
-    p.add_argument("--delta", type=delta, default=Fraction(95, 100),
+    p.add_argument("--precision", type=delta, default=Fraction(95, 100),
                    help="precision bound of the C-delta sets and Anchor's threshold (default 0.95)")
     p.add_argument("--max-instances", type=int, default=300)
     p.add_argument("--components", type=int, default=8)
@@ -299,7 +299,7 @@ def add_subparser(sub: Any) -> None:
     p.add_argument("--out", default="results/rules")
 
     def run(args: Any) -> int:
-        cfg = RulesConfig(datasets=tuple(args.datasets), delta=args.delta, max_instances=args.max_instances,
+        cfg = RulesConfig(datasets=tuple(args.datasets), delta=args.precision, max_instances=args.max_instances,
                           components=args.components,
                           anchor_python=None if args.no_anchor else args.anchor_python, seed=args.seed, out=args.out)
         run_rules(cfg)

@@ -222,8 +222,8 @@ def markdown(rows: Sequence[dict[str, Any]], targets: dict[str, Any], info: dict
             lines.append(_anchor_line([x for x in rows if x["dataset"] == prev][0]))
         first = r["dataset"] != prev
         prev = r["dataset"]
-        setting = (f"min_idrs δ={float(r['delta']):g}" if r["mode"] == "idrs"
-                   else f"local_cdrs δ={float(r['delta']):g}")
+        setting = (f"min_idrs delta={float(r['delta']):g}" if r["mode"] == "idrs"
+                   else f"local_cdrs precision>={float(r['delta']):g}")
         ratio = r.get("ratio_cpu_anchor_kcxai", "")
         lines.append("| " + " | ".join([
             r["dataset"] if first else "", r["distribution"], setting, str(r["n_instances"]), _fmt(r["len_avg"], 2),

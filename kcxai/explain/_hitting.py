@@ -3,8 +3,9 @@
 The implicit-hitting-set loops (:func:`kcxai.smallest_idrs`, :func:`kcxai.smallest_ensemble_axp`,
 :func:`kcxai.smallest_ensemble_cxp`) repeatedly ask for a minimum hitting set of the sets found so
 far, then add one more set. pysat's ``Hitman`` answers with RC2, whose plain ``solve()`` calls hold
-the GIL and cannot be interrupted, so a time limit could not hold inside it. Here: one Glucose 4
-solver with a selector variable per element, a clause per set, and an incremental totalizer
+the GIL and cannot be interrupted, so a time limit could not hold inside it. Here: one MiniSat-GH
+solver (which stops within milliseconds of an interrupt, where Glucose waits for its next restart:
+:mod:`kcxai._deadline`) with a selector variable per element, a clause per set, and an incremental totalizer
 (pysat's ``ITotalizer``) over the selectors; a minimum hitting set is the first ``k`` for which
 ``sum <= k`` is satisfiable. Adding sets only removes hitting sets, so the minimum never decreases
 and the next query starts at the last one.
@@ -38,7 +39,7 @@ class MinimumHittingSets:
 
         self.n = n
         self.deadline = deadline
-        self._solver = Solver(name="g4")
+        self._solver = Solver(name="mgh")
         self._tot: Any = None
         self._lower = 0
         if n:

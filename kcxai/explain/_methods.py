@@ -211,7 +211,7 @@ def check_options(m: Method, options: dict[str, Any]) -> None:
     Traceback (most recent call last):
     ...
     kcxai._errors.InvalidInputError: method='axp' does not take the option(s) ['strat']; its options are \
-['order', 'start', 'max_seconds'].
+['order', 'start', 'max_seconds', 'inflate'].
     """
     known = m.option_names()
     unknown = sorted(set(options) - set(known))

@@ -190,9 +190,10 @@ class Explanation:
             "language": self.language, "oracle_calls": self.oracle_calls, "seconds": self.seconds,
             "conditions": None if self.conditions is None else [c.to_dict() for c in self.conditions],
         }
+        estimated = ("error", "precision") if self.approximate else ()  # sampled: no exact value to show
         for key in ("delta", "precision_bound", "error", "precision", "coverage"):
             v = getattr(self, key)
-            if isinstance(v, Fraction):
+            if isinstance(v, Fraction) and key not in estimated:
                 d[key + "_exact"] = str(v)
         return d
 

@@ -24,7 +24,7 @@ encoding (``python-sat[pb]``) of only 700 such terms already takes 0.3 s and
 155,000 clauses.
 
 So the search is lazy (counterexample-guided), in the spirit of SMT: a SAT
-solver (python-sat, Glucose 4) holds the selectors, the cardinality bound (an
+solver (python-sat, MiniSat-GH: it stops within milliseconds of a time limit) holds the selectors, the cardinality bound (an
 incremental totalizer) or the subset constraints, and the cuts learnt so
 far; each model it proposes is checked exactly with the formula above. A
 model that is not relevant is cut off by a clause generalised from two exact
@@ -250,7 +250,7 @@ class TreeSearch:
         self.deadline = deadline if deadline is not None else Deadline(None, what="TreeSearch", advice="")
         self.var = {f: k + 1 for k, f in enumerate(prec.active)}
         self._top = len(self.var)
-        self._solver = Solver(name="g4")
+        self._solver = Solver(name="mgh")
         self._totalizer: Any = None
         #: Number of candidate sets checked.
         self.candidates = 0

@@ -191,6 +191,12 @@ def min_cdrs(obj: Any, instance: Any, precision: Any, *, start: Any = None, max_
     -------
     Explanation
 
+    References
+    ----------
+    Y. Izza, A. Ignatiev, N. Narodytska, M. C. Cooper and J. Marques-Silva, "Efficient Explanations
+    With Relevant Sets", 2021: Min-C-delta-relevant sets and their complexity for decision
+    trees.
+
     Examples
     --------
     >>> import kcxai
@@ -225,6 +231,11 @@ def min_cdrs(obj: Any, instance: Any, precision: Any, *, start: Any = None, max_
 def is_cdrs(obj: Any, instance: Any, features: Any, precision: Any) -> bool:
     """Whether ``features`` is C-delta-relevant: its precision is ``>= precision``, decided exactly.
 
+    References
+    ----------
+    Y. Izza, A. Ignatiev, N. Narodytska, M. C. Cooper and J. Marques-Silva, "Efficient Explanations
+    With Relevant Sets", 2021: eq. drs.
+
     Examples
     --------
     >>> import kcxai
@@ -245,6 +256,11 @@ def is_min_cdrs(obj: Any, instance: Any, features: Any, precision: Any, *, max_s
     those one feature smaller: by the SAT search for a tree's own oracle, by
     enumeration (at most ``max_subsets`` sets) otherwise; within ``max_seconds``
     (default 60, ``None``: none) as in :func:`min_cdrs`.
+
+    References
+    ----------
+    Y. Izza, A. Ignatiev, N. Narodytska, M. C. Cooper and J. Marques-Silva, "Efficient Explanations
+    With Relevant Sets", 2021: Min-C-delta-relevant sets.
 
     Examples
     --------

@@ -92,6 +92,12 @@ def min_dual_idrs(obj: Any, instance: Any, delta: Any, *, order: Any = None, sta
         If no dual set exists: ``Pr(kappa(x) != c) <= delta``, so the empty
         set is already I-delta-relevant and nothing can change the class often enough.
 
+    References
+    ----------
+    Y. Izza, A. Ignatiev, N. Narodytska, M. C. Cooper and J. Marques-Silva, "Efficient Explanations
+    With Relevant Sets", 2021: section "Duality Results"; A. Ignatiev, N. Narodytska, N. Asher
+    and J. Marques-Silva, "From Contrastive to Abductive Explanations and Back Again", AIxIA 2020.
+
     Examples
     --------
     >>> import kcxai
@@ -155,6 +161,11 @@ def is_dual_idrs(obj: Any, instance: Any, features: Any, delta: Any, *,
                  max_seconds: float | None = DEFAULT_SEARCH_SECONDS) -> bool:
     """Whether ``features`` is a dual set: ``Pr(kappa(x) != c and x_{F \\ T} = v_{F \\ T}) > delta``.
 
+    References
+    ----------
+    Y. Izza, A. Ignatiev, N. Narodytska, M. C. Cooper and J. Marques-Silva, "Efficient Explanations
+    With Relevant Sets", 2021: section "Duality Results".
+
     Examples
     --------
     >>> import kcxai
@@ -172,6 +183,11 @@ def is_min_dual_idrs(obj: Any, instance: Any, features: Any, delta: Any, *,
 
     The dual predicate is monotone, so it suffices that the set is dual and
     that removing any single feature makes it not dual.
+
+    References
+    ----------
+    Y. Izza, A. Ignatiev, N. Narodytska, M. C. Cooper and J. Marques-Silva, "Efficient Explanations
+    With Relevant Sets", 2021: section "Duality Results".
 
     Examples
     --------
@@ -319,6 +335,12 @@ def enumerate_idrs(obj: Any, instance: Any, delta: Any, *, limit: int | None = N
         ``precision`` are those of the complement, see :func:`min_dual_idrs`);
         ``oracle_calls`` and ``seconds`` count from the start of the enumeration.
 
+    References
+    ----------
+    Y. Izza, A. Ignatiev, N. Narodytska, M. C. Cooper and J. Marques-Silva, "Efficient Explanations
+    With Relevant Sets", 2021: Proposition "dual"; M. H. Liffiton, A. Previti, A. Malik and
+    J. Marques-Silva, "Fast, Flexible MUS Enumeration", Constraints 21(2), 2016 (MARCO).
+
     Examples
     --------
     The running example has two AXps and five CXps:
@@ -354,7 +376,7 @@ def _marco(q: Query, bound: Bound, delta: Any, limit: int | None, max_seconds: f
     deadline = Deadline(max_seconds, what="enumerate_idrs", advice=_ADVICE, queries=lambda: q.calls)
     q.deadline = deadline  # the queries run under the enumeration's clock, paused between two sets
     try:
-        with Solver(name="g4") as solver:
+        with Solver(name="mgh") as solver:
             if n:
                 solver.set_phases(list(range(1, n + 1)))  # prefer large seeds
             while deadline.solve(solver):

@@ -28,6 +28,8 @@ from kcxai._deadline import DEFAULT_SEARCH_SECONDS, check_max_seconds
 from kcxai._errors import InvalidInputError
 from kcxai.explain._ensemble_box import EnsembleBox
 from kcxai.explain._ensemble_cnf import EnsembleCnf
+from kcxai.explain._portfolio import EnsemblePortfolio
+from kcxai.explain._progression import deletion_order
 from kcxai.explain._result import Explanation
 
 __all__ = ["ensemble_axp", "ensemble_cxp", "smallest_ensemble_axp", "smallest_ensemble_cxp", "is_ensemble_axp",
@@ -105,7 +107,7 @@ def _run(obj: Any, engine: str, max_seconds: Any, what: str,
     from kcxai.compilers._base import CompiledModel, CompileStats
 
     limit = check_max_seconds(max_seconds)
-    if isinstance(obj, (EnsembleCnf, EnsembleBox)):  # an engine made by hand: answer through it
+    if isinstance(obj, (EnsembleCnf, EnsembleBox, EnsemblePortfolio)):  # an engine made by hand: answer through it
         from kcxai.compilers._decision import EngineOracle
 
         obj = CompiledModel(model=obj.model, oracle=EngineOracle(obj), language=obj.language, backend="kcxai",
@@ -136,7 +138,8 @@ def ensemble_axp(obj: Any, instance: Any, *, order: Any = None, engine: str = "a
     instance : sequence or mapping
         In user values.
     order : sequence of features, optional
-        The order in which features are tried for deletion (default: feature order).
+        The order in which features are tried for deletion (default: features with fewer values first,
+        :func:`~kcxai.explain._progression.deletion_order`).
     engine : {"auto", "sat", "search"}
         For a model: how to decide class changes (see :func:`prepare_ensemble`).
     max_seconds : float or None, default 60
@@ -147,6 +150,12 @@ def ensemble_axp(obj: Any, instance: Any, *, order: Any = None, engine: str = "a
     -------
     Explanation
         ``kind="relevant"``, ``error`` 0, ``precision`` 1, ``language`` the engine's.
+
+    References
+    ----------
+    Y. Izza and J. Marques-Silva, "On Explaining Random Forests with SAT", IJCAI 2021;
+    A. Ignatiev, Y. Izza, P. J. Stuckey and J. Marques-Silva, "Using MaxSAT for Efficient Explanations of
+    Tree Ensembles", AAAI 2022.
 
     Examples
     --------
@@ -164,7 +173,8 @@ def ensemble_axp(obj: Any, instance: Any, *, order: Any = None, engine: str = "a
 
     what = "ensemble_axp"
     return _run(obj, engine, max_seconds, what, lambda c, s, t0: run_min_idrs(
-        c, instance, 0, order=order, max_seconds=s, started=t0, what=what, advice=_ADVICE, method=what))
+        c, instance, 0, order=order if order is not None else deletion_order(c.model.space.domain_sizes),
+        max_seconds=s, started=t0, what=what, advice=_ADVICE, method=what))
 
 
 def ensemble_cxp(obj: Any, instance: Any, *, order: Any = None, engine: str = "auto",

@@ -15,7 +15,7 @@ __all__ = ["min_idrs", "idrs_error", "is_idrs", "precision", "is_min_idrs"]
 
 def min_idrs(obj: Any, instance: Any, delta: Any, *, order: Any = None, start: Any = None,
              max_seconds: float | None = DEFAULT_SEARCH_SECONDS, inflate: bool = False) -> Explanation:
-    """A subset-minimal I-delta-relevant set (the paper's Algorithm 1).
+    """A subset-minimal I-delta-relevant set (Algorithm 1 of Izza et al. 2021, see References).
 
     ``S`` is I-delta-relevant when ``Pr(kappa(x) != c and x_S = v_S) <= delta``
     (eq. idr), with ``c = kappa(v)``. Starting from a relevant set, the
@@ -56,8 +56,8 @@ def min_idrs(obj: Any, instance: Any, delta: Any, *, order: Any = None, start: A
 
     References
     ----------
-    Izza, Ignatiev, Narodytska, Cooper and Marques-Silva, "Efficient Explanations With Relevant
-    Sets", arXiv:2106.00546 (2021): Definition of I-delta-relevant sets (eq. idr), Algorithm 1.
+    Y. Izza, A. Ignatiev, N. Narodytska, M. C. Cooper and J. Marques-Silva, "Efficient Explanations
+    With Relevant Sets", 2021: Definition of I-delta-relevant sets (eq. idr), Algorithm 1.
 
     Examples
     --------
@@ -116,6 +116,11 @@ def idrs_error(obj: Any, instance: Any, features: Any) -> Probability:
     Fraction or float
         Exact (a ``Fraction``) unless the distribution has float weights.
 
+    References
+    ----------
+    Y. Izza, A. Ignatiev, N. Narodytska, M. C. Cooper and J. Marques-Silva, "Efficient Explanations
+    With Relevant Sets", 2021: eq. idr.
+
     Examples
     --------
     >>> import kcxai
@@ -130,6 +135,11 @@ def idrs_error(obj: Any, instance: Any, features: Any) -> Probability:
 def is_idrs(obj: Any, instance: Any, features: Any, delta: Any, *,
             max_seconds: float | None = DEFAULT_SEARCH_SECONDS) -> bool:
     """Whether ``features`` is an I-delta-relevant set (eq. idr holds), decided exactly.
+
+    References
+    ----------
+    Y. Izza, A. Ignatiev, N. Narodytska, M. C. Cooper and J. Marques-Silva, "Efficient Explanations
+    With Relevant Sets", 2021: Definition of I-delta-relevant sets.
 
     Examples
     --------
@@ -150,6 +160,11 @@ def is_min_idrs(obj: Any, instance: Any, features: Any, delta: Any, *,
 
     By monotonicity it suffices that the set is relevant and that dropping any
     single feature breaks relevance.
+
+    References
+    ----------
+    Y. Izza, A. Ignatiev, N. Narodytska, M. C. Cooper and J. Marques-Silva, "Efficient Explanations
+    With Relevant Sets", 2021: Proposition "imono" (monotonicity).
 
     Examples
     --------
@@ -193,6 +208,12 @@ def precision(obj: Any, instance: Any, features: Any) -> Probability:
     -------
     Fraction or float
         Exact (a ``Fraction``) unless the distribution has float weights.
+
+    References
+    ----------
+    Y. Izza, A. Ignatiev, N. Narodytska, M. C. Cooper and J. Marques-Silva, "Efficient Explanations
+    With Relevant Sets", 2021: eq. drs; M. T. Ribeiro, S. Singh and C. Guestrin,
+    "Anchors: High-Precision Model-Agnostic Explanations", AAAI 2018.
 
     Examples
     --------

@@ -77,6 +77,11 @@ def smallest_drs(obj: Any, instance: Any, precision: Any, *, max_subsets: int = 
     -------
     Explanation
 
+    References
+    ----------
+    Y. Izza, A. Ignatiev, N. Narodytska, M. C. Cooper and J. Marques-Silva, "Efficient Explanations
+    With Relevant Sets", 2021: Min-delta-relevant sets (NP for decision trees).
+
     Examples
     --------
     >>> import kcxai
@@ -102,6 +107,11 @@ def is_smallest_drs(obj: Any, instance: Any, features: Any, precision: Any, *,
 
     Useful to check a set found by another tool. Decided by the same search as
     :func:`smallest_drs` (with the same limits), limited to sizes below ``len(features)``.
+
+    References
+    ----------
+    Y. Izza, A. Ignatiev, N. Narodytska, M. C. Cooper and J. Marques-Silva, "Efficient Explanations
+    With Relevant Sets", 2021: Min-delta-relevant sets.
 
     Examples
     --------
@@ -189,6 +199,12 @@ def smallest_idrs(obj: Any, instance: Any, delta: Any, *,
     -------
     Explanation
 
+    References
+    ----------
+    Y. Izza, A. Ignatiev, N. Narodytska, M. C. Cooper and J. Marques-Silva, "Efficient Explanations
+    With Relevant Sets", 2021: Proposition "dual"; A. Ignatiev, A. Previti, M. Liffiton and
+    J. Marques-Silva, "Smallest MUS Extraction with Minimal Hitting Set Dualization", CP 2015.
+
     Examples
     --------
     >>> import kcxai
@@ -218,6 +234,11 @@ def is_smallest_idrs(obj: Any, instance: Any, features: Any, delta: Any, *,
     """Whether ``features`` is I-delta-relevant and no set with fewer features is.
 
     Decided by the search of :func:`smallest_idrs`, under the same ``max_seconds``.
+
+    References
+    ----------
+    Y. Izza, A. Ignatiev, N. Narodytska, M. C. Cooper and J. Marques-Silva, "Efficient Explanations
+    With Relevant Sets", 2021: Proposition "dual".
 
     Examples
     --------

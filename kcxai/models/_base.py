@@ -150,6 +150,24 @@ class Classifier(abc.ABC):
         out.__dict__.pop("_engine_cache", None)
         return out
 
+    def with_classes(self: _C, classes: Sequence[Any]) -> _C:
+        """The same model with its class labels renamed (``classes[k]`` for class ``k``), nothing recomputed.
+
+        >>> import kcxai
+        >>> tree = kcxai.datasets.running_example_tree().with_classes(["no", "yes"])
+        >>> tree.predict((1, 1, 1, 1, 0, 0, 0, 0, 1))
+        'yes'
+        """
+        out = self._shallow_copy()
+        out._init_classes(classes)
+        if len(out.classes) != len(self.classes):
+            raise InvalidInputError(
+                f"'classes' must name the model's {len(self.classes)} classes. Got {len(out.classes)} instead.")
+        trees = self.__dict__.get("trees")
+        if trees is not None:  # the members of an ensemble carry the labels too
+            out.__dict__["trees"] = tuple(t.with_classes(classes) for t in trees)
+        return out
+
     def __getstate__(self) -> dict[str, Any]:
         """The state pickled (joblib workers): the model without its compiled forms (which hold
         native SDD / BDD / SAT objects; a worker compiles its own)."""

@@ -7,24 +7,72 @@ class methods, which take their parts from the importer modules
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from kcxai._errors import InvalidTypeError
-from kcxai.models._import_boosted import is_boosted
 from kcxai.models.boosted import BoostedTrees
 from kcxai.models.forest import RandomForest
 from kcxai.models.linear import LinearClassifier, NaiveBayes
 from kcxai.models.tree import DecisionTree
 
-__all__ = ["from_sklearn", "SUPPORTED"]
+__all__ = ["from_sklearn", "SUPPORTED", "FAMILIES", "Family", "family_of"]
 
-#: What :func:`from_sklearn` accepts.
-SUPPORTED = ("DecisionTreeClassifier", "RandomForestClassifier", "ExtraTreesClassifier",
-             "GradientBoostingClassifier", "HistGradientBoostingClassifier", "xgboost.XGBClassifier",
-             "lightgbm.LGBMClassifier", "CategoricalNB",
-             "BernoulliNB", "LogisticRegression (and other linear classifiers: LinearSVC, RidgeClassifier, "
-             "SGDClassifier, Perceptron)")
+
+@dataclass(frozen=True)
+class Family:
+    """A family of estimators kcxai imports: its printed name, its kind (which model class it becomes) and a
+    test of an estimator's type (without importing optional libraries)."""
+
+    name: str
+    kind: str  # "tree", "forest", "boosted", "naive_bayes" or "linear"
+    matches: Callable[[Any], bool]
+
+
+def _is(*path: str) -> Callable[[Any], bool]:
+    """A test ``isinstance(est, module.Class)`` for scikit-learn classes named ``module.Class``."""
+    def test(est: Any) -> bool:
+        import importlib
+
+        for p in path:
+            module, _, name = p.rpartition(".")
+            if isinstance(est, getattr(importlib.import_module(module), name)):
+                return True
+        return False
+    return test
+
+
+def _by_name(library: str, name: str) -> Callable[[Any], bool]:
+    return lambda est: type(est).__module__.split(".")[0] == library and type(est).__name__ == name
+
+
+#: The estimators :func:`from_sklearn` and :func:`~kcxai.models.from_pipeline` import: the one registry their
+#: dispatch and their error messages read.
+FAMILIES = (
+    Family("DecisionTreeClassifier", "tree", _is("sklearn.tree.DecisionTreeClassifier")),
+    Family("RandomForestClassifier", "forest", _is("sklearn.ensemble.RandomForestClassifier")),
+    Family("ExtraTreesClassifier", "forest", _is("sklearn.ensemble.ExtraTreesClassifier")),
+    Family("GradientBoostingClassifier", "boosted", _is("sklearn.ensemble.GradientBoostingClassifier")),
+    Family("HistGradientBoostingClassifier", "boosted", _is("sklearn.ensemble.HistGradientBoostingClassifier")),
+    Family("xgboost.XGBClassifier", "boosted", _by_name("xgboost", "XGBClassifier")),
+    Family("lightgbm.LGBMClassifier", "boosted", _by_name("lightgbm", "LGBMClassifier")),
+    Family("CategoricalNB", "naive_bayes", _is("sklearn.naive_bayes.CategoricalNB")),
+    Family("BernoulliNB", "naive_bayes", _is("sklearn.naive_bayes.BernoulliNB")),
+    Family("LogisticRegression (and other linear classifiers: LinearSVC, RidgeClassifier, SGDClassifier, "
+           "Perceptron)", "linear", _is("sklearn.linear_model._base.LinearClassifierMixin")),
+)
+
+#: What :func:`from_sklearn` accepts (read from :data:`FAMILIES`).
+SUPPORTED = tuple(f.name for f in FAMILIES)
+
+
+def family_of(estimator: Any, *, where: str) -> Family:
+    """The :class:`Family` of ``estimator``, or the error ``"{where}. Supported estimators: ..."``."""
+    for family in FAMILIES:
+        if family.matches(estimator):
+            return family
+    raise InvalidTypeError(f"{where}. Supported estimators: {', '.join(SUPPORTED)}.")
 
 
 def from_sklearn(estimator: Any, *, domains: Sequence[Any] | None = None,
@@ -69,24 +117,14 @@ def from_sklearn(estimator: Any, *, domains: Sequence[Any] | None = None,
     >>> nb.space.domain_sizes, nb.predict([2, 1]) == CategoricalNB().fit(X, y).predict([[2, 1]])[0]
     ((3, 2), True)
     """
-    try:
-        from sklearn.ensemble import ExtraTreesClassifier, RandomForestClassifier
-        from sklearn.linear_model._base import LinearClassifierMixin
-        from sklearn.naive_bayes import BernoulliNB, CategoricalNB
-        from sklearn.tree import DecisionTreeClassifier
-    except ImportError as e:  # pragma: no cover - scikit-learn is a core dependency
-        raise InvalidTypeError("Importing scikit-learn models needs scikit-learn installed.") from e
     kw: dict[str, Any] = {"domains": domains, "feature_names": feature_names, "distribution": distribution}
-    if is_boosted(estimator):
+    kind = family_of(estimator, where=f"from_sklearn() does not support {type(estimator).__name__}").kind
+    if kind == "boosted":
         return BoostedTrees.from_sklearn(estimator, **kw)
-    if isinstance(estimator, DecisionTreeClassifier):
+    if kind == "tree":
         return DecisionTree.from_sklearn(estimator, **kw)
-    if isinstance(estimator, (RandomForestClassifier, ExtraTreesClassifier)):
+    if kind == "forest":
         return RandomForest.from_sklearn(estimator, **kw)
-    if isinstance(estimator, (CategoricalNB, BernoulliNB)):
+    if kind == "naive_bayes":
         return NaiveBayes.from_sklearn(estimator, **kw)
-    if isinstance(estimator, LinearClassifierMixin):
-        return LinearClassifier.from_sklearn(estimator, **kw)
-    raise InvalidTypeError(
-        f"from_sklearn() does not support {type(estimator).__name__}. Supported estimators: "
-        f"{', '.join(SUPPORTED)}.")
+    return LinearClassifier.from_sklearn(estimator, **kw)

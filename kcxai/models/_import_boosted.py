@@ -19,9 +19,14 @@ How each library decides (checked against its predictions in the tests):
   constant); a threshold in ``[-1e-35f, 1e-35f)`` is moved to the equivalent
   test on the raw value. The initial score is already in the first trees' leaves.
 
-Missing values (NaN) are outside kcxai's feature spaces, so default
-directions do not matter. Categorical splits, DART boosters, linear trees and
-non-classification objectives are refused with an error saying what is supported.
+Missing values (NaN): each node's rule is kept on the raw trees
+(:class:`~kcxai.models._import_trees.RawTree`'s ``missing_left``), used when a
+feature has a missing value (pipelines, :mod:`kcxai.models._pipeline_trees`):
+HistGradientBoosting's ``missing_go_to_left``, XGBoost's ``default_left``,
+LightGBM's ``default_left`` for ``missing_type`` NaN and, for ``missing_type``
+None, the side of 0 (LightGBM reads NaN as 0 there). ``GradientBoostingClassifier``
+refuses NaN. Categorical splits, DART boosters, linear trees, ``zero_as_missing``
+and non-classification objectives are refused with an error saying what is supported.
 """
 
 from __future__ import annotations
@@ -35,24 +40,19 @@ from typing import Any
 import numpy as np
 
 from kcxai._errors import InvalidInputError, InvalidTypeError
-from kcxai.models._import_trees import EnsembleParts, RawTree, mask_table, numeric_space, trees_over_space
-from kcxai.models._sklearn import check_domains, raw_tree, sklearn_feature_names
+from kcxai.models._import_trees import EnsembleParts, RawEnsemble, RawTree, plain_parts
+from kcxai.models._sklearn import check_domains, nan_rule, raw_tree, sklearn_feature_names
 
-__all__ = ["boosted_parts", "is_boosted", "is_xgboost", "is_lightgbm", "gradient_boosting_parts",
-           "hist_gradient_boosting_parts", "xgboost_parts", "lightgbm_parts"]
+__all__ = ["boosted_parts", "raw_boosted", "is_xgboost", "is_lightgbm"]
 
 
 def _assemble(raws: Sequence[RawTree], values: Sequence[Sequence[Any]], tree_class: Sequence[int] | None,
-              init: Sequence[Any], classes: Sequence[Any], names: list[str], doms: list[list[float] | None],
-              distribution: Any, *, float32: bool, ties: str) -> EnsembleParts:
-    """The parts of a :class:`BoostedTrees` (``values[t][k]``: the value of leaf ``k`` of tree ``t``)."""
-    space = numeric_space(names, doms, raws, distribution, float32=float32)
-    table = mask_table(space, doms, float32=float32)
-    trees = trees_over_space(raws, space, doms, [np.zeros(len(raw.left), dtype=np.int64) for raw in raws],
-                             float32=float32, table=table)
-    return EnsembleParts(space, list(classes), [a for a, _ in trees], [list(v) for v in values],
-                         None if tree_class is None else list(tree_class), list(init), ties,
-                         leaves=[lv for _, lv in trees])
+              init: Sequence[Any], classes: Sequence[Any], n: int, *, float32: bool, ties: str,
+              rule: str) -> RawEnsemble:
+    """The :class:`RawEnsemble` of boosted trees (``values[t][k]``: the value of leaf ``k`` of tree ``t``)."""
+    return RawEnsemble(list(classes), list(raws), [np.zeros(len(raw.left), dtype=np.int64) for raw in raws],
+                       [list(v) for v in values], float32, n, rule, None if tree_class is None else list(tree_class),
+                       list(init), ties)
 
 
 def _check_classes(clf: Any) -> list[Any]:
@@ -66,9 +66,8 @@ def _check_classes(clf: Any) -> list[Any]:
 
 # -- scikit-learn ------------------------------------------------------------------
 
-def gradient_boosting_parts(clf: Any, *, domains: Sequence[Any] | None = None,
-                            feature_names: Sequence[str] | None = None, distribution: Any = None) -> EnsembleParts:
-    """The parts of a fitted ``sklearn.ensemble.GradientBoostingClassifier``."""
+def _raw_gradient_boosting(clf: Any) -> RawEnsemble:
+    """The trees of a fitted ``sklearn.ensemble.GradientBoostingClassifier``."""
     from sklearn.dummy import DummyClassifier  # type: ignore[import-untyped]
     from sklearn.ensemble import GradientBoostingClassifier  # type: ignore[import-untyped]
 
@@ -76,8 +75,6 @@ def gradient_boosting_parts(clf: Any, *, domains: Sequence[Any] | None = None,
         raise InvalidTypeError(f"'clf' must be a fitted GradientBoostingClassifier. Got {type(clf).__name__}.")
     labels = _check_classes(clf)
     n = int(clf.n_features_in_)
-    names = sklearn_feature_names(clf, n, feature_names)
-    doms = check_domains(domains, n)
     if not (isinstance(clf.init_, str) and clf.init_ == "zero") and not isinstance(clf.init_, DummyClassifier):
         raise InvalidInputError(
             f"'clf' has the init estimator {type(clf.init_).__name__}, whose raw prediction depends on the "
@@ -94,14 +91,13 @@ def gradient_boosting_parts(clf: Any, *, domains: Sequence[Any] | None = None,
             raws.append(raw_tree(t))
             values.append([lr * Fraction(v) for v in t.value[:, 0, 0].tolist()])
             tree_class.append(c)
-    return _assemble(raws, values, tree_class if k > 1 else None, [float(x) for x in init_raw], labels, names,
-                     doms, distribution, float32=True, ties="last" if k == 1 else "first")
+    rule = nan_rule(clf, "NaN follows each node's missing_go_to_left")  # GradientBoosting refuses NaN
+    return _assemble(raws, values, tree_class if k > 1 else None, [float(x) for x in init_raw], labels, n,
+                     float32=True, ties="last" if k == 1 else "first", rule=rule)
 
 
-def hist_gradient_boosting_parts(clf: Any, *, domains: Sequence[Any] | None = None,
-                                 feature_names: Sequence[str] | None = None,
-                                 distribution: Any = None) -> EnsembleParts:
-    """The parts of a fitted ``sklearn.ensemble.HistGradientBoostingClassifier``."""
+def _raw_hist_gradient_boosting(clf: Any) -> RawEnsemble:
+    """The trees of a fitted ``sklearn.ensemble.HistGradientBoostingClassifier``."""
     from sklearn.ensemble import HistGradientBoostingClassifier  # type: ignore[import-untyped]
 
     if not isinstance(clf, HistGradientBoostingClassifier):
@@ -114,8 +110,6 @@ def hist_gradient_boosting_parts(clf: Any, *, domains: Sequence[Any] | None = No
             "'clf' has categorical features (categorical_features=...): their bitset splits are not supported; "
             "supported: numeric features (encode categories as numbers, e.g. ordinal codes).")
     n = int(clf.n_features_in_)
-    names = sklearn_feature_names(clf, n, feature_names)
-    doms = check_domains(domains, n)
     raws, values, tree_class = [], [], []
     for stage in clf._predictors:
         for c, pred in enumerate(stage):
@@ -126,15 +120,16 @@ def hist_gradient_boosting_parts(clf: Any, *, domains: Sequence[Any] | None = No
             left = np.where(leaf, -1, nodes["left"].astype(np.int64))
             right = np.where(leaf, -1, nodes["right"].astype(np.int64))
             raws.append(RawTree(left, right, nodes["feature_idx"].astype(np.int64),
-                                nodes["num_threshold"].astype(np.float64)))
+                                nodes["num_threshold"].astype(np.float64),
+                                nodes["missing_go_to_left"].astype(bool)))
             values.append(nodes["value"].astype(np.float64).tolist())
             tree_class.append(c)
     k = len(clf._predictors[0]) if clf._predictors else 1
     init = [float(x) for x in np.asarray(clf._baseline_prediction, dtype=np.float64).ravel()]
     if not raws:
         raise InvalidInputError("'clf' has no trees.")
-    return _assemble(raws, values, tree_class if k > 1 else None, init, labels, names, doms, distribution,
-                     float32=False, ties="first")
+    return _assemble(raws, values, tree_class if k > 1 else None, init, labels, n, float32=False, ties="first",
+                     rule="NaN follows each node's missing_go_to_left")
 
 
 # -- XGBoost -------------------------------------------------------------------------
@@ -149,31 +144,29 @@ def is_lightgbm(est: Any) -> bool:
     return type(est).__module__.split(".")[0] == "lightgbm"
 
 
-def is_boosted(est: Any) -> bool:
-    """Whether :func:`boosted_parts` reads ``est`` (by type, without importing xgboost or lightgbm)."""
-    from sklearn.ensemble import GradientBoostingClassifier, HistGradientBoostingClassifier
-
-    return isinstance(est, (GradientBoostingClassifier, HistGradientBoostingClassifier)) or is_xgboost(est) \
-        or is_lightgbm(est)
-
-
 def boosted_parts(clf: Any, *, domains: Sequence[Any] | None = None, feature_names: Sequence[str] | None = None,
                   distribution: Any = None) -> EnsembleParts:
     """The parts of :meth:`kcxai.models.BoostedTrees.from_sklearn`, for any supported boosted classifier.
 
     Call it with the garbage collector paused (:func:`~kcxai._gc.gc_paused`).
     """
+    raw = raw_boosted(clf)
+    names = sklearn_feature_names(clf, raw.n_features, feature_names)
+    return plain_parts(raw, names, check_domains(domains, raw.n_features), distribution)
+
+
+def raw_boosted(clf: Any) -> RawEnsemble:
+    """The :class:`RawEnsemble` of any supported boosted classifier."""
     from sklearn.ensemble import GradientBoostingClassifier, HistGradientBoostingClassifier
 
-    kw: dict[str, Any] = {"domains": domains, "feature_names": feature_names, "distribution": distribution}
     if isinstance(clf, GradientBoostingClassifier):
-        return gradient_boosting_parts(clf, **kw)
+        return _raw_gradient_boosting(clf)
     if isinstance(clf, HistGradientBoostingClassifier):
-        return hist_gradient_boosting_parts(clf, **kw)
+        return _raw_hist_gradient_boosting(clf)
     if is_xgboost(clf):
-        return xgboost_parts(clf, **kw)
+        return _raw_xgboost(clf)
     if is_lightgbm(clf):
-        return lightgbm_parts(clf, **kw)
+        return _raw_lightgbm(clf)
     raise InvalidTypeError(
         "'clf' must be a fitted GradientBoostingClassifier, HistGradientBoostingClassifier, "
         f"xgboost.XGBClassifier or lightgbm.LGBMClassifier. Got {type(clf).__name__} instead.")
@@ -193,9 +186,8 @@ def _logit32(p: float) -> float:
     return float(np.float32(-np.log(one / np.float32(p) - one, dtype=np.float32)))
 
 
-def xgboost_parts(clf: Any, *, domains: Sequence[Any] | None = None,
-                  feature_names: Sequence[str] | None = None, distribution: Any = None) -> EnsembleParts:
-    """The parts of a fitted ``xgboost.XGBClassifier``."""
+def _raw_xgboost(clf: Any) -> RawEnsemble:
+    """The trees of a fitted ``xgboost.XGBClassifier``."""
     if not is_xgboost(clf) or not hasattr(clf, "get_booster"):
         raise InvalidTypeError(f"'clf' must be a fitted xgboost.XGBClassifier. Got {type(clf).__name__}.")
     if type(clf).__name__ != "XGBClassifier":
@@ -215,8 +207,6 @@ def xgboost_parts(clf: Any, *, domains: Sequence[Any] | None = None,
     if gb.get("name") != "gbtree":
         raise InvalidInputError(f"'clf' uses the booster {gb.get('name')!r}; supported: gbtree.")
     n = int(learner["learner_model_param"]["num_feature"])
-    names = sklearn_feature_names(clf, n, feature_names)
-    doms = check_domains(domains, n)
     k = len(labels)
     base = _float_list(learner["learner_model_param"]["base_score"])
     if objective == "binary:logistic":
@@ -240,10 +230,11 @@ def xgboost_parts(clf: Any, *, domains: Sequence[Any] | None = None,
         cond = np.asarray(t["split_conditions"], dtype=np.float32)
         # x < t (float32)  <=>  x <= the float32 just below t
         below = np.nextafter(cond, np.float32(-np.inf)).astype(np.float64)
-        raws.append(RawTree(left, right, np.asarray(t["split_indices"], dtype=np.int64), below))
+        raws.append(RawTree(left, right, np.asarray(t["split_indices"], dtype=np.int64), below,
+                            np.asarray(t["default_left"], dtype=bool)))
         values.append(cond.astype(np.float64).tolist())  # a leaf's value is its split condition
-    return _assemble(raws, values, tree_info if k > 2 else None, init, labels, names, doms, distribution,
-                     float32=True, ties="first")
+    return _assemble(raws, values, tree_info if k > 2 else None, init, labels, n, float32=True, ties="first",
+                     rule="NaN follows each node's default direction")
 
 
 def _has_best_iteration(clf: Any) -> bool:
@@ -255,9 +246,8 @@ def _has_best_iteration(clf: Any) -> bool:
 
 # -- LightGBM -------------------------------------------------------------------------
 
-def lightgbm_parts(clf: Any, *, domains: Sequence[Any] | None = None,
-                   feature_names: Sequence[str] | None = None, distribution: Any = None) -> EnsembleParts:
-    """The parts of a fitted ``lightgbm.LGBMClassifier``."""
+def _raw_lightgbm(clf: Any) -> RawEnsemble:
+    """The trees of a fitted ``lightgbm.LGBMClassifier``."""
     if not is_lightgbm(clf) or type(clf).__name__ != "LGBMClassifier":
         raise InvalidTypeError(f"'clf' must be a fitted lightgbm.LGBMClassifier. Got {type(clf).__name__}.")
     labels = _check_classes(clf)
@@ -266,8 +256,6 @@ def lightgbm_parts(clf: Any, *, domains: Sequence[Any] | None = None,
     if objective not in ("binary", "multiclass"):
         raise InvalidInputError(f"'clf' has the objective {objective!r}; supported: binary, multiclass (softmax).")
     n = int(dump["max_feature_idx"]) + 1
-    names = sklearn_feature_names(clf, n, feature_names)
-    doms = check_domains(domains, n)
     k = len(labels)
     per_iter = int(dump["num_tree_per_iteration"])
     raws, values, tree_class = [], [], []
@@ -276,8 +264,8 @@ def lightgbm_parts(clf: Any, *, domains: Sequence[Any] | None = None,
         raws.append(raw)
         values.append(vals)
         tree_class.append(t % per_iter)
-    return _assemble(raws, values, tree_class if k > 2 else None, [0] * (k if k > 2 else 1), labels, names,
-                     doms, distribution, float32=False, ties="first")
+    return _assemble(raws, values, tree_class if k > 2 else None, [0] * (k if k > 2 else 1), labels, n,
+                     float32=False, ties="first", rule="NaN follows each node's default direction (or is read as 0)")
 
 
 #: LightGBM reads a value ``x`` with ``|x| <= _ZERO`` as 0 (``kZeroThreshold = 1e-35f``).
@@ -300,6 +288,7 @@ def _lightgbm_tree(root: dict[str, Any]) -> tuple[RawTree, list[float]]:
     feat: list[int] = []
     thr: list[float] = []
     vals: list[float] = []
+    miss: list[bool] = []
     stack: list[tuple[dict[str, Any], int, int]] = [(root, -1, 0)]  # node, parent, side
     while stack:
         node, parent, side = stack.pop()
@@ -314,6 +303,7 @@ def _lightgbm_tree(root: dict[str, Any]) -> tuple[RawTree, list[float]]:
             feat.append(-2)
             thr.append(0.0)
             vals.append(float(node["leaf_value"]))
+            miss.append(False)
             continue
         if node.get("decision_type") != "<=":
             raise InvalidInputError(
@@ -328,7 +318,10 @@ def _lightgbm_tree(root: dict[str, Any]) -> tuple[RawTree, list[float]]:
         feat.append(int(node["split_feature"]))
         thr.append(t)
         vals.append(0.0)
+        # missing_type NaN: the default direction; None: NaN is read as 0 (LightGBM's NumericalDecision)
+        miss.append(bool(node.get("default_left")) if node.get("missing_type") == "NaN" else 0.0 <= t)
         stack.append((node["right_child"], nid, 1))
         stack.append((node["left_child"], nid, 0))
     return (RawTree(np.asarray(left, dtype=np.int64), np.asarray(right, dtype=np.int64),
-                    np.asarray(feat, dtype=np.int64), np.asarray(thr, dtype=np.float64)), vals)
+                    np.asarray(feat, dtype=np.int64), np.asarray(thr, dtype=np.float64),
+                    np.asarray(miss, dtype=bool)), vals)

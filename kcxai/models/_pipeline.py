@@ -1,40 +1,53 @@
 """Import of fitted scikit-learn pipelines, as models over the ORIGINAL columns.
 
-A pipeline ``ColumnTransformer(OrdinalEncoder | OneHotEncoder | KBinsDiscretizer | passthrough) ->
-classifier`` is imported as a kcxai model whose features are the table's own columns:
+A pipeline whose preprocessing works column by column (:data:`~kcxai.models._pipeline_steps.STEPS`:
+encoders, binning, monotone scalers, imputers, inside a ``ColumnTransformer`` or alone, possibly
+chained) and whose last step is any classifier :func:`kcxai.from_sklearn` takes is imported as a kcxai
+model whose features are the table's own columns:
 
 * a column encoded by an ``OrdinalEncoder`` or a ``OneHotEncoder`` becomes ONE categorical feature
   over its categories (a one-hot group is not split into independent 0/1 features, so no
   probability mass sits on impossible inputs such as ``sex_Male = sex_Female = 1``);
 * a column binned by a ``KBinsDiscretizer`` becomes one categorical feature over its bins, printed
   ``[37.5, 45.5)`` (scikit-learn's bins are closed on the left);
-* a column passed through as a number feeds trees and forests only; it becomes a numeric feature
-  cut by the thresholds the trees test on it (``age in (37.5, 45.5]``).
+* a column that reaches the classifier as a number (passed through, or scaled by ``StandardScaler``,
+  ``MinMaxScaler``, ``RobustScaler``, ``MaxAbsScaler``) feeds tree ensembles only; it becomes a
+  numeric feature cut by the thresholds the trees test on it, in the column's own units (a scaled
+  threshold is mapped back exactly: :mod:`kcxai.models._pipeline_values`);
+* a column that may be missing gets the value :data:`~kcxai.MISSING` (printed ``missing``), routed
+  as the pipeline routes NaN: the imputed value's way, or the trees' own rule for NaN. A column has
+  it when the pipeline declares it (a ``SimpleImputer`` fills the column, or an encoder learned NaN
+  as a category) or when asked (``missing_columns``; the :class:`~kcxai.Explainer` asks for the
+  columns its training rows have missing values in).
 
-The classifier's tests on the encoded columns are composed with the encoders: a one-hot split
-``x_sex_Male <= 0.5`` becomes the test ``sex in {Female, ...}`` vs ``sex = Male``. Predictions equal
-``pipeline.predict`` (the tests compare every imported pipeline with scikit-learn on whole data sets).
-Anything else (another transformer, a column used twice, infrequent-category grouping, NaN
-categories) is refused with an error naming the step and the columns.
+The classifier's tests on the encoded columns are composed with the preprocessing
+(:mod:`kcxai.models._pipeline_trees` for trees, :mod:`kcxai.models._pipeline_scores` for naive Bayes
+and linear models); the encoded values are computed by running the fitted steps, so predictions equal
+``pipeline.predict`` (the tests compare every imported pipeline with scikit-learn on whole data sets,
+including values at and beside every threshold). Anything else is refused with an error naming the step
+and the columns, the reason, and what would work.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
 from kcxai._errors import InvalidInputError, InvalidTypeError
+from kcxai._gc import gc_paused
 from kcxai._table import ColumnReader, TableReader
-from kcxai.space import Feature, FeatureSpace
+from kcxai.models._pipeline_steps import STEPS, Layout, layout_of
+from kcxai.models._pipeline_values import Preprocessing
+from kcxai.space import Feature
 
-__all__ = ["ImportedPipeline", "from_pipeline", "SUPPORTED_STEPS"]
+__all__ = ["ImportedPipeline", "from_pipeline", "import_pipeline", "SUPPORTED_STEPS"]
 
-#: The preprocessing steps :func:`from_pipeline` understands.
-SUPPORTED_STEPS = ("OrdinalEncoder", "OneHotEncoder", "KBinsDiscretizer", "'passthrough'", "'drop'")
+#: The preprocessing steps :func:`from_pipeline` reads (all roles of :data:`~kcxai.models._pipeline_steps.STEPS`).
+SUPPORTED_STEPS = tuple(name for names in STEPS.values() for name in names)
 
 
 @dataclass(frozen=True)
@@ -52,18 +65,30 @@ class ImportedPipeline:
     model: Any
     reader: TableReader
 
+    def rounded(self, step: Any) -> "ImportedPipeline":
+        """The same pipeline with the model's weights (or leaf scores) rounded to multiples of ``step``: a
+        *different classifier*, compiled exactly, for models whose exact form does not compile (binned linear
+        models on many columns); its ``model.rounding`` is ``(step, margin)``. See
+        :meth:`kcxai.LinearClassifier.rounded <kcxai.models.LinearClassifier.rounded>`.
 
-@dataclass
-class _Coding:
-    """How one original column reaches the classifier."""
-
-    column: str
-    step: str
-    kind: str  # "category", "bins" or "number"
-    categories: tuple[Any, ...] = ()
-    edges: tuple[float, ...] = ()
-    # (encoded column, the encoded value of each domain value); for "number": (encoded column, ())
-    outputs: tuple[tuple[int, tuple[float, ...]], ...] = ()
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> from sklearn.linear_model import LogisticRegression
+        >>> from sklearn.pipeline import make_pipeline
+        >>> from sklearn.preprocessing import KBinsDiscretizer
+        >>> from kcxai.models import from_pipeline
+        >>> X = pd.DataFrame({"age": [20, 30, 40, 50, 60, 70], "hours": [10, 40, 45, 50, 38, 20]})
+        >>> pipe = make_pipeline(KBinsDiscretizer(n_bins=2, encode="onehot-dense", strategy="uniform"),
+        ...                      LogisticRegression()).fit(X, [0, 0, 1, 1, 1, 0])
+        >>> imported = from_pipeline(pipe).rounded(0.05)
+        >>> imported.model.rounding[0]
+        Fraction(1, 20)
+        """
+        rounded = getattr(self.model, "rounded", None)
+        if rounded is None:
+            raise InvalidTypeError(f"{type(self.model).__name__} has no rounded(): it has no weights to round.")
+        return replace(self, model=rounded(step))
 
 
 def _bin_labels(edges: Sequence[float]) -> list[str]:
@@ -82,270 +107,210 @@ def _bin_labels(edges: Sequence[float]) -> list[str]:
     return out
 
 
-def _categories(enc: Any, step: str, col: str, k: int) -> tuple[Any, ...]:
-    cats = [c.item() if isinstance(c, np.generic) else c for c in enc.categories_[k]]
-    for c in cats:
-        if c is None or (isinstance(c, float) and math.isnan(c)):
-            raise InvalidInputError(
-                f"Step {step!r}: column {col!r} has a missing-value category (NaN/None); kcxai needs complete "
-                "data: impute the column before the pipeline.")
-        if not isinstance(c, (str, int, float)) or isinstance(c, bool):
-            raise InvalidTypeError(
-                f"Step {step!r}: column {col!r} has the category {c!r} ({type(c).__name__}); only str, int "
-                "and float categories are supported.")
-    return tuple(cats)
+@dataclass
+class Coding:
+    """How one original column reaches the classifier, with the encoded values the steps make of it.
+
+    ``zvals[z]``: per value of the feature (its categories or bins, then the missing value if it has
+    one), the value of the classifier's column ``z``; for a number, ``nan_value[z]`` is what a missing
+    value becomes there (NaN when it reaches the classifier as NaN) and ``known_value[z]`` what a
+    present value makes of an indicator column ``z``.
+    """
+
+    column: int
+    name: str
+    kind: str  # "number", "category" or "bins"
+    final: str
+    categories: tuple[Any, ...] = ()
+    edges: tuple[float, ...] = ()
+    missing: bool = False
+    requested: bool = False  # asked for by 'missing_columns' (an error if the pipeline has no rule for NaN)
+    missing_rep: Any = float("nan")
+    number_z: int = -1
+    sign: int = 1
+    scaled: bool = False
+    coded_z: list[int] = field(default_factory=list)
+    indicator_z: list[int] = field(default_factory=list)
+    zvals: dict[int, np.ndarray] = field(default_factory=dict)
+    nan_value: dict[int, float] = field(default_factory=dict)
+    known_value: dict[int, float] = field(default_factory=dict)
+    if_missing: str = ""
+
+    def outputs_z(self) -> list[int]:
+        """The classifier's columns this column feeds."""
+        return ([self.number_z] if self.number_z >= 0 else []) + self.coded_z + self.indicator_z
+
+    @property
+    def domain(self) -> tuple[Any, ...]:
+        """The feature's values as they are read: categories or bin numbers, then the missing value."""
+        from kcxai.space import MISSING
+
+        return (*self.categories, MISSING) if self.missing else self.categories
+
+    def representatives(self) -> list[Any]:
+        """An input value per category or bin, as the pipeline reads it (a bin's left edge)."""
+        return list(self.categories) if self.kind == "category" else [self.edges[0], *self.edges[1:-1]]
+
+    def feature(self) -> Feature:
+        """The kcxai feature of a category or bins column."""
+        if self.kind == "bins":
+            labels = _bin_labels(self.edges) + (["missing"] if self.missing else [])
+            return Feature.categorical(self.name, self.categories, labels=labels, missing=self.missing)
+        return Feature.categorical(self.name, self.categories, missing=self.missing)
+
+    def reader(self) -> ColumnReader:
+        kind = "number" if self.kind == "number" else ("bins" if self.kind == "bins" else "category")
+        return ColumnReader(self.name, kind, self.domain if kind == "category" else (), self.edges,
+                            missing=self.missing, if_missing=self.if_missing)
+
+    @property
+    def outputs(self) -> tuple[tuple[int, tuple[float, ...]], ...]:
+        """``(z, encoded value per domain value)`` for each classifier column (naive Bayes and linear models)."""
+        return tuple((z, tuple(float(v) for v in self.zvals[z])) for z in self.coded_z + self.indicator_z)
 
 
-def _no_infrequent(enc: Any, step: str, cols: Sequence[str]) -> None:
-    try:
-        infrequent = enc.infrequent_categories_
-    except AttributeError:
-        return
-    if any(x is not None for x in infrequent):
-        raise InvalidInputError(
-            f"Step {step!r} ({type(enc).__name__} on {list(cols)}) groups infrequent categories "
-            "(min_frequency / max_categories), which kcxai does not import; fit it without them.")
-
-
-def _codings_of(step: str, trans: Any, cols: list[str], first: int) -> tuple[list[_Coding], int]:
-    """The codings of the columns one transformer encodes, its outputs numbered from ``first``."""
-    from sklearn.preprocessing import FunctionTransformer, KBinsDiscretizer, OneHotEncoder, OrdinalEncoder
-
-    from sklearn.pipeline import Pipeline
-
-    out: list[_Coding] = []
-    z = first
-    if isinstance(trans, Pipeline):  # a pipeline of one encoder inside the ColumnTransformer
-        inner = [(n, t) for n, t in trans.steps if not (t is None or (isinstance(t, str) and t == "passthrough"))]
-        if len(inner) != 1:
-            raise InvalidTypeError(
-                f"Step {step!r} is a Pipeline of {[type(t).__name__ for _, t in inner]} on columns {list(cols)}; "
-                f"kcxai imports one encoder per column ({', '.join(SUPPORTED_STEPS)}).")
-        return _codings_of(f"{step}/{inner[0][0]}", inner[0][1], cols, first)
-    if isinstance(trans, str) and trans == "drop":
-        return out, z
-    passthrough = (isinstance(trans, str) and trans == "passthrough") or (
-        type(trans) is FunctionTransformer and trans.func is None)
-    if passthrough:
-        for c in cols:
-            out.append(_Coding(c, step, "number", outputs=((z, ()),)))
-            z += 1
-        return out, z
-    if isinstance(trans, OrdinalEncoder):
-        _no_infrequent(trans, step, cols)
-        for k, c in enumerate(cols):
-            cats = _categories(trans, step, c, k)
-            out.append(_Coding(c, step, "category", cats, outputs=((z, tuple(float(i) for i in range(len(cats)))),)))
-            z += 1
-        return out, z
-    if isinstance(trans, OneHotEncoder):
-        _no_infrequent(trans, step, cols)
-        drop = trans.drop_idx_
-        for k, c in enumerate(cols):
-            cats = _categories(trans, step, c, k)
-            skip = None if drop is None or drop[k] is None else int(drop[k])
-            hot: list[tuple[int, tuple[float, ...]]] = []
-            for j in range(len(cats)):
-                if j == skip:
-                    continue
-                hot.append((z, tuple(float(i == j) for i in range(len(cats)))))
-                z += 1
-            out.append(_Coding(c, step, "category", cats, outputs=tuple(hot)))
-        return out, z
-    if isinstance(trans, KBinsDiscretizer):
-        for k, c in enumerate(cols):
-            edges = tuple(float(e) for e in trans.bin_edges_[k])
-            n = len(edges) - 1
-            bins = tuple(range(n))
-            if trans.encode == "ordinal":
-                outs: Any = ((z, tuple(float(b) for b in bins)),)
-                z += 1
-            else:
-                outs = tuple((z + j, tuple(float(b == j) for b in bins)) for j in range(n))
-                z += n
-            out.append(_Coding(c, step, "bins", bins, edges, outputs=outs))
-        return out, z
-    raise InvalidTypeError(
-        f"Step {step!r} ({type(trans).__name__} on columns {list(cols)}) is not supported. kcxai imports "
-        f"pipelines whose preprocessing is {', '.join(SUPPORTED_STEPS)}, ending in a supported classifier.")
-
-
-def _column_names(est: Any) -> tuple[list[str], bool]:
-    names = getattr(est, "feature_names_in_", None)
-    if names is not None:
-        return [str(x) for x in names], True
-    return [f"x{i}" for i in range(int(est.n_features_in_))], False
-
-
-def _resolve(cols: Any, names: list[str], step: str) -> list[str]:
-    """A ColumnTransformer's column spec (names, indices, mask, slice) as column names."""
-    if isinstance(cols, (str, int, np.integer)):
-        cols = [cols]
-    if isinstance(cols, slice):
-        return names[cols]
-    cols = list(cols.tolist() if hasattr(cols, "tolist") else cols)
-    if cols and all(isinstance(c, (bool, np.bool_)) for c in cols):
-        return [n for n, keep in zip(names, cols) if keep]
-    out = []
-    for c in cols:
-        if isinstance(c, str):
-            if c not in names:
-                raise InvalidInputError(f"Step {step!r} uses the column {c!r}, which is not an input column.")
-            out.append(c)
-        elif isinstance(c, (int, np.integer)) and not isinstance(c, bool):
-            out.append(names[int(c)])
+def _codings(layout: Layout, final: Any, missing_columns: Sequence[str]) -> list[Coding]:
+    """The codings of the columns the classifier uses, in input order."""
+    final_name = type(final).__name__
+    by_col: dict[int, Coding] = {}
+    for z, o in enumerate(layout.outs):
+        col = layout.columns[o.column]
+        c = by_col.get(o.column)
+        if c is None:
+            c = by_col[o.column] = Coding(o.column, col.name, col.kind, final_name, col.categories, col.edges)
+            c.missing = bool(col.imputer) or col.has_nan_category
+            if col.has_nan_category:
+                c.missing_rep = col.nan_category
+        if o.kind == "number":
+            c.number_z, c.sign, c.scaled = z, o.sign, o.scaled
+        elif o.kind == "indicator":
+            c.indicator_z.append(z)
         else:
-            raise InvalidTypeError(f"Step {step!r}: cannot read the column specification {c!r}.")
+            c.coded_z.append(z)
+    unknown = [m for m in missing_columns if m not in layout.names]
+    if unknown:
+        raise InvalidInputError(
+            f"'missing_columns' names {unknown}, which are not input columns of the pipeline {layout.names[:20]}.")
+    for c in by_col.values():
+        if c.name in missing_columns:
+            c.missing = c.requested = True
+    return [by_col[k] for k in sorted(by_col)]
+
+
+def _bases(layout: Layout, codings: Sequence[Coding]) -> list[Any]:
+    """Per input column, the value it takes in synthetic rows that do not ask about it."""
+    bases: list[Any] = [0.0] * len(layout.names)
+    for c in codings:
+        if c.kind == "category":
+            bases[c.column] = c.categories[0] if c.categories else c.missing_rep
+        elif c.kind == "bins":
+            bases[c.column] = c.edges[0]
+    return bases
+
+
+def _fill_values(pre: Preprocessing, codings: Sequence[Coding], accepts_nan: bool, strict: bool) -> None:
+    """Run the steps on each column's missing value, then on its categories or bins: the encoded values of
+    every coding. A column keeps its missing value only where the pipeline has a rule for NaN (the steps
+    accept it, and the classifier does if it reaches it); a column asked for by ``missing_columns`` without
+    one is an error when ``strict``. A column without a missing value gets the advice an error on a missing
+    cell gives."""
+    for c, row, error in _missing_rows(pre, codings):
+        if row is None:
+            if c.requested and strict:
+                raise InvalidInputError(
+                    f"Column {c.name!r} may be missing, but the pipeline has no rule for a missing value there "
+                    f"(its steps raise {error}). Fill it in the pipeline (a SimpleImputer on {c.name!r}), or "
+                    "fill or drop such rows before explaining them.")
+            c.missing = False
+            c.if_missing = ("the pipeline has no rule for it (its steps raise on NaN): fill or drop it first, or add "
+                            f"a SimpleImputer on {c.name!r} to the pipeline")
+            continue
+        for z in c.outputs_z():
+            c.nan_value[z] = float(row[z])
+        reaches = any(math.isnan(c.nan_value[z]) for z in c.outputs_z())
+        if reaches and not accepts_nan:
+            if c.requested and strict:
+                raise InvalidInputError(
+                    f"Column {c.name!r} may be missing, and its missing value reaches the classifier as NaN, which "
+                    f"{c.final} does not accept. Fill it in the pipeline (a SimpleImputer on {c.name!r}).")
+            c.missing = False
+            c.if_missing = (f"the pipeline has no rule for it (NaN reaches {c.final}, which refuses it): fill or drop "
+                            f"it first, or add a SimpleImputer on {c.name!r} to the pipeline")
+        elif not c.missing:
+            c.if_missing = (
+                f"the model was imported without a missing value for it, though the pipeline "
+                f"{'routes NaN there natively' if reaches else 'fills it'}: import the pipeline with "
+                f"from_pipeline(pipe, missing_columns=[{c.name!r}]), or give the Explainer training rows with "
+                f"missing values in {c.name!r}")
+    coded = [c for c in codings if c.kind != "number"]
+    if coded:
+        m = max(len(c.representatives()) for c in coded)
+        reps = {c.column: _padded(c.representatives(), m) for c in coded}
+        X = _run(pre, reps, "the values of " + ", ".join(repr(c.name) for c in coded))
+        for c in coded:
+            n = len(c.categories)
+            for z in c.coded_z + c.indicator_z:
+                known = X[:n, z]
+                c.zvals[z] = np.append(known, c.nan_value[z]) if c.missing else known.copy()
+    numbers = [c for c in codings if c.kind == "number"]
+    if any(c.indicator_z for c in numbers):
+        X = _run(pre, {c.column: [0.0] for c in numbers}, "numbers")
+        for c in numbers:
+            for z in c.indicator_z:
+                c.known_value[z] = float(X[0, z])
+
+
+def _missing_rows(pre: Preprocessing, codings: Sequence[Coding]) -> list[tuple[Coding, Any, str]]:
+    """Per coding, the encoded row of its missing value (``None`` and the error when the steps raise)."""
+    if not codings:
+        return []
+    X, _ = pre.try_run({c.column: [c.missing_rep] for c in codings})
+    if X is not None:
+        return [(c, X[0], "") for c in codings]
+    out = []
+    for c in codings:
+        row, error = pre.try_run({c.column: [c.missing_rep]})
+        out.append((c, None if row is None else row[0], error))
     return out
 
 
-def _preprocessing(pipeline: Any) -> tuple[Any, list[_Coding], list[str], bool, int]:
-    """The final classifier, the codings of the used columns, all input column names, whether the
-    pipeline was fitted with column names, and the number of encoded columns."""
-    from sklearn.compose import ColumnTransformer
-    from sklearn.pipeline import Pipeline
-
-    if not isinstance(pipeline, Pipeline):
-        raise InvalidTypeError(f"'pipeline' must be a fitted sklearn Pipeline. Got {type(pipeline).__name__} instead.")
-    steps = [(n, s) for n, s in pipeline.steps if not (s is None or (isinstance(s, str) and s == "passthrough"))]
-    if not steps:
-        raise InvalidInputError("'pipeline' has no steps.")
-    final_name, final = steps[-1]
-    pre = steps[:-1]
-    if not hasattr(final, "n_features_in_"):
-        raise InvalidInputError(f"'pipeline' is not fitted (its step {final_name!r} has no n_features_in_).")
-    first = pre[0][1] if pre else final
-    names, named = _column_names(first)
-    if len(pre) > 1:
-        extra = ", ".join(f"{n!r} ({type(s).__name__})" for n, s in pre[1:])
-        raise InvalidTypeError(
-            f"'pipeline' has more than one preprocessing step ({extra} after {pre[0][0]!r}); kcxai imports one "
-            f"ColumnTransformer (or one encoder) of {', '.join(SUPPORTED_STEPS)} followed by the classifier.")
-    codings: list[_Coding] = []
-    if not pre:
-        codings, n_out = _codings_of(final_name, "passthrough", names, 0)
-    elif isinstance(pre[0][1], ColumnTransformer):
-        ct = pre[0][1]
-        if not hasattr(ct, "transformers_"):
-            raise InvalidInputError(f"'pipeline': step {pre[0][0]!r} is not fitted.")
-        seen: dict[str, str] = {}
-        n_out = 0
-        for step, trans, cols in ct.transformers_:
-            cnames = _resolve(cols, names, step)
-            if not cnames:
-                continue
-            for c in cnames:
-                if c in seen and not (isinstance(trans, str) and trans == "drop"):
-                    raise InvalidInputError(
-                        f"Column {c!r} is encoded by two steps ({seen[c]!r} and {step!r}); kcxai needs each "
-                        "column encoded once.")
-                seen[c] = step
-            sl = ct.output_indices_[step]
-            more, end = _codings_of(step, trans, cnames, sl.start)
-            if end != sl.stop:
-                raise InvalidInputError(
-                    f"Step {step!r} produces {sl.stop - sl.start} columns, but kcxai reads "
-                    f"{end - sl.start} from its encoder: unsupported encoder options.")
-            codings += more
-            n_out = max(n_out, end)
-    else:
-        step, trans = pre[0]
-        if not hasattr(trans, "n_features_in_"):
-            raise InvalidInputError(f"'pipeline': step {step!r} is not fitted.")
-        codings, n_out = _codings_of(step, trans, names, 0)
-    if n_out != int(final.n_features_in_):
-        raise InvalidInputError(
-            f"The classifier {final_name!r} reads {final.n_features_in_} columns, but the preprocessing "
-            f"produces {n_out}.")
-    order = {c: k for k, c in enumerate(names)}
-    codings.sort(key=lambda c: order[c.column])
-    return final, codings, names, named, n_out
+def _padded(values: list[Any], m: int) -> list[Any]:
+    return values + [values[0]] * (m - len(values))
 
 
-def _space(codings: list[_Coding], cuts: dict[int, set[float]], final: Any, distribution: Any) -> FeatureSpace:
-    features = []
-    for c in codings:
-        if c.kind == "category":
-            features.append(Feature.categorical(c.column, c.categories))
-        elif c.kind == "bins":
-            features.append(Feature.categorical(c.column, c.categories, labels=_bin_labels(c.edges)))
-        else:
-            z = c.outputs[0][0]
-            features.append(Feature.numeric(c.column, sorted(cuts.get(z, ())), float32=True))
-    return FeatureSpace(features, distribution=distribution)
+def _run(pre: Preprocessing, values: dict[int, list[Any]], what: str) -> np.ndarray:
+    X, error = pre.try_run(values)
+    if X is None:
+        raise InvalidInputError(f"Running the pipeline's preprocessing on {what} failed ({error}).")
+    return X
 
 
-def _compose_tree(t: Any, space: FeatureSpace, by_z: dict[int, tuple[int, tuple[float, ...]]],
-                  labels: list[Any]) -> tuple[Any, dict[int, int]]:
-    """A kcxai tree over the original columns for sklearn's tree structure ``t``, and the map from
-    sklearn node ids to kcxai node ids."""
-    from kcxai.models.tree import DecisionTree, Leaf, Split
-
-    left, right, feat, thr = t.children_left, t.children_right, t.feature, t.threshold
-    arg = np.argmax(t.value[:, 0, :], axis=1)
-    post: list[int] = []
-    stack = [0]
-    while stack:
-        k = stack.pop()
-        post.append(k)
-        if left[k] != -1:
-            stack += [int(left[k]), int(right[k])]
-    built: dict[int, Any] = {}
-    for k in reversed(post):
-        if left[k] == -1:
-            built[k] = Leaf(labels[int(arg[k])])
-            continue
-        f, zvals = by_z[int(feat[k])]
-        th = float(thr[k])
-        lo, hi = built.pop(int(left[k])), built.pop(int(right[k]))
-        if not zvals:
-            built[k] = Split.threshold(f, th, lo, hi)
-            continue
-        feature = space.features[f]
-        # scikit-learn compares float32(x) <= threshold
-        goes_left = [float(np.float32(zv)) <= th for zv in zvals]
-        built[k] = Split(f, ((tuple(v for v, g in zip(feature.values, goes_left) if g), lo),
-                             (tuple(v for v, g in zip(feature.values, goes_left) if not g), hi)))
-    tree = DecisionTree(space, labels, built[0])
-    # DecisionTree numbers nodes in pre-order, first branch first: replay it on sklearn's ids.
-    ids: dict[int, int] = {}
-    stack = [0]
-    while stack:
-        k = stack.pop()
-        ids[k] = len(ids)
-        if left[k] != -1:
-            stack += [int(right[k]), int(left[k])]
-    return tree, ids
-
-
-def _tree_cuts(structures: Sequence[Any], by_z: dict[int, tuple[int, tuple[float, ...]]]) -> dict[int, set[float]]:
-    cuts: dict[int, set[float]] = {}
-    for t in structures:
-        for k in range(t.node_count):
-            if t.children_left[k] != -1 and not by_z[int(t.feature[k])][1]:
-                cuts.setdefault(int(t.feature[k]), set()).add(float(t.threshold[k]))
-    return cuts
-
-
-def from_pipeline(pipeline: Any, *, distribution: Any = None) -> ImportedPipeline:
+def from_pipeline(pipeline: Any, *, distribution: Any = None,
+                  missing_columns: Sequence[str] = ()) -> ImportedPipeline:
     """Import a fitted scikit-learn ``Pipeline`` as a kcxai model over its original columns.
 
     Parameters
     ----------
     pipeline : sklearn.pipeline.Pipeline
-        Fitted; its preprocessing is at most one ``ColumnTransformer`` (or one encoder on every
-        column) of ``OrdinalEncoder``, ``OneHotEncoder``, ``KBinsDiscretizer``, ``"passthrough"``
-        and ``"drop"``; its last step a ``DecisionTreeClassifier``, ``RandomForestClassifier`` /
-        ``ExtraTreesClassifier`` (soft voting), ``CategoricalNB``, ``BernoulliNB`` or a linear classifier
-        (numeric pass-through columns: trees and forests only).
+        Fitted; its preprocessing works column by column: ``OrdinalEncoder``, ``OneHotEncoder``,
+        ``KBinsDiscretizer``, the monotone scalers ``StandardScaler``, ``MinMaxScaler``,
+        ``RobustScaler`` and ``MaxAbsScaler``, ``SimpleImputer``, ``"passthrough"`` and ``"drop"``,
+        alone, chained, or inside one ``ColumnTransformer`` (the first step); its last step any
+        classifier :func:`kcxai.from_sklearn` takes (columns that reach it as numbers: tree
+        ensembles only).
     distribution : optional
         Passed to :class:`~kcxai.FeatureSpace`.
+    missing_columns : sequence of str, default ()
+        Columns that may be missing besides those the pipeline declares so (filled by a
+        ``SimpleImputer``, or encoded with NaN as a category): each gets the value
+        :data:`~kcxai.MISSING`, routed as the pipeline routes NaN (e.g. a tree's own rule for it);
+        an error if the pipeline has no rule for NaN in one of them.
 
     Returns
     -------
     ImportedPipeline
         ``.model`` (predictions equal ``pipeline.predict``) and ``.reader`` (reads the pipeline's
-        input tables).
+        input tables; NaN / ``None`` as the missing value where a feature has one).
 
     Examples
     --------
@@ -365,43 +330,61 @@ def from_pipeline(pipeline: Any, *, distribution: Any = None) -> ImportedPipelin
     >>> [imported.model.predict(x) for x in imported.reader.read(X).instances] == list(pipe.predict(X))
     True
     """
-    from sklearn.ensemble import ExtraTreesClassifier, RandomForestClassifier
-    from sklearn.linear_model._base import LinearClassifierMixin
-    from sklearn.naive_bayes import BernoulliNB, CategoricalNB
-    from sklearn.tree import DecisionTreeClassifier
+    if isinstance(missing_columns, str) or not isinstance(missing_columns, Sequence):
+        raise InvalidTypeError(f"'missing_columns' must be a sequence of column names. Got {missing_columns!r}.")
+    return import_pipeline(pipeline, distribution=distribution, missing_columns=missing_columns, strict=True)
 
-    from kcxai.models._from_sklearn import SUPPORTED
 
-    final, codings, names, named, _ = _preprocessing(pipeline)
+def import_pipeline(pipeline: Any, *, distribution: Any, missing_columns: Sequence[str],
+                    strict: bool) -> ImportedPipeline:
+    """:func:`from_pipeline`; with ``strict=False`` (the :class:`~kcxai.Explainer`, asking for the columns its
+    training rows miss), a column asked for without a rule for NaN is left without a missing value instead of
+    being an error (a missing cell there is then refused with the column and the row)."""
+    from kcxai.models._from_sklearn import family_of
+    from kcxai.models._sklearn import nan_rule
+
+    final, final_name, layout = layout_of(pipeline)
+    family = family_of(final, where=f"The pipeline ends in {type(final).__name__}, which kcxai does not import")
     if getattr(final, "n_outputs_", 1) != 1:
         raise InvalidInputError(f"The pipeline's classifier must have a single output. Got {final.n_outputs_}.")
-    by_z = {z: (f, zvals) for f, c in enumerate(codings) for z, zvals in c.outputs}
+    codings = _codings(layout, final, [str(m) for m in missing_columns])
+    categorical = [False] * len(layout.names)
+    for c in codings:
+        categorical[c.column] = c.kind == "category"
+    pre = Preprocessing(layout.steps, layout.names, layout.named, _bases(layout, codings), categorical)
+    _fill_values(pre, codings, bool(nan_rule(final, "yes")), strict)
+    with gc_paused():
+        model = _model(family.kind, final, codings, pre, distribution)
+    readers = [c.reader() for c in codings]
+    return ImportedPipeline(model=model, reader=TableReader(layout.names, readers, by_position=not layout.named))
+
+
+def _model(kind: str, final: Any, codings: list[Coding], pre: Preprocessing, distribution: Any) -> Any:
+    """The kcxai model of the classifier ``final`` (of the family ``kind``) composed with the codings."""
     labels = [c.item() if isinstance(c, np.generic) else c for c in final.classes_]
-    model: Any
-    if isinstance(final, DecisionTreeClassifier):
-        space = _space(codings, _tree_cuts([final.tree_], by_z), final, distribution)
-        model, _ = _compose_tree(final.tree_, space, by_z, labels)
-    elif isinstance(final, (RandomForestClassifier, ExtraTreesClassifier)):
-        from kcxai.models.forest import RandomForest
+    if kind in ("tree", "forest", "boosted"):
+        from kcxai.models._import_boosted import raw_boosted
+        from kcxai.models._pipeline_trees import composed_parts
+        from kcxai.models._sklearn import as_tree_parts, raw_decision_tree, raw_forest
+        from kcxai.models.boosted import BoostedTrees
+        from kcxai.models.forest import RandomForest, leaf_dicts, trees_of
+        from kcxai.models.tree import DecisionTree
 
-        structures = [e.tree_ for e in final.estimators_]
-        space = _space(codings, _tree_cuts(structures, by_z), final, distribution)
-        trees, scores = [], []
-        k = len(labels)
-        for t in structures:
-            tree, ids = _compose_tree(t, space, by_z, labels)
-            trees.append(tree)
-            scores.append({ids[s]: [float(x) for x in t.value[s, 0, :k]] for s in range(t.node_count)
-                           if t.children_left[s] == -1})
-        model = RandomForest(space, labels, trees, voting="soft", leaf_scores=scores)
-    elif isinstance(final, (CategoricalNB, BernoulliNB, LinearClassifierMixin)):
-        from kcxai.models._pipeline_scores import finite_only, score_model
+        raw = replace({"tree": raw_decision_tree, "forest": raw_forest, "boosted": raw_boosted}[kind](final),
+                      classes=labels)
+        parts = composed_parts(raw, codings, pre, distribution)
+        if kind == "tree":
+            return DecisionTree._from_parts(as_tree_parts(parts))
+        trees = trees_of(parts)
+        if kind == "forest":
+            return RandomForest(parts.space, parts.classes, trees, voting="soft",
+                                leaf_scores=leaf_dicts(trees, parts.node_values or []))
+        return BoostedTrees(parts.space, parts.classes, trees, leaf_dicts(trees, parts.node_values or []),
+                            tree_class=parts.tree_class, init=parts.init, ties=parts.ties)
+    from kcxai.models._pipeline_scores import finite_only, score_model
+    from kcxai.space import FeatureSpace
 
-        finite_only(codings, final)
-        model = score_model(final, codings, labels, distribution, _space(codings, {}, final, distribution))
-    else:
-        raise InvalidTypeError(
-            f"The pipeline ends in {type(final).__name__}, which kcxai does not import. Supported: "
-            f"{', '.join(SUPPORTED)}.")
-    readers = [ColumnReader(c.column, c.kind, c.categories, c.edges) for c in codings]
-    return ImportedPipeline(model=model, reader=TableReader(names, readers, by_position=not named))
+    finite_only(codings, final)
+    space = FeatureSpace([c.feature() for c in codings], distribution=distribution)
+    return score_model(final, codings, labels, distribution, space)
+

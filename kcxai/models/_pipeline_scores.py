@@ -18,11 +18,20 @@ __all__ = ["score_model", "linear_terms", "finite_only"]
 
 
 def finite_only(codings: list[Any], final: Any) -> None:
-    numeric = [c.column for c in codings if c.kind == "number"]
+    numeric = [c.name for c in codings if c.kind == "number"]
     if numeric:
+        name = type(final).__name__
+        shown = repr(numeric) if len(numeric) <= 6 else f"[{', '.join(map(repr, numeric[:3]))}, ..., {numeric[-1]!r}]"
         raise InvalidInputError(
-            f"{type(final).__name__} needs finite feature domains, but the columns {numeric} reach it as "
-            "numbers; encode them (OrdinalEncoder, OneHotEncoder or KBinsDiscretizer) in the pipeline.")
+            f"{name} needs finite feature domains, but {len(numeric)} column(s) reach it as numbers: {shown}. Bin "
+            "them in the pipeline and refit, e.g. make_pipeline(ColumnTransformer([('bins', KBinsDiscretizer("
+            f"n_bins=3, encode='onehot-dense'), NUMERIC), ...]), {name}(...)) with NUMERIC those columns "
+            "(see 'Linear models on numeric columns' in docs/models.md).")
+    for c in codings:
+        if any(np.isnan(v).any() for v in c.zvals.values()):
+            raise InvalidInputError(
+                f"Column {c.name!r} may be missing, and its missing value reaches {type(final).__name__} as NaN, "
+                f"which it does not accept. Fill it in the pipeline (a SimpleImputer on {c.name!r}).")
 
 
 def linear_terms(codings: list[Any], coef_rows: list[list[Fraction]]) -> list[list[list[Fraction]]]:
@@ -31,7 +40,7 @@ def linear_terms(codings: list[Any], coef_rows: list[list[Fraction]]) -> list[li
     for c in codings:
         rows = []
         for coef in coef_rows:
-            vals = [Fraction(0)] * len(c.categories)
+            vals = [Fraction(0)] * len(c.domain)
             for z, zvals in c.outputs:
                 for k, zv in enumerate(zvals):
                     vals[k] += coef[z] * Fraction(zv)
@@ -53,7 +62,7 @@ def score_model(final: Any, codings: list[Any], labels: list[Any], distribution:
         for c in codings:
             if len(c.outputs) != 1:
                 raise InvalidInputError(
-                    f"CategoricalNB reads each column as one category code; column {c.column!r} is one-hot "
+                    f"CategoricalNB reads each column as one category code; column {c.name!r} is one-hot "
                     "encoded: use OrdinalEncoder (or KBinsDiscretizer(encode='ordinal')).")
             z, zvals = c.outputs[0]
             flp = final.feature_log_prob_[z]
@@ -70,7 +79,7 @@ def score_model(final: Any, codings: list[Any], labels: list[Any], distribution:
         for c in codings:
             rows = []
             for cl in range(k):
-                vals = [Fraction(0)] * len(c.categories)
+                vals = [Fraction(0)] * len(c.domain)
                 for z, zvals in c.outputs:
                     n_, p_ = Fraction(float(neg[cl, z])), Fraction(float(flp[cl, z]))
                     for q, zv in enumerate(zvals):

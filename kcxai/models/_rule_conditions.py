@@ -100,8 +100,9 @@ def range_mask(feature: Feature, r: ValueRange, shown: str) -> int:
     kcxai._errors.InvalidInputError: The condition 'age <= 35' cuts the interval (30, 40] of numeric feature 'age': a condition must be a union of the feature's intervals (add a threshold, or use <= / >).
     """
     mask = 0
+    values = feature.values if feature.missing_index is None else feature.values[:-1]  # a range holds no missing
     if feature.is_numeric:
-        for k, iv in enumerate(feature.values):
+        for k, iv in enumerate(values):
             where = _interval_vs_range(iv, r)
             if where == "cut":
                 raise InvalidInputError(
@@ -110,7 +111,7 @@ def range_mask(feature: Feature, r: ValueRange, shown: str) -> int:
             if where == "in":
                 mask |= 1 << k
         return mask
-    for k, v in enumerate(feature.values):
+    for k, v in enumerate(values):
         if not is_number(v):
             raise InvalidInputError(
                 f"The condition {shown!r} compares numbers, but feature {feature.name!r} has the non-numeric "

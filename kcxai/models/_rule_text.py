@@ -104,6 +104,15 @@ def format_condition(feature: Feature, mask: int) -> str:
     """The condition ``x in {values of mask}`` in its shortest readable form."""
     name = _quote(feature.name)
     ks = [k for k in range(feature.size) if mask >> k & 1]
+    miss = feature.missing_index
+    if feature.is_numeric and miss is not None and len(ks) == miss and miss not in ks:  # every interval
+        return f"{name} != missing"
+    if feature.is_numeric and miss is not None and ks and ks[-1] == miss:  # the missing value in a set
+        if len(ks) == 1:
+            return f"{name} = missing"
+        rest = format_condition(feature, mask & ~(1 << miss))
+        inner = rest[rest.index("{") + 1:-1] if rest.endswith("}") else _as_interval_text(rest, name)
+        return f"{name} in {{{inner}, missing}}"
     if feature.is_numeric:
         runs: list[tuple[int, int]] = []
         for k in ks:
@@ -130,6 +139,16 @@ def format_condition(feature: Feature, mask: int) -> str:
         (k,) = [k for k in range(feature.size) if not mask >> k & 1]
         return f"{name} != {format_value(feature.values[k])}"
     return f"{name} in {{{', '.join(format_value(feature.values[k]) for k in ks)}}}"
+
+
+def _as_interval_text(condition: str, name: str) -> str:
+    """``age <= 3`` -> ``(-inf, 3]``, ``age > 3`` -> ``(3, inf)``, ``age in (1, 3]`` -> ``(1, 3]``."""
+    body = condition[len(name) + 1:]
+    if body.startswith("<= "):
+        return f"(-inf, {body[3:]}]"
+    if body.startswith("> "):
+        return f"({body[2:]}, inf)"
+    return body[len("in "):]
 
 
 def format_conditions(space: FeatureSpace, conds: Conds) -> str:
@@ -232,6 +251,10 @@ class _Parser:
             else:
                 mask = self.range_mask(feature, start)
             return i, (full & ~mask) if negate else mask
+        if kind in ("=", "==", "!=") and self.missing_next(feature):
+            self.pos += 1
+            mask = 1 << (feature.size - 1)
+            return i, (full & ~mask) if kind == "!=" else mask
         if kind in ("=", "==", "!="):
             if feature.is_numeric:
                 x = self.number()
@@ -248,7 +271,16 @@ class _Parser:
     def shown(self, start: int) -> str:
         return " ".join(t.text for t in self.toks[start:self.pos])
 
+    def missing_next(self, feature: Feature) -> bool:
+        """Whether the next token is the word ``missing`` and the feature has the missing value."""
+        t = self.peek()
+        return (t is not None and t.kind == "word" and t.text == "missing" and feature.missing_index is not None
+                and not any(isinstance(v, str) and v == "missing" for v in feature.values))
+
     def item(self, feature: Feature, start: int) -> int:
+        if self.missing_next(feature):
+            self.pos += 1
+            return 1 << (feature.size - 1)
         t = self.peek()
         if t is not None and t.kind == "punct" and t.text in "[(":
             return self.range_mask(feature, start)

@@ -10,12 +10,13 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from kcxai._errors import InvalidInputError, InvalidTypeError
-from kcxai.models._import_trees import EnsembleParts, RawTree, mask_table, numeric_space, trees_over_space
+from kcxai.models._import_trees import EnsembleParts, RawEnsemble, RawTree, plain_parts
 from kcxai.models._numbers import exact_number
-from kcxai.models._tree_data import TreeArrays, TreeParts
+from kcxai.models._tree_data import TreeParts
 from kcxai.space import Feature, FeatureSpace
 
-__all__ = ["tree_parts", "forest_parts", "naive_bayes_parts", "linear_parts", "sklearn_feature_names",
+__all__ = ["tree_parts", "forest_parts", "raw_tree", "raw_sklearn_trees", "nan_rule", "raw_decision_tree", "raw_forest",
+           "as_tree_parts", "naive_bayes_parts", "linear_parts", "sklearn_feature_names",
            "check_domains", "NaiveBayesParts", "LinearParts"]
 
 
@@ -73,43 +74,59 @@ def _fitted_tree(clf: Any) -> Any:
     return clf.tree_
 
 
-def raw_tree(t: Any) -> RawTree:
-    """The arrays of a fitted sklearn ``tree_`` (sklearn compares ``float32(x) <= threshold``)."""
+def raw_tree(t: Any, missing: bool = False) -> RawTree:
+    """The arrays of a fitted sklearn ``tree_`` (sklearn compares ``float32(x) <= threshold``; with ``missing``,
+    NaN goes left where ``missing_go_to_left``)."""
+    ml = np.asarray(t.missing_go_to_left, dtype=bool) if missing else None
     return RawTree(np.asarray(t.children_left, dtype=np.int64), np.asarray(t.children_right, dtype=np.int64),
-                   np.asarray(t.feature, dtype=np.int64), np.asarray(t.threshold, dtype=np.float64))
+                   np.asarray(t.feature, dtype=np.int64), np.asarray(t.threshold, dtype=np.float64), ml)
 
 
-def _trees_over_space(structures: Sequence[Any], names: list[str], doms: list[list[float] | None],
-                      distribution: Any) -> tuple[FeatureSpace, list[tuple[TreeArrays, tuple[int, ...]]]]:
-    """Tree arrays (node ids = sklearn's) and reachable leaves for sklearn tree structures, over one space cut
-    by all their thresholds."""
-    raws = [raw_tree(t) for t in structures]
-    space = numeric_space(names, doms, raws, distribution, float32=True)
-    table = mask_table(space, doms, float32=True)
-    labels = [np.argmax(t.value[:, 0, :], axis=1) for t in structures]
-    return space, trees_over_space(raws, space, doms, labels, float32=True, table=table)
+def nan_rule(est: Any, how: str) -> str:
+    """``how`` when the estimator accepts NaN at predict time (its ``allow_nan`` tag), else ``""``."""
+    try:
+        allow = bool(est.__sklearn_tags__().input_tags.allow_nan)
+    except AttributeError:  # pragma: no cover - scikit-learn < 1.6 has no tags; not a supported version
+        allow = False
+    return how if allow else ""
+
+
+def raw_sklearn_trees(clf: Any, structures: Sequence[Any], *, soft: bool) -> RawEnsemble:
+    """The :class:`RawEnsemble` of fitted sklearn tree structures (one tree, or a forest's)."""
+    labels = list(clf.classes_)
+    rule = nan_rule(clf, "NaN follows each node's missing_go_to_left")
+    raws = [raw_tree(t, missing=bool(rule)) for t in structures]
+    values = None
+    if soft:
+        # DecisionTreeClassifier.predict_proba returns tree_.value[leaf, 0, :n_classes] (fractions).
+        values = [np.asarray(t.value[:, 0, :len(labels)]) for t in structures]  # rows read at the leaves only
+    return RawEnsemble(labels, raws, [np.argmax(t.value[:, 0, :], axis=1) for t in structures], values,
+                       float32=True, n_features=int(clf.n_features_in_), nan_rule=rule)
 
 
 def tree_parts(clf: Any, *, feature_names: Sequence[str] | None = None,
                domains: Sequence[Any] | None = None, distribution: Any = None) -> TreeParts:
     """The parts of :meth:`kcxai.DecisionTree.from_sklearn`."""
-    t = _fitted_tree(clf)
-    n = int(clf.n_features_in_)
-    names = sklearn_feature_names(clf, n, feature_names)
-    doms = check_domains(domains, n)
-    space, trees = _trees_over_space([t], names, doms, distribution)
-    arrays, leaves = trees[0]
-    return TreeParts(space, list(clf.classes_), arrays, leaves=leaves)
+    raw = raw_decision_tree(clf)
+    names = sklearn_feature_names(clf, raw.n_features, feature_names)
+    doms = check_domains(domains, raw.n_features)
+    return as_tree_parts(plain_parts(raw, names, doms, distribution))
+
+
+def raw_decision_tree(clf: Any) -> RawEnsemble:
+    """The :class:`RawEnsemble` (one tree) of a fitted ``DecisionTreeClassifier``."""
+    return raw_sklearn_trees(clf, [_fitted_tree(clf)], soft=False)
+
+
+def as_tree_parts(parts: EnsembleParts) -> TreeParts:
+    """The one tree of ``parts`` as :class:`TreeParts`."""
+    return TreeParts(parts.space, parts.classes, parts.trees[0], leaves=parts.leaves[0] if parts.leaves else None)
 
 
 # -- forests -------------------------------------------------------------------
 
-def forest_parts(clf: Any, *, domains: Sequence[Any] | None = None, feature_names: Sequence[str] | None = None,
-                 distribution: Any = None, soft: bool = True) -> EnsembleParts:
-    """The parts of :meth:`kcxai.models.RandomForest.from_sklearn`; with ``soft``, each node's class scores.
-
-    Call it with the garbage collector paused (:func:`~kcxai._gc.gc_paused`): it builds millions of tuples.
-    """
+def check_forest(clf: Any) -> None:
+    """A fitted single-output ``RandomForestClassifier`` / ``ExtraTreesClassifier``, or an error."""
     from sklearn.ensemble import ExtraTreesClassifier, RandomForestClassifier
 
     if not isinstance(clf, (RandomForestClassifier, ExtraTreesClassifier)):
@@ -120,17 +137,23 @@ def forest_parts(clf: Any, *, domains: Sequence[Any] | None = None, feature_name
         raise InvalidInputError("'clf' is not fitted: call fit() first.")
     if clf.n_outputs_ != 1:
         raise InvalidInputError(f"'clf' must have a single output. Got {clf.n_outputs_} outputs.")
-    n = int(clf.n_features_in_)
-    names = sklearn_feature_names(clf, n, feature_names)
-    doms = check_domains(domains, n)
-    structures = [e.tree_ for e in clf.estimators_]
-    labels = list(clf.classes_)
-    space, trees = _trees_over_space(structures, names, doms, distribution)
-    values = None
-    if soft:
-        # DecisionTreeClassifier.predict_proba returns tree_.value[leaf, 0, :n_classes] (fractions).
-        values = [np.asarray(t.value[:, 0, :len(labels)]) for t in structures]  # rows read at the leaves only
-    return EnsembleParts(space, labels, [a for a, _ in trees], values, leaves=[lv for _, lv in trees])
+
+
+def forest_parts(clf: Any, *, domains: Sequence[Any] | None = None, feature_names: Sequence[str] | None = None,
+                 distribution: Any = None, soft: bool = True) -> EnsembleParts:
+    """The parts of :meth:`kcxai.models.RandomForest.from_sklearn`; with ``soft``, each node's class scores.
+
+    Call it with the garbage collector paused (:func:`~kcxai._gc.gc_paused`): it builds millions of tuples.
+    """
+    raw = raw_forest(clf, soft=soft)
+    names = sklearn_feature_names(clf, raw.n_features, feature_names)
+    return plain_parts(raw, names, check_domains(domains, raw.n_features), distribution)
+
+
+def raw_forest(clf: Any, *, soft: bool = True) -> RawEnsemble:
+    """The :class:`RawEnsemble` of a fitted ``RandomForestClassifier`` / ``ExtraTreesClassifier``."""
+    check_forest(clf)
+    return raw_sklearn_trees(clf, [e.tree_ for e in clf.estimators_], soft=soft)
 
 
 # -- naive Bayes -----------------------------------------------------------------

@@ -68,15 +68,17 @@ def _branch_masks(feature: Feature, spec: Any, where: object) -> list[tuple[int,
                 f"Split.threshold at {where} needs a numeric feature; {feature.name!r} is categorical.")
         ts = feature.thresholds if feature.thresholds is not None else ()
         t = spec.threshold
+        # the intervals only: a missing value (the last value, if any) follows neither side of a threshold
+        intervals = _full(len(ts) + 1)
         if math.isfinite(t):  # interval k is (ts[k-1], ts[k]]: two binary searches, not a scan of them all
             n_left = bisect.bisect_right(ts, t)  # intervals whose upper end is <= t
             if n_left == bisect.bisect_left(ts, t) + 1:  # t is a cut: the other intervals start at or after it
-                return [((1 << n_left) - 1, spec.left), (_full(feature.size) ^ ((1 << n_left) - 1), spec.right)]
+                return [((1 << n_left) - 1, spec.left), (intervals ^ ((1 << n_left) - 1), spec.right)]
             raise InvalidInputError(
                 f"Split.threshold at {where}: threshold {spec.threshold} cuts the interval "
                 f"{feature.values[n_left]} of feature {feature.name!r}; add it to the feature's thresholds.")
         left = right = 0
-        for k, iv in enumerate(feature.values):
+        for k, iv in enumerate(feature.values[:len(ts) + 1]):
             if iv.high <= spec.threshold:
                 left |= 1 << k
             elif iv.low >= spec.threshold:

@@ -318,7 +318,9 @@ class RandomForest(Classifier):
             return np.zeros(len(points), dtype=np.int64)
         if batch is None:
             # each class's score minus class 0's: the same order (ties included), one column fewer to sum
-            diffs = [[tuple(r[c] - r[0] for c in range(1, k)) for r in t] for t in self._iterms]
+            memo: dict[int, tuple[int, ...]] = {}  # rows are shared objects (see _set_terms)
+            diffs = [[memo.get(id(r)) or memo.setdefault(id(r), tuple(r[c] - r[0] for c in range(1, k))) for r in t]
+                     for t in self._iterms]
             batch = self._batch = LeafScores([0] * (k - 1), [t.router for t in self.trees],
                                              [t.leaves for t in self.trees], [-1] * len(self.trees), diffs)
         s = batch.totals(np.asarray(points))
