@@ -57,9 +57,7 @@ def explain_chunk(job: Job, rows: Sequence[tuple[Any, tuple[Any, ...]]], *, pack
     if not packed:
         return out
     unpacker = Unpacker(job.compiled.model.space)
-    encode = unpacker.space.encode
-    return [pack(e, tuple(inst), encode(inst), unpacker) if isinstance(e, Explanation) else e
-            for e, (_, inst) in zip(out, rows)]
+    return [pack(e, tuple(inst), unpacker) if isinstance(e, Explanation) else e for e, (_, inst) in zip(out, rows)]
 
 
 def _explain(job: Job, rows: Sequence[tuple[Any, tuple[Any, ...]]]) -> list[Row]:
@@ -112,10 +110,11 @@ def check_n_jobs(n_jobs: Any) -> int | None:
 
 
 def run(job: Job, rows: Sequence[tuple[Any, tuple[Any, ...]]], *, n_jobs: int | None, progress: bool,
-        chunk_size: int | None = None) -> list[Any]:
+        chunk_size: int | None = None, packed: bool = True) -> list[Any]:
     """Explain every row, in order; ``n_jobs`` > 1 or -1 spreads chunks over joblib workers, which send the
     explanations back packed (:class:`~kcxai.explanation_set.PackedRow`): the result then holds them as
-    :class:`~kcxai.explanation_set.Lazy` entries, rebuilt when an :class:`~kcxai.ExplanationSet` first reads them."""
+    :class:`~kcxai.explanation_set.Lazy` entries, rebuilt when an :class:`~kcxai.ExplanationSet` first reads them
+    (``packed=False``: whole explanations, as before; kept for the benchmark)."""
     if job.on_error not in ON_ERROR:
         raise InvalidInputError(f"'on_error' must be one of {list(ON_ERROR)}. Got {job.on_error!r} instead.")
     n_jobs = check_n_jobs(n_jobs)
@@ -139,7 +138,7 @@ def run(job: Job, rows: Sequence[tuple[Any, tuple[Any, ...]]], *, n_jobs: int | 
         parallel = joblib.Parallel(n_jobs=n_jobs, return_as="generator")
         unpacker = Unpacker(job.compiled.model.space)
         out = []
-        for chunk, part in zip(chunks, parallel(joblib.delayed(explain_chunk)(job, c, packed=True) for c in chunks)):
+        for chunk, part in zip(chunks, parallel(joblib.delayed(explain_chunk)(job, c, packed=packed) for c in chunks)):
             out += [Lazy(unpacker, r, tuple(inst)) if isinstance(r, PackedRow) else r for r, (_, inst) in zip(part, chunk)]
             bar.update(len(part))
         return out

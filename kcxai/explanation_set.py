@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, NamedTuple, Union, overload
 
+from kcxai._errors import KcxaiError
 from kcxai.explain._result import Condition, Explanation
 from kcxai.space import FeatureSpace, Probability
 
@@ -91,6 +92,15 @@ class Unpacker:
         self._names = space.names
         self._literals: dict[tuple[int, int], str] = {}
         self._set_literals: dict[tuple[int, tuple[int, ...]], str] = {}
+        self._indices: dict[tuple[int, type, Any], int] = {}
+
+    def index(self, feature: int, value: Any) -> int:
+        """The value number of a domain value of ``feature`` (:meth:`kcxai.Feature.index`, cached)."""
+        key = (feature, type(value), value)
+        got = self._indices.get(key)
+        if got is None:
+            got = self._indices[key] = self.space.features[feature].index(value)
+        return got
 
     def literal(self, feature: int, k: int) -> str:
         """``x_feature = value k``, as :meth:`kcxai.FeatureSpace.literal` prints it."""
@@ -128,14 +138,14 @@ class Unpacker:
             distribution=row.distribution, confidence=row.confidence, precision_bound=bound, conditions=conds)
 
 
-def pack(e: Explanation, instance: tuple[Any, ...], point: Sequence[int], unpacker: Unpacker) -> "PackedRow | Explanation":
-    """``e`` (explaining ``instance``, at ``point`` of ``unpacker.space``) as a :class:`PackedRow`, or ``e``
-    itself when its names, values or literals are not the ones the space gives (nothing is lost either way)."""
-    ks = tuple(point[i] for i in e.features)
+def pack(e: Explanation, instance: tuple[Any, ...], unpacker: Unpacker) -> "PackedRow | Explanation":
+    """``e`` (explaining ``instance`` in ``unpacker.space``) as a :class:`PackedRow`, or ``e`` itself when its
+    names, values or literals are not the ones the space gives (nothing is lost either way)."""
     conds = None if e.conditions is None else tuple((c.feature, c.values) for c in e.conditions)
     try:
+        ks = tuple(map(unpacker.index, e.features, e.values))
         names, values, literals, rebuilt = unpacker.parts(e.features, ks, conds)
-    except (IndexError, TypeError):  # pragma: no cover - a set outside the space: sent as it is
+    except (KcxaiError, IndexError, TypeError):  # pragma: no cover - not values of the space: sent as they are
         return e
     if names != e.names or values != e.values or literals != e.literals or rebuilt != e.conditions:
         return e

@@ -58,6 +58,7 @@ class _ProductCounts:
         self._region: list[Weight] = [0] * n
         self._cover: list[dict[int, Weight]] = [{} for _ in range(n)]
         self._sub: list[int] = [0] * n
+        self._mask_weights: dict[int, Weight] = {}
         full = tuple((1 << f.size) - 1 for f in space.features)
         order = []
         stack = [(arrays.root, full, pw.total)]
@@ -176,7 +177,9 @@ class _ProductCounts:
         feat, br, wA, aA, sub = self._feat, self._br, self._wA, self._aA, self._sub
         others = self._others(label)
         n_feat = len(box)
-        memo: dict[int, Weight] = {}  # w(m) of the masks met, keyed m * n_feat + f
+        memo = self._mask_weights  # w(m) of the masks met, keyed m * n_feat + f (kept across walks, bounded)
+        if len(memo) > 1 << 16:
+            memo.clear()
 
         def weigh(f: int, m: int) -> Weight:
             key = m * n_feat + f
