@@ -124,7 +124,7 @@ def run(job: Job, rows: Sequence[tuple[Any, tuple[Any, ...]]], *, n_jobs: int | 
     try:
         if n_jobs in (None, 1):
             size = chunk_size or 256
-            out: list[Row] = []
+            out: list[Any] = []
             for k in range(0, len(rows), size):
                 part = explain_chunk(job, rows[k:k + size])
                 out += part

@@ -20,10 +20,10 @@ from hypothesis import strategies as st
 
 import kcxai
 from kcxai import DecisionTree, Feature, FeatureSpace, Leaf, Split
-from kcxai.compilers import _path_table
+from kcxai.compilers import _path_table, dt
 from kcxai.compilers._base import CompiledModel
 from kcxai.compilers.dt import TreeOracle
-from kcxai.compilers._path_table import PathSession, PathTable
+from kcxai.compilers._path_table import PathTable
 from kcxai.distribution import Mixture, Product
 from kcxai.oracle import GenericSession, per_component
 from strategies import instance_of, points, trees
@@ -46,17 +46,20 @@ def walked(tree: DecisionTree) -> CompiledModel:
                                                               "compile_seconds": 0.0})
 
 
-MODES = {  # (int64 bits of a total, leaves tracked by a session)
-    "int-all": (62, 1 << 30), "int-live": (62, 0), "float-all": (0, 1 << 30), "float-live": (0, 0)}
+MODES = {  # (int64 bits of a total, leaves tracked by a session, nodes a walk may visit before the tables)
+    "int-all": (62, 1 << 30, 0), "int-live": (62, 0, 0), "float-all": (0, 1 << 30, 0), "float-live": (0, 0, 0),
+    "float-switch": (0, 0, 4)}
 
 
 @pytest.fixture(params=sorted(MODES))
 def tables(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Path tables on every tree (even tiny ones), counting in int64 or floats, tracking all or live leaves."""
-    bits, track = MODES[request.param]
+    """Path tables on every tree (even tiny ones), counting in int64 or floats, tracking all or live leaves,
+    used from the first query, or after the walks grow past a few nodes (mid-session)."""
+    bits, track, budget = MODES[request.param]
     monkeypatch.setattr(_path_table, "MIN_TABLE_LEAVES", 0)
     monkeypatch.setattr(_path_table, "INT_TOTAL_BITS", bits)
     monkeypatch.setattr(_path_table, "TRACK_ALL", track)
+    monkeypatch.setattr(dt, "WALK_BUDGET", budget)
     return str(request.param)
 
 
@@ -100,7 +103,7 @@ def test_session_decisions_equal_the_walk_at_ties(tables: str, data: Any) -> Non
     label = tree.predict_point(point)
     fixed = set(_subsets(data.draw, space.n_features)) | set(tree.path_of(point).features())
     session = oracle.session(point, label, frozenset(fixed))
-    assert isinstance(session, PathSession)
+    assert isinstance(session, dt.TreeSession)
     total = space.total_weight
     for f in data.draw(st.permutations(sorted(fixed))):
         rest = frozenset(fixed - {f})

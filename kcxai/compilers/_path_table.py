@@ -132,7 +132,7 @@ class PathTable:
         dtype = np.int64 if exact else np.float64
         #: w[f, k, L]: component k's weight of the values leaf L's path allows for f (normalised if floats)
         self.w = np.empty((n, k_n, n_leaves), dtype=dtype)
-        pv = []
+        pv: list[Any] = []
         for f in range(n):
             if exact:
                 ws = np.array([[int(x) for x in pw.weights[f]] for _, pw in parts], dtype=np.int64)  # (K, size)
@@ -249,14 +249,15 @@ class PathTable:
         limbs = np.frombuffer(raw, dtype=np.uint32).reshape(len(parts), len(order), n_limbs)
         #: limbs[k, j, L]: 32-bit limb j of leaf L's region weight under component k
         self.limbs = np.ascontiguousarray(limbs.transpose(0, 2, 1)).astype(np.int64)
-        self.mask_id = np.empty((self.n_features, len(order)), dtype=np.int64)
+        #: mask_id[f, L]: an id of the values leaf L's path allows for f (0: all of them)
+        self.mask_id = np.zeros((self.n_features, len(order)), dtype=np.int64)
+        ids: list[dict[int, int]] = [{(1 << f.size) - 1: 0} for f in tree.space.features]
+        for col, li in enumerate(order):
+            for f, m in paths[li].masks:
+                self.mask_id[f, col] = ids[f].setdefault(m, len(ids[f]))
         #: per feature, per id: the exact weight of its values under each component
-        self.id_weights: list[list[tuple[int, ...]]] = []
-        for f, a in enumerate(allowed):
-            uniq, inv = np.unique(a, axis=1, return_inverse=True)
-            self.mask_id[f] = inv.reshape(-1)
-            self.id_weights.append([tuple(int(sum(int(w) for w, on in zip(pw.weights[f], col) if on))
-                                          for _, pw in parts) for col in uniq.T.tolist()])
+        self.id_weights: list[list[tuple[int, ...]]] = [
+            [tuple(int(pw.mask_weight(f, m)) for _, pw in parts) for m in ids[f]] for f in range(self.n_features)]
         self.n_ids = np.array([len(x) for x in self.id_weights], dtype=np.int64)
 
     def count(self, point: Sequence[int], label: int, fixed: frozenset[int]) -> int:
@@ -374,8 +375,8 @@ class PathSession(SessionBase):
             return np.ones((t.n_components, cols.size), dtype=t.w.dtype)
         fixed = [f for f in range(t.n_features) if self._smask >> f & 1]
         if len(free) <= len(fixed) + 1:
-            return t.w[np.ix_(free, t.krange, cols)].prod(axis=0)  # type: ignore[no-any-return]
-        part = t.w[np.ix_(fixed, t.krange, cols)].prod(axis=0) if fixed else 1
+            return t.w[np.ix_(np.array(free), t.krange, cols)].prod(axis=0)  # type: ignore[no-any-return]
+        part = t.w[np.ix_(np.array(fixed), t.krange, cols)].prod(axis=0) if fixed else 1
         return t.wall[:, cols] // part if t.exact else t.wall[:, cols] / part  # type: ignore[no-any-return]
 
     @property

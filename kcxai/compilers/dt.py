@@ -22,10 +22,10 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from kcxai.arithmetic import Weight
+from kcxai.arithmetic import Bound, Probability, Weight
 from kcxai.compilers._path_table import PathSession, PathTable
 from kcxai.distribution import ProductWeights
-from kcxai.oracle import Box, GenericSession, OracleSession, box_weight
+from kcxai.oracle import Box, OracleSession, SessionBase, box_weight
 
 if TYPE_CHECKING:  # pragma: no cover
     from kcxai.compilers._base import CompiledModel
@@ -101,10 +101,12 @@ class _ProductCounts:
             got = self._other_of[label] = [r - c.get(label, 0) for r, c in zip(self._region, self._cover)]
         return got
 
-    def disagree_weight(self, point: tuple[int, ...], label: int, fixed: frozenset[int]) -> Weight:
+    def disagree_weight(self, point: tuple[int, ...], label: int, fixed: frozenset[int],
+                        budget: int = -1) -> Weight | None:
         # Descend only where the subtree tests a fixed feature; elsewhere the class does not depend
         # on the fixed values, so the node contributes its region's weight of other classes, times
-        # prod_{f in S} w(v_f) / w(A_f) (the fixed features' allowed sets at the node).
+        # prod_{f in S} w(v_f) / w(A_f) (the fixed features' allowed sets at the node). With a budget
+        # (>= 0): None as soon as more nodes than that would be visited.
         pw = self._pw
         div = pw.arith.div
         ws, totals = pw.weights, pw.totals
@@ -121,6 +123,9 @@ class _ProductCounts:
         stack = [(self._root, pf)]
         while stack:
             nid, pf = stack.pop()
+            budget -= 1
+            if budget == -1:
+                return None
             other = others[nid]
             if not other:  # every point below has class `label`
                 continue
@@ -236,6 +241,7 @@ class _MixtureCounts:
         self._br = [tuple((child, m, tuple(p._br[nid][j][2] for p in self._parts))
                           for j, (child, m, _) in enumerate(b)) for nid, b in enumerate(first._br)]
         self._other_of: dict[int, list[tuple[Weight, ...]]] = {}
+        self._mask_weights: dict[int, tuple[Weight, ...]] = {}
 
     def _others(self, label: int) -> list[tuple[Weight, ...]]:
         got = self._other_of.get(label)
@@ -243,7 +249,8 @@ class _MixtureCounts:
             got = self._other_of[label] = list(zip(*(p._others(label) for p in self._parts)))
         return got
 
-    def disagree_weight(self, point: tuple[int, ...], label: int, fixed: frozenset[int]) -> Weight:
+    def disagree_weight(self, point: tuple[int, ...], label: int, fixed: frozenset[int],
+                        budget: int = -1) -> Weight | None:
         div = self._pws[0].arith.div
         smask = 0
         for f in fixed:
@@ -264,6 +271,9 @@ class _MixtureCounts:
         stack = [(self._root, tuple(pf0))]
         while stack:
             nid, pf = stack.pop()
+            budget -= 1
+            if budget == -1:
+                return None
             other = others[nid]
             if not other[0]:  # every point below has class `label` (in every component alike)
                 continue
@@ -284,7 +294,7 @@ class _MixtureCounts:
             else:
                 for child, _, _ in br[nid]:
                     stack.append((child, pf))
-        per = [0] * len(kv)
+        per: list[Weight] = [0] * len(kv)
         for pf, members in groups.values():
             for k, col in enumerate(zip(*members)):
                 per[k] += div(sum(col), pf[k])
@@ -292,6 +302,75 @@ class _MixtureCounts:
         for c, w, x in zip(self._coef, per, kv):
             total += c * w * x
         return total
+
+
+    def box_walk(self, box: Box, label: int, split: int) -> dict[int, list[Weight]]:
+        """:meth:`_ProductCounts._box_walk` for every component in one walk: per mask of ``split``'s values
+        (``0`` when ``split < 0``), the weight of each component (nodes reached with the same factors are
+        summed before the one exact division of their group)."""
+        pws, parts = self._pws, self._parts
+        div = pws[0].arith.div
+        n_feat = len(box)
+        cmask = 0 if split < 0 else 1 << split
+        num: list[Weight] = [1] * len(pws)
+        den: list[Weight] = [1] * len(pws)
+        for g, b in enumerate(box):
+            if g != split and b != (1 << len(pws[0].weights[g])) - 1:
+                cmask |= 1 << g
+                for k, pw in enumerate(pws):
+                    num[k] *= pw.mask_weight(g, b)
+                    den[k] *= pw.totals[g]
+        memo = self._mask_weights
+        if len(memo) > 1 << 16:
+            memo.clear()
+
+        def weigh(f: int, m: int) -> tuple[Weight, ...]:
+            key = m * n_feat + f
+            got = memo.get(key)
+            if got is None:
+                got = memo[key] = tuple(pw.mask_weight(f, m) for pw in pws)
+            return got
+
+        feat, br, wA, sub, aA = self._feat, self._br, self._wA, self._sub, parts[0]._aA
+        others = self._others(label)
+        groups: dict[tuple[int, int], tuple[int, tuple[tuple[Weight, ...], tuple[Weight, ...]], list[Any]]] = {}
+        root_split = (1 << len(pws[0].weights[split])) - 1 if split >= 0 else 0
+        stack = [(self._root, (tuple(num), tuple(den)), root_split)]
+        while stack:
+            nid, nd, am = stack.pop()
+            other = others[nid]
+            if not other[0]:
+                continue
+            if not sub[nid] & cmask:
+                grp = groups.get((am, id(nd)))
+                if grp is None:
+                    groups[(am, id(nd))] = (am, nd, [other])
+                else:
+                    grp[2].append(other)
+                continue
+            f = feat[nid]
+            if f == split:
+                for child, m, _ in br[nid]:
+                    stack.append((child, nd, m))
+            elif cmask >> f & 1:
+                b = box[f]
+                wab = weigh(f, aA[nid] & b)
+                nu, de = nd
+                for child, m, wm in br[nid]:
+                    mb = m & b
+                    if mb:
+                        wmb = weigh(f, mb)
+                        stack.append((child, (tuple(div(x, a) * y for x, a, y in zip(nu, wab, wmb)),
+                                              tuple(div(x, a) * y for x, a, y in zip(de, wA[nid], wm))), am))
+            else:
+                for child, _, _ in br[nid]:
+                    stack.append((child, nd, am))
+        acc: dict[int, list[Weight]] = {}
+        for am, (nu, de), members in groups.values():
+            per = acc.setdefault(am, [pws[0].arith.zero] * len(pws))
+            for k, col in enumerate(zip(*members)):
+                per[k] += div(sum(col), de[k]) * nu[k]
+        return acc
 
 
 class TreeOracle:
@@ -330,7 +409,7 @@ class TreeOracle:
         self._vector = _MixtureCounts(self._parts) if self._single is None and space.is_exact else None
         self._lock = threading.Lock()
         self._min_depth = _fewest_tested(tree)
-        self._table: PathTable | None | bool = False  # False: not built yet
+        self._table: PathTable | None | bool = False  # False: not built yet (None: none applies)
 
     @property
     def paths(self) -> "tuple[TreePath, ...]":
@@ -349,17 +428,23 @@ class TreeOracle:
             path = self.tree.path_of(point)
             if path.label == label and fixed.issuperset(path.features()):
                 return self.space.arith.zero  # the points agreeing with it on its path's features follow the path
+        w = self.traversed_weight(point, label, fixed, WALK_BUDGET if self._table is not None else -1)
+        if w is not None:
+            return w
         table = self.path_table()
-        if table is not None:
-            return table.count(point, label, fixed)
-        return self.traversed_weight(point, label, fixed)
+        if table is None:
+            return self.traversed_weight(point, label, fixed)  # type: ignore[return-value]
+        return table.count(point, label, fixed)
 
-    def traversed_weight(self, point: tuple[int, ...], label: int, fixed: frozenset[int]) -> Weight:
-        """``disagree_weight`` by the exact walk of the tree (see the module), whatever the path table."""
+    def traversed_weight(self, point: tuple[int, ...], label: int, fixed: frozenset[int],
+                         budget: int = -1) -> Weight | None:
+        """``disagree_weight`` by the exact walk of the tree (see the module); with a ``budget`` >= 0, ``None``
+        when the walk would visit more nodes than that (a mixture without one walk for all components, in
+        float weights, is walked whole)."""
         if self._single is not None:
-            return self._single.disagree_weight(point, label, fixed)
+            return self._single.disagree_weight(point, label, fixed, budget)
         if self._vector is not None:
-            return self._vector.disagree_weight(point, label, fixed)
+            return self._vector.disagree_weight(point, label, fixed, budget)
         total = self.space.arith.zero
         for c, part in self._parts:
             w = part.disagree_weight(point, label, fixed)
@@ -380,10 +465,7 @@ class TreeOracle:
         return got  # type: ignore[return-value]
 
     def session(self, point: tuple[int, ...], label: int, fixed: frozenset[int]) -> OracleSession:
-        table = self.path_table()
-        if table is None:
-            return GenericSession(self, point, label, fixed)
-        return PathSession(self, table, point, label, fixed)
+        return TreeSession(self, point, label, fixed)
 
     # -- boxes (the BoxOracle capability) ------------------------------------------
 
@@ -391,6 +473,10 @@ class TreeOracle:
         """``(disagree, consistent)`` weights of a box (:class:`~kcxai.oracle.BoxOracle`)."""
         if self._single is not None:
             return self._single.box_weights(box, label)
+        if self._vector is not None:
+            walked = self._vector.box_walk(box, label, -1).get(0, [0] * len(self._parts))
+            d = sum(c * x for (c, _), x in zip(self._parts, walked))
+            return d, sum(c * box_weight(pw, box) for c, pw in self._components)
         d = w = self.space.arith.zero
         for c, part in self._parts:
             a, b = part.box_weights(box, label)
@@ -403,12 +489,126 @@ class TreeOracle:
         that does not test ``feature`` spreads its weight over the values it allows, pro rata."""
         if self._single is not None:
             return self._single.box_weights_by_value(box, label, feature)
+        if self._vector is not None:
+            return self._by_value(self._vector.box_walk(box, label, feature), box, feature)
         zero = self.space.arith.zero
         out = [(zero, zero)] * self.space.features[feature].size
         for c, part in self._parts:
             for k, (a, b) in enumerate(part.box_weights_by_value(box, label, feature)):
                 out[k] = (out[k][0] + c * a, out[k][1] + c * b)
         return tuple(out)
+
+    def _by_value(self, acc: dict[int, list[Weight]], box: Box, feature: int) -> tuple[tuple[Weight, Weight], ...]:
+        """:meth:`box_weights_by_value` from one walk's weights per mask of ``feature`` and component: each mask's
+        weight spread over its values pro rata, per component, then the components summed."""
+        size = self.space.features[feature].size
+        full = box[:feature] + ((1 << size) - 1,) + box[feature + 1:]
+        disagree: list[Weight] = [0] * size
+        consistent: list[Weight] = [0] * size
+        for k, (c, pw) in enumerate(self._components):
+            ws = pw.weights[feature]
+            for mask, per in acc.items():
+                share = per[k] // pw.mask_weight(feature, mask)
+                for v in range(size):
+                    if mask >> v & 1:
+                        disagree[v] += c * share * ws[v]
+            base = box_weight(pw, full) // pw.totals[feature]
+            for v in range(size):
+                consistent[v] += c * base * ws[v]
+        return tuple(zip(disagree, consistent))
+
+
+#: The most nodes a session's (or a count's) walk of the tree visits before the deletion loop moves to the
+#: path tables (:class:`~kcxai.compilers._path_table.PathSession`): on a cheap query the walk costs less than
+#: a session's numpy calls, on a long one far more (measured: about 0.4 us a node and component, 10-25 us
+#: a numpy query).
+WALK_BUDGET = 48
+
+
+class TreeSession(SessionBase):
+    """The deletion-loop session of :class:`TreeOracle`: each query walks the tree while the walks stay within
+    :data:`WALK_BUDGET` nodes, and moves for good to a :class:`~kcxai.compilers._path_table.PathSession`
+    (which keeps what the previous query computed) at the first walk that would be longer. Every weight and
+    decision is exact either way; only the cost differs."""
+
+    __slots__ = ("_o", "_point", "_label", "_fixed", "_path", "_budget", "_kv", "_memo")
+
+    def __init__(self, oracle: TreeOracle, point: tuple[int, ...], label: int, fixed: frozenset[int]) -> None:
+        self._o = oracle
+        self._point = tuple(point)
+        self._label = label
+        self._fixed = frozenset(fixed)
+        self._path: PathSession | None = None
+        self._budget = WALK_BUDGET if oracle._table is not None else -1
+        # per component: its coefficient times prod over the fixed features of w_k(v_f) and over the free ones
+        # of the feature's total (the consistent weight, kept as features are freed)
+        self._kv = [c * pw.consistent_weight(point, self._fixed) for c, pw in oracle._components] \
+            if oracle.space.is_exact else []
+        self._memo: dict[int, Weight] = {}  # feature (-1: none) -> the weight with it freed, for this S
+
+    @property
+    def fixed(self) -> frozenset[int]:
+        return self._fixed
+
+    def _walk(self, feature: int) -> Weight | None:
+        """The weight with ``feature`` freed (-1: none), walked within the budget; ``None`` once on the tables."""
+        got = self._memo.get(feature)
+        if got is not None or self._path is not None:
+            return got
+        o = self._o
+        fixed = self._fixed - {feature}
+        w = o.traversed_weight(self._point, self._label, fixed, self._budget)
+        if w is None:
+            table = o.path_table()
+            if table is not None:
+                self._path = PathSession(o, table, self._point, self._label, self._fixed)
+                return None
+            self._budget = -1
+            w = o.traversed_weight(self._point, self._label, fixed)
+        self._memo[feature] = w  # type: ignore[assignment]
+        return w
+
+    def weight(self) -> Weight:
+        w = self._walk(-1)
+        return w if w is not None else self._path.weight()  # type: ignore[union-attr]
+
+    def weight_if_freed(self, feature: int) -> Weight:
+        if feature not in self._fixed:
+            return self.weight()
+        w = self._walk(feature)
+        return w if w is not None else self._path.weight_if_freed(feature)  # type: ignore[union-attr]
+
+    def holds_if_freed(self, feature: int, bound: Bound) -> bool:
+        w = self._walk(feature) if feature in self._fixed else self._walk(-1)
+        if w is not None:
+            return bound.holds(w)
+        return self._path.holds_if_freed(feature, bound)  # type: ignore[union-attr]
+
+    def holds_precision_if_freed(self, feature: int, precision: Probability) -> bool:
+        """Whether freeing ``feature`` keeps ``Pr(kappa(x) = c | x_S = v_S) >= precision``, decided exactly."""
+        w = self._walk(feature) if feature in self._fixed else self._walk(-1)
+        if w is None:
+            return self._path.holds_precision_if_freed(feature, precision)  # type: ignore[union-attr]
+        space = self._o.space
+        if not self._kv or feature not in self._fixed:
+            cons = space.consistent_weight(self._point, self._fixed - {feature})
+        else:
+            cons = 0
+            for x, (_, pw) in zip(self._kv, self._o._components):
+                cons += x // pw.weights[feature][self._point[feature]] * pw.totals[feature]
+        return space.arith.bound(precision).holds_from_below(cons - w, cons)
+
+    def free(self, feature: int) -> None:
+        if feature not in self._fixed:
+            return
+        w = self._memo.get(feature)
+        if self._kv:
+            self._kv = [x // pw.weights[feature][self._point[feature]] * pw.totals[feature]
+                        for x, (_, pw) in zip(self._kv, self._o._components)]
+        self._fixed = self._fixed - {feature}
+        self._memo = {} if w is None else {-1: w}
+        if self._path is not None:
+            self._path.free(feature)
 
 
 def compile(model: Any) -> "CompiledModel":
