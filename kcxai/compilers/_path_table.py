@@ -60,7 +60,7 @@ MAX_TABLE_ENTRIES = 1 << 23
 MIN_TABLE_LEAVES = 256
 #: A session tracks every leaf of another class when there are at most this many (times the components),
 #: else only the leaves a query can reach (more bookkeeping per feature freed, smaller arrays).
-TRACK_ALL = 1 << 13
+TRACK_ALL = 1 << 16
 #: Components whose total weight has at most this many bits are counted in int64, exactly.
 INT_TOTAL_BITS = 62
 
@@ -329,11 +329,11 @@ class PathSession(SessionBase):
     Queries are exact int64 sums, or float estimates that decide where they are clear of the bound and
     are decided exactly otherwise (see the module); weights are always exact. Only *live* leaves (at
     most one bit of ``D_L`` still fixed: those a query can reach) carry their products; a leaf becomes
-    live when a feature is freed. The last query's factors are kept for :meth:`free`, which commits it.
+    live when a feature is freed.
     """
 
     __slots__ = ("_o", "_t", "_point", "_label", "_fixed", "_smask", "_rest", "_cols", "_all", "_lrest", "_lcols",
-                 "_lprod", "_pvp", "_scale", "_kv", "_memo", "_last")
+                 "_lprod", "_pvp", "_scale", "_kv", "_memo")
 
     def __init__(self, oracle: "TreeOracle", table: PathTable, point: tuple[int, ...], label: int,
                  fixed: frozenset[int]) -> None:
@@ -364,7 +364,6 @@ class PathSession(SessionBase):
             self._pvp = table.pv[:, rows]  # (K, n): P_k(v_f)
             self._scale = table.fcoef * self._pvp[:, fixed_list].prod(axis=1)
         self._memo: dict[int, tuple[Any, Any, bool]] = {}  # feature -> (error, consistent, empty) for this S
-        self._last: tuple[int, Any] = (-1, None)  # (feature, its factors on the live leaves) of the last query
 
     def _products(self, cols: "np.ndarray[Any, Any]") -> "np.ndarray[Any, Any]":
         """Per component, for the leaves ``cols``: the product over the free features of ``w_k(A_f(L))`` (or the
@@ -395,18 +394,16 @@ class PathSession(SessionBase):
         t = self._t
         freed = feature >= 0 and self._smask >> feature & 1
         if freed:
-            sel = (self._lrest & _NOT_BIT[feature]) == 0
+            cand = np.flatnonzero((self._lrest & _NOT_BIT[feature]) == 0)
         else:
-            sel = self._lrest == 0
-        if not sel.any():
+            cand = np.flatnonzero(self._lrest == 0)
+        if not cand.size:
             got = (0, 0.0, True)
         else:
+            prod = self._lprod[:, cand]
             if freed:
-                prod = self._lprod * self._t.w[feature][:, self._lcols]
-                self._last = (feature, prod)
-            else:
-                prod = self._lprod
-            per = prod @ sel
+                prod *= self._t.w[feature][:, self._lcols[cand]]
+            per = prod.sum(axis=1)
             if t.exact:
                 kv = self._kv
                 if freed:
@@ -482,8 +479,7 @@ class PathSession(SessionBase):
             return
         t = self._t
         had = None if self._all else np.flatnonzero(self._rest & _BIT[feature])
-        last = self._last
-        self._lprod = last[1] if last[0] == feature else self._lprod * t.w[feature][:, self._lcols]
+        self._lprod = self._lprod * t.w[feature][:, self._lcols]
         self._lrest = self._lrest & _NOT_BIT[feature]
         self._rest = self._lrest if self._all else self._rest & _NOT_BIT[feature]
         if t.exact:
@@ -494,7 +490,6 @@ class PathSession(SessionBase):
         self._smask &= ~(1 << feature)
         self._fixed = self._fixed - {feature}
         self._memo = {}
-        self._last = (-1, None)
         if had is not None and had.size:  # leaves that had this bit and one other become live
             new = had[np.bitwise_count(self._rest[had]) == 1]
             if new.size:

@@ -428,7 +428,7 @@ class TreeOracle:
             path = self.tree.path_of(point)
             if path.label == label and fixed.issuperset(path.features()):
                 return self.space.arith.zero  # the points agreeing with it on its path's features follow the path
-        w = self.traversed_weight(point, label, fixed, WALK_BUDGET if self._table is not None else -1)
+        w = self.traversed_weight(point, label, fixed, self.walk_budget())
         if w is not None:
             return w
         table = self.path_table()
@@ -451,6 +451,13 @@ class TreeOracle:
             if w:
                 total += c * w
         return total
+
+    def walk_budget(self) -> int:
+        """The most nodes a walk visits before the path tables answer instead (see :data:`WALK_BUDGET`); ``-1``:
+        no limit (no table applies)."""
+        if self._table is None:
+            return -1
+        return 4 * WALK_BUDGET // (len(self._parts) + 3)
 
     def path_table(self) -> PathTable | None:
         """The numpy tables of the tree's paths under this oracle's distribution (built on first use and kept;
@@ -518,11 +525,12 @@ class TreeOracle:
         return tuple(zip(disagree, consistent))
 
 
-#: The most nodes a session's (or a count's) walk of the tree visits before the deletion loop moves to the
-#: path tables (:class:`~kcxai.compilers._path_table.PathSession`): on a cheap query the walk costs less than
-#: a session's numpy calls, on a long one far more (measured: about 0.4 us a node and component, 10-25 us
-#: a numpy query).
-WALK_BUDGET = 48
+#: The most nodes a session's (or a count's) walk of the tree visits, for a product distribution, before
+#: the deletion loop moves to the path tables (:class:`~kcxai.compilers._path_table.PathSession`): on a cheap
+#: query the walk costs less than a session's numpy calls, on a long one far more (measured on the
+#: experiment's trees: about 0.4 us a node, 10-25 us a numpy query). A mixture of ``K`` walks
+#: ``4 * WALK_BUDGET // (K + 3)`` nodes (a node costs more, a numpy query about the same).
+WALK_BUDGET = 32
 
 
 class TreeSession(SessionBase):
@@ -539,7 +547,7 @@ class TreeSession(SessionBase):
         self._label = label
         self._fixed = frozenset(fixed)
         self._path: PathSession | None = None
-        self._budget = WALK_BUDGET if oracle._table is not None else -1
+        self._budget = oracle.walk_budget()
         # per component: its coefficient times prod over the fixed features of w_k(v_f) and over the free ones
         # of the feature's total (the consistent weight, kept as features are freed)
         self._kv = [c * pw.consistent_weight(point, self._fixed) for c, pw in oracle._components] \
