@@ -41,7 +41,6 @@ import json
 import os
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 import warnings

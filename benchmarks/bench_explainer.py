@@ -5,7 +5,10 @@ rows (today's way), of ``Explainer.explain(frame, delta=...)`` on one core (read
 grouped tree path, building the ExplanationSet), of ``.to_frame()``, and of ``n_jobs=2`` (joblib loky
 workers, cold and warm pool), with the ratios. Checks that the batch gives the loop's explanations.
 
-    python benchmarks/bench_explainer.py [--rows 10000] [--loop-rows 10000] [--delta 0 0.01 0.05]
+    python benchmarks/bench_explainer.py [--rows 10000] [--loop-rows 10000] [--delta 0 0.01 0.05] [--smoke]
+
+``--smoke``: a ~100-node tree, 200 rows, one delta, distributions fitted on 2,000 rows (seconds; a test
+runs it, n_jobs=2 included).
 """
 
 from __future__ import annotations
@@ -23,14 +26,19 @@ import kcxai
 from kcxai.datasets import load_dataset
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--rows", type=int, default=10_000)
     p.add_argument("--loop-rows", type=int, default=10_000, help="rows explained by the per-row loop")
     p.add_argument("--delta", type=float, nargs="+", default=[0.0, 0.01, 0.05])
     p.add_argument("--cdrs-rows", type=int, default=1000, help="rows explained with local_cdrs")
     p.add_argument("--leaves", type=int, default=500, help="max_leaf_nodes of the tree (500 -> 999 nodes)")
-    args = p.parse_args()
+    p.add_argument("--fit-rows", type=int, default=None, help="rows the distributions are fitted on (default all)")
+    p.add_argument("--smoke", action="store_true", help="tiny sizes, seconds")
+    args = p.parse_args(argv)
+    if args.smoke:
+        args.rows, args.loop_rows, args.delta, args.cdrs_rows, args.leaves = 200, 200, [0.01], 10, 50
+        args.fit_rows = 2000
 
     ds = load_dataset("adult")
     clf = DecisionTreeClassifier(max_leaf_nodes=args.leaves, random_state=0).fit(ds.X, ds.y)
@@ -75,7 +83,7 @@ def main() -> None:
     print("CPU seconds (this process; robust to other load): " + "; ".join(
         f"delta {d}: loop {a:.2f} s, batch {b:.2f} s (x{a / len(loop_rows) / (b / len(frame)):.1f} per row)"
         for d, a, b in cpu))
-    train = pd.DataFrame(ds.X, columns=list(ds.feature_names))
+    train = pd.DataFrame(ds.X[:args.fit_rows], columns=list(ds.feature_names))
     for kind, options in (("product", {}), ("mixture", {"n_components": 8})):
         fitted = kcxai.Explainer(tree, train, distribution=kind, distribution_options=options)
         sub = frame.to_numpy()[:1000]

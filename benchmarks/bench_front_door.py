@@ -81,7 +81,8 @@ def _run(name: str, est: Any, X_train: Any, y_train: Any, X_test: Any, rows: int
     from sklearn.preprocessing import OneHotEncoder
 
     coded = [c for c in X_train.columns if X_train[c].dtype.kind not in "fiu"]
-    encode = ColumnTransformer([("coded", OneHotEncoder(handle_unknown="ignore"), coded)], remainder="passthrough")
+    encode = ColumnTransformer([("coded", OneHotEncoder(handle_unknown="ignore", sparse_output=False), coded)],
+                               remainder="passthrough")
     pipe = make_pipeline(encode, est).fit(X_train, y_train)
     t = time.perf_counter()
     try:

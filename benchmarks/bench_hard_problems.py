@@ -12,7 +12,10 @@ tree oracle wrapped so that the SAT search is not used. It is skipped where it w
 than ``--baseline-max-subsets`` sets. For scale, the issue quotes 0.9-72 s per instance for a tool
 that solves smallest_drs with z3 MaxSMT on 1,200-node adult trees (not measured here).
 
-    python benchmarks/bench_hard_problems.py [--instances 100] [--deltas 0.9 0.95] [--baseline 10]
+    python benchmarks/bench_hard_problems.py [--instances 100] [--deltas 0.9 0.95] [--baseline 10] [--smoke]
+
+``--smoke``: one reference tree and a ~100-node adult tree, 2 instances, delta 0.95, a baseline of one
+instance (seconds; a test runs it).
 """
 
 from __future__ import annotations
@@ -48,14 +51,14 @@ class _Generic:
         return self._o.session(point, label, fixed)
 
 
-def _trees(n_instances, seed):
-    for name in kcxai.datasets.REFERENCE_TREES:
+def _trees(n_instances, seed, smoke=False):
+    for name in kcxai.datasets.REFERENCE_TREES[:1] if smoke else kcxai.datasets.REFERENCE_TREES:
         tree = reference_tree(name)
         yield f"adult {name} (reference)", tree, list(reference_instances(name)[:n_instances])
     rng = np.random.default_rng(seed)
-    for name in ("adult", "fars", "kddcup"):
+    for name in ("adult",) if smoke else ("adult", "fars", "kddcup"):
         ds = load_dataset(name)
-        clf = DecisionTreeClassifier(max_leaf_nodes=500, random_state=seed).fit(ds.X, ds.y)
+        clf = DecisionTreeClassifier(max_leaf_nodes=50 if smoke else 500, random_state=seed).fit(ds.X, ds.y)
         tree = kcxai.DecisionTree.from_sklearn(clf, feature_names=list(ds.feature_names))
         rows = rng.choice(len(ds.X), size=min(n_instances, len(ds.X)), replace=False)
         yield f"{name} sklearn", tree, list(ds.X[rows])
@@ -71,19 +74,22 @@ def _run(fn, obj, xs, delta):
     return secs, sizes
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--instances", type=int, default=100)
     ap.add_argument("--deltas", type=float, nargs="+", default=[0.9, 0.95])
     ap.add_argument("--baseline", type=int, default=10, help="instances for the generic-search baseline (0: none)")
     ap.add_argument("--baseline-max-subsets", type=int, default=1 << 14)
     ap.add_argument("--seed", type=int, default=0)
-    args = ap.parse_args()
+    ap.add_argument("--smoke", action="store_true", help="two small trees, 2 instances, one delta (seconds)")
+    args = ap.parse_args(argv)
+    if args.smoke:
+        args.instances, args.deltas, args.baseline = 2, [0.95], 1
 
     print(f"{'tree':26} {'nodes':>5} {'feat':>4} {'delta':>5} {'problem':13} {'median s':>9} {'max s':>8} "
           f"{'size':>4}   {'baseline median s':>17} {'ratio':>6}")
-    for label, tree, xs in _trees(args.instances, args.seed):
-        generic = _Generic(tree.native_oracle())
+    for label, tree, xs in _trees(args.instances, args.seed, args.smoke):
+        generic = _Generic(kcxai.compile_model(tree, "dt").oracle)
         for delta in args.deltas:
             for fn in (kcxai.smallest_drs, kcxai.min_cdrs):
                 secs, sizes = _run(fn, tree, xs, delta)

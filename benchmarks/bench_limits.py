@@ -1,6 +1,8 @@
 """Do the compile limits hold? Overshoot of ``max_seconds``, ``max_nodes`` and ``max_memory``.
 
 Run: ``.venv/bin/python benchmarks/bench_limits.py [--quick] [--seconds 10] [--languages sdd obdd]``
+(``--smoke``: one case of each kind on small models with small limits, and small tables: seconds; a test
+runs it).
 
 Each case compiles one model in a child process (forked, so every case starts from the same
 memory) with one limit set low enough to be hit, and prints:
@@ -113,13 +115,13 @@ def _linear(n_features: int, seed: int = 5) -> Any:
     return from_sklearn(LogisticRegression().fit(X, y), domains=[[0, 1, 2]] * n_features)
 
 
-def _small_tree() -> Any:
+def _small_tree(leaves: int = 300) -> Any:
     from sklearn.tree import DecisionTreeClassifier
 
     rng = np.random.default_rng(8)
     X = rng.integers(0, 8, size=(3000, 12))
     y = (X[:, 0] + X[:, 1] > 7).astype(int) ^ (rng.random(3000) < 0.1)
-    return from_sklearn(DecisionTreeClassifier(max_leaf_nodes=300, random_state=0).fit(X, y))
+    return from_sklearn(DecisionTreeClassifier(max_leaf_nodes=leaves, random_state=0).fit(X, y))
 
 
 def _child(conn: Any, model: Any, language: str, options: dict[str, Any]) -> None:
@@ -171,37 +173,17 @@ def _nodes(message: str) -> int | None:
     return int(m.group(1).replace(",", "")) if m else None
 
 
-def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="smaller big tree, fewer cases")
-    ap.add_argument("--seconds", type=float, default=10.0, help="max_seconds of the time cases")
-    ap.add_argument("--nodes", type=int, default=50_000, help="max_nodes of the node cases")
-    ap.add_argument("--memory-mb", type=int, default=200, help="max_memory (MiB) of the memory cases")
-    ap.add_argument("--cap", type=float, default=6.0, help="kill a case at this many times its time limit")
-    ap.add_argument("--languages", nargs="+", default=["obdd", "sdd"])
-    ap.add_argument("--node-limits", default="10000,50000,200000",
-                    help="max_nodes values of the SDD node table (before vs after stepped applies)")
-    ap.add_argument("--only-nodes", action="store_true", help="only the SDD node table")
-    ap.add_argument("--only-overhead", action="store_true", help="only the cost of the checks")
-    args = ap.parse_args(argv)
-    if args.only_nodes:
-        node_table([int(x) for x in args.node_limits.split(",")], args.quick)
-        return
-    if args.only_overhead:
-        overhead({"nb16 exact": _nb(16), "tree (3,000 samples)": _small_tree()}, args.languages, 2 if args.quick else 4)
-        return
-
-    t = time.perf_counter()
-    for module in ("dd", "dd.cudd", "pysdd.sdd", "kcxai.compilers.sdd", "kcxai.compilers.obdd"):
-        importlib.import_module(module)  # once here, so that no case counts an import (dd's takes ~1 s)
-    print(f"imports {time.perf_counter() - t:.1f} s")
-    t = time.perf_counter()
+def _cases(args: argparse.Namespace) -> tuple[dict[str, Any], list[tuple[str, str, dict[str, Any]]]]:
+    """The models and the (model, limit kind, options) cases of the main table."""
+    if args.smoke:  # one case of each kind, on small models
+        models = {"nb30 exact": _nb(30), "nb20 exact": _nb(20, seed=1)}
+        return models, [("nb30 exact", "time", {"max_seconds": args.seconds}),
+                        ("nb20 exact", "nodes", {"max_nodes": args.nodes, "max_seconds": 10.0, "order": "index"}),
+                        ("nb20 exact", "memory", {"max_memory": args.memory_mb << 20, "max_seconds": 10.0,
+                                                  "order": "index"})]
     models = {"nb30 exact": _nb(30), "forest 10x6 soft": _forest(), "nb20 exact": _nb(20, seed=1),
               "tree": _big_tree(20_000 if args.quick else 120_000), "random DNF": _RandomDnf()}
-    tree_nodes = f"{models['tree'].n_nodes:,}"
-    print(f"models built in {time.perf_counter() - t:.1f} s; the tree has {tree_nodes} nodes")
-    print(f"kcxai at {os.path.dirname(kcxai.__file__)}; limits: max_seconds={args.seconds:g}, "
-          f"max_nodes={args.nodes:,}, max_memory={args.memory_mb} MiB; cases killed at {args.cap:g}x")
+    print(f"the tree has {models['tree'].n_nodes:,} nodes")
     slow = max(args.seconds, 60.0)
     cases: list[tuple[str, str, dict[str, Any]]] = []
     for name in ("nb30 exact", "forest 10x6 soft", "tree"):
@@ -213,6 +195,49 @@ def main(argv: list[str] | None = None) -> None:
         cases.append((name, "memory", {"max_memory": args.memory_mb << 20, "max_seconds": slow, "order": "index"}))
     if args.quick:
         cases = [c for c in cases if c[0] != "forest 10x6 soft" or c[1] != "nodes"]
+    return models, cases
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="smaller big tree, fewer cases")
+    ap.add_argument("--smoke", action="store_true",
+                    help="one case of each kind on small models, small limits, small tables (seconds)")
+    ap.add_argument("--seconds", type=float, default=10.0, help="max_seconds of the time cases")
+    ap.add_argument("--nodes", type=int, default=50_000, help="max_nodes of the node cases")
+    ap.add_argument("--memory-mb", type=int, default=200, help="max_memory (MiB) of the memory cases")
+    ap.add_argument("--cap", type=float, default=6.0, help="kill a case at this many times its time limit")
+    ap.add_argument("--languages", nargs="+", default=["obdd", "sdd"])
+    ap.add_argument("--node-limits", default="10000,50000,200000",
+                    help="max_nodes values of the SDD node table (before vs after stepped applies)")
+    ap.add_argument("--only-nodes", action="store_true", help="only the SDD node table")
+    ap.add_argument("--only-overhead", action="store_true", help="only the cost of the checks")
+    args = ap.parse_args(argv)
+    if args.smoke:
+        args.seconds, args.nodes, args.memory_mb, args.node_limits = 0.3, 2000, 16, "2000"
+    node_limits = [int(x) for x in args.node_limits.split(",")]
+    small = ({"nb12 exact": _nb(12), "tree (3,000 samples, 60 leaves)": _small_tree(60)} if args.smoke else
+             {"nb16 exact": _nb(16), "tree (3,000 samples)": _small_tree()})
+    reps = 1 if args.smoke else 2 if args.quick else 4
+    if args.only_nodes:
+        node_table(node_limits, args.quick, args.smoke)
+        return
+    if args.only_overhead:
+        overhead(small, args.languages, reps)
+        return
+
+    t = time.perf_counter()
+    for module in ("dd", "dd.cudd", "pysdd.sdd", "kcxai.compilers.sdd", "kcxai.compilers.obdd"):
+        try:
+            importlib.import_module(module)  # once here, so that no case counts an import (dd's takes ~1 s)
+        except ImportError:
+            print(f"{module} is not installed")
+    print(f"imports {time.perf_counter() - t:.1f} s; load average {os.getloadavg()[0]:.1f}")
+    t = time.perf_counter()
+    models, cases = _cases(args)
+    print(f"models built in {time.perf_counter() - t:.1f} s")
+    print(f"kcxai at {os.path.dirname(kcxai.__file__)}; limits: max_seconds={args.seconds:g}, "
+          f"max_nodes={args.nodes:,}, max_memory={args.memory_mb} MiB; cases killed at {args.cap:g}x")
 
     print(f"\n{'model':18s} {'limit':7s} {'lang':5s} {'outcome':8s} {'seconds':>8s} {'s/limit':>8s} "
           f"{'nodes/limit':>12s} {'MB':>7s} {'MB/limit':>8s}  message")
@@ -230,21 +255,25 @@ def main(argv: list[str] | None = None) -> None:
             print(f"{name:18s} {kind:7s} {lang:5s} {r['outcome']:8s} {r['seconds']:8.1f} {ratio_s:>8s} "
                   f"{ratio_n:>12s} {r['mb']:7.0f} {ratio_m:>8s}  {msg[:110]}")
             sys.stdout.flush()
-    overhead({"nb16 exact": _nb(16), "tree (3,000 samples)": _small_tree()}, args.languages, 2 if args.quick else 4)
+    overhead(small, args.languages, reps)
     if "sdd" in args.languages:
-        node_table([int(x) for x in args.node_limits.split(",")], args.quick)
+        node_table(node_limits, args.quick, args.smoke)
+    print(f"load average at the end {os.getloadavg()[0]:.1f}")
 
 
-def node_table(limits: list[int], quick: bool) -> None:
+def node_table(limits: list[int], quick: bool, smoke: bool = False) -> None:
     """SDD: live nodes at the max_nodes stop over the limit, with PySDD applies in one piece ("before") and
     taken in steps near the limit ("after", :mod:`kcxai.compilers._sdd_steps`); order "index", 90 s cap."""
     print("\n== SDD max_nodes: nodes at the stop / limit, applies in one piece (before) vs in steps (after) ==")
-    tree = _big_tree(20_000)
-    models = {"tree (index order)": tree, "nb20 exact": _nb(20, seed=1),
-              "linear 24 exact": _linear(24), "forest 10x6 soft": _forest(), "tree, right vtree": tree}
+    if smoke:
+        models: dict[str, Any] = {"linear 16 exact": _linear(16)}
+    else:
+        tree = _big_tree(20_000)
+        models = {"tree (index order)": tree, "nb20 exact": _nb(20, seed=1),
+                  "linear 24 exact": _linear(24), "forest 10x6 soft": _forest(), "tree, right vtree": tree}
     extra = {"tree, right vtree": {"vtree": "right"}}  # few elements per node: not split (documented)
     if quick:
-        models.pop("forest 10x6 soft")
+        models.pop("forest 10x6 soft", None)
     head = f"{'nodes':>8s} {'ratio':>6s} {'s':>6s}"
     print(f"{'model':20s} {'max_nodes':>9s} before: {head}   after: {head}")
     worst = {"before": 0.0, "after": 0.0}

@@ -1,6 +1,7 @@
 """Model families beyond trees: agreement with scikit-learn, construction size, compile time and size.
 
 Run: ``.venv/bin/python benchmarks/bench_models.py [--quick] [--languages sdd obdd]``
+(``--smoke``: small models, small tables, no address-space cap: seconds; a test runs it).
 
 Prints:
 
@@ -73,6 +74,29 @@ def _forest_data() -> tuple[Any, Any]:
     return X + np.random.default_rng(5).normal(scale=0.3, size=X.shape), y
 
 
+def _small_models() -> dict[str, tuple[Any, Any, Any]]:
+    """The smoke run's models: each family of :func:`_models`, small."""
+    from sklearn.ensemble import RandomForestClassifier
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.naive_bayes import CategoricalNB
+
+    out: dict[str, tuple[Any, Any, Any]] = {}
+    X, y = _data(8, 3, 2)
+    est = CategoricalNB().fit(X, y)
+    out["CategoricalNB 8x3 exact"] = (est, from_sklearn(est), X)
+    out["CategoricalNB 8x3 rounded 1/100"] = (est, from_sklearn(est).rounded(STEP), X)
+    X, y = _data(8, 3, 2, seed=2)
+    est = LogisticRegression(max_iter=2000).fit(X, y)
+    out["LogisticRegression 8x3 rounded 1/100"] = (est, from_sklearn(est, domains=[[0, 1, 2]] * 8).rounded(STEP), X)
+    X, y = _data(6, 4, 2, seed=3)
+    domains = [[0, 1, 2, 3]] * 6
+    est = RandomForestClassifier(n_estimators=3, max_depth=3, random_state=0).fit(X, y)
+    out["RF 3x3 4-valued hard (vs hard votes)"] = (
+        est, RandomForest.from_sklearn(est, voting="hard", domains=domains), X)
+    out["RF 3x3 4-valued soft exact"] = (est, from_sklearn(est, domains=domains), X)
+    return out
+
+
 def _models() -> dict[str, tuple[Any, Any, Any]]:
     """name -> (sklearn estimator, kcxai model, training data X)."""
     from sklearn.ensemble import RandomForestClassifier
@@ -112,12 +136,13 @@ def _models() -> dict[str, tuple[Any, Any, Any]]:
     return out
 
 
-def agreement(models: dict[str, tuple[Any, Any, Any]]) -> None:
+def agreement(models: dict[str, tuple[Any, Any, Any]], limit: int = 10_000) -> None:
     print("\n== 1. agreement with scikit-learn ==")
     print(f"{'model':42s} {'points':>7s} {'differ':>7s} {'max sklearn gap there':>22s} {'margin':>9s}")
     rng = np.random.default_rng(11)
+    unrounded = 0
     for name, (est, model, _) in models.items():
-        pts = _points(model.space, 10_000, rng)
+        pts = _points(model.space, limit, rng)
         X = np.array([[_value(f, k) for f, k in zip(model.space.features, p)] for p in pts], dtype=float)
         if "hard" in name:
             votes = np.zeros((len(X), len(est.classes_)), dtype=int)
@@ -140,7 +165,9 @@ def agreement(models: dict[str, tuple[Any, Any, Any]]) -> None:
             gap = f"{max(gaps):.2e}"
         rounding = getattr(model, "rounding", None)
         margin = f"{float(rounding[1]):.2e}" if rounding else "-"
+        unrounded += 0 if rounding else len(bad)
         print(f"{name:42s} {len(pts):7d} {len(bad):7d} {gap:>22s} {margin:>9s}")
+    print(f"points where a model without rounding differs from scikit-learn: {unrounded} (should be 0)")
 
 
 class _Counter:
@@ -181,12 +208,12 @@ def _sub_functions(model: Any, limit: int) -> str:
     return f"{b.n:,}"
 
 
-def construction_size(quick: bool) -> None:
+def construction_size(quick: bool, smoke: bool = False) -> None:
     from sklearn.naive_bayes import CategoricalNB
 
-    limit = 100_000 if quick else 400_000
+    limit = 10_000 if smoke else 100_000 if quick else 400_000
     print("\n== 2. construction size: sub-functions of a binary CategoricalNB (3 values per feature) ==")
-    sizes = [12, 16, 20, 24, 32]
+    sizes = [8, 12] if smoke else [12, 16, 20, 24, 32]
     print(f"{'features':>8s} {'exact':>12s} {'seconds':>8s} " + " ".join(f"{'step ' + str(s):>14s}" for s in
                                                                     (Fraction(1, 10), STEP, FINE)))
     for n in sizes:
@@ -239,12 +266,12 @@ def compile_table(models: dict[str, tuple[Any, Any, Any]], languages: list[str],
             sys.stdout.flush()
 
 
-def forest_growth(languages: list[str], quick: bool) -> None:
+def forest_growth(languages: list[str], quick: bool, smoke: bool = False) -> None:
     from sklearn.ensemble import RandomForestClassifier
 
     print("\n== 4. forest compile size as trees and depth grow (12 features with 4 values, 2 classes) ==")
-    n_trees = [1, 2, 5, 10] if quick else [1, 2, 5, 10, 20]
-    depths = [2, 3, 4, 5] if quick else [2, 3, 4, 5, 6]
+    n_trees = [1, 2] if smoke else [1, 2, 5, 10] if quick else [1, 2, 5, 10, 20]
+    depths = [2, 3] if smoke else [2, 3, 4, 5] if quick else [2, 3, 4, 5, 6]
     X, y = _data(12, 4, 2, seed=3)
     domains = [[0, 1, 2, 3]] * 12
     for lang in languages:
@@ -278,28 +305,28 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="fewer repeats and smaller tables")
     parser.add_argument("--languages", nargs="*", default=None, help="default: sdd and obdd when in the tree")
     parser.add_argument("--skip", nargs="*", default=[], choices=["agreement", "construction", "compile", "growth"])
+    parser.add_argument("--smoke", action="store_true",
+                        help="small models and tables, and no address-space cap on the calling process (seconds)")
     args = parser.parse_args(argv)
-    import resource
+    if not args.smoke:  # the smoke run is called inside the test process: no process-wide cap there
+        import resource
 
-    resource.setrlimit(resource.RLIMIT_AS, (MAX_MEMORY, MAX_MEMORY))
-    from kcxai.compilers import LANGUAGES
-
+        resource.setrlimit(resource.RLIMIT_AS, (MAX_MEMORY, MAX_MEMORY))
     languages = args.languages
     if languages is None:
-        import importlib.util
-
-        languages = [lang for lang in ("sdd", "obdd") if importlib.util.find_spec(LANGUAGES[lang][0]) is not None]
+        available = kcxai.available_languages()
+        languages = [lang for lang in ("sdd", "obdd") if available[lang]]
     print(f"kcxai {kcxai.__version__}; languages: {languages or 'none available'}")
-    models = _models()
+    models = _small_models() if args.smoke else _models()
     if "agreement" not in args.skip:
-        agreement(models)
+        agreement(models, 1000 if args.smoke else 10_000)
     if "construction" not in args.skip:
-        construction_size(args.quick)
+        construction_size(args.quick, args.smoke)
     if languages:
         if "compile" not in args.skip:
-            compile_table(models, languages, 1 if args.quick else 3)
+            compile_table(models, languages, 1 if args.quick or args.smoke else 3)
         if "growth" not in args.skip:
-            forest_growth(languages, args.quick)
+            forest_growth(languages, args.quick, args.smoke)
     return 0
 
 

@@ -14,6 +14,7 @@ every explanation (features, exact error) so two runs can be checked for identic
 
 A compilation that takes more than ``--compile-limit`` seconds (wall) is abandoned and that tree/language
 pair reported as skipped; ``--diagram-leaves`` restricts the sdd/obdd compilations to some tree sizes.
+``--smoke``: one tree of about 100 nodes, 5 rows, one delta (seconds; a test runs it).
 """
 
 from __future__ import annotations
@@ -70,7 +71,7 @@ def _git_rev(path):
         return None
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--instances", type=int, default=300, help="explain the first N rows (default 300)")
     ap.add_argument("--json-out", type=Path, default=None, help="write figures and explanations here")
@@ -81,7 +82,10 @@ def main() -> None:
                     help="compile sdd/obdd only for these tree sizes (default: every size)")
     ap.add_argument("--compile-limit", type=float, default=120.0, help="abandon a compilation after S seconds")
     ap.add_argument("--warmup", type=int, default=10, help="untimed explanations before each timed block")
-    args = ap.parse_args()
+    ap.add_argument("--smoke", action="store_true", help="one ~100-node tree, 5 rows, delta 0.01 (seconds)")
+    args = ap.parse_args(argv)
+    if args.smoke:
+        args.instances, args.leaves, args.deltas, args.warmup = 5, [50], [0.01], 1
 
     src = Path(kcxai.__file__).resolve().parent.parent
     print(f"# kcxai from {src} (git {_git_rev(src)}), python {platform.python_version()}", flush=True)

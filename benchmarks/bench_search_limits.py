@@ -1,6 +1,7 @@
 """How close to ``max_seconds`` the exact searches stop, and what the limit costs when it is not hit.
 
 Run: ``python benchmarks/bench_search_limits.py [--limits 1 2 5] [--repeats 30]``
+(``--smoke``: a 0.2 s limit, 5-tree forests, 2 repeats: seconds; a test runs it).
 
 Part 1, hard instances (each takes far longer than the largest limit without one), run with each
 limit; prints the measured time to the :class:`~kcxai.SearchLimitError` and its ratio to the limit:
@@ -29,6 +30,7 @@ within noise on calls of 30 ms and more.
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import time
 import warnings
@@ -119,8 +121,8 @@ def _median_pair(fn: Callable[[Any], Any], repeats: int) -> tuple[float, float]:
     return statistics.median(limited), statistics.median(free)
 
 
-def part2(repeats: int) -> None:
-    forest, xs = adult_forest(10, 6)
+def part2(repeats: int, n_trees: int = 10, depth: int = 6) -> None:
+    forest, xs = adult_forest(n_trees, depth)
     tree = kcxai.datasets.running_example_tree()
     v = (1, 1, 1, 1, 0, 0, 0, 0, 1)
     small = threshold(10, 5)
@@ -137,9 +139,9 @@ def part2(repeats: int) -> None:
         ("ensemble_axp, 3-tree forest, prepared SAT engine", lambda s: kcxai.ensemble_axp(tiny, [1, 1, 0], max_seconds=s)),
         ("smallest_ensemble_axp, 3-tree forest, SAT engine",
          lambda s: kcxai.smallest_ensemble_axp(tiny, [1, 1, 0], max_seconds=s)),
-        ("ensemble_axp, 10-tree adult forest, prepared search engine",
+        (f"ensemble_axp, {n_trees}-tree adult forest, prepared search engine",
          lambda s: kcxai.ensemble_axp(box, xs[1], max_seconds=s)),
-        ("ensemble_axp, 10-tree adult forest, SAT engine (built per call)",
+        (f"ensemble_axp, {n_trees}-tree adult forest, SAT engine (built per call)",
          lambda s: kcxai.ensemble_axp(forest, xs[1], engine="sat", max_seconds=s)),
     ]
     print(f"\nPart 2: overhead when the limit is not hit (median of {repeats}, interleaved)")
@@ -151,19 +153,24 @@ def part2(repeats: int) -> None:
         e.close()
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--limits", type=float, nargs="+", default=[1.0, 2.0, 5.0])
     parser.add_argument("--repeats", type=int, default=30)
     parser.add_argument("--trees", type=int, default=100)
     parser.add_argument("--depth", type=int, default=8)
     parser.add_argument("--skip-hard", action="store_true", help="only part 2")
-    args = parser.parse_args()
+    parser.add_argument("--smoke", action="store_true", help="a 0.2 s limit, 5-tree forests, 2 repeats (seconds)")
+    args = parser.parse_args(argv)
+    if args.smoke:
+        args.limits, args.repeats, args.trees, args.depth = [0.2], 2, 5, 4
     warnings.filterwarnings("ignore")
+    print(f"load average {os.getloadavg()[0]:.1f}")
     if not args.skip_hard:
         forest, xs = adult_forest(args.trees, args.depth)
         part1(args.limits, forest, xs)
-    part2(args.repeats)
+    part2(args.repeats, *((args.trees, args.depth) if args.smoke else (10, 6)))
+    print(f"load average at the end {os.getloadavg()[0]:.1f}")
 
 
 if __name__ == "__main__":

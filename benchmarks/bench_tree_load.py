@@ -1,12 +1,14 @@
 """Decision-tree construction at size: a default random forest's import, and deep chains loaded from files.
 
 Run: ``python benchmarks/bench_tree_load.py [--baseline-rev REV] [--depths 1000 2000 3000] [--skip-forest]``
+(``--smoke``: a 5-tree forest imported by this checkout only, and a 50-deep chain: seconds; a test runs it).
 
 Every figure is measured in a fresh subprocess (so peak memory is that of the
 one operation), for this checkout ("new") and for kcxai at ``--baseline-rev``
 ("old", extracted with ``git archive``; default: the last commit that built
 every root-to-leaf path when a tree was constructed), and the ratio old / new
-is printed:
+is printed (without git, or without that commit in the repository, the "old"
+figures are skipped, and the run says so):
 
 1. ``kcxai.from_sklearn(RandomForestClassifier(n_estimators=100, random_state=0))``
    fitted on adult exactly as in ``bench_ensembles.py``: wall and CPU seconds of the
@@ -132,13 +134,18 @@ def run(src: str, *args: str) -> dict[str, Any]:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def baseline_source(rev: str, into: str) -> str:
-    archive = subprocess.run(["git", "-C", NEW_SRC, "archive", rev, "kcxai"], capture_output=True, check=True)
-    subprocess.run(["tar", "-x", "-C", into], input=archive.stdout, check=True)
+def baseline_source(rev: str, into: str) -> str | None:
+    """kcxai at ``rev`` extracted into ``into`` (``into``), or ``None`` when git or the commit is missing."""
+    try:
+        archive = subprocess.run(["git", "-C", NEW_SRC, "archive", rev, "kcxai"], capture_output=True, check=True,
+                                 timeout=60)
+        subprocess.run(["tar", "-x", "-C", into], input=archive.stdout, check=True, timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return None
     return into
 
 
-def fitted_forest(path: str) -> None:
+def fitted_forest(path: str, n_estimators: int = 100, max_depth: int | None = None) -> None:
     import numpy as np
     from sklearn.ensemble import RandomForestClassifier
     from sklearn.model_selection import train_test_split
@@ -148,20 +155,24 @@ def fitted_forest(path: str) -> None:
     data = kcxai.datasets.load_dataset("adult")
     X, y = np.asarray(data.X, dtype=float), np.asarray(data.y)
     Xtr, _, ytr, _ = train_test_split(X, y, test_size=0.25, random_state=0)
-    rf = RandomForestClassifier(n_estimators=100, random_state=0, n_jobs=2).fit(Xtr, ytr)
+    rf = RandomForestClassifier(n_estimators=n_estimators, max_depth=max_depth, random_state=0, n_jobs=2).fit(Xtr, ytr)
     with open(path, "wb") as fh:
         pickle.dump(rf, fh)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--baseline-rev", default=DEFAULT_BASELINE)
     ap.add_argument("--depths", type=int, nargs="+", default=[1000, 2000, 3000])
     ap.add_argument("--repeat", type=int, default=1, help="forest imports per version (medians printed)")
     ap.add_argument("--skip-forest", action="store_true")
     ap.add_argument("--skip-baseline", action="store_true")
+    ap.add_argument("--smoke", action="store_true", help="a 5-tree forest of depth 6 and a 50-deep chain (seconds)")
     ap.add_argument("--worker", nargs="+", help=argparse.SUPPRESS)
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
+    forest = (5, 6) if args.smoke else (100, None)
+    if args.smoke:
+        args.depths, args.repeat = [50], 1
     if args.worker:
         kind, *rest = args.worker
         res = _worker_forest(*rest) if kind == "forest" else _worker_chain(kind, *rest)
@@ -171,16 +182,26 @@ def main() -> None:
         versions = {"new": NEW_SRC}
         if not args.skip_baseline:
             os.makedirs(os.path.join(tmp, "old"))
-            versions["old"] = baseline_source(args.baseline_rev, os.path.join(tmp, "old"))
-            print(f"old = kcxai at {args.baseline_rev}; new = {NEW_SRC}")
+            old = baseline_source(args.baseline_rev, os.path.join(tmp, "old"))
+            if old is None:
+                print(f"kcxai at {args.baseline_rev} is not readable from git here: the 'old' figures are skipped")
+            else:
+                versions["old"] = old
+                print(f"old = kcxai at {args.baseline_rev}; new = {NEW_SRC}")
         print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs (wall time grows with it; CPU time less)")
         if not args.skip_forest:
             path = os.path.join(tmp, "rf.pkl")
-            fitted_forest(path)
-            print("\n1. kcxai.from_sklearn(RandomForestClassifier(n_estimators=100, random_state=0)) on adult")
-            results: dict[str, list[dict[str, Any]]] = {v: [] for v in versions}
+            fitted_forest(path, *forest)
+            shape = f"n_estimators={forest[0]}" + (f", max_depth={forest[1]}" if forest[1] else "")
+            print(f"\n1. kcxai.from_sklearn(RandomForestClassifier({shape}, random_state=0)) on adult")
+            # the smoke run imports the forest with this checkout only (a worker that unpickles a forest
+            # imports scikit-learn: seconds); the old code is compared on the chains below
+            forest_versions = {"new": NEW_SRC} if args.smoke else versions
+            if args.smoke and "old" in versions:
+                print("   (smoke run: this checkout only; the old code is compared on the chains below)")
+            results: dict[str, list[dict[str, Any]]] = {v: [] for v in forest_versions}
             for _ in range(args.repeat):
-                for v, src in versions.items():  # alternate, so load changes hit both alike
+                for v, src in forest_versions.items():  # alternate, so load changes hit both alike
                     results[v].append(run(src, "forest", path))
             med = {v: {k: statistics.median(r[k] for r in rs) for k in ("wall", "cpu", "peak_mb")}
                    for v, rs in results.items()}

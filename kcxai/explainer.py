@@ -180,10 +180,13 @@ class Explainer:
 
     Parameters
     ----------
-    model : Classifier, CompiledModel, sklearn classifier or sklearn Pipeline
-        A kcxai model; or a fitted scikit-learn estimator (see :func:`kcxai.from_sklearn`); or a
-        fitted ``Pipeline`` (see :func:`kcxai.models.from_pipeline`): explanations then speak of the
-        original columns (``sex = Male``).
+    model : Classifier, CompiledModel, ImportedPipeline, sklearn classifier or sklearn Pipeline
+        A kcxai model; or a fitted scikit-learn-API estimator (every family :func:`kcxai.from_sklearn`
+        takes: trees, random forests and extra trees, gradient boosting, histogram gradient boosting,
+        XGBoost, LightGBM, naive Bayes, linear models); or a fitted ``Pipeline`` of encoders, monotone
+        scalers and imputers before such an estimator (see :func:`kcxai.models.from_pipeline`):
+        explanations then speak of the original columns (``sex = Male``, ``age > 37.5`` in the
+        column's own units, ``missing``).
     X_train : table, optional
         Training rows (a DataFrame with the model's input columns, or an array): the feature domains of
         linear models without them, and the data a distribution given by name is fitted on.

@@ -140,21 +140,6 @@ def test_decisions_against_the_exact_rate(rate, delta, seed):
         assert not freed and c.oracle.samples < 4096
 
 
-def test_benchmark_smoke(capsys):
-    """benchmarks/bench_sampling.py in its smoke mode (tiny models, two rows): it runs and prints every figure."""
-    import importlib.util
-    from pathlib import Path
-
-    path = Path(__file__).resolve().parent.parent / "benchmarks" / "bench_sampling.py"
-    spec = importlib.util.spec_from_file_location("bench_sampling", path)
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
-    bench.main(["--smoke", "--distributions", "product"])
-    out = capsys.readouterr().out
-    assert out.count("predict_points, 256 points") >= 3 and "same classes as predict_point: False" not in out
-    assert out.count("min_idrs 1/20: median") >= 3 and out.count("local_cdrs 0.95") >= 3
-
-
 @settings(max_examples=25, derandomize=True, deadline=None)
 @given(trees(distributions=("uniform", "exact", "mixture")), st.data())
 def test_draws_are_rng_choices_draws(tree, data):
