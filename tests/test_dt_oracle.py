@@ -1,6 +1,7 @@
 """The tree oracle's path tables and sessions (kcxai/compilers/dt.py, kcxai/compilers/_path_table.py).
 
-Every answer must equal the exact walk of the tree as it was answered before the tables (one walk per
+Every answer must equal the brute-force enumeration of the feature space (tests/reference.py: the
+distribution's parameters as the user gave them, normalised there), and the exact walk of the tree as it was answered before the tables (one walk per
 product component per query, :class:`GenericSession`): counts, the deletion loop's decisions on the error
 and on the precision (at ties too, where a float screen cannot decide), the weights after each feature
 freed, and whole explanations (every field but the time), on random trees with multi-valued features,
@@ -26,6 +27,7 @@ from kcxai.compilers.dt import TreeOracle
 from kcxai.compilers._path_table import PathTable
 from kcxai.distribution import Mixture, Product
 from kcxai.oracle import GenericSession, per_component
+from reference import all_points, point_probability
 from strategies import instance_of, points, trees
 
 
@@ -123,6 +125,100 @@ def test_session_decisions_equal_the_walk_at_ties(tables: str, data: Any) -> Non
             fixed.discard(f)
             assert session.fixed == frozenset(fixed)
             assert session.weight() == weight
+
+
+class _Enumerated:
+    """Ground truth for one tree: every point's probability and class, enumerated once."""
+
+    def __init__(self, tree: DecisionTree) -> None:
+        space = tree.space
+        self.rows = [(x, point_probability(space, x), tree.predict_point(x)) for x in all_points(space)]
+
+    def error(self, point: tuple[int, ...], label: int, fixed: frozenset[int]) -> Fraction:
+        """``Pr(kappa(x) != label, x_S = v_S)``."""
+        return sum((p for x, p, c in self.rows if c != label and all(x[i] == point[i] for i in fixed)), Fraction(0))
+
+    def precision(self, point: tuple[int, ...], label: int, fixed: frozenset[int]) -> Fraction:
+        """``Pr(kappa(x) = label | x_S = v_S)``."""
+        cons = sum((p for x, p, _ in self.rows if all(x[i] == point[i] for i in fixed)), Fraction(0))
+        return 1 - self.error(point, label, fixed) / cons
+
+
+@settings(max_examples=30, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_counts_and_decisions_equal_enumeration(tables: str, data: Any) -> None:
+    """Counts for any class, and the deletion loop's weights and decisions (at ties, where a float screen cannot
+    decide, and just past them), equal the enumeration: multi-valued features, two or three classes, uniform,
+    product and mixture distributions, tables in int64 and in floats."""
+    tree = data.draw(trees(max_depth=4))
+    oracle = TreeOracle(tree)
+    _table(oracle, tables)
+    space = tree.space
+    truth = _Enumerated(tree)
+    total = space.total_weight
+    for _ in range(2):
+        point = data.draw(points(space))
+        label = data.draw(st.integers(0, len(tree.classes) - 1))
+        fixed = _subsets(data.draw, space.n_features)
+        assert Fraction(oracle.disagree_weight(point, label, fixed), total) == truth.error(point, label, fixed)
+    point = data.draw(points(space))
+    label = tree.predict_point(point)
+    fixed = set(_subsets(data.draw, space.n_features)) | set(tree.path_of(point).features())
+    session = oracle.session(point, label, frozenset(fixed))
+    for f in data.draw(st.permutations(sorted(fixed))):
+        rest = frozenset(fixed - {f})
+        error = truth.error(point, label, rest)
+        assert Fraction(session.weight_if_freed(f), total) == error
+        assert session.holds_if_freed(f, space.arith.bound(error, total))
+        if error:
+            assert not session.holds_if_freed(f, space.arith.bound(error * (1 - Fraction(1, 10**15)), total))
+        prec = truth.precision(point, label, rest)
+        assert session.holds_precision_if_freed(f, prec)
+        if prec < 1:
+            assert not session.holds_precision_if_freed(f, prec + (1 - prec) / 10**15)
+        if data.draw(st.booleans()):
+            session.free(f)
+            fixed.discard(f)
+            assert Fraction(session.weight(), total) == error
+
+
+def test_a_float_decision_the_floats_cannot_prove_is_made_exactly(monkeypatch: pytest.MonkeyPatch) -> None:
+    """In float tables, a bound equal to the exact error (a tie) is within the screen's margin: the screen
+    declines and the decision is made from the exact count (and holds); far from the bound it is not needed."""
+    monkeypatch.setattr(_path_table, "MIN_TABLE_LEAVES", 0)
+    monkeypatch.setattr(_path_table, "INT_TOTAL_BITS", 0)
+    monkeypatch.setattr(dt, "WALK_BUDGET", 0)
+    tree = _wide_tree(6, depth=6, seed=3)
+    oracle = TreeOracle(tree)
+    assert not _table(oracle, "float").exact
+    space = tree.space
+    truth = _Enumerated(tree)
+    exact_calls: list[frozenset[int]] = []
+    real = _path_table.PathSession._exact
+
+    def spy(self: Any, fixed: frozenset[int]) -> Any:
+        exact_calls.append(fixed)
+        return real(self, fixed)
+
+    monkeypatch.setattr(_path_table.PathSession, "_exact", spy)
+    checked = 0
+    for point in all_points(space)[::37]:
+        label = tree.predict_point(point)
+        fixed = frozenset(range(space.n_features))
+        for f in sorted(fixed):
+            error = truth.error(point, label, fixed - {f})
+            if not error:
+                continue
+            session = oracle.session(point, label, fixed)
+            exact_calls.clear()
+            assert session.holds_if_freed(f, space.arith.bound(error, space.total_weight))
+            assert exact_calls == [fixed - {f}]  # the tie: decided exactly
+            exact_calls.clear()
+            assert session.holds_if_freed(f, space.arith.bound(2 * error, space.total_weight))
+            assert not session.holds_if_freed(f, space.arith.bound(error / 2, space.total_weight))
+            assert exact_calls == []  # clear of the bound: the floats decide
+            checked += 1
+    assert checked >= 10
 
 
 def _same(a: Any, b: Any) -> None:
