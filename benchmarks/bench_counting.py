@@ -267,8 +267,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         METHODS = METHODS[:3]
         got = part1(["ann_thyroid"], 3, [2], reference=False, unbounded=False, anchor=anchor)
         ref = kcxai.datasets.reference_tree("IAI12")
-        _print_rows(f"IAI12:{ref.n_nodes}", "uniform/all",
-                    measure(ref, kcxai.datasets.reference_instances("IAI12")[:3].tolist(), None))
+        res = measure(ref, kcxai.datasets.reference_instances("IAI12")[:3].tolist(), None)
+        _print_rows(f"IAI12:{ref.n_nodes}", "uniform/all", res)
+        got.update({("IAI12", "uniform/all", r["method"]): r for r in res})
         targets(got, anchor, [2])
         part2(40, [1, 2], "threading", [("min_idrs", {"delta": 0.01}), ("local_cdrs", {"precision": 0.95})])
         return
