@@ -351,8 +351,9 @@ class PathSession(SessionBase):
         rest = self._rest = table.rest(point, label, fixed_list)  # per leaf of another class: bits of D_L still fixed
         # the leaves tracked: all of them when the arrays are small, else the live ones
         self._all = table.n_components * rest.size <= TRACK_ALL
-        if self._all:
-            self._lrest, self._lcols = rest, self._cols
+        if self._all:  # (a slice when the other classes' leaves are contiguous: numpy then reads views, not copies)
+            others = table.others(label)
+            self._lrest, self._lcols = rest, others if isinstance(others, slice) else self._cols
         else:
             live = np.flatnonzero(np.bitwise_count(rest) <= 1)
             self._lrest, self._lcols = rest[live], self._cols[live]
@@ -365,18 +366,25 @@ class PathSession(SessionBase):
             self._scale = table.fcoef * self._pvp[:, fixed_list].prod(axis=1)
         self._memo: dict[int, tuple[Any, Any, bool]] = {}  # feature -> (error, consistent, empty) for this S
 
-    def _products(self, cols: "np.ndarray[Any, Any]") -> "np.ndarray[Any, Any]":
-        """Per component, for the leaves ``cols``: the product over the free features of ``w_k(A_f(L))`` (or the
-        leaf's whole product divided by the fixed features' factors, when they are fewer; exact for ints)."""
+    def _products(self, cols: "np.ndarray[Any, Any] | slice") -> "np.ndarray[Any, Any]":
+        """Per component, for the leaves ``cols`` (indices or a slice): the product over the free features of
+        ``w_k(A_f(L))`` (or the leaf's whole product divided by the fixed features' factors, when they are fewer;
+        exact for ints), one feature at a time over views (a 3-d fancy index costs several times more)."""
         t = self._t
         free = [f for f in range(t.n_features) if not self._smask >> f & 1]
-        if not free or not cols.size:
-            return np.ones((t.n_components, cols.size), dtype=t.w.dtype)
+        size = len(range(t.n_leaves)[cols]) if isinstance(cols, slice) else cols.size
+        if not free or not size:
+            return np.ones((t.n_components, size), dtype=t.w.dtype)
+        if not isinstance(cols, slice) and 2 * size >= t.n_leaves:  # most leaves: views of all, one gather after
+            return self._products(slice(None))[:, cols]
         fixed = [f for f in range(t.n_features) if self._smask >> f & 1]
-        if len(free) <= len(fixed) + 1:
-            return t.w[np.ix_(np.array(free), t.krange, cols)].prod(axis=0)  # type: ignore[no-any-return]
-        part = t.w[np.ix_(np.array(fixed), t.krange, cols)].prod(axis=0) if fixed else 1
-        return t.wall[:, cols] // part if t.exact else t.wall[:, cols] / part  # type: ignore[no-any-return]
+        use = free if len(free) <= len(fixed) + 1 else fixed
+        out = t.w[use[0]][:, cols].copy() if use else np.ones((t.n_components, size), dtype=t.w.dtype)
+        for f in use[1:]:
+            out *= t.w[f][:, cols]
+        if use is free:
+            return out
+        return t.wall[:, cols] // out if t.exact else t.wall[:, cols] / out  # type: ignore[no-any-return]
 
     @property
     def fixed(self) -> frozenset[int]:
@@ -402,7 +410,8 @@ class PathSession(SessionBase):
         else:
             prod = self._lprod[:, cand]
             if freed:
-                prod *= self._t.w[feature][:, self._lcols[cand]]
+                lc = self._lcols
+                prod *= self._t.w[feature][:, cand + lc.start if isinstance(lc, slice) else lc[cand]]
             per = prod.sum(axis=1)
             if t.exact:
                 kv = self._kv
