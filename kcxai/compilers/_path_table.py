@@ -390,6 +390,11 @@ class PathSession(SessionBase):
     def fixed(self) -> frozenset[int]:
         return self._fixed
 
+    @property
+    def table(self) -> PathTable:
+        """The table the session reads."""
+        return self._t
+
     # -- queries ----------------------------------------------------------------------
 
     def _query(self, feature: int) -> tuple[Any, Any, bool]:

@@ -596,10 +596,15 @@ class TreeSession(SessionBase):
         """Whether freeing ``feature`` keeps ``Pr(kappa(x) = c | x_S = v_S) >= precision``, decided exactly."""
         w = self._walk(feature) if feature in self._fixed else self._walk(-1)
         if w is None:
-            return self._path.holds_precision_if_freed(feature, precision)  # type: ignore[union-attr]
+            path: PathSession = self._path  # type: ignore[assignment]  # (None only before the tables)
+            if not (path.table.exact and self._kv):  # float tables screen the decision themselves
+                return path.holds_precision_if_freed(feature, precision)
+            w = path.weight_if_freed(feature)  # exact int64 sums; the consistent weight is kept here
         space = self._o.space
-        if not self._kv or feature not in self._fixed:
+        if not self._kv:
             cons = space.consistent_weight(self._point, self._fixed - {feature})
+        elif feature not in self._fixed:
+            cons = sum(self._kv)
         else:
             cons = 0
             for x, (_, pw) in zip(self._kv, self._o._components):
