@@ -188,7 +188,8 @@ def main(argv: list[str] | None = None) -> None:
             else:
                 versions["old"] = old
                 print(f"old = kcxai at {args.baseline_rev}; new = {NEW_SRC}")
-        print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs (wall time grows with it; CPU time less)")
+        print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs "
+              "(wall time grows with it; CPU time less)")
         if not args.skip_forest:
             path = os.path.join(tmp, "rf.pkl")
             fitted_forest(path, *forest)
@@ -212,7 +213,8 @@ def main(argv: list[str] | None = None) -> None:
                 print(f"   old / new: wall x{med['old']['wall'] / med['new']['wall']:.1f}, "
                       f"CPU x{med['old']['cpu'] / med['new']['cpu']:.1f}")
                 same = results["old"][0]["fingerprint"] == results["new"][0]["fingerprint"]
-                print(f"   same node arrays, reachable leaves (in order) and exact leaf scores: {'yes' if same else 'NO'}")
+                print("   same node arrays, reachable leaves (in order) and exact leaf scores: "
+                      f"{'yes' if same else 'NO'}")
         print("\n2. a chain `depth` tests deep over `depth` binary features: load, then save as JSON")
         print(f"   {'depth':>6} {'file':>5} {'version':>7} {'load s':>8} {'save s':>7} {'peak growth MB':>15} "
               f"{'kB / node':>10} {'JSON kB':>8}")

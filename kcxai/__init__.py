@@ -105,7 +105,7 @@ __all__ = [
     "Explainer", "ExplanationSet", "RowFailure",
     # errors
     "KcxaiError", "InvalidInputError", "InvalidTypeError", "ModelFormatError", "NotRelevantError",
-    "FileAccessError", "MissingDependencyError", "UnknownLanguageError", "CompilationLimitError", "ProblemTooLargeError",
-    "SearchLimitError",
+    "FileAccessError", "MissingDependencyError", "UnknownLanguageError", "CompilationLimitError",
+    "ProblemTooLargeError", "SearchLimitError",
     "datasets",
 ]

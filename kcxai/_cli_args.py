@@ -67,7 +67,7 @@ def delta(text: str) -> Fraction:
     Traceback (most recent call last):
     ...
     argparse.ArgumentTypeError: expected a number in [0, 1] such as 0.01 or 1/100 (at most 100 characters, exponent at most 1000), got '1e-30000000'
-    """
+    """  # noqa: E501 (a doctest's one-line error message)
     from kcxai._untrusted import parse_exact
 
     shown = text if len(text) <= 40 else text[:30] + f"... ({len(text)} characters)"
@@ -146,3 +146,21 @@ def output_dir(text: str) -> str:
     if not os.access(probe, os.W_OK | os.X_OK):
         raise argparse.ArgumentTypeError(f"{text!r} is not writable (no write permission on {probe!r})")
     return text
+
+
+def add_method_args(p: argparse.ArgumentParser) -> None:
+    """``--method``, ``--delta``, ``--precision`` and ``--max-seconds``, read from the method table."""
+    from kcxai.explain._methods import DEFAULT_METHOD, DEFAULT_PRECISION, METHODS
+
+    p.add_argument("--method", "-m", default=None, choices=list(METHODS), metavar="METHOD",
+                   help=f"the explanation: {', '.join(METHODS)}; default {DEFAULT_METHOD} (precision-bounded), "
+                        "or min_idrs when only --delta is given")
+    p.add_argument("--delta", "-d", type=delta, default=None,
+                   help="upper bound on the error Pr(kappa(x) != c and x_S = v_S) of the error-bounded methods "
+                        "(min_idrs, smallest_idrs, min_dual_idrs, ...), read exactly (0.01, 1/100); default 0")
+    p.add_argument("--precision", "-p", type=delta, default=None,
+                   help="lower bound on the precision Pr(kappa(x) = c | x_S = v_S) of the precision-bounded "
+                        "methods (local_cdrs, min_cdrs, smallest_drs), read exactly; "
+                        f"default {float(DEFAULT_PRECISION)}")
+    p.add_argument("--max-seconds", type=seconds_or_none, default=None, metavar="SECONDS",
+                   help="time limit of each explanation (default 60; 'none': no limit)")

@@ -50,7 +50,7 @@ def output_format(out: str) -> str:
     Traceback (most recent call last):
     ...
     kcxai._errors.InvalidInputError: '--out' must name a .csv, .parquet, .json or .jsonl file. Got 'm.xlsx' (a .xlsx file) instead.
-    """
+    """  # noqa: E501 (a doctest's one-line error message)
     ext = os.path.splitext(out)[1].lower()
     kind = OUTPUT_FORMATS.get(ext)
     if kind is None:
@@ -132,7 +132,7 @@ def _out(text: str) -> str:
 
 def add_subparser(sub: Any) -> None:
     """Add ``explain-csv`` to the ``kcxai`` command's subparsers."""
-    from kcxai.cli import add_method_args
+    from kcxai._cli_args import add_method_args
 
     p = sub.add_parser(
         "explain-csv", help="explain every row of a CSV file with a saved model",

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -101,7 +100,8 @@ def _value(feature: Any, token: Any, where: str, values: str = "auto") -> Any:
     elif values == "original":
         shown = show_values(list(feature.labels)) + " (original values)"
     else:
-        shown = show_values(list(feature.values)) + " (tree values) or " + show_values(list(feature.labels)) + " (original values)"
+        shown = (show_values(list(feature.values)) + " (tree values) or "
+                 + show_values(list(feature.labels)) + " (original values)")
     raise InvalidInputError(f"{where}: feature {feature.name!r} takes one of the values {shown}. Got {_cut(token)}.")
 
 
@@ -143,7 +143,7 @@ def parse_instance(space: Any, text: str, *, where: str = "--instance", values: 
     Traceback (most recent call last):
     ...
     kcxai._errors.InvalidInputError: --instance: feature 'f0': '3' is ambiguous: as a tree value it is 3 (original value 2), as an original value it is tree value 5. Choose with --values tree or --values original.
-    """
+    """  # noqa: E501 (a doctest's one-line error message)
     if values not in ("auto", "tree", "original"):
         raise InvalidInputError(f"'values' must be 'auto', 'tree' or 'original'. Got {values!r}.")
     names = space.names

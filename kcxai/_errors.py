@@ -100,7 +100,7 @@ class SearchLimitError(ProblemTooLargeError):
 
 
 def name_mismatch(given: "Iterable[object]", expected: "Iterable[str]") -> str | None:
-    """``"Missing [...], unexpected [...]."`` when ``given`` (names, as text) is not exactly ``expected``, else ``None``.
+    """``"Missing [...], unexpected [...]."`` when ``given`` (names as text) is not exactly ``expected``, else ``None``.
 
     The one wording of every "these must be exactly the model's features" error.
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from kcxai._errors import InvalidInputError, InvalidTypeError, MissingDependencyError
+from kcxai._params import POSITIVE_INT, validate_params
 
 __all__ = ["plot_feature_frequency", "plot_size_and_bound"]
 
@@ -33,6 +34,7 @@ def _explanations(result: Any) -> list[Any]:
     return out
 
 
+@validate_params(top=POSITIVE_INT)
 def plot_feature_frequency(result: Any, *, top: int = 20, ax: Any = None) -> Any:
     """A horizontal bar per feature: the share of explanations containing it (most frequent on top).
 
@@ -50,8 +52,6 @@ def plot_feature_frequency(result: Any, *, top: int = 20, ax: Any = None) -> Any
     >>> [t.get_text() for t in ax.get_yticklabels()][-1], float(ax.patches[-1].get_width())
     ('x6', 1.0)
     """
-    if isinstance(top, bool) or not isinstance(top, int) or top < 1:
-        raise InvalidInputError(f"'top' must be a positive int. Got {top!r} instead.")
     n = len(_explanations(result))
     counts = list(result.feature_counts().items())[:top]
     plt = _pyplot()

@@ -16,13 +16,18 @@ whole tree and its wrapped title at the font size asked (shrunk only past 60 inc
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from kcxai._errors import MissingDependencyError
+from kcxai._params import Range, check
 
 __all__ = ["TreeLayout", "layout_tree", "plot_tree"]
+
+#: The rule of ``fontsize``.
+FONTSIZE = Range(numbers.Real, 0, 1000, closed="neither", description="a positive number of points")
 
 PATH_COLOUR = "#1f5fbf"
 EXPL_FILL = "#ffcc80"
@@ -316,8 +321,7 @@ def plot_tree(tree: Any, explanation: Any = None, instance: Any = None, *, max_d
     from kcxai._tree_marks import check_tree, highlight
 
     check_tree(tree, "plot_tree")
-    if isinstance(fontsize, bool) or not isinstance(fontsize, (int, float)) or not 0 < fontsize < 1000:
-        raise InvalidInputError(f"'fontsize' must be a positive number of points. Got {fontsize!r} instead.")
+    check("fontsize", fontsize, FONTSIZE)
     try:
         import matplotlib.pyplot as plt
     except ImportError:

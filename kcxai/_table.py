@@ -249,7 +249,8 @@ class TableReader:
             if arr.dtype.kind not in "fiu":
                 arr = np.asarray(X, dtype=object)
         except (TypeError, ValueError):
-            raise InvalidTypeError(f"'{argument}' must be a table of rows or one row. Got {type(X).__name__}.") from None
+            raise InvalidTypeError(
+                f"'{argument}' must be a table of rows or one row. Got {type(X).__name__}.") from None
         if arr.ndim not in (1, 2):
             raise InvalidInputError(f"'{argument}' must be one row (1-D) or rows (2-D). Got {arr.ndim} dimensions.")
         if not self.by_position:

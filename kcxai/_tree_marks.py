@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from kcxai._errors import InvalidInputError, InvalidTypeError
+from kcxai._params import NON_NEGATIVE_INT, NONE, check
 
 __all__ = ["highlight", "check_tree"]
 
@@ -24,8 +25,7 @@ def _edge_label(feature: Any, mask: int) -> str:
 
 
 def _check_max_depth(max_depth: Any) -> None:
-    if max_depth is not None and (isinstance(max_depth, bool) or not isinstance(max_depth, int) or max_depth < 0):
-        raise InvalidInputError(f"'max_depth' must be a non-negative int or None. Got {max_depth!r} instead.")
+    check("max_depth", max_depth, (NON_NEGATIVE_INT, NONE))
 
 
 #: What to do instead, by the ``model_type`` of a model the drawings do not draw.

@@ -139,7 +139,7 @@ def parse_exact(s: Any, where: str) -> Fraction:
     Traceback (most recent call last):
     ...
     kcxai._errors.ModelFormatError: 'weights' must be an exact number like '3/4' with an exponent of at most 1000. Got '1e10000000'.
-    """
+    """  # noqa: E501 (a doctest's one-line error message)
     if isinstance(s, bool) or not isinstance(s, (str, int)):
         raise ModelFormatError(
             f"{where} must be an exact number written as a string like '3/4'. Got {shorten(repr(s), 80)}.")

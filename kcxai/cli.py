@@ -18,10 +18,9 @@ import math
 import re
 import sys
 from collections.abc import Sequence
-from fractions import Fraction
 from typing import Any, NoReturn
 
-from kcxai._cli_args import delta, delta_float, positive_int, seed
+from kcxai._cli_args import add_method_args, delta_float, positive_int, seed
 from kcxai._cli_instance import parse_features, parse_instance
 from kcxai._errors import InvalidInputError, KcxaiError
 from kcxai.compilers.registry import LANGUAGES
@@ -248,7 +247,8 @@ def _add_explain(sub: Any) -> None:
         epilog="Examples:\n"
                "  kcxai explain bundled:running_example --instance 1,1,1,1,0,0,0,0,1 --delta 0.03 --start path\n"
                "  kcxai explain bundled:running_example --instance 1,1,1,1,0,0,0,0,1 --method axp\n"
-               "  kcxai explain tree.dt tree.map --values tree --instance 3,6,4,0,6,0,4,1,0,2,0,9 --delta 1/100 --json\n"
+               "  kcxai explain tree.dt tree.map --values tree --instance 3,6,4,0,6,0,4,1,0,2,0,9"
+               " --delta 1/100 --json\n"
                "  kcxai explain model.json --instance '{\"age\": 37, \"colour\": \"red\"}' --language sdd",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     _add_model_args(p)
@@ -271,24 +271,6 @@ def _add_explain(sub: Any) -> None:
                         "features forming a relevant set")
     p.add_argument("--json", action="store_true", help="print the explanation as JSON")
     p.set_defaults(func=_explain)
-
-
-def add_method_args(p: argparse.ArgumentParser) -> None:
-    """``--method``, ``--delta``, ``--precision`` and ``--max-seconds``, read from the method table."""
-    from kcxai._cli_args import seconds_or_none
-    from kcxai.explain._methods import DEFAULT_METHOD, DEFAULT_PRECISION, METHODS
-
-    p.add_argument("--method", "-m", default=None, choices=list(METHODS), metavar="METHOD",
-                   help=f"the explanation: {', '.join(METHODS)}; default {DEFAULT_METHOD} (precision-bounded), "
-                        "or min_idrs when only --delta is given")
-    p.add_argument("--delta", "-d", type=delta, default=None,
-                   help="upper bound on the error Pr(kappa(x) != c and x_S = v_S) of the error-bounded methods "
-                        "(min_idrs, smallest_idrs, min_dual_idrs, ...), read exactly (0.01, 1/100); default 0")
-    p.add_argument("--precision", "-p", type=delta, default=None,
-                   help="lower bound on the precision Pr(kappa(x) = c | x_S = v_S) of the precision-bounded "
-                        f"methods (local_cdrs, min_cdrs, smallest_drs), read exactly; default {float(DEFAULT_PRECISION)}")
-    p.add_argument("--max-seconds", type=seconds_or_none, default=None, metavar="SECONDS",
-                   help="time limit of each explanation (default 60; 'none': no limit)")
 
 
 # -- score --------------------------------------------------------------------------

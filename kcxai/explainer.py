@@ -16,9 +16,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from kcxai._errors import InvalidInputError, InvalidTypeError
+from kcxai._params import Options, check
 from kcxai._table import TableReader
+from kcxai.data import DataLike
 from kcxai.explain._result import Explanation
 from kcxai.explanation_set import ExplanationSet
+from kcxai._types import InstanceLike, ProbabilityLike, Values
 
 __all__ = ["Explainer"]
 
@@ -139,7 +142,8 @@ def _relabel(model: Any, class_names: Any) -> Any:
         raise InvalidTypeError(f"'class_names' must be a mapping {{class: name}}. Got {type(class_names).__name__}.")
     unknown = [c for c in class_names if c not in model.classes]
     if unknown:
-        raise InvalidInputError(f"'class_names' names unknown classes {unknown}; the classes are {list(model.classes)}.")
+        raise InvalidInputError(
+            f"'class_names' names unknown classes {unknown}; the classes are {list(model.classes)}.")
     return model.with_classes([class_names.get(c, c) for c in model.classes])
 
 
@@ -300,7 +304,8 @@ class Explainer:
             self._choices[kind] = got
         return got
 
-    def engine_for(self, method: str | None = None, *, delta: Any = None, precision: Any = None) -> Any:
+    def engine_for(self, method: str | None = None, *, delta: ProbabilityLike | None = None,
+                   precision: ProbabilityLike | None = None) -> Any:
         """The engine that answers ``method`` at its bound: a :class:`~kcxai.compilers.native.Choice`
         (``language``, ``answers`` and ``reason``), built if needed.
 
@@ -342,11 +347,11 @@ class Explainer:
 
     # -- reading and predicting --------------------------------------------------------
 
-    def instances(self, X: Any) -> list[tuple[Any, ...]]:
+    def instances(self, X: DataLike) -> list[Values]:
         """The rows of ``X`` as instances of :attr:`model_` (user values in feature order)."""
         return self.reader_.read(X).instances
 
-    def predict(self, X: Any) -> list[Any]:
+    def predict(self, X: DataLike) -> list[Any]:
         """The class label the model predicts for each row of ``X``."""
         return [self.model_.predict(x) for x in self.instances(X)]
 
@@ -363,8 +368,8 @@ class Explainer:
             options = {**options, "inflate": _inflates(m, choice)}
         return Job(choice.compiled, m.name, value, options, on_error)
 
-    def explain_one(self, x: Any, *, method: str | None = None, delta: Any = None, precision: Any = None,
-                    **options: Any) -> Explanation:
+    def explain_one(self, x: InstanceLike, *, method: str | None = None, delta: ProbabilityLike | None = None,
+                    precision: ProbabilityLike | None = None, **options: Any) -> Explanation:
         """The explanation of one row (see :meth:`explain` for the arguments).
 
         Raises the method's error if the row cannot be explained.
@@ -380,9 +385,9 @@ class Explainer:
             raise InvalidInputError(str(row))
         return row
 
-    def explain(self, X: Any, *, method: str | None = None, delta: Any = None, precision: Any = None,
-                n_jobs: int | None = None, progress: bool = False, on_error: str = "raise",
-                **options: Any) -> ExplanationSet:
+    def explain(self, X: DataLike, *, method: str | None = None, delta: ProbabilityLike | None = None,
+                precision: ProbabilityLike | None = None, n_jobs: int | None = None, progress: bool = False,
+                on_error: str = "raise", **options: Any) -> ExplanationSet:
         """Explain every row of ``X``.
 
         Parameters
@@ -429,8 +434,7 @@ class Explainer:
         from kcxai._batch import ON_ERROR, check_n_jobs, run
 
         n_jobs = check_n_jobs(n_jobs)
-        if on_error not in ON_ERROR:
-            raise InvalidInputError(f"'on_error' must be one of {list(ON_ERROR)}. Got {on_error!r} instead.")
+        check("on_error", on_error, Options(ON_ERROR))
         job = self._job(method, delta, precision, options, on_error)
         rows, failed = self._read(X, on_error)
         done = run(job, rows, n_jobs=n_jobs, progress=progress)
@@ -475,7 +479,7 @@ class Explainer:
             every.append((rid, None))
         return rows, every
 
-    def evaluate(self, result: ExplanationSet, X: Any) -> Any:
+    def evaluate(self, result: ExplanationSet, X: DataLike) -> Any:
         """How each explanation's rule fares on the rows ``X`` that were not explained: a DataFrame with one
         row per row of ``result`` (``id``, ``data_rows``, ``data_matching``, ``data_coverage``,
         ``data_precision``, ``data_excluded``), to set beside :meth:`ExplanationSet.to_frame` (see
@@ -519,7 +523,7 @@ class Explainer:
         return pd.DataFrame.from_records(out, columns=["id", "data_rows", "data_matching", "data_coverage",
                                                        "data_precision", "data_excluded"])
 
-    def score(self, rule: Any, X: Any = None) -> Any:
+    def score(self, rule: Any, X: DataLike | None = None) -> Any:
         """The exact precision and coverage of a rule (yours, or one kcxai printed) under the distribution,
         and on the rows ``X`` if given (see :func:`kcxai.score_rule`).
 
@@ -593,8 +597,8 @@ def _alternatives(m: Any, forced: str | None) -> str:
     zero = [n for n, x in METHODS.items() if "decisions" in x.answers(x.fixed if x.fixed is not None else
                                                                         (1 if x.bound == "precision" else 0))]
     sampled = [n for n, x in METHODS.items() if x.estimates]
-    out = [f"an exact counting language with larger limits (language='obdd', compile_options={{'max_seconds': "
-           f"600}})", f"delta = 0 methods on the decision engine ({', '.join(zero[:6])})",
+    out = ["an exact counting language with larger limits (language='obdd', compile_options={'max_seconds': "
+           "600})", f"delta = 0 methods on the decision engine ({', '.join(zero[:6])})",
            f"certified sampling for {', '.join(sampled)} (language='sampling')"]
     if forced is not None:
         out.insert(0, "another language than the one forced")

@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any, Union
 import numpy as np
 
 from kcxai._errors import InvalidInputError, InvalidTypeError
+from kcxai._params import INT, Options, Range, check
 from kcxai.data import DataLike, encode_rows
 from kcxai.distribution import Distribution, Mixture, Product, Uniform
 from kcxai.space import FeatureSpace
@@ -71,9 +72,7 @@ def _space_of(obj: Any) -> FeatureSpace:
 
 
 def _positive_int(x: Any, name: str) -> int:
-    if isinstance(x, bool) or not isinstance(x, numbers.Integral) or x < 1:
-        raise InvalidInputError(f"'{name}' must be a positive int. Got {x!r} instead.")
-    return int(x)
+    return int(check(name, x, Range(numbers.Integral, 1)))
 
 
 def _smoothing(x: Any) -> Fraction:
@@ -132,17 +131,14 @@ def fit_distribution(model: Fittable, X: DataLike, *, kind: str = "product", n_c
     ('mixture', 2, True)
     """
     space = _space_of(model)
-    if not isinstance(kind, str) or kind not in KINDS:
-        raise InvalidInputError(f"'kind' must be one of {list(KINDS)}. Got {kind!r} instead.")
+    check("kind", kind, Options(KINDS))
     alpha = _smoothing(smoothing)
     k = _positive_int(n_components, "n_components")
     max_iter = _positive_int(max_iter, "max_iter")
     n_init = _positive_int(n_init, "n_init")
     resolution = _positive_int(resolution, "resolution")
-    if isinstance(tol, bool) or not isinstance(tol, numbers.Real) or not tol >= 0:
-        raise InvalidInputError(f"'tol' must be a non-negative number. Got {tol!r} instead.")
-    if isinstance(random_state, bool) or not isinstance(random_state, numbers.Integral):
-        raise InvalidTypeError(f"'random_state' must be an int. Got {random_state!r} instead.")
+    check("tol", tol, Range(numbers.Real, 0))
+    check("random_state", random_state, INT)
     codes = encode_rows(space, X)
     sizes = space.domain_sizes
     if kind == "uniform":

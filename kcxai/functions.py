@@ -1,19 +1,30 @@
-"""What a model describes itself with: the :class:`FunctionBuilder` protocol.
+"""What a model describes itself with: the :class:`FunctionBuilder` protocol, and :class:`AdditiveTrees`.
 
 A model says "kappa(x) = c" once, as Boolean functions built from literals
 ``x_f in E``, and every compiler (:mod:`kcxai.compilers`) implements this
 protocol on its own backend. The protocol lives here, below both, so that
 models depend on it and never on a compiler.
+
+A tree ensemble whose class scores are sums of leaf scores (random forests,
+boosted trees) can also describe itself as an :class:`AdditiveTrees`, from
+its method ``additive_trees()``: the diagram compilers then build its diagram
+directly, feature by feature (:mod:`kcxai.compilers._ensemble`), instead of
+through the builder.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Protocol, TypeVar, runtime_checkable
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import TYPE_CHECKING, Protocol, TypeVar, runtime_checkable
 
 from kcxai.space import FeatureSpace
 
-__all__ = ["FunctionBuilder"]
+if TYPE_CHECKING:  # pragma: no cover
+    from kcxai.models.tree import DecisionTree
+
+__all__ = ["FunctionBuilder", "AdditiveTrees"]
 
 F = TypeVar("F")
 
@@ -61,3 +72,51 @@ class FunctionBuilder(Protocol[F]):
     def switch(self, feature: int, cases: Sequence[F]) -> F:
         """``OR_k (x_feature = k and cases[k])``: branch on a feature's value."""
         ...
+
+
+@dataclass(frozen=True)
+class AdditiveTrees:
+    """A classifier whose class scores are sums of tree leaf scores: ``kappa(x)`` is the class of highest
+    ``base[c] + sum_t scores[t][leaf_t(x)][c]``, ties won by the class listed first in ``priority``.
+
+    Soft and hard voting forests and boosted trees describe themselves so (their ``additive_trees()``);
+    the scores are exact rationals.
+
+    Attributes
+    ----------
+    space : FeatureSpace
+    trees : tuple of DecisionTree
+        Each over ``space``; only their structure (``paths`` and ``leaves``) is read.
+    scores : tuple
+        Per tree, per reachable leaf (in ``tree.leaves`` order), one ``Fraction`` per class.
+    base : tuple of Fraction
+        The class scores before any tree.
+    priority : tuple of int
+        Every class index once: among classes of equal highest score, the first listed here wins
+        (``(0, 1, ..., K-1)`` for "the first class", as numpy's ``argmax``).
+    name : str
+        What the model is, for messages (e.g. ``"RandomForest (soft voting)"``).
+
+    Examples
+    --------
+    >>> import kcxai
+    >>> from kcxai.models import RandomForest
+    >>> space = kcxai.FeatureSpace([kcxai.Feature.categorical(n, [0, 1]) for n in "ab"])
+    >>> trees = [kcxai.DecisionTree(space, [0, 1], kcxai.Split(n, {0: kcxai.Leaf(0), 1: kcxai.Leaf(1)}))
+    ...          for n in "ab"]
+    >>> spec = RandomForest(space, [0, 1], trees).additive_trees()
+    >>> spec.scores[0], spec.base, spec.priority
+    (((Fraction(0, 1), Fraction(1, 1)), (Fraction(1, 1), Fraction(0, 1))), (Fraction(0, 1), Fraction(0, 1)), (0, 1))
+    """
+
+    space: FeatureSpace
+    trees: tuple["DecisionTree", ...]
+    scores: tuple[tuple[tuple[Fraction, ...], ...], ...]
+    base: tuple[Fraction, ...]
+    priority: tuple[int, ...]
+    name: str = "tree ensemble"
+
+    @property
+    def n_classes(self) -> int:
+        """Number of classes."""
+        return len(self.base)

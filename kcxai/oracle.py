@@ -57,6 +57,7 @@ from typing import TYPE_CHECKING, Callable, NamedTuple, Protocol, TypeGuard, cas
 
 from kcxai.arithmetic import Bound, Weight
 from kcxai.space import FeatureSpace
+from kcxai._types import Point
 
 if TYPE_CHECKING:  # pragma: no cover
     from kcxai._deadline import Deadline
@@ -68,9 +69,6 @@ __all__ = ["CountingOracle", "OracleSession", "SessionBase", "GenericSession", "
            "per_component", "has_paths", "answers_of", "ANSWERS", "Point", "Decision", "describe_answers",
            "BoxMixtureOracle", "PathBoxMixtureOracle", "Box", "BoxOracle", "has_boxes", "full_box", "point_box",
            "box_weight"]
-
-#: A point of feature space: one value index per feature.
-Point = tuple[int, ...]
 
 #: A *box*: per feature, the bitmask of the value numbers it allows (bit ``k`` is value ``k``); the full
 #: mask ``(1 << size) - 1`` leaves the feature free. The set of points ``{x : x_f in box[f] for all f}``.
@@ -147,15 +145,15 @@ class CountingOracle(Protocol):
     space: FeatureSpace
     n_classes: int
 
-    def predict_point(self, point: tuple[int, ...]) -> int:
+    def predict_point(self, point: Point) -> int:
         """The class index the compiled classifier gives a point."""
         ...
 
-    def disagree_weight(self, point: tuple[int, ...], label: int, fixed: frozenset[int]) -> Weight:
+    def disagree_weight(self, point: Point, label: int, fixed: frozenset[int]) -> Weight:
         """Weight of ``{x : kappa(x) != label and x_fixed = point_fixed}``."""
         ...
 
-    def session(self, point: tuple[int, ...], label: int, fixed: frozenset[int]) -> OracleSession:
+    def session(self, point: Point, label: int, fixed: frozenset[int]) -> OracleSession:
         """A deletion-loop session starting from ``fixed``."""
         ...
 
@@ -177,7 +175,7 @@ class GenericSession(SessionBase):
 
     __slots__ = ("_oracle", "_point", "_label", "_fixed")
 
-    def __init__(self, oracle: CountingOracle, point: tuple[int, ...], label: int,
+    def __init__(self, oracle: CountingOracle, point: Point, label: int,
                  fixed: Iterable[int]) -> None:
         self._oracle = oracle
         self._point = point
@@ -206,7 +204,7 @@ class PathOracle(Protocol):
     C-delta problems.
     """
 
-    def path_of(self, point: tuple[int, ...]) -> "TreePath":
+    def path_of(self, point: Point) -> "TreePath":
         """The path ``point`` follows."""
         ...
 
@@ -385,10 +383,10 @@ class MixtureOracle:
         self.language = first.language
         self.n_classes = first.n_classes
 
-    def predict_point(self, point: tuple[int, ...]) -> int:
+    def predict_point(self, point: Point) -> int:
         return self.parts[0][1].predict_point(point)
 
-    def disagree_weight(self, point: tuple[int, ...], label: int, fixed: frozenset[int]) -> Weight:
+    def disagree_weight(self, point: Point, label: int, fixed: frozenset[int]) -> Weight:
         total = self.space.arith.zero
         for c, o in self.parts:
             w = o.disagree_weight(point, label, fixed)
@@ -396,7 +394,7 @@ class MixtureOracle:
                 total += c * w
         return total
 
-    def session(self, point: tuple[int, ...], label: int, fixed: frozenset[int]) -> OracleSession:
+    def session(self, point: Point, label: int, fixed: frozenset[int]) -> OracleSession:
         return MixtureSession(self, [(c, o.session(point, label, fixed)) for c, o in self.parts])
 
 
@@ -408,7 +406,7 @@ class PathMixtureOracle(MixtureOracle):
     def paths(self) -> "tuple[TreePath, ...]":
         return cast(PathOracle, self.parts[0][1]).paths
 
-    def path_of(self, point: tuple[int, ...]) -> "TreePath":
+    def path_of(self, point: Point) -> "TreePath":
         return cast(PathOracle, self.parts[0][1]).path_of(point)
 
 

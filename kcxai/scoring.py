@@ -29,10 +29,12 @@ from typing import Any
 from kcxai._errors import InvalidInputError, InvalidTypeError
 from kcxai._feature import Feature, Interval
 from kcxai.arithmetic import Probability
+from kcxai.data import DataLike
 from kcxai.evaluation import DataMetrics
 from kcxai.explain._result import Condition, format_probability
 from kcxai.oracle import Box, full_box
 from kcxai.space import FeatureSpace
+from kcxai.typing import Explainable
 
 __all__ = ["RuleScore", "score_rule", "parse_rule"]
 
@@ -335,7 +337,8 @@ def _class_of(classes: Any, head: str) -> int:
 
 # -- scoring -----------------------------------------------------------------------------------------
 
-def score_rule(model: Any, rule: Any, *, rows: Any = None) -> RuleScore:
+def score_rule(model: Explainable, rule: Mapping[str, Any] | str, *,
+               rows: DataLike | None = None) -> RuleScore:
     """The exact precision and coverage of a rule under the model's distribution, and on rows if given.
 
     Parameters

@@ -24,8 +24,10 @@ from typing import Any
 
 from kcxai._errors import InvalidInputError, InvalidTypeError, ModelFormatError, name_mismatch
 from kcxai._feature import MISSING, Feature, Interval
+from kcxai._params import Instance
 from kcxai.arithmetic import Arithmetic, Probability, Weight
 from kcxai.distribution import Distribution, Product, ProductWeights, Uniform, distribution_from_dict
+from kcxai._types import InstanceLike, Point, Values
 
 __all__ = ["Interval", "Feature", "MISSING", "FeatureSpace", "Weight", "Probability"]
 
@@ -226,7 +228,7 @@ class FeatureSpace:
 
     # -- instances -----------------------------------------------------------
 
-    def encode(self, instance: Any, *, argument: str = "instance") -> tuple[int, ...]:
+    def encode(self, instance: InstanceLike, *, argument: str = "instance") -> Point:
         """Convert an instance in user values to a point (a tuple of value indices).
 
         ``instance`` is a sequence in feature order, a mapping from every feature
@@ -245,9 +247,10 @@ class FeatureSpace:
         if not isinstance(instance, Mapping) and hasattr(instance, "keys") and hasattr(instance, "tolist"):
             # a pandas Series: by name when its labels are strings (exactly the feature names), by
             # position when they are 0, 1, ..., n - 1 in order (pd.Series(list), a row of an unnamed frame)
-            keys = list(instance.keys())
+            series: Any = instance
+            keys = list(series.keys())
             if keys and all(isinstance(k, str) for k in keys):
-                instance = {k: instance[k] for k in keys}
+                instance = {k: series[k] for k in keys}
             elif keys == list(range(len(keys))) and all(not isinstance(k, bool) for k in keys):
                 instance = instance.tolist()
             else:
@@ -279,7 +282,7 @@ class FeatureSpace:
                 raise InvalidInputError(f"'{argument}': {e}") from None
         return tuple(out)
 
-    def decode(self, point: Sequence[int]) -> tuple[Any, ...]:
+    def decode(self, point: Sequence[int]) -> Values:
         """The domain values of a point (intervals for numeric features)."""
         return tuple(f.values[k] for f, k in zip(self.features, point))
 
@@ -335,3 +338,7 @@ class FeatureSpace:
         d = self.distribution
         kind = d.kind if d.kind != "product" else ("exact weights" if self.is_exact else "float weights")
         return f"FeatureSpace({len(self.features)} features, {self.size} points, {kind})"
+
+
+#: The rule of a ``space`` argument (:func:`kcxai._params.check`): ``'space' must be a FeatureSpace. Got dict instead.``
+SPACE = Instance(FeatureSpace, name="a FeatureSpace")

@@ -18,10 +18,15 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kcxai._errors import InvalidInputError, InvalidTypeError, MissingDependencyError
+from kcxai._params import Options, check
 from kcxai._tree_marks import _check_max_depth, _edge_label, check_tree, highlight
+from kcxai._types import InstanceLike
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kcxai.explain._result import Explanation
 
 __all__ = ["tree_to_dot", "render", "graphviz_available", "TreeDrawing", "draw_tree", "plot_tree",
            "plot_feature_frequency", "plot_size_and_bound", "highlight"]
@@ -36,7 +41,7 @@ def _quote(text: str) -> str:
     return '"' + str(text).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
 
 
-def tree_to_dot(tree: Any, explanation: Any = None, instance: Any = None, *,
+def tree_to_dot(tree: Any, explanation: Explanation | None = None, instance: InstanceLike | None = None, *,
                 max_depth: int | None = None, title: str | None = None) -> str:
     """Graphviz DOT source of a decision tree, optionally with an explanation.
 
@@ -159,8 +164,7 @@ def render(source: str, path: str | os.PathLike[str] | None = None, *, format: s
     """
     if not isinstance(source, str):
         raise InvalidTypeError(f"'source' must be DOT source text (str). Got {type(source).__name__} instead.")
-    if format not in _FORMATS:
-        raise InvalidInputError(f"'format' must be one of {list(_FORMATS)}. Got {format!r} instead.")
+    check("format", format, Options(_FORMATS))
     dot = shutil.which("dot")
     if dot is None:
         raise MissingDependencyError(
@@ -187,8 +191,9 @@ class TreeDrawing:
 
     __slots__ = ("source", "_args")
 
-    def __init__(self, source: str, *, tree: Any = None, explanation: Any = None, instance: Any = None,
-                 max_depth: int | None = None, title: str | None = None) -> None:
+    def __init__(self, source: str, *, tree: Any = None, explanation: Explanation | None = None,
+                 instance: InstanceLike | None = None, max_depth: int | None = None,
+                 title: str | None = None) -> None:
         self.source = source
         self._args = None if tree is None else (tree, explanation, instance, max_depth, title)
 
@@ -249,7 +254,7 @@ class TreeDrawing:
             fh.write(data)
 
 
-def draw_tree(tree: Any, explanation: Any = None, instance: Any = None, *,
+def draw_tree(tree: Any, explanation: Explanation | None = None, instance: InstanceLike | None = None, *,
               max_depth: int | None = None, title: str | None = None) -> TreeDrawing:
     """:func:`tree_to_dot` wrapped in a :class:`TreeDrawing` (displays in notebooks, with or without
     Graphviz).
@@ -267,8 +272,9 @@ def draw_tree(tree: Any, explanation: Any = None, instance: Any = None, *,
                        explanation=explanation, instance=instance, max_depth=max_depth, title=title)
 
 
-def plot_tree(tree: Any, explanation: Any = None, instance: Any = None, *, max_depth: int | None = None,
-              title: str | None = None, ax: Any = None, fontsize: float = 8) -> Any:
+def plot_tree(tree: Any, explanation: Explanation | None = None, instance: InstanceLike | None = None, *,
+              max_depth: int | None = None, title: str | None = None, ax: Any = None,
+              fontsize: float = 8) -> Any:
     """Draw a tree with matplotlib (see :func:`kcxai._plot_tree.plot_tree`); returns the Axes.
 
     Every node gets room for its label, each branch's label stands on its own edge, and a figure made here

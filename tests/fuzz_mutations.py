@@ -36,6 +36,10 @@ SECONDS = float(os.environ.get("KCXAI_FUZZ_SECONDS", "5.0"))
 MEMORY_MB = 100.0 if os.environ.get("KCXAI_FUZZ_MEMORY") else None
 
 # raw JSON text put where a value was
+#: A small labelled tree in the ``.dt`` / ``.map`` format, a seed for the format fuzzers.
+SMALL_DT = "5\n0\nI 0 1\nT 2 3 4\n2 T no\n3 T yes\n4 T no\n0 f0 0 2\n0 f0 1 1\n1 f1 0 3\n1 f1 1 4\n"
+SMALL_MAP = "Categorical\n2\nf0 0 =Private\nf0 1 =Public\nf1 0 =Male\nf1 1 =Female\n"
+
 NASTY_JSON = [
     "9" * 5000, "-" + "9" * 4400, "1e400", "-1e400", "NaN", "Infinity", "1e10000000", "4.9e-400",
     '"1e10000000"', '"1e-100000000"', '"1/0"', '"0/0"', '"\\u0663/\\u0664"', '"1e\\u0661\\u0660\\u0660\\u0660\\u0660"',

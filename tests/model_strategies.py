@@ -8,11 +8,13 @@ numeric features, uniform / exact / float distributions, 2-3 classes).
 
 from __future__ import annotations
 
+import random
 from fractions import Fraction
 from typing import Any
 
 from hypothesis import strategies as st
 
+import kcxai
 from kcxai import DecisionTree, Feature, FeatureSpace
 from kcxai.models import BddClassifier, BoostedTrees, DecisionList, LinearClassifier, NaiveBayes, RandomForest, RuleSet
 from strategies import EXACT_KINDS, feature_spaces, mixtures, trees
@@ -131,12 +133,12 @@ def _with_classes(tree: DecisionTree, classes: list[Any]) -> DecisionTree:
 
 @st.composite
 def forests(draw: Any, *, space: FeatureSpace | None = None, max_trees: int = 4, max_depth: int = 3,
-            distributions: tuple[str, ...] = EXACT_KINDS) -> RandomForest:
+            distributions: tuple[str, ...] = EXACT_KINDS, tree_strategy: Any = trees) -> RandomForest:
     if space is None:
         space = draw(feature_spaces(max_features=4, distributions=distributions))
     k = draw(st.integers(2, 3))
     classes = _classes(draw, k)
-    ts = [_with_classes(draw(trees(space=space, n_classes=k, max_depth=max_depth)), classes)
+    ts = [_with_classes(draw(tree_strategy(space=space, n_classes=k, max_depth=max_depth)), classes)
           for _ in range(draw(st.integers(1, max_trees)))]
     if draw(st.booleans()):
         return RandomForest(space, classes, ts, voting="hard")
@@ -148,14 +150,16 @@ def forests(draw: Any, *, space: FeatureSpace | None = None, max_trees: int = 4,
 
 @st.composite
 def boosted_models(draw: Any, *, space: FeatureSpace | None = None, max_trees: int = 5,
-                   distributions: tuple[str, ...] = EXACT_KINDS) -> BoostedTrees:
+                   max_depth: int = 3, distributions: tuple[str, ...] = EXACT_KINDS,
+                   tree_strategy: Any = trees) -> BoostedTrees:
     """Boosted trees: 2 or 3 classes, leaf values that are small ints, fractions, floats taken exactly, or
-    rationals whose denominators pass 2^62; ties first or last."""
+    rationals whose denominators pass 2^62; ties first or last. ``tree_strategy``: how trees are drawn
+    (:func:`strategies.trees` or :func:`strategies.set_split_trees`)."""
     if space is None:
         space = draw(feature_spaces(min_features=3, max_features=6, max_values=4, distributions=distributions))
     k = draw(st.integers(2, 3))
     classes = _classes(draw, k)
-    ts = [_with_classes(draw(trees(space=space, n_classes=k, max_depth=3)), classes)
+    ts = [_with_classes(draw(tree_strategy(space=space, n_classes=k, max_depth=max_depth)), classes)
           for _ in range(draw(st.integers(1, max_trees)))]
     num = st.one_of(st.integers(-3, 3), st.fractions(min_value=-2, max_value=2, max_denominator=4),
                     st.sampled_from([0.1, -0.3, 0.7, 1 / 3, 2.5e-8]),
@@ -172,3 +176,12 @@ def any_model(**kwargs: Any) -> st.SearchStrategy[Any]:
     """A random model of any family (trees included)."""
     return st.one_of(trees(**kwargs), decision_lists(**kwargs), rule_sets(**kwargs), bdd_models(**kwargs),
                      linear_models(**kwargs), naive_bayes_models(**kwargs), forests(**kwargs))
+
+
+def hard_naive_bayes(n_features: int, seed: int = 0) -> NaiveBayes:
+    """An exact naive Bayes whose threshold construction (and so its probe) is exponential in ``n_features``."""
+    rng = random.Random(seed)
+    space = kcxai.FeatureSpace([kcxai.Feature.categorical(f"x{i}", [0, 1, 2]) for i in range(n_features)])
+    tables = [[[Fraction(rng.randint(1, 997), 1000) for _ in range(3)] for _ in range(2)]
+              for _ in range(n_features)]
+    return NaiveBayes(space, ["a", "b"], [Fraction(1, 2), Fraction(1, 2)], tables)

@@ -120,6 +120,48 @@ def trees(draw: Any, *, space: FeatureSpace | None = None, n_classes: int | None
 
 
 @st.composite
+def set_split_trees(draw: Any, *, space: FeatureSpace, n_classes: int | None = None, max_depth: int = 3
+                    ) -> DecisionTree:
+    """A random tree each of whose nodes splits a feature's still allowed values in two sets that are
+    seldom ranges: one value against the others (a one-hot encoder's ``x == v``), or a random subset
+    against the rest. Any domain size (64 values and more too: the subset is one random integer)."""
+    if n_classes is None:
+        n_classes = draw(st.integers(2, 3))
+    classes = list(range(n_classes)) if draw(st.booleans()) else [f"c{k}" for k in range(n_classes)]
+    feat: list[int] = []
+    label: list[int] = []
+    branches: list[tuple[tuple[int, int], ...]] = []
+
+    def build(allowed: list[int], depth: int) -> int:
+        nid = len(feat)
+        feat.append(-1)
+        label.append(-1)
+        branches.append(())
+        splittable = [i for i, m in enumerate(allowed) if bin(m).count("1") >= 2]
+        if depth >= max_depth or not splittable or (depth and draw(st.integers(0, 4)) == 0):
+            label[nid] = draw(st.integers(0, n_classes - 1))
+            return nid
+        f = draw(st.sampled_from(splittable))
+        vals = [k for k in range(space.features[f].size) if allowed[f] >> k & 1]
+        if draw(st.booleans()):
+            pick = 1 << draw(st.integers(0, len(vals) - 1))
+        else:
+            pick = draw(st.integers(1, (1 << len(vals)) - 2))
+        mask = sum(1 << v for k, v in enumerate(vals) if pick >> k & 1)
+        feat[nid] = f
+        out = []
+        for m in (mask, allowed[f] & ~mask):
+            child_allowed = list(allowed)
+            child_allowed[f] = m
+            out.append((m, build(child_allowed, depth + 1)))
+        branches[nid] = tuple(out)
+        return nid
+
+    build([(1 << f.size) - 1 for f in space.features], 0)
+    return DecisionTree._from_arrays(space, classes, feat, label, branches)
+
+
+@st.composite
 def points(draw: Any, space: FeatureSpace) -> tuple[int, ...]:
     """A random point (tuple of value indices)."""
     return tuple(draw(st.integers(0, s - 1)) for s in space.domain_sizes)

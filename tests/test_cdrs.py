@@ -8,51 +8,11 @@ from hypothesis import strategies as st
 
 import kcxai
 from kcxai.explain._treesat import TreePrecision, TreeSearch
-from model_strategies import decision_lists, forests, linear_models, naive_bayes_models, rule_sets
+from relevance_cases import FAMILIES, cases, exact_delta, thresholds, with_delta
 from set_reference import SubsetTable, minimal, near
-from strategies import EXACT_KINDS, instance_of, points, trees
+from strategies import instance_of, points, trees
 
 V = (1, 1, 1, 1, 0, 0, 0, 0, 1)
-
-#: Precision thresholds: exact fractions, decimals, the ends.
-thresholds = st.one_of(st.fractions(min_value=0, max_value=1, max_denominator=40),
-                       st.sampled_from([0, 1, 0.5, 0.8, 0.9, 0.95, 0.99]))
-
-
-def other_models(distributions=EXACT_KINDS):
-    return st.one_of(decision_lists(distributions=distributions), rule_sets(distributions=distributions),
-                     naive_bayes_models(distributions=distributions), linear_models(distributions=distributions),
-                     forests(distributions=distributions))
-
-
-@st.composite
-def cases(draw, family="tree", distributions=EXACT_KINDS):
-    """(object to explain, model, instance, point, table): a tree with its own oracle, a tree compiled to
-    the brute-force oracle (the generic search), or another model family (also the brute-force oracle,
-    until the OBDD/SDD compilers land)."""
-    if family == "other":
-        model = draw(other_models(distributions))
-    else:
-        model = draw(trees(distributions=distributions))
-    obj = kcxai.compile_model(model, "brute") if family != "tree" else model
-    point = draw(points(model.space))
-    return obj, model, instance_of(model.space, point), point, SubsetTable(model, point)
-
-
-@st.composite
-def with_delta(draw, case):
-    """A threshold, sometimes exactly the precision of some set (ties decide relevance)."""
-    table = case[4]
-    if draw(st.booleans()):
-        return draw(st.sampled_from(sorted({table.precision(s) for s in table.sets})))
-    return draw(thresholds)
-
-
-def exact_delta(delta, table):
-    return delta if not table.exact else Fraction(str(delta)) if isinstance(delta, float) else Fraction(delta)
-
-
-FAMILIES = ["tree", "brute", "other"]
 
 
 @pytest.mark.parametrize("family", FAMILIES)
@@ -215,7 +175,8 @@ def test_min_cdrs_limit_for_generic_oracles():
 
 def test_input_errors():
     tree = kcxai.datasets.running_example_tree()
-    with pytest.raises(kcxai.NotRelevantError, match="'start' must be a C-delta-relevant set: its precision is 113/256"):
+    with pytest.raises(kcxai.NotRelevantError,
+                       match="'start' must be a C-delta-relevant set: its precision is 113/256"):
         kcxai.local_cdrs(tree, V, 0.9, start=[])
     with pytest.raises(kcxai.NotRelevantError, match="below precision = 9/10"):
         kcxai.min_cdrs(tree, V, 0.9, start=["x9"])

@@ -61,8 +61,10 @@ def mixed_model(tmp_path):
         Feature.categorical("rate", [0.5, 1.5]),
     ])
     root = Split("colour", [
-        (["red"], Split.threshold("age", 30, Leaf("low"), Split("level", [([1, 2], Leaf("high")), ([3], Leaf("low"))]))),
-        (["green", "blue"], Split("rate", {0.5: Leaf("low"), 1.5: Split.threshold("age", 50, Leaf("high"), Leaf("low"))})),
+        (["red"], Split.threshold("age", 30, Leaf("low"),
+                                  Split("level", [([1, 2], Leaf("high")), ([3], Leaf("low"))]))),
+        (["green", "blue"], Split("rate", {0.5: Leaf("low"),
+                                           1.5: Split.threshold("age", 50, Leaf("high"), Leaf("low"))})),
     ])
     tree = DecisionTree(space, ["low", "high"], root)
     path = tmp_path / "mixed.json"
@@ -183,7 +185,8 @@ def test_dt_vocabulary_is_never_guessed(capsys):
                 else:
                     assert parse_instance(one, token) == [v]
     assert n_ambiguous > 20
-    with pytest.raises(kcxai.InvalidInputError, match="'3' is ambiguous: as a tree value it is 3 \\(original value 2\\)"):
+    with pytest.raises(kcxai.InvalidInputError,
+                       match="'3' is ambiguous: as a tree value it is 3 \\(original value 2\\)"):
         parse_instance(FeatureSpace([f0]), "3")
     assert parse_instance(FeatureSpace([f0]), "7") == [7] and parse_instance(FeatureSpace([f0]), "0") == [1]
     base = resources.files("kcxai.datasets").joinpath("data", "ref_trees")
@@ -208,7 +211,7 @@ def test_explain_reference_tree_files(capsys):
     with resources.as_file(base / "adult_SKL14.dt") as dt, resources.as_file(base / "adult_SKL14.map") as mp:
         code, out, err = run(capsys, "explain", str(dt), str(mp), "-i", ",".join(map(str, inst)),
                              "-d", "0.01", "--start", "path", "--json")
-        assert code == 2 and "'9' is ambiguous" in err  # f11: tree value 9 is the original 8, original 9 is tree value 10
+        assert code == 2 and "'9' is ambiguous" in err  # f11: tree value 9 is original 8, original 9 is tree value 10
         code, out, _ = run(capsys, "explain", str(dt), str(mp), "-i", ",".join(map(str, inst)),
                            "-d", "0.01", "--start", "path", "--json", "--values", "tree")
     assert code == 0
@@ -257,7 +260,8 @@ ERRORS = [
     (["explain", "bundled:running_example", "-i", "1,1,1"], "expected 9 values"),
     (["explain", "bundled:running_example", "-i", V_TEXT, "--delta", "abc"], "--delta"),
     (["explain", "bundled:running_example", "-i", V_TEXT, "--delta", "1.5"], "must be in [0, 1]"),
-    (["explain", "bundled:running_example", "-i", V_TEXT, "--language", "nope"], "invalid choice: 'nope' (choose from 'dt', 'sdd', 'obdd', 'brute', 'sampling', 'sat', 'search')"),
+    (["explain", "bundled:running_example", "-i", V_TEXT, "--language", "nope"],
+     "invalid choice: 'nope' (choose from 'dt', 'sdd', 'obdd', 'brute', 'sampling', 'sat', 'search')"),
     (["explain", "bundled:running_example", "-i", V_TEXT, "--order", "x1,zz"], "unknown feature 'zz'"),
     (["explain", "bundled:running_example", "-i", V_TEXT, "--start", "x1", "--delta", "0.01"],
      "'start' must be an I-delta-relevant set"),

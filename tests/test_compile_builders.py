@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 import kcxai
 import reference as ref
 from kcxai import Feature, FeatureSpace
-from kcxai.compilers._builder import TruthTableBuilder
+from kcxai.compilers._truth_table import TruthTableBuilder
 from kcxai.compilers._encoding import Encoding
 from kcxai.compilers._orders import ProbeBuilder, feature_order
 from kcxai.compilers.obdd import BddBuilder

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 import kcxai
 from kcxai.distribution import Mixture, Product, Uniform
 from reference import all_points, point_probability
-from strategies import feature_spaces, mixtures, trees
+from strategies import feature_spaces, trees
 
 
 @given(feature_spaces(distributions=("uniform", "exact", "mixture", "float", "float_mixture")), st.data())
@@ -79,7 +79,8 @@ def test_mixture_counts_past_64_bits_exactly():
 
 def _rows(draw, space, n):
     return [[space.features[f].values[draw(st.integers(0, space.features[f].size - 1))] if not
-             space.features[f].is_numeric else _inside(space.features[f], draw(st.integers(0, space.features[f].size - 1)))
+             space.features[f].is_numeric
+             else _inside(space.features[f], draw(st.integers(0, space.features[f].size - 1)))
              for f in range(space.n_features)] for _ in range(n)]
 
 

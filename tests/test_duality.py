@@ -9,8 +9,7 @@ from hypothesis import strategies as st
 
 import kcxai
 from set_reference import minimal, minimal_hitting_sets, near
-from test_cdrs import FAMILIES, cases, exact_delta
-from test_smallest import error_bounds
+from relevance_cases import FAMILIES, cases, error_bounds, exact_delta
 
 V = (1, 1, 1, 1, 0, 0, 0, 0, 1)
 AXPS = {frozenset({0, 1, 2, 3, 8}), frozenset({0, 1, 2, 7, 8})}

@@ -157,7 +157,8 @@ def test_unsupported_estimators_are_named() -> None:
 def test_unsupported_xgboost_objective() -> None:
     xgb = pytest.importorskip("xgboost")
     Xtr, ytr, _ = _data(2)
-    with pytest.raises(InvalidTypeError, match=r"does not support XGBRegressor\. Supported estimators: .*xgboost\.XGBClassifier"):
+    with pytest.raises(InvalidTypeError,
+                       match=r"does not support XGBRegressor\. Supported estimators: .*xgboost\.XGBClassifier"):
         from_sklearn(xgb.XGBRegressor(n_estimators=2).fit(Xtr, ytr))
     dart = xgb.XGBClassifier(n_estimators=2, booster="dart").fit(Xtr, ytr)
     with pytest.raises(InvalidInputError, match="booster 'dart'"):

@@ -9,9 +9,9 @@ from hypothesis import given, settings
 
 import kcxai
 import reference as ref
-from kcxai.compilers._builder import TruthTableBuilder
+from kcxai.compilers._truth_table import TruthTableBuilder
 from kcxai.models import BoostedTrees
-from tests.model_strategies import boosted_models
+from model_strategies import boosted_models
 
 
 def _scores(model: BoostedTrees, point: Any) -> list[Fraction]:

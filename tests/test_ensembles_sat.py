@@ -6,60 +6,27 @@ import itertools
 from fractions import Fraction
 from typing import Any
 
+import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import event, given, settings
 from hypothesis import strategies as st
 from pysat.formula import IDPool
 
 import kcxai
 from kcxai import InvalidInputError, InvalidTypeError, ProblemTooLargeError
 from kcxai.explain import prepare_ensemble
-from kcxai.explain._ensemble_box import EnsembleBox
+from kcxai.explain._ensemble_box import MASK_BITS, EnsembleBox, _high_bit, _low_bit, _range_masks
 from kcxai.explain._ensemble_cnf import SOLVERS, EnsembleCnf, _runs
 from kcxai.explain._portfolio import EnsemblePortfolio
 from kcxai.explain._sums import guarded_sum_geq
 from kcxai.models import BoostedTrees, RandomForest
-from tests.model_strategies import boosted_models as _boosted_models
-from tests.model_strategies import forests
-from tests.strategies import feature_spaces, instance_of, points, trees
+from ensemble_reference import ENSEMBLES, Brute
+from model_strategies import boosted_models as _boosted_models
+from model_strategies import forests
+from strategies import instance_of, points, set_split_trees
 
-SPACES = feature_spaces(min_features=3, max_features=6, max_values=4)
-
-
-def boosted_models() -> Any:
-    return _boosted_models()
-
-
-@st.composite
-def forest_models(draw: Any) -> RandomForest:
-    return draw(forests(space=draw(SPACES), max_trees=5))
-
-
-ENSEMBLES = st.one_of(forest_models(), boosted_models())
 ENGINES = st.sampled_from(["sat", "search"])
 LANGUAGE = {"sat": "sat", "search": "search"}
-
-
-class Brute:
-    """Every point of a small ensemble's space, with its class."""
-
-    def __init__(self, model: Any, point: tuple[int, ...]) -> None:
-        self.n = model.space.n_features
-        self.point = point
-        self.label = model.predict_point(point)
-        self.table = [(p, model.predict_point(p)) for p in itertools.product(*map(range, model.space.domain_sizes))]
-
-    def sufficient(self, s: set[int]) -> bool:
-        return all(c == self.label for p, c in self.table if all(p[i] == self.point[i] for i in s))
-
-    def contrastive(self, t: set[int]) -> bool:
-        return not self.sufficient(set(range(self.n)) - t)
-
-    def smallest(self, pred: Any) -> int:
-        for size in range(self.n + 1):
-            if any(pred(set(c)) for c in itertools.combinations(range(self.n), size)):
-                return size
-        raise AssertionError("no set")  # pragma: no cover
 
 
 @settings(max_examples=150, deadline=None)
@@ -117,8 +84,10 @@ def test_checkers_agree_with_brute_force(data: Any, model: Any, engine: str) -> 
     n = model.space.n_features
     s = set(data.draw(st.sets(st.integers(0, n - 1))))
     x = instance_of(model.space, point)
-    assert kcxai.is_ensemble_axp(model, x, s, engine=engine) == (bf.sufficient(s) and all(not bf.sufficient(s - {i}) for i in s))
-    assert kcxai.is_ensemble_cxp(model, x, s, engine=engine) == (bf.contrastive(s) and all(not bf.contrastive(s - {i}) for i in s))
+    assert kcxai.is_ensemble_axp(model, x, s, engine=engine) == (
+        bf.sufficient(s) and all(not bf.sufficient(s - {i}) for i in s))
+    assert kcxai.is_ensemble_cxp(model, x, s, engine=engine) == (
+        bf.contrastive(s) and all(not bf.contrastive(s - {i}) for i in s))
 
 
 @settings(max_examples=40, deadline=None)
@@ -191,7 +160,9 @@ def test_runs_of_a_mask() -> None:
 
 def test_rejects_what_is_not_an_ensemble() -> None:
     tree = kcxai.datasets.running_example_tree()
-    with pytest.raises(InvalidTypeError, match="explains tree ensembles .RandomForest, BoostedTrees. with the .sat. engine. Got DecisionTree"):
+    with pytest.raises(InvalidTypeError,
+                       match="explains tree ensembles .RandomForest, BoostedTrees. "
+                             "with the .sat. engine. Got DecisionTree"):
         kcxai.ensemble_axp(tree, (1, 1, 1, 1, 0, 0, 0, 0, 1))
     space = kcxai.FeatureSpace([kcxai.Feature.categorical(n, [0, 1]) for n in "ab"])
     forest = RandomForest(space, [0, 1], [kcxai.DecisionTree(space, [0, 1], kcxai.Split("a", {0: kcxai.Leaf(0),
@@ -316,7 +287,8 @@ def test_a_forest_past_the_memory_limit_is_a_clear_error() -> None:
     forest = RandomForest(space, [0, 1], trees)
     with pytest.raises(ProblemTooLargeError, match=r"needs more than max_memory=100 bytes .* use the search engine"):
         EnsembleCnf(forest, max_memory=100)
-    with pytest.raises(ProblemTooLargeError, match=r"need about [\d,]+ bytes, more than max_memory=100\. Pass a larger"):
+    with pytest.raises(ProblemTooLargeError,
+                       match=r"need about [\d,]+ bytes, more than max_memory=100\. Pass a larger"):
         EnsembleBox(forest, max_memory=100)
     assert EnsembleCnf(forest, max_memory=None).memory > 100
 
@@ -340,3 +312,94 @@ def test_single_feature_flips_are_real_counterexamples(data: Any, model: Any) ->
             w = engine.model_point()
             assert model.predict_point(w) != label and all(w[j] == point[j] for j in range(n) if j != i)
             assert engine.nodes == before or engine._flips(point, label)[i] is None
+
+
+# -- leaves that restrict a feature to a value set that is not a range (one-hot pipelines) --------------
+
+@st.composite
+def set_split_ensembles(draw: Any, *, wide: bool = False) -> Any:
+    """Forests (hard and soft voting) and boosted trees, 2-3 classes, whose trees split features of up to
+    6 values (``wide``: also one feature of 63-66 values, about the engine's widest mask) by value sets."""
+    sizes = draw(st.lists(st.integers(2, 3 if wide else 6), min_size=2, max_size=3 if wide else 4))
+    if wide:
+        sizes.insert(draw(st.integers(0, len(sizes))), draw(st.integers(MASK_BITS - 1, MASK_BITS + 2)))
+    space = kcxai.FeatureSpace([kcxai.Feature.categorical(f"f{i}", list(range(k))) for i, k in enumerate(sizes)])
+    if draw(st.booleans()):
+        return draw(forests(space=space, max_trees=4, tree_strategy=set_split_trees))
+    return draw(_boosted_models(space=space, max_trees=4, tree_strategy=set_split_trees))
+
+
+def _not_ranges(model: Any) -> set[int]:
+    """The features on which some point set of a leaf (enumerated) is not a range of values."""
+    out: set[int] = set()
+    trees_ = model.trees
+    space = model.space
+    for t in trees_:
+        seen: dict[Any, list[set[int]]] = {}
+        for p in itertools.product(*map(range, space.domain_sizes)):
+            sets = seen.setdefault(t.path_of(p).leaf, [set() for _ in p])
+            for i, v in enumerate(p):
+                sets[i].add(v)
+        for sets in seen.values():
+            out |= {i for i, vs in enumerate(sets) if max(vs) - min(vs) + 1 != len(vs)}
+    return out
+
+
+def _check_against_enumeration(data: Any, model: Any, engine: EnsembleBox) -> None:
+    """``changes`` (with its counterexample), ``changes_in_box`` and the AXp of random points against the
+    table of every point's class."""
+    n = model.space.n_features
+    sizes = model.space.domain_sizes
+    for _ in range(2):
+        point = data.draw(points(model.space))
+        bf = Brute(model, point)
+        fixed = data.draw(st.sets(st.integers(0, n - 1)))
+        assert engine.changes(point, bf.label, fixed) == (not bf.sufficient(fixed))
+        if not bf.sufficient(fixed):
+            w = engine.model_point()
+            assert model.predict_point(w) != bf.label and all(w[i] == point[i] for i in fixed)
+        ends = [sorted(data.draw(st.tuples(st.integers(0, s - 1), st.integers(0, s - 1)))) for s in sizes]
+        lo, hi = [a for a, _ in ends], [b for _, b in ends]
+        inside = [c for p, c in bf.table if all(lo[i] <= p[i] <= hi[i] for i in range(n))]
+        assert engine.changes_in_box(lo, hi, bf.label) == any(c != bf.label for c in inside)
+        if any(c != bf.label for c in inside):
+            w = engine.model_point()
+            assert model.predict_point(w) != bf.label and all(lo[i] <= w[i] <= hi[i] for i in range(n))
+        assert _is_axp(bf, set(kcxai.ensemble_axp(engine, instance_of(model.space, point)).features))
+
+
+@settings(max_examples=80, deadline=None)
+@given(data=st.data(), model=set_split_ensembles())
+def test_leaves_of_value_sets_are_searched_exactly(data: Any, model: Any) -> None:
+    """Trees that split features of up to 6 values by sets (``x == v`` against the rest, or any subset):
+    the engine keeps those sets exactly (:attr:`EnsembleBox.set_features`) and every answer agrees with
+    enumeration."""
+    engine = EnsembleBox(model)
+    assert set(engine.set_features.tolist()) == _not_ranges(model) and not len(engine.hull_features)
+    event(f"features of value sets: {len(engine.set_features)}")
+    _check_against_enumeration(data, model, engine)
+
+
+@settings(max_examples=40, deadline=None)
+@given(data=st.data(), model=set_split_ensembles(wide=True))
+def test_a_feature_wider_than_a_mask_keeps_hulls_and_stays_exact(data: Any, model: Any) -> None:
+    """A feature of 63-66 values split by sets: kept exactly up to :data:`MASK_BITS` values, by its hulls
+    past them (a relaxation whose single points the model decides); the answers agree with enumeration."""
+    engine = EnsembleBox(model)
+    sets = _not_ranges(model)
+    narrow = {f for f in sets if model.space.features[f].size <= MASK_BITS}
+    assert set(engine.set_features.tolist()) == narrow and set(engine.hull_features.tolist()) >= sets - narrow
+    assert all(model.space.features[f].size > MASK_BITS for f in engine.hull_features.tolist())
+    event(f"features kept by hulls: {len(engine.hull_features)}")
+    _check_against_enumeration(data, model, engine)
+
+
+@given(st.lists(st.integers(1, 2 ** 64 - 1), min_size=1, max_size=8),
+       st.lists(st.tuples(st.integers(0, 63), st.integers(0, 63)), min_size=1, max_size=8))
+def test_bit_helpers(masks: list[int], ends: list[tuple[int, int]]) -> None:
+    m = np.asarray(masks, dtype=np.uint64)
+    assert _low_bit(m).tolist() == [(x & -x).bit_length() - 1 for x in masks]
+    assert _high_bit(m).tolist() == [x.bit_length() - 1 for x in masks]
+    lo, hi = [min(e) for e in ends], [max(e) for e in ends]
+    got = _range_masks(np.asarray(lo), np.asarray(hi)).tolist()
+    assert got == [sum(1 << v for v in range(a, b + 1)) for a, b in zip(lo, hi)]

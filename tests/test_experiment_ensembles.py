@@ -113,6 +113,36 @@ def test_sampling_sets_an_exact_language_rejects_are_counted_apart(tmp_path, mon
     assert by["sampling"]["exact"] is False and by["sampling"]["confidence"] == 0.95
 
 
+def test_sampling_decisions_are_replayed_exactly(tmp_path, monkeypatch):
+    rows = run_ensembles(_cfg(tmp_path, trees=(3,), depths=(3,), languages=("obdd", "sampling"),
+                              deltas=(Fraction(1, 20),), max_samples=256))
+    by = {r["language"]: r for r in rows}
+    n = 14  # adult's features: one decision each per explanation
+    assert by["sampling"]["decisions"] == 2 * n and 0 <= by["sampling"]["decisions_differ"] <= 2 * n
+    assert by["obdd"]["construction"] == "ensemble" and by["obdd"]["diagram_nodes"] >= 0
+    md = (tmp_path / "ensembles.md").read_text(encoding="utf-8")
+    assert f"decisions replayed exactly: {2 * n}" in md
+    real = kcxai.min_idrs
+
+    def careless(obj, x, d, **kw):  # sampling keeps every feature: each exact "free" decision differs
+        e = real(obj, x, d, **kw)
+        return dataclasses.replace(e, features=tuple(range(n))) if getattr(obj, "language", "") == "sampling" else e
+
+    monkeypatch.setattr(kcxai, "min_idrs", careless)
+    rows = run_ensembles(_cfg(tmp_path, trees=(3,), depths=(3,), languages=("obdd", "sampling"),
+                              deltas=(Fraction(1, 20),), max_samples=256))
+    obdd = next(r for r in rows if r["language"] == "obdd")
+    sampling = next(r for r in rows if r["language"] == "sampling")
+    # the first feature the exact loop frees is freed from the full set, where sampling now keeps it
+    assert obdd["median_size"] < n and sampling["decisions_differ"] >= 1
+
+
+def test_the_builder_construction_is_an_option(tmp_path):
+    rows = run_ensembles(_cfg(tmp_path, construction="builder", languages=("obdd", "sdd")))
+    assert {r["construction"] for r in rows} == {"builder"} and all(r["status"] == "ok" for r in rows)
+    assert {r["backend"] for r in rows if r["language"] == "obdd"} <= {"dd.cudd", "dd.autoref"}
+
+
 def test_a_limit_skips_the_larger_models_of_that_kind_only(tmp_path):
     rows = run_ensembles(_cfg(tmp_path, trees=(1, 2), depths=(2, 3), max_nodes=1))
     obdd = {(r["trees"], r["depth"]): r for r in rows if r["language"] == "obdd"}
@@ -202,8 +232,10 @@ def test_resume_reuses_records_with_the_same_settings_only(tmp_path, monkeypatch
 @pytest.mark.parametrize("kw, message", [
     ({"trees": (0,)}, "'trees'"), ({"depths": (3, -1)}, "'depths'"), ({"languages": ("bdd",)}, "'languages'"),
     ({"models": ("svm",)}, "'models'"), ({"max_seconds": math.nan}, "'max_seconds'"),
-    ({"budget": math.inf}, "'budget'"), ({"train_budget": 0}, "'train_budget'"), ({"dataset": "iris"}, "'dataset'"), ({"confidence": 1.0}, "'confidence'"),
+    ({"budget": math.inf}, "'budget'"), ({"train_budget": 0}, "'train_budget'"), ({"dataset": "iris"}, "'dataset'"),
+    ({"confidence": 1.0}, "'confidence'"),
     ({"deltas": ()}, "'deltas'"), ({"instances": 0}, "'instances'"), ({"sat_engine": "z3"}, "'sat_engine'"),
+    ({"construction": "fast"}, "'construction'"),
 ])
 def test_bad_config(tmp_path, kw, message):
     with pytest.raises(kcxai.InvalidInputError, match=message):

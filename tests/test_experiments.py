@@ -208,7 +208,9 @@ def test_parallel_run_gives_the_same_sets(quick_run, tmp_path):
     cfg = PaperTableConfig(datasets=("allhyper",), anchor=False, quick=True, out=str(tmp_path), progress=False,
                            plots=False, n_samples=200, n_jobs=2)
     run_paper_table(cfg)
-    key = lambda r: (r["row"], r["delta"], r["features"], r["precision_exact_fraction"], r["precision_sampled"])
+    def key(r):
+        return (r["row"], r["delta"], r["features"], r["precision_exact_fraction"], r["precision_sampled"])
+
     a = pt.read_records(out / "records" / "allhyper.kcxai.csv")
     b = pt.read_records(tmp_path / "records" / "allhyper.kcxai.csv")
     assert sorted(map(key, a)) == sorted(map(key, b))

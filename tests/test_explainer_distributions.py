@@ -30,7 +30,8 @@ def data(seed: int = 0, n: int = 500) -> tuple[pd.DataFrame, np.ndarray]:
 def pipe() -> tuple[object, pd.DataFrame, pd.DataFrame]:
     df, y = data()
     ct = ColumnTransformer([("oh", OneHotEncoder(), ["sex", "work"]),
-                            ("kb", KBinsDiscretizer(n_bins=4, encode="ordinal", quantile_method="averaged_inverted_cdf"),
+                            ("kb", KBinsDiscretizer(n_bins=4, encode="ordinal",
+                                                    quantile_method="averaged_inverted_cdf"),
                              ["age"])], remainder="passthrough")
     p = make_pipeline(ct, DecisionTreeClassifier(max_depth=5, random_state=0)).fit(df.iloc[:400], y[:400])
     return p, df.iloc[:400], df.iloc[400:]

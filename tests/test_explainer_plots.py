@@ -34,7 +34,7 @@ def test_plot_tree_marks_path_and_explanation() -> None:
     drawn = boxes(ax)
     # x1 and x9 are filled wherever tested; the path's nodes have blue edges
     for name, styles in drawn.items():
-        for fill, edge in styles:
+        for fill, _ in styles:
             assert (fill == EXPL_FILL) == (name in ("x1", "x9"))
     on_path = [name for name, styles in drawn.items() for _, edge in styles if edge == PATH_COLOUR]
     assert sorted(on_path) == sorted(["x1", "x2", "x3", "x4", "x9", "class 1"])

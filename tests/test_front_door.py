@@ -14,7 +14,6 @@ import pickle
 from fractions import Fraction
 from typing import Any
 
-import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st

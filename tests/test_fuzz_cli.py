@@ -22,8 +22,7 @@ from hypothesis import strategies as st
 import kcxai
 import kcxai.cli
 import kcxai.experiments.cli
-from fuzz_mutations import EXAMPLES, MUTANTS, Tally, mutate_argv, run_one
-from test_fuzz_dtfile import SMALL_DT, SMALL_MAP
+from fuzz_mutations import EXAMPLES, MUTANTS, SMALL_DT, SMALL_MAP, Tally, mutate_argv, run_one
 
 TALLY = Tally("command line (every main() call returns; the counts by exit status)")
 V_TEXT = "1,1,1,1,0,0,0,0,1"
@@ -100,7 +99,7 @@ def test_mutated_command_lines_exit_0_or_2_with_one_line(tmp_path, monkeypatch):
     @given(k=st.integers(0, len(bases) - 1), seed=st.integers(0, 2**32 - 1))
     def check(k: int, seed: int) -> None:
         rng = random.Random(seed)
-        for j in range(MUTANTS):
+        for _ in range(MUTANTS):
             argv = mutate_argv(bases[k], rng)
             run_one(TALLY, f"argv {argv!r}"[:400], lambda: _run(argv))
 

@@ -15,11 +15,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import kcxai
-from fuzz_mutations import EXAMPLES, MUTANTS, Tally, mutate_lines, run_one
+from fuzz_mutations import EXAMPLES, MUTANTS, SMALL_DT, SMALL_MAP, Tally, mutate_lines, run_one
 from kcxai.models import model_from_dict
 
-SMALL_DT = "5\n0\nI 0 1\nT 2 3 4\n2 T no\n3 T yes\n4 T no\n0 f0 0 2\n0 f0 1 1\n1 f1 0 3\n1 f1 1 4\n"
-SMALL_MAP = "Categorical\n2\nf0 0 =Private\nf0 1 =Public\nf1 0 =Male\nf1 1 =Female\n"
 
 
 def _seeds() -> dict[str, tuple[str, str]]:

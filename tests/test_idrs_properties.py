@@ -111,7 +111,7 @@ def test_with_distribution_changes_only_the_weights(tree, data):
 
 @given(trees(distributions=("uniform",)))
 def test_tree_build_partitions_feature_space(tree):
-    from kcxai.compilers._builder import TruthTableBuilder
+    from kcxai.compilers._truth_table import TruthTableBuilder
 
     b = TruthTableBuilder(tree.space)
     b.check_partition(tree.build(b), tree.predict_point)

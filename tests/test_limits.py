@@ -5,30 +5,20 @@ No timed assertions: how close the limits hold is printed by benchmarks/bench_li
 """
 
 import random
-from fractions import Fraction
 
 import pytest
 
 import kcxai
 from kcxai.compilers import _limits, obdd, sdd
-from kcxai.compilers._builder import TruthTableBuilder
+from kcxai.compilers._truth_table import TruthTableBuilder
 from kcxai.compilers._limits import DEFAULT_MAX_MEMORY, DEFAULT_MAX_NODES, DEFAULT_MAX_SECONDS, Guard, LimitHit
 from kcxai.compilers._options import DiagramOptions, ObddOptions, SddOptions
 from kcxai.compilers._orders import ProbeBuilder
 from kcxai.compilers._stats import ObddStats, SddStats
 from kcxai.compilers.builder import FunctionBuilder
-from kcxai.models import NaiveBayes
+from model_strategies import hard_naive_bayes
 
 LANGUAGES = ["sdd", "obdd"]
-
-
-def _naive_bayes(n_features: int, seed: int = 0) -> NaiveBayes:
-    """An exact naive Bayes whose threshold construction (and so its probe) is exponential in ``n_features``."""
-    rng = random.Random(seed)
-    space = kcxai.FeatureSpace([kcxai.Feature.categorical(f"x{i}", [0, 1, 2]) for i in range(n_features)])
-    tables = [[[Fraction(rng.randint(1, 997), 1000) for _ in range(3)] for _ in range(2)]
-              for _ in range(n_features)]
-    return NaiveBayes(space, ["a", "b"], [Fraction(1, 2), Fraction(1, 2)], tables)
 
 
 class _Blowup:
@@ -51,7 +41,7 @@ class _Blowup:
 
 @pytest.fixture(scope="module")
 def nb26():
-    return _naive_bayes(26)
+    return hard_naive_bayes(26)
 
 
 def test_defaults_are_finite_and_documented():
@@ -92,7 +82,7 @@ def test_time_limit_stops_the_order_probe(nb26, language, order):
 
 @pytest.mark.parametrize("language", LANGUAGES)
 def test_time_limit_stops_building(language):
-    model = _naive_bayes(26)
+    model = hard_naive_bayes(26)
     with pytest.raises(kcxai.CompilationLimitError, match=r"exceeded max_seconds=0.3 while building") as info:
         kcxai.compile_model(model, language, max_seconds=0.3, order="index")
     assert info.value.limit == "max_seconds"
@@ -109,7 +99,7 @@ def test_memory_limit_fires(nb26, language):
 @pytest.mark.parametrize("language", LANGUAGES)
 def test_node_limit_while_building(language):
     with pytest.raises(kcxai.CompilationLimitError, match=r"exceeded max_nodes=500 while building") as info:
-        kcxai.compile_model(_naive_bayes(14), language, max_nodes=500, order="index", max_seconds=120)
+        kcxai.compile_model(hard_naive_bayes(14), language, max_nodes=500, order="index", max_seconds=120)
     assert info.value.limit == "max_nodes"
     reached = int(str(info.value).split(": ")[1].split(" nodes")[0])
     assert reached > 500
@@ -150,23 +140,24 @@ def test_a_model_passed_straight_is_compiled_within_the_probe_budget(monkeypatch
     from kcxai.compilers import native
 
     monkeypatch.setattr(native, "PROBE", native.ProbeBudget(max_seconds=0.2))
-    model = _naive_bayes(26)
+    model = hard_naive_bayes(26)
     e = kcxai.min_idrs(model, (0,) * 26, 0.1)
     assert e.language == "sampling" and e.approximate
     with pytest.raises(kcxai.InvalidInputError, match=r"obdd did not compile within the probe budget \(0.2 s"):
         kcxai.is_idrs(model, (0,) * 26, [0], 0.1)
 
 
-@pytest.mark.parametrize("options, message", [
-    ({"max_memory": 0}, r"'max_memory' must be a positive int or None. Got 0"),
-    ({"max_memory": 1.5e9}, r"'max_memory' must be a positive int or None"),
-    ({"max_seconds": float("nan")}, r"'max_seconds' must be a positive number or None. Got nan"),
-    ({"max_nodes": True}, r"'max_nodes' must be a positive int or None. Got True"),
-    ({"encoding": ["log"]}, r"'encoding' must be one of"),
+@pytest.mark.parametrize("options, error, message", [
+    ({"max_memory": 0}, kcxai.InvalidInputError, r"'max_memory' must be a positive int or None. Got 0"),
+    ({"max_memory": 1.5e9}, kcxai.InvalidTypeError, r"'max_memory' must be a positive int or None"),
+    ({"max_seconds": float("nan")}, kcxai.InvalidInputError,
+     r"'max_seconds' must be a positive number or None. Got nan"),
+    ({"max_nodes": True}, kcxai.InvalidTypeError, r"'max_nodes' must be a positive int or None. Got True"),
+    ({"encoding": ["log"]}, kcxai.InvalidInputError, r"'encoding' must be one of"),
 ])
 @pytest.mark.parametrize("cls", [SddOptions, ObddOptions])
-def test_option_values_are_checked(cls, options, message):
-    with pytest.raises(kcxai.InvalidInputError, match=message):
+def test_option_values_are_checked(cls, options, error, message):
+    with pytest.raises(error, match=message):
         cls.from_kwargs(**options)
 
 
@@ -175,7 +166,8 @@ def test_options_are_frozen_and_typed():
     assert o.order == ("x1", "x2") and o.reorder is False and o.backend == "auto"
     with pytest.raises(AttributeError):
         o.reorder = True
-    assert SddOptions.names() == ("order", "encoding", "max_nodes", "max_seconds", "max_memory", "vtree")
+    assert SddOptions.names() == ("order", "encoding", "max_nodes", "max_seconds", "max_memory", "construction",
+                                  "vtree")
     assert set(ObddOptions.names()) - set(SddOptions.names()) == {"reorder", "backend"}
 
 

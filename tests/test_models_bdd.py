@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 import kcxai
 import reference as ref
 from kcxai import Feature, FeatureSpace
-from kcxai.compilers._builder import TruthTableBuilder
+from kcxai.compilers._truth_table import TruthTableBuilder
 from kcxai.models import BddClassifier
 from model_strategies import bdd_models
 

@@ -11,7 +11,7 @@ from hypothesis import given
 import kcxai
 import reference as ref
 from kcxai import DecisionTree, Feature, FeatureSpace, Leaf, Split
-from kcxai.compilers._builder import TruthTableBuilder
+from kcxai.compilers._truth_table import TruthTableBuilder
 from kcxai.models import RandomForest, from_sklearn
 from model_strategies import forests
 

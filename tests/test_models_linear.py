@@ -11,9 +11,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import kcxai
+from builders import Constants, HashCons
 import reference as ref
 from kcxai import Feature, FeatureSpace
-from kcxai.compilers._builder import TruthTableBuilder
+from kcxai.compilers._truth_table import TruthTableBuilder
 from kcxai.models import LinearClassifier, NaiveBayes, from_sklearn
 from kcxai.models._threshold import FeatureBlock
 from model_strategies import linear_models, naive_bayes_models
@@ -109,7 +110,7 @@ def test_naive_bayes_accessors_and_repr():
     (lambda s: NaiveBayes(s, [0, 1], [1, 1], [[[1, 1]]]), r"'likelihoods\[0\]' \(feature 'x'\) must have one row"),
     (lambda s: NaiveBayes(s, [0, 1], [1, 1], [[[1, 1], [1]]]), r"must have one entry per value \(2\)"),
     (lambda s: NaiveBayes(s, [0, 1], [1, 1], [[[1, "a"], [1, 1]]]), r"must be a real number"),
-    (lambda s: NaiveBayes(s, [0, 1], [1, 1], [[[1, 1], [1, 1]]], log="yes"), r"'log' must be a bool"),
+    (lambda s: NaiveBayes(s, [0, 1], [1, 1], [[[1, 1], [1, 1]]], log="yes"), r"'log' must be True or False. Got 'yes'"),
     (lambda s: LinearClassifier(s, [0, 1], [[[0, float("nan")], [0, 0]]]), r"must be finite"),
     (lambda s: LinearClassifier(s, [0, 1], [], [0, 0]), r"one table per feature \(1\)"),
     (lambda s: LinearClassifier(s, [0, 1], [[[0, 0], [0, 0]]], [0]), r"'intercepts' must have one entry per class"),
@@ -224,44 +225,6 @@ def test_linear_import_needs_domains_and_nb_checks_them():
     assert sub.predict([2, 1, 1]) == nb.predict([[2, 1, 1]])[0]
 
 
-class _HashCons:
-    """Stands in for ``FeatureBlock.assemble``: canonical node ids, so equal sub-functions get equal ids.
-
-    Records every request, to check that the interval cache never asks for
-    the same sub-function twice.
-    """
-
-    def __init__(self):
-        self.table = {}
-        self.requests = []
-
-    def assemble(self, block, builder, children):
-        cases = tuple(children)
-        if all(c == cases[0] for c in cases):
-            return cases[0]
-        key = (block.feature, cases)
-        self.requests.append(key)
-        if key not in self.table:
-            self.table[key] = len(self.table) + 2
-        return self.table[key]
-
-
-class _Constants:
-    """A builder for the constants and the final negation only (the nodes come from ``_HashCons``)."""
-
-    def __init__(self, space):
-        self.space = space
-
-    def true(self):
-        return 1
-
-    def false(self):
-        return 0
-
-    def neg(self, a):
-        return ("not", a)
-
-
 @given(st.integers(2, 24), st.data())
 def test_threshold_construction_builds_each_sub_function_once(n, data):
     """Every partial sum is matched to the interval of its sub-function: no node is requested twice.
@@ -276,9 +239,9 @@ def test_threshold_construction_builds_each_sub_function_once(n, data):
     w = [1] * n if equal else data.draw(st.lists(num, min_size=n, max_size=n))
     bias = data.draw(st.integers(-n, n))
     model = LinearClassifier.from_coefficients(space, w, Fraction(bias, 2))
-    b = _HashCons()
+    b = HashCons()
     with mock.patch.object(FeatureBlock, "assemble", lambda blk, builder, ch: b.assemble(blk, builder, ch)):
-        f0, f1 = model.build(_Constants(space))
+        f0, f1 = model.build(Constants(space))
     assert f1 == ("not", f0)
     assert len(b.requests) == len(set(b.requests))
     if equal:

@@ -8,7 +8,7 @@ from hypothesis import given
 import kcxai
 import reference as ref
 from kcxai import Feature, FeatureSpace, Interval
-from kcxai.compilers._builder import TruthTableBuilder
+from kcxai.compilers._truth_table import TruthTableBuilder
 from kcxai.models import DecisionList, Rule, RuleSet
 from model_strategies import decision_lists, rule_sets
 

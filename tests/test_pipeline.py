@@ -21,9 +21,8 @@ import kcxai
 from kcxai import Explainer
 from kcxai._errors import InvalidInputError, InvalidTypeError
 from kcxai.models import from_pipeline
-from pipelines import (  # one_thread: an autouse fixture
-    check_predictions, frame, one_thread,
-)
+from pipelines import one_thread  # noqa: F401 - an autouse fixture
+from pipelines import check_predictions, frame
 
 KB: dict[str, Any] = {"quantile_method": "averaged_inverted_cdf"}
 

@@ -25,8 +25,9 @@ from sklearn.preprocessing import (
 from kcxai import InvalidTypeError
 from kcxai.models import BoostedTrees, DecisionTree, RandomForest, from_pipeline
 from kcxai.models._from_sklearn import FAMILIES, SUPPORTED
-from pipelines import (  # one_thread: an autouse fixture
-    NAN_FAMILIES, TREE_FAMILIES, check_predictions, frame, one_thread, target_for,
+from pipelines import one_thread  # noqa: F401 - an autouse fixture
+from pipelines import (
+    NAN_FAMILIES, TREE_FAMILIES, check_predictions, frame, target_for,
 )
 
 KB: dict[str, Any] = {"quantile_method": "averaged_inverted_cdf"}

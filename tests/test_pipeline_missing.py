@@ -20,8 +20,9 @@ from sklearn.tree import DecisionTreeClassifier
 import kcxai
 from kcxai import MISSING, Explainer, Feature, FeatureSpace, InvalidInputError
 from kcxai.models import DecisionList, from_pipeline, model_from_dict
-from pipelines import (  # one_thread: an autouse fixture
-    NAN_FAMILIES, TREE_FAMILIES, check_predictions, frame, one_thread, target_for,
+from pipelines import one_thread  # noqa: F401 - an autouse fixture
+from pipelines import (
+    NAN_FAMILIES, TREE_FAMILIES, check_predictions, frame, target_for,
 )
 
 STRATEGIES = ["mean", "median", "most_frequent", "constant"]

@@ -20,8 +20,9 @@ from kcxai import InvalidTypeError
 from kcxai.models import from_pipeline
 from kcxai.models._pipeline_steps import layout_of
 from kcxai.models._pipeline_values import Preprocessing, cuts_back, read_as
-from pipelines import (  # one_thread: an autouse fixture
-    TREE_FAMILIES, check_predictions, frame, one_thread, target_for,
+from pipelines import one_thread  # noqa: F401 - an autouse fixture
+from pipelines import (
+    TREE_FAMILIES, check_predictions, frame, target_for,
 )
 
 SCALERS = [StandardScaler, MinMaxScaler, RobustScaler, MaxAbsScaler]

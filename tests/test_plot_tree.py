@@ -18,7 +18,6 @@ from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 import kcxai  # noqa: E402
-from kcxai._plot_tree import _MAX_INCHES  # noqa: E402
 import strategies as kst  # noqa: E402
 from kcxai import viz  # noqa: E402
 from kcxai._plot_tree import layout_tree  # noqa: E402
@@ -105,7 +104,8 @@ def drawable(draw):
             values.append(draw(st.one_of(st.sampled_from(near), float32s)) if near else 0.0)
         else:
             long = draw(st.booleans())
-            feature = kcxai.Feature.categorical(name, [f"value {k} of {name}" if long else f"v{k}" for k in range(f.size)])
+            feature = kcxai.Feature.categorical(
+                name, [f"value {k} of {name}" if long else f"v{k}" for k in range(f.size)])
             values.append(draw(st.sampled_from(feature.values)))
         features.append(feature)
     space = kcxai.FeatureSpace(features)

@@ -14,9 +14,9 @@ import kcxai
 from kcxai import DecisionTree, Feature, FeatureSpace
 from kcxai.models import BoostedTrees, RandomForest
 from kcxai.models._predict_batch import TreeWalk
-from tests.model_strategies import _classes, _with_classes, any_model, forests, linear_models, naive_bayes_models
-from tests.reference import error as brute_error
-from tests.strategies import feature_spaces, instance_of, points, trees
+from model_strategies import _classes, _with_classes, any_model, forests, linear_models, naive_bayes_models
+from reference import error as brute_error
+from strategies import feature_spaces, instance_of, points, trees
 
 SETTINGS = settings(max_examples=60, derandomize=True, deadline=None)
 
@@ -186,8 +186,8 @@ def test_masks_shared_across_domain_sizes() -> None:
                                             [((3, 1), (4, 2), (8, 3)), (), (), ()]))
     assert two_way[0].arrays.branches[0][0][0] is two_way[1].arrays.branches[0][0][0]
     pts = np.array([[a, b, c] for a in range(3) for b in range(4) for c in range(2)])
-    for trees in (two_way, chains, two_way + chains, chains + two_way):
-        forest = RandomForest(space, [0, 1], trees, voting="hard")
+    for members in (two_way, chains, two_way + chains, chains + two_way):
+        forest = RandomForest(space, [0, 1], members, voting="hard")
         assert_same(forest, pts)
         assert_walks_reach_the_leaves(forest, pts)
 

@@ -57,16 +57,17 @@ def test_exact_only_explainers_refuse_an_approximate_oracle():
             call()
 
 
-@pytest.mark.parametrize("options, message", [
-    ({"confidence": 1}, "'confidence' must be a number strictly between 0 and 1. Got 1"),
-    ({"confidence": "high"}, "'confidence' must be a number"),
-    ({"max_samples": 10, "initial_samples": 20}, "'max_samples' must be at least 'initial_samples'"),
-    ({"initial_samples": 0}, "'initial_samples' must be a positive int"),
-    ({"estimate_samples": 2.5}, "'estimate_samples' must be a positive int. Got 2.5"),
-    ({"samples": 5}, r"does not take the option\(s\) \['samples'\]"),
+@pytest.mark.parametrize("options, error, message", [
+    ({"confidence": 1}, kcxai.InvalidInputError, "'confidence' must be a number strictly between 0 and 1. Got 1"),
+    ({"confidence": "high"}, kcxai.InvalidTypeError, "'confidence' must be a number"),
+    ({"max_samples": 10, "initial_samples": 20}, kcxai.InvalidInputError,
+     "'max_samples' must be at least 'initial_samples'"),
+    ({"initial_samples": 0}, kcxai.InvalidInputError, "'initial_samples' must be a positive int"),
+    ({"estimate_samples": 2.5}, kcxai.InvalidTypeError, "'estimate_samples' must be a positive int. Got 2.5"),
+    ({"samples": 5}, kcxai.InvalidInputError, r"does not take the option\(s\) \['samples'\]"),
 ])
-def test_options_are_validated(options, message):
-    with pytest.raises(kcxai.InvalidInputError, match=message):
+def test_options_are_validated(options, error, message):
+    with pytest.raises(error, match=message):
         kcxai.compile_model(kcxai.datasets.running_example_tree(), "sampling", **options)
 
 

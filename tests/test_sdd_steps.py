@@ -6,6 +6,7 @@ import random
 import pytest
 
 import kcxai
+from model_strategies import hard_naive_bayes
 from kcxai.compilers import _sdd_steps, sdd
 from kcxai.compilers._limits import Guard, LimitHit
 
@@ -66,9 +67,7 @@ def test_stepped_apply_stops_at_the_node_limit(always_split):
 
 def test_compiled_models_are_unchanged_by_steps():
     models = [kcxai.datasets.running_example_tree()]
-    from tests.test_limits import _naive_bayes  # noqa: PLC0415 - the limit tests' exact naive Bayes
-
-    models.append(_naive_bayes(7, seed=2))
+    models.append(hard_naive_bayes(7, seed=2))
     plain = [kcxai.compile_model(m, "sdd", order="index") for m in models]
     with pytest.MonkeyPatch.context() as mp:
         for name, value in (("SCREEN", 0.0), ("MIN_ELEMENTS", 2), ("FIRST", 1 << 20), ("BUDGET", 0.0)):

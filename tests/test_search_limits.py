@@ -25,10 +25,9 @@ from kcxai.explain._ensemble_cnf import SOLVERS, EnsembleCnf
 from kcxai.explain._hitting import MinimumHittingSets
 from kcxai.explain._portfolio import EnsemblePortfolio
 from kcxai.models import LinearClassifier
-from set_reference import SubsetTable
 from strategies import instance_of, points
-from test_cdrs import cases
-from test_ensembles_sat import ENSEMBLES, Brute
+from relevance_cases import cases
+from ensemble_reference import ENSEMBLES, Brute
 
 V = (1, 1, 1, 1, 0, 0, 0, 0, 1)
 

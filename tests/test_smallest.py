@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 
 import kcxai
 from set_reference import SubsetTable
-from test_cdrs import FAMILIES, cases, exact_delta, with_delta
-from strategies import deltas, feature_spaces, instance_of, points, trees
+from relevance_cases import FAMILIES, cases, error_bounds, exact_delta, with_delta
+from strategies import feature_spaces, instance_of, points, trees
 
 V = (1, 1, 1, 1, 0, 0, 0, 0, 1)
 
@@ -44,12 +44,6 @@ def test_is_smallest_drs_matches_brute_force(family, data):
     assert kcxai.is_smallest_drs(obj, x, s, delta) == (s in relevant and len(s) == min_size(relevant))
 
 
-@st.composite
-def error_bounds(draw, table):
-    """An error bound, sometimes exactly the error of some set."""
-    if draw(st.booleans()):
-        return draw(st.sampled_from(sorted({table.error(s) for s in table.sets})))
-    return draw(deltas)
 
 
 @pytest.mark.parametrize("family", FAMILIES)

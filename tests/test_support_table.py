@@ -17,7 +17,7 @@ from kcxai._support import SOURCES, model_types, support_markdown, takes
 from kcxai.compilers import LANGUAGES, NATIVE_PREFERENCE
 from model_strategies import bdd_models, decision_lists, forests, linear_models, naive_bayes_models, rule_sets
 from strategies import DISTRIBUTIONS, instance_of, points, trees
-from tests.model_strategies import boosted_models
+from model_strategies import boosted_models
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text(encoding="utf-8")

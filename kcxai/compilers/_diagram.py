@@ -10,6 +10,7 @@ from kcxai.compilers._table import Table, recursion
 from kcxai.distribution import ProductWeights
 from kcxai.oracle import Box, CountingOracle, OracleSession, SessionBase, per_component
 from kcxai.space import FeatureSpace
+from kcxai._types import Point
 
 __all__ = ["DiagramOracle", "DiagramSession", "check_partition", "diagram_oracle"]
 
@@ -33,7 +34,7 @@ class DiagramOracle:
         self.table = table
         self.n_classes = len(table.roots)
 
-    def predict_point(self, point: tuple[int, ...]) -> int:
+    def predict_point(self, point: Point) -> int:
         table = self.table
         for c in range(self.n_classes):
             if table.holds(c, point):  # type: ignore[attr-defined]
@@ -41,7 +42,7 @@ class DiagramOracle:
         raise InvalidInputError(  # pragma: no cover - compile checks the partition
             f"No class function of the compiled model holds at point {point}.")
 
-    def class_weight(self, point: tuple[int, ...], label: int, fixed: frozenset[int]) -> Weight:
+    def class_weight(self, point: Point, label: int, fixed: frozenset[int]) -> Weight:
         """Weight of ``{x : kappa(x) = label and x_fixed = point_fixed}``."""
         return self.table.count((label,), point, fixed)
 
@@ -53,14 +54,14 @@ class DiagramOracle:
             return (label,)
         return tuple(c for c in range(self.n_classes) if c != label)
 
-    def disagree_weight(self, point: tuple[int, ...], label: int, fixed: frozenset[int]) -> Weight:
+    def disagree_weight(self, point: Point, label: int, fixed: frozenset[int]) -> Weight:
         count = self.table.count(self.others(label), point, fixed)
         pw = self.table.pw
         if pw.arith.exact:
             return pw.consistent_weight(point, fixed) - count
         return count
 
-    def session(self, point: tuple[int, ...], label: int, fixed: frozenset[int]) -> OracleSession:
+    def session(self, point: Point, label: int, fixed: frozenset[int]) -> OracleSession:
         return DiagramSession(self, point, label, fixed)
 
     # -- boxes (the BoxOracle capability) ------------------------------------------
@@ -116,7 +117,7 @@ class DiagramSession(SessionBase):
 
     __slots__ = ("_o", "_point", "_label", "_labels", "_fixed", "_fac", "_memo", "_last", "_weight")
 
-    def __init__(self, oracle: DiagramOracle, point: tuple[int, ...], label: int, fixed: frozenset[int]) -> None:
+    def __init__(self, oracle: DiagramOracle, point: Point, label: int, fixed: frozenset[int]) -> None:
         self._o = oracle
         self._point = tuple(point)
         self._label = label

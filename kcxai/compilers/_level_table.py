@@ -1,4 +1,7 @@
-"""The OBDD node table: a reduced ordered multi-valued diagram read feature by feature (see :mod:`kcxai.compilers._wmc`)."""
+"""The OBDD node table: a reduced ordered multi-valued diagram read feature by feature.
+
+See :mod:`kcxai.compilers._wmc`.
+"""
 
 from __future__ import annotations
 
@@ -6,10 +9,17 @@ from collections.abc import Sequence
 from typing import Any
 
 from kcxai.arithmetic import Weight
+from kcxai.compilers._level_arrays import VECTOR_MIN_NODES, LevelArrays, LevelStructure, fits_int64
 from kcxai.compilers._table import TRUE, Table
 from kcxai.space import FeatureSpace
 
 __all__ = ["LevelTable"]
+
+
+#: With at most this many free features, a query reaches few nodes: the recursive evaluation, which visits
+#: only those, beats numpy's whole levels even on a large diagram (the two share the session's memo: the
+#: numpy evaluation stores a level's array under ``"v"``, the recursive one its nodes' values).
+RECURSIVE_MAX_FREE = 3
 
 
 class LevelTable(Table):
@@ -26,10 +36,15 @@ class LevelTable(Table):
         Per node, ``((mask, child), ...)``; the masks partition the feature's values.
     roots : list of int
         Per class, the node of ``kappa(x) = c``.
+    negated : list of bool, optional
+        Per class, whether its function is the *complement* of its root's (two classes sharing one
+        diagram). Exact spaces only: the complement's weight is the total minus the root's, which
+        floats would round.
     """
 
     def __init__(self, space: FeatureSpace, order: Sequence[int], feature: list[int],
-                 edges: list[tuple[tuple[int, int], ...]], roots: list[int]) -> None:
+                 edges: list[tuple[tuple[int, int], ...]], roots: list[int],
+                 negated: Sequence[bool] | None = None) -> None:
         self.space = space
         self.order = tuple(order)
         n_levels = len(self.order)
@@ -40,7 +55,10 @@ class LevelTable(Table):
         self.feature = feature
         self.edges = edges
         self.roots = list(roots)
+        self.negated = [False] * len(self.roots) if negated is None else [bool(x) for x in negated]
         self.pw = space.distribution.components[0][1]
+        if any(self.negated) and not self.pw.arith.exact:
+            raise ValueError("internal error: negated roots need exact weights")
         lev = [n_levels] * len(feature)
         vchild: list[tuple[int, ...]] = [()] * len(feature)
         for n, f in enumerate(feature):
@@ -56,6 +74,8 @@ class LevelTable(Table):
             vchild[n] = tuple(vc)
         self.lev = lev
         self.vchild = vchild
+        self.sizes = [space.features[f].size for f in self.order]
+        self._structure: list[LevelStructure] = []  # built on first use, shared by the reweighted copies
         self._weigh()
         self.n_levels = n_levels
         self.n_units = n_levels + 1
@@ -72,6 +92,19 @@ class LevelTable(Table):
             if f >= 0:
                 wedges[n] = tuple((mask_weight(f, mask), child, lev[child]) for mask, child in edges[n])
         self.wedges = wedges
+        self._arrays: list[LevelArrays | None] = []
+
+    def _vectorised(self) -> LevelArrays | None:
+        """The numpy evaluation of this table (:mod:`kcxai.compilers._level_arrays`), for large diagrams whose
+        counts fit its arithmetic; ``None`` otherwise."""
+        if not self._arrays:
+            arrays = None
+            if self.n_nodes >= VECTOR_MIN_NODES and fits_int64(self.pw.total, self.pw.arith.exact):
+                if not self._structure:
+                    self._structure.append(LevelStructure(self.sizes, self.lev, self.edges, self.vchild))
+                arrays = LevelArrays(self._structure[0], self.order, self.pw.mask_weight, self.pw.arith.exact)
+            self._arrays.append(arrays)
+        return self._arrays[0]
 
     @property
     def n_nodes(self) -> int:
@@ -87,7 +120,7 @@ class LevelTable(Table):
         feature, vchild = self.feature, self.vchild
         while n > 1:
             n = vchild[n][point[feature[n]]]
-        return n == TRUE
+        return (n == TRUE) != self.negated[label]
 
     def evaluate(self, labels: Sequence[int], point: Sequence[int], fixed: Any, fac: list[Weight],
                  memo: list[dict[int, Weight]], tmp: list[dict[int, Weight]] | None,
@@ -96,6 +129,11 @@ class LevelTable(Table):
         arith = self.pw.arith
         one = arith.one
         lfac = [fac[f] for f in order]
+        arrays = self._vectorised()
+        if arrays is not None and len(fac) - len(fixed) > RECURSIVE_MAX_FREE:
+            roots = [self.roots[c] for c in labels]
+            return arrays.evaluate(roots, [self.negated[c] for c in labels], [lev[r] for r in roots], point,
+                                   [f in fixed for f in range(len(fac))], lfac, memo, tmp, affected)
         skips: dict[int, Weight] = {}
         width = self.n_levels + 1
         isfixed = [f in fixed for f in range(len(fac))]
@@ -147,5 +185,7 @@ class LevelTable(Table):
                 lr = lev[root]
                 if lr > 0:
                     r = r * skip(-1, lr)
-                total += r
+            if self.negated[label]:  # the complement: every point's weight minus the root's
+                r = skip(-1, self.n_levels) - r
+            total += r
         return total

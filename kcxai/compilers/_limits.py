@@ -101,11 +101,16 @@ def format_bytes(n: float) -> str:
 
 
 class LimitHit(CompilationLimitError):
-    """A compilation limit was hit; ``limit`` names it (``"max_seconds"``, ``"max_nodes"`` or ``"max_memory"``)."""
+    """A compilation limit was hit; ``limit`` names it (``"max_seconds"``, ``"max_nodes"`` or ``"max_memory"``).
+
+    ``progress`` holds what a construction that reports it had reached (the ensemble construction: its
+    order and, per level, the states expanded and the diagram's nodes), else ``{}``.
+    """
 
     def __init__(self, message: str, limit: str) -> None:
         super().__init__(message)
         self.limit = limit
+        self.progress: dict[str, object] = {}
 
 
 class _Poll:

@@ -52,6 +52,9 @@ class DiagramStats:
     memory_bytes : int
         The largest growth of the resident memory during the compilation seen by the memory
         polls (0 if ``max_memory`` is None).
+    construction : str
+        ``"builder"`` (the model's ``build`` through the backend) or ``"ensemble"`` (built feature by
+        feature from a tree ensemble's leaf scores, :mod:`kcxai.compilers._ensemble`).
     """
 
     size: int
@@ -66,6 +69,7 @@ class DiagramStats:
     build_seconds: float
     compile_seconds: float
     memory_bytes: int
+    construction: str
 
     def to_dict(self) -> dict[str, Any]:
         """The fields as a dict (in field order)."""

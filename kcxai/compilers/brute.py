@@ -15,6 +15,7 @@ from kcxai._errors import ProblemTooLargeError
 from kcxai.arithmetic import Weight
 from kcxai.compilers._base import CompiledModel, CompileStats
 from kcxai.oracle import Box, GenericSession, OracleSession
+from kcxai._types import Point
 
 __all__ = ["BruteForceOracle", "compile", "DEFAULT_MAX_POINTS"]
 
@@ -44,10 +45,10 @@ class BruteForceOracle:
         self._weights = [space.point_weight(p) for p in self._points]
         self._where = {p: k for k, p in enumerate(self._points)}
 
-    def predict_point(self, point: tuple[int, ...]) -> int:
+    def predict_point(self, point: Point) -> int:
         return self._labels[self._where[tuple(point)]]
 
-    def disagree_weight(self, point: tuple[int, ...], label: int, fixed: frozenset[int]) -> Weight:
+    def disagree_weight(self, point: Point, label: int, fixed: frozenset[int]) -> Weight:
         at = sorted(fixed)
         total: Weight = 0
         for x, lab, w in zip(self._points, self._labels, self._weights):
@@ -55,7 +56,7 @@ class BruteForceOracle:
                 total += w
         return total
 
-    def session(self, point: tuple[int, ...], label: int, fixed: frozenset[int]) -> OracleSession:
+    def session(self, point: Point, label: int, fixed: frozenset[int]) -> OracleSession:
         return GenericSession(self, point, label, fixed)
 
     def box_weights(self, box: Box, label: int) -> tuple[Weight, Weight]:

@@ -11,14 +11,14 @@ compiles to it.
 Implementations: :class:`~kcxai.compilers.sdd.SddBuilder` (PySDD nodes),
 :class:`~kcxai.compilers.obdd.BddBuilder` (dd BDD nodes), the feature-order
 probe :class:`~kcxai.compilers._orders.ProbeBuilder`, and the test reference
-:class:`~kcxai.compilers._builder.TruthTableBuilder` (bitsets over a small space).
+:class:`~kcxai.compilers._truth_table.TruthTableBuilder` (bitsets over a small space).
 
 Examples
 --------
 A builder-agnostic function ``x0 = 1 and x1 in {0, 2}``, built on truth tables:
 
 >>> from kcxai.space import Feature, FeatureSpace
->>> from kcxai.compilers._builder import TruthTableBuilder
+>>> from kcxai.compilers._truth_table import TruthTableBuilder
 >>> space = FeatureSpace([Feature.categorical("x0", [0, 1]), Feature.categorical("x1", [0, 1, 2])])
 >>> def f(b: FunctionBuilder) -> object:
 ...     return b.conj(b.value_in(0, 0b10), b.value_in(1, 0b101))
@@ -32,7 +32,7 @@ True
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
+from typing import Any, Generic, Protocol, TypeVar
 
 from kcxai._errors import InvalidInputError
 from kcxai.compilers._encoding import Encoding

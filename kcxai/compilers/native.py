@@ -37,8 +37,8 @@ from kcxai.oracle import describe_answers
 if TYPE_CHECKING:  # pragma: no cover
     from kcxai.models._base import Classifier
 
-__all__ = ["native_language", "native_compiled", "cached_compiled", "choose", "Choice", "ProbeBudget", "PROBE", "EngineCache",
-           "CACHE_SIZE"]
+__all__ = ["native_language", "native_compiled", "cached_compiled", "choose", "Choice", "ProbeBudget", "PROBE",
+           "EngineCache", "CACHE_SIZE"]
 
 #: How many compiled forms (and failed probes) one model keeps.
 CACHE_SIZE = 8

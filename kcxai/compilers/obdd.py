@@ -24,6 +24,14 @@ reorder : None, bool or "dynamic", default None
     (12,239 and 9,903 nodes).
 encoding : "auto", "order", "onehot" or "log", default "auto"
 backend : "auto", "cudd" or "autoref", default "auto"
+construction : "auto", "ensemble" or "builder", default "auto"
+    ``"ensemble"`` (the default for random forests and boosted trees, unless
+    ``reorder`` or ``backend`` is set): the ensemble's reduced ordered
+    multi-valued diagram is built feature by feature from its leaf scores
+    (:mod:`kcxai.compilers._ensemble`) in the order the model's trees suggest
+    (``order="auto"``) and is the counting table itself: dd is not used
+    (``backend`` ``"kcxai"``); ``size`` is the OBDD of that diagram in the
+    ``encoding``. ``"builder"``: the model's ``build`` through dd.
 max_nodes : int or None, default 2,000,000
     Limit on the live BDD nodes while building, and on the exported diagram.
 max_seconds : float or None, default 300
@@ -52,6 +60,7 @@ from typing import Any
 from kcxai._errors import InvalidInputError, InvalidTypeError, MissingDependencyError
 from kcxai.compilers._base import CompiledModel, CompileStats
 from kcxai.compilers._encoding import Encoding, value_masks
+from kcxai.compilers._ensemble import build_ensemble, obdd_nodes
 from kcxai.compilers._limits import DEFAULT_MAX_MEMORY, DEFAULT_MAX_NODES, DEFAULT_MAX_SECONDS, Guard, LimitHit, advice
 from kcxai.compilers._options import ObddOptions
 from kcxai.compilers._orders import feature_order
@@ -400,6 +409,8 @@ def compile(model: Any, **options: Any) -> CompiledModel:
     """
     opts = ObddOptions.from_kwargs(**options)
     guard = Guard("obdd", opts.max_nodes, opts.max_seconds, opts.max_memory, advice(model, "obdd"))
+    if opts.uses_ensemble(model):
+        return _compile_ensemble(model, opts, guard)
     built = _run(model, opts, guard, export=True)
     space = model.space
     guard.phase = "building the counting table"
@@ -412,6 +423,32 @@ def compile(model: Any, **options: Any) -> CompiledModel:
         variables=built.enc.n_vars, features=space.n_features, encoding=opts.encoding,
         order=tuple(space.names[f] for f in (*built.levels, *rest)),
         counting_nodes=table.n_nodes, counting_edges=table.n_edges, build_seconds=built.build_seconds,
-        compile_seconds=guard.seconds, memory_bytes=guard.peak_memory(),
+        compile_seconds=guard.seconds, memory_bytes=guard.peak_memory(), construction="builder",
         sifting=bool(built.reorder), sifting_while_building=built.reorder == "dynamic")
-    return CompiledModel(model=model, oracle=diagram_oracle("obdd", space, table), language="obdd", backend=built.backend, stats=CompileStats.from_mapping(stats.to_dict(), size_unit="OBDD nodes"))
+    return CompiledModel(model=model, oracle=diagram_oracle("obdd", space, table), language="obdd",
+                         backend=built.backend,
+                         stats=CompileStats.from_mapping(stats.to_dict(), size_unit="OBDD nodes"))
+
+
+def _compile_ensemble(model: Any, opts: ObddOptions, guard: Guard) -> CompiledModel:
+    """The ``"ensemble"`` construction: the multi-valued diagram built feature by feature
+    (:mod:`kcxai.compilers._ensemble`) is the counting table itself; no dd manager is involved."""
+    space = model.space
+    built = build_ensemble(model, opts, guard)
+    enc = Encoding(space, opts.encoding, built.order)
+    guard.phase = "building the counting table"
+    table = built.table(space)
+    del built.diagram
+    guard.check()
+    oracle = DiagramOracle("obdd", space, table)
+    check_partition(oracle, model)
+    guard.phase = "counting the diagram's OBDD nodes"
+    nodes = obdd_nodes(table, enc, guard)
+    stats = ObddStats(
+        size=nodes, nodes=nodes, edges=2 * max(nodes - 1, 0), variables=enc.n_vars, features=space.n_features,
+        encoding=opts.encoding, order=tuple(space.names[f] for f in built.order), counting_nodes=table.n_nodes,
+        counting_edges=table.n_edges, build_seconds=built.seconds, compile_seconds=guard.seconds,
+        memory_bytes=guard.peak_memory(), construction="ensemble", sifting=False, sifting_while_building=False)
+    return CompiledModel(model=model, oracle=diagram_oracle("obdd", space, table), language="obdd",
+                         backend="kcxai", stats=CompileStats.from_mapping(
+                             {**stats.to_dict(), "states": built.states}, size_unit="OBDD nodes"))

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from kcxai._errors import InvalidInputError
+from kcxai._params import POSITIVE_INT, check
 from kcxai.compilers._decision import EngineOptions, SatOptions, is_ensemble
 from kcxai.compilers._language import Language, LanguageOptions, NoOptions
 from kcxai.compilers._options import ObddOptions, SddOptions
@@ -44,8 +44,7 @@ class BruteOptions(LanguageOptions):
     max_points: int = 1 << 18
 
     def validate(self) -> None:
-        if isinstance(self.max_points, bool) or not isinstance(self.max_points, int) or self.max_points < 1:
-            raise InvalidInputError(f"'max_points' must be a positive int. Got {self.max_points!r} instead.")
+        check("max_points", self.max_points, POSITIVE_INT)
 
 
 _DECLARED = (

@@ -66,10 +66,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from kcxai._errors import InvalidInputError
+from kcxai._params import INT, OPEN_PROBABILITY, Range, check
 from kcxai.arithmetic import Bound, Weight
 from kcxai.compilers._base import CompiledModel, CompileStats
 from kcxai.compilers._language import LanguageOptions
 from kcxai.oracle import GenericSession
+from kcxai._types import Point
 
 if TYPE_CHECKING:  # pragma: no cover
     from kcxai.models._base import Classifier
@@ -187,19 +189,14 @@ class SamplingOptions(LanguageOptions):
     seed: int = 0
 
     def validate(self) -> None:
-        c = self.confidence
-        if isinstance(c, bool) or not isinstance(c, numbers.Real) or not 0 < float(c) < 1:
-            raise InvalidInputError(f"'confidence' must be a number strictly between 0 and 1. Got {c!r} instead.")
+        check("confidence", self.confidence, OPEN_PROBABILITY)
         for name in ("initial_samples", "max_samples", "estimate_samples"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1:
-                raise InvalidInputError(f"'{name}' must be a positive int. Got {v!r} instead.")
+            check(name, getattr(self, name), Range(numbers.Integral, 1))
         if self.max_samples < self.initial_samples:
             raise InvalidInputError(
                 f"'max_samples' must be at least 'initial_samples' ({self.initial_samples}). "
                 f"Got {self.max_samples} instead.")
-        if isinstance(self.seed, bool) or not isinstance(self.seed, numbers.Integral):
-            raise InvalidInputError(f"'seed' must be an int. Got {self.seed!r} instead.")
+        check("seed", self.seed, INT)
 
 
 class SamplingOracle:
@@ -238,10 +235,10 @@ class SamplingOracle:
         #: the same draws and the same counts, only slower (kept for benchmarks).
         self.batched = True
 
-    def predict_point(self, point: tuple[int, ...]) -> int:
+    def predict_point(self, point: Point) -> int:
         return self.model.predict_point(point)
 
-    def _sample(self, point: tuple[int, ...], fixed: frozenset[int], n: int) -> "np.ndarray[Any, np.dtype[np.int64]]":
+    def _sample(self, point: Point, fixed: frozenset[int], n: int) -> "np.ndarray[Any, np.dtype[np.int64]]":
         """``n`` points from the distribution conditioned on ``x_fixed = point_fixed``: a component per point
         from its posterior given ``x_fixed``, then each free feature's values, component by component, by
         inverse CDF (the draws ``rng.choice`` makes from the same probabilities, without its per-call
@@ -262,7 +259,7 @@ class SamplingOracle:
                     col[rows] = cdfs[f].searchsorted(rng.random(len(rows)), side="right")
         return out
 
-    def _disagreements(self, point: tuple[int, ...], label: int, fixed: frozenset[int], n: int) -> int:
+    def _disagreements(self, point: Point, label: int, fixed: frozenset[int], n: int) -> int:
         xs = self._sample(point, fixed, n)
         self.samples += n
         if self.batched:
@@ -270,7 +267,7 @@ class SamplingOracle:
         predict = self.model.predict_point  # the point-by-point path (benchmark baseline)
         return sum(1 for x in xs if predict(tuple(int(v) for v in x)) != label)
 
-    def disagree_weight(self, point: tuple[int, ...], label: int, fixed: frozenset[int]) -> Weight:
+    def disagree_weight(self, point: Point, label: int, fixed: frozenset[int]) -> Weight:
         """An *estimate* of the disagreeing weight (``estimate_samples`` fresh draws: never those of a decision,
         whose stopping rule biases them), rounded to the space's numbers."""
         cons = self.space.consistent_weight(point, fixed)
@@ -279,22 +276,22 @@ class SamplingOracle:
         est = cons * k / n
         return self.space.arith.weight(round(est) if self.space.is_exact else est)
 
-    def session(self, point: tuple[int, ...], label: int, fixed: frozenset[int]) -> "SamplingSession":
+    def session(self, point: Point, label: int, fixed: frozenset[int]) -> "SamplingSession":
         return SamplingSession(self, point, label, fixed)
 
-    def decide(self, point: tuple[int, ...], label: int, fixed: frozenset[int], bound: Bound) -> bool:
+    def decide(self, point: Point, label: int, fixed: frozenset[int], bound: Bound) -> bool:
         """Whether ``disagree(fixed) <= bound``, certified at level ``1 - alpha'``; ``False`` when undecided."""
         space = self.space
         cons = space.consistent_weight(point, fixed)
         threshold = float(bound.delta) * float(space.total_weight) / float(cons)
         return self._rate_at_most(point, label, fixed, threshold, self._alpha)
 
-    def decide_precision(self, point: tuple[int, ...], label: int, fixed: frozenset[int], precision: Any) -> bool:
+    def decide_precision(self, point: Point, label: int, fixed: frozenset[int], precision: Any) -> bool:
         """Whether ``precision(fixed) >= precision``, i.e. the disagreement rate among the points agreeing
         with ``point`` on ``fixed`` is ``<= 1 - precision``; certified at the level of local_cdrs's decisions."""
         return self._rate_at_most(point, label, fixed, 1.0 - float(precision), self._alpha_local)
 
-    def _rate_at_most(self, point: tuple[int, ...], label: int, fixed: frozenset[int], threshold: float,
+    def _rate_at_most(self, point: Point, label: int, fixed: frozenset[int], threshold: float,
                       alpha: float) -> bool:
         """Whether the disagreement rate given ``x_fixed = point_fixed`` is ``<= threshold``, certified by a
         one-sided upper bound at level ``1 - alpha``; ``False`` (keep) as soon as the sample cannot certify

@@ -21,9 +21,16 @@ order : "auto", "dfs", "index" or a sequence of features, default "auto"
     says which. Measured: an 80-feature tree gave 1,728 SDD nodes with the
     sifted order and 48,848 with ``"dfs"``; a 1,000-node adult tree 13,244
     and 12,346.
-vtree : "balanced", "right" or "left", default "balanced"
+vtree : "auto", "balanced", "right" or "left", default "auto"
     The shape of the vtree over the blocks: balanced, right-linear (an OBDD
-    order of blocks) or left-linear.
+    order of blocks) or left-linear. ``"auto"``: balanced, except right-linear
+    for the ``"ensemble"`` construction.
+construction : "auto", "ensemble" or "builder", default "auto"
+    ``"ensemble"`` (the default for random forests and boosted trees): the
+    ensemble's multi-valued diagram is built feature by feature
+    (:mod:`kcxai.compilers._ensemble`), in the order the model's trees suggest
+    (``order="auto"``), then converted node by node into PySDD over a vtree
+    in that order. ``"builder"``: the model's ``build`` through PySDD's apply.
 encoding : "auto", "order", "onehot" or "log", default "auto"
 max_nodes : int or None, default 2,000,000
     Limit on the live SDD nodes while building, and on the exported diagram.
@@ -51,6 +58,7 @@ from typing import Any
 from kcxai._errors import InvalidTypeError, MissingDependencyError
 from kcxai.compilers._base import CompiledModel, CompileStats
 from kcxai.compilers._encoding import Encoding
+from kcxai.compilers._ensemble import build_ensemble
 from kcxai.compilers._limits import Guard, LimitHit, advice
 from kcxai.compilers._options import VTREES, SddOptions
 from kcxai.compilers._sdd_steps import SteppedApply
@@ -354,15 +362,14 @@ def compile(model: Any, **options: Any) -> CompiledModel:
     """
     opts = SddOptions.from_kwargs(**options)
     guard = Guard("sdd", opts.max_nodes, opts.max_seconds, opts.max_memory, advice(model, "sdd"))
-    space = model.space
+    if opts.uses_ensemble(model):
+        return _compile_ensemble(model, opts, guard)
     order, order_source = _order(model, opts, guard)
     guard.check()
     guard.phase = "building the model's functions"
-    enc = Encoding(space, opts.encoding, order)
-    mgr = _manager(enc, order, opts.vtree)
-    guard.set_size(mgr.live_count)
-    guard.hook = _collector(mgr)
-    builder = SddBuilder(mgr, enc, guard)
+    enc = Encoding(model.space, opts.encoding, order)
+    mgr = _manager(enc, order, opts.shape(False))
+    builder = _builder(mgr, enc, guard)
     try:
         fns = model.build(builder)
     except MemoryError:
@@ -371,6 +378,50 @@ def compile(model: Any, **options: Any) -> CompiledModel:
         raise InvalidTypeError(
             f"{type(model).__name__}.build() must return one function per class ({len(model.classes)}). "
             f"Got {fns!r} instead.")
+    return _finish(model, opts, guard, mgr, enc, fns, order_source == "obdd-sifting", "builder", {})
+
+
+def _builder(mgr: Any, enc: Encoding, guard: Guard) -> SddBuilder:
+    """An :class:`SddBuilder` on ``mgr`` whose node count and garbage collection the guard watches."""
+    guard.set_size(mgr.live_count)
+    guard.hook = _collector(mgr)
+    return SddBuilder(mgr, enc, guard)
+
+
+def _compile_ensemble(model: Any, opts: SddOptions, guard: Guard) -> CompiledModel:
+    """The ``"ensemble"`` construction: the tree ensemble's multi-valued diagram is built feature by feature
+    (:mod:`kcxai.compilers._ensemble`), then converted node by node into PySDD over a vtree in its order."""
+    built = build_ensemble(model, opts, guard)
+    guard.phase = "converting the ensemble's diagram to an SDD"
+    enc = Encoding(model.space, opts.encoding, built.order)
+    mgr = _manager(enc, built.order, opts.shape(True))
+    builder = _builder(mgr, enc, guard)
+    try:
+        fns = _from_diagram(builder, built)
+    except MemoryError:
+        raise guard.out_of_memory("Python failed to allocate") from None
+    extra = {"states": built.states, "diagram_nodes": built.diagram.reachable(built.roots),
+             "diagram_seconds": built.seconds}
+    return _finish(model, opts, guard, mgr, enc, fns, False, "ensemble", extra)
+
+
+def _from_diagram(builder: SddBuilder, built: Any) -> list[Any]:
+    """One SDD per class from the multi-valued diagram, children first (each node an if-then-else chain
+    over its edges, :func:`~kcxai.models._threshold.exclusive_branches`)."""
+    from kcxai.models._threshold import exclusive_branches
+
+    diagram = built.diagram
+    sdd: dict[int, Any] = {FALSE: builder.false(), TRUE: builder.true()}
+    for u in diagram._post(built.roots):
+        f = diagram.order[diagram.level[u]]
+        sdd[u] = exclusive_branches(builder, f, [(m, sdd[c]) for m, c in diagram.edges[u]])
+    return [builder.neg(sdd[r]) if neg else sdd[r] for r, neg in zip(built.roots, built.negated)]
+
+
+def _finish(model: Any, opts: SddOptions, guard: Guard, mgr: Any, enc: Encoding, fns: Sequence[Any],
+            order_from_obdd: bool, construction: str, extra: dict[str, Any]) -> CompiledModel:
+    """Export the class SDDs into the counting table, check it, and report."""
+    space = model.space
     guard.check()
     build_seconds = guard.seconds
     guard.phase = "exporting the diagram"
@@ -385,7 +436,9 @@ def compile(model: Any, **options: Any) -> CompiledModel:
     check_partition(oracle, model)
     stats = SddStats(
         size=sdd_nodes, nodes=sdd_nodes, edges=sdd_elements, variables=enc.n_vars, features=space.n_features,
-        encoding=opts.encoding, order=tuple(space.names[f] for f in order), counting_nodes=table.n_nodes,
+        encoding=opts.encoding, order=tuple(space.names[f] for f in enc.order), counting_nodes=table.n_nodes,
         counting_edges=table.n_edges, build_seconds=build_seconds, compile_seconds=guard.seconds,
-        memory_bytes=guard.peak_memory(), vtree=opts.vtree, order_from_obdd=order_source == "obdd-sifting")
-    return CompiledModel(model=model, oracle=diagram_oracle("sdd", space, table), language="sdd", backend="pysdd", stats=CompileStats.from_mapping(stats.to_dict(), size_unit="SDD nodes"))
+        memory_bytes=guard.peak_memory(), construction=construction, vtree=opts.shape(construction == "ensemble"),
+        order_from_obdd=order_from_obdd)
+    return CompiledModel(model=model, oracle=diagram_oracle("sdd", space, table), language="sdd", backend="pysdd",
+                         stats=CompileStats.from_mapping({**stats.to_dict(), **extra}, size_unit="SDD nodes"))

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import functools
+import numbers
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from kcxai._errors import InvalidInputError, InvalidTypeError
+from kcxai._params import INT, Range, check
 
 __all__ = ["PreparedData", "prepare_data", "discretise", "explained_instances", "subsample"]
 
@@ -91,8 +93,7 @@ def discretise(column: Any, bins: int) -> tuple[Any, tuple[str, ...]]:
     >>> codes.tolist(), labels
     ([0, 0, 1, 1], ('(-inf, 2.5]', '(2.5, inf)'))
     """
-    if isinstance(bins, bool) or not isinstance(bins, (int, np.integer)) or bins < 1:
-        raise InvalidInputError(f"'bins' must be a positive int. Got {bins!r} instead.")
+    check("bins", bins, Range(numbers.Integral, 1))
     col = np.asarray(column, dtype=np.float64)
     cuts = np.unique(np.quantile(col, np.linspace(0.0, 1.0, int(bins) + 1)[1:-1]))
     cuts = cuts[cuts < col.max()] if col.size else cuts  # a cut at the maximum leaves an empty top bin
@@ -127,12 +128,10 @@ def prepare_data(name: str, *, bins: int = 10, test_size: float = 0.2, seed: int
     >>> data.n_rows, data.n_features, max(data.domain_sizes)
     (3710, 29, 10)
     """
-    if isinstance(bins, bool) or not isinstance(bins, (int, np.integer)) or bins < 1:
-        raise InvalidInputError(f"'bins' must be a positive int. Got {bins!r} instead.")
+    check("bins", bins, Range(numbers.Integral, 1))
     if not isinstance(test_size, float) or not 0.0 < test_size < 1.0:
         raise InvalidInputError(f"'test_size' must be a float in (0, 1). Got {test_size!r} instead.")
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
-        raise InvalidTypeError(f"'seed' must be an int. Got {seed!r} instead.")
+    check("seed", seed, INT)
     return _prepare(name, int(bins), test_size, int(seed))
 
 

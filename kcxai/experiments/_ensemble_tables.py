@@ -14,7 +14,8 @@ from kcxai.experiments._tables import _f, _markdown
 __all__ = ["write_outputs", "ensembles_markdown", "summary_markdown"]
 
 _HEAD = ["model", "trees", "depth", "nodes", "import s", "language", "backend", "δ", "status", "compile s",
-         "size", "explained", "median ms", "max ms", "median size", "checks", "disagree", "approx. not relevant"]
+         "size", "diagram nodes", "explained", "median ms", "max ms", "median size", "checks", "disagree",
+         "approx. not relevant", "decisions differ"]
 
 
 def _language(r: dict[str, Any]) -> str:
@@ -63,26 +64,34 @@ def _short(r: dict[str, Any] | None, what: str) -> str:
     return "" if r["size"] in ("", None) else f"{r['size']:,}"
 
 
-_SUMMARY = ["model", "trees", "depth", "nodes", "obdd compile s", "OBDD nodes", "obdd ms", "sdd compile s",
-            "SDD nodes", "sdd ms", "sat ms", "sampling ms (approx.)"]
+def _differ(r: dict[str, Any] | None) -> str:
+    """Sampling's certified decisions that the exact replay decides otherwise, ``k/n``."""
+    if r is None or r.get("decisions") in ("", None):
+        return ""
+    return f"{r['decisions_differ']}/{r['decisions']}"
+
+
+_SUMMARY = ["model", "trees", "depth", "nodes", "obdd compile s", "OBDD nodes", "obdd ms", "obdd ms δ>0",
+            "sdd compile s", "SDD nodes", "sdd ms", "sat ms", "sampling ms δ>0 (approx.)", "sampling decisions differ"]
 
 
 def summary_markdown(rows: Sequence[dict[str, Any]]) -> str:
     """One row per model: compile seconds, size and median ms per language (delta 0 for the exact
-    languages, the first delta > 0 for sampling); ``limit`` / ``skipped`` where a compilation did not
-    run to the end, ``median (done/N)`` where a cell ran out of budget."""
+    languages, and the first delta > 0 for obdd and sampling), and how many of sampling's decisions the
+    exact replay decides otherwise; ``limit`` / ``skipped`` where a compilation did not run to the end,
+    ``median (done/N)`` where a cell ran out of budget."""
     models: dict[tuple[Any, ...], dict[str, dict[str, Any]]] = {}
     for r in rows:
         cells = models.setdefault((r["model"], r["trees"], r["depth"], r["nodes"]), {})
-        first = r["language"] not in cells
-        if (r["language"] == "sampling" and first) or (r["delta"] == "0" and first):
-            cells[r["language"]] = r
+        key = r["language"] if r["delta"] == "0" or r["language"] == "sampling" else r["language"] + ">0"
+        cells.setdefault(key, r)
     grid = []
     for (model, trees, depth, nodes), c in models.items():
         grid.append([str(model), str(trees), str(depth), _count(nodes),
                      _short(c.get("obdd"), "compile"), _short(c.get("obdd"), "size"), _short(c.get("obdd"), "ms"),
+                     _short(c.get("obdd>0"), "ms"),
                      _short(c.get("sdd"), "compile"), _short(c.get("sdd"), "size"), _short(c.get("sdd"), "ms"),
-                     _short(c.get("sat"), "ms"), _short(c.get("sampling"), "ms")])
+                     _short(c.get("sat"), "ms"), _short(c.get("sampling"), "ms"), _differ(c.get("sampling"))])
     return _markdown(_SUMMARY, grid)
 
 
@@ -100,27 +109,35 @@ def ensembles_markdown(rows: Sequence[dict[str, Any]], info: dict[str, Any]) -> 
               f"δ bounds the error of min_idrs (the probability that the class changes with the set's features "
               f"fixed) under the uniform distribution over the coded feature space. "
               f"Limits per compilation: {cfg['max_seconds']:g} s, {cfg['max_nodes']:,} nodes, "
-              f"{cfg['max_memory'] / 2**20:g} MiB; budget {cfg['budget']:g} s per cell for its explanations "
-              f"(and again for its checks), {cfg['train_budget']:g} s per model's training; sampling: confidence {cfg['confidence']:g}, at most "
+              f"{cfg['max_memory'] / 2**20:g} MiB; diagrams' construction {cfg.get('construction', 'auto')!r}; "
+              f"budget {cfg['budget']:g} s per cell for its explanations "
+              f"(and again for its checks), {cfg['train_budget']:g} s per model's training; "
+              f"sampling: confidence {cfg['confidence']:g}, at most "
               f"{cfg['max_samples']} samples per decision; SAT engine {cfg['sat_engine']!r}. "
               f"Total {info['seconds']} s{resumed}.\n")
     checks = sum(r["checks"] for r in rows if r["exact"] and r["checks"] != "")
     disagree = sum(r["disagreements"] for r in rows if r["disagreements"] != "")
     approx = [r for r in rows if not r["exact"] and r["checks"] != ""]
+    decided = [r for r in approx if r.get("decisions") not in ("", None)]
     summary = (f"Cross-checks of the exact sets: {checks}, disagreements: {disagree}. Sampling sets checked "
                f"exactly: {sum(r['checks'] for r in approx)}, not relevant: "
-               f"{sum(r['approx_not_relevant'] for r in approx)}.\n")
+               f"{sum(r['approx_not_relevant'] for r in approx)}; sampling's certified decisions replayed "
+               f"exactly: {sum(r['decisions'] for r in decided)}, decided otherwise: "
+               f"{sum(r['decisions_differ'] for r in decided)}.\n")
     grid = []
     for r in rows:
         grid.append([str(r["model"]), str(r["trees"]), str(r["depth"]), _count(r["nodes"]),
                      _f(r["import_seconds"], "t"), _language(r), _v(r["backend"]), str(r["delta"]), _status(r),
-                     _f(r["compile_seconds"], "t"), _size(r), f"{r['explanations']}/{r['instances']}",
+                     _f(r["compile_seconds"], "t"), _size(r), _count(r.get("diagram_nodes", "")),
+                     f"{r['explanations']}/{r['instances']}",
                      _f(r["median_ms"], "t"), _f(r["max_ms"], "t"), _v(r["median_size"]), _v(r["checks"]),
-                     _v(r["disagreements"]), _v(r["approx_not_relevant"])])
+                     _v(r["disagreements"]), _v(r["approx_not_relevant"]), _differ(r)])
     return ("# Tree ensembles across languages\n\n" + header + "\n" + summary +
             "\n## By model\n\nMedian ms per explanation at delta 0 (obdd, sdd, sat) and at the first delta > 0 "
-            "(sampling); `limit`: the compilation hit a limit, `skipped`: a smaller model of the kind did, "
-            "`median (k/N)`: the cell ran out of budget after k of N instances.\n\n" + summary_markdown(rows) +
+            "(obdd δ>0, sampling); `limit`: the compilation hit a limit, `skipped`: a smaller model of the kind did, "
+            "`median (k/N)`: the cell ran out of budget after k of N instances; sampling decisions differ: of its "
+            "certified deletion-loop decisions, how many the exact replay decides otherwise.\n\n"
+            + summary_markdown(rows) +
             "\n## Every cell\n\n" + _markdown(_HEAD, grid))
 
 

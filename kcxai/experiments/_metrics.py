@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
 
 from kcxai._errors import InvalidInputError
+from kcxai._params import Range, check
 
 __all__ = ["sampled_precision"]
 
@@ -48,8 +50,7 @@ def sampled_precision(predict: Callable[[Any], Any], data: Any, instance: Any, f
     >>> round(sampled_precision(predict, data, np.array([1, 1]), [0], n_samples=4000, rng=0), 1)
     0.5
     """
-    if isinstance(n_samples, bool) or not isinstance(n_samples, (int, np.integer)) or n_samples < 1:
-        raise InvalidInputError(f"'n_samples' must be a positive int. Got {n_samples!r} instead.")
+    check("n_samples", n_samples, Range(numbers.Integral, 1))
     data = np.asarray(data)
     x = np.asarray(instance).reshape(1, -1)
     if data.ndim != 2 or data.shape[1] != x.shape[1]:

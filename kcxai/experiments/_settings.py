@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from kcxai._errors import InvalidInputError
+from kcxai._params import POSITIVE_INT, Options, check
 from kcxai.experiments._data import PreparedData
 from kcxai.experiments._trees import TrainedTree
 
@@ -38,12 +38,9 @@ _FITTED: dict[tuple[Any, ...], Any] = {}
 
 def check_setting(distribution: Any, mode: Any, components: Any) -> None:
     """An :class:`~kcxai.InvalidInputError` naming the argument unless the setting is known."""
-    if not isinstance(distribution, str) or distribution not in DISTRIBUTIONS:
-        raise InvalidInputError(f"'distribution' must be one of {list(DISTRIBUTIONS)}. Got {distribution!r} instead.")
-    if not isinstance(mode, str) or mode not in MODES:
-        raise InvalidInputError(f"'mode' must be one of {list(MODES)}. Got {mode!r} instead.")
-    if isinstance(components, bool) or not isinstance(components, int) or components < 1:
-        raise InvalidInputError(f"'components' must be a positive int. Got {components!r} instead.")
+    check("distribution", distribution, Options(DISTRIBUTIONS))
+    check("mode", mode, Options(MODES))
+    check("components", components, POSITIVE_INT)
 
 
 def with_fitted_distribution(data: PreparedData, trained: TrainedTree, kind: str, *, components: int = 8,

@@ -311,8 +311,10 @@ def write_tables(out: Path, rows: Sequence[dict[str, Any]], info: dict[str, Any]
             for meth in ("kcxai", "anchor")}
     resumed = sum(1 for p in parts.values() if p.get("resumed"))
     computed = (f"Explanations computed {done[0]} to {done[-1]}" if done else "Explanations computed")
+    method = ("local_cdrs (the column delta holds the precision bound)" if cfg.get("mode") == "cdrs"
+              else "min_idrs")
     header = (f"{computed} on {m['cpu']} ({m['cores']} cores), {m['os']}, Python {m['python']}; "
-              f"{'local_cdrs (the column delta holds the precision bound)' if cfg.get('mode') == 'cdrs' else 'min_idrs'}, "
+              f"{method}, "
               f"{cfg.get('distribution', 'uniform')} distribution"
               f"{' (K=' + str(cfg.get('components')) + ')' if cfg.get('distribution') == 'mixture' else ''}; "
               f"n_jobs={cfg['n_jobs']}, seed={cfg['seed']}, {cfg['bins']} quantile bins, "

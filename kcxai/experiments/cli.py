@@ -87,7 +87,8 @@ def _ensembles(args: argparse.Namespace) -> int:
         dataset=args.dataset, models=tuple(args.models), trees=tuple(args.trees), depths=tuple(args.depths),
         languages=tuple(args.languages), deltas=tuple(args.delta), instances=args.instances, seed=args.seed,
         bins=args.bins, max_seconds=args.max_seconds, max_nodes=args.max_nodes, max_memory=args.max_memory << 20,
-        budget=args.budget, train_budget=args.train_budget, confidence=args.confidence, max_samples=args.max_samples, sat_engine=args.sat_engine,
+        construction=args.construction, budget=args.budget, train_budget=args.train_budget,
+        confidence=args.confidence, max_samples=args.max_samples, sat_engine=args.sat_engine,
         out=args.out, resume=args.resume, progress=not args.no_progress)
     rows = run_ensembles(cfg)
     print((Path(args.out) / "ensembles.md").read_text(encoding="utf-8"))
@@ -132,6 +133,9 @@ def _add_ensembles(sub: Any) -> None:
                    help=f"node limit of each compilation (default {d.max_nodes})")
     r.add_argument("--max-memory", type=_positive, default=d.max_memory >> 20, metavar="MIB",
                    help=f"memory limit of each compilation in MiB (default {d.max_memory >> 20})")
+    r.add_argument("--construction", choices=["auto", "ensemble", "builder"], default=d.construction,
+                   help="how obdd and sdd are built: auto / ensemble (feature by feature from the leaf scores) or "
+                        "builder (the threshold compiler through dd and PySDD) (default auto)")
     r.add_argument("--budget", type=positive_seconds, default=d.budget,
                    help=f"wall-clock seconds per cell (model x language x delta) for its explanations, and for "
                         f"its checks (default {d.budget:g})")

@@ -7,7 +7,9 @@ bundled dataset, each model is explained on the same held-out rows with every
 language:
 
 * ``obdd`` and ``sdd``: :func:`kcxai.compile_model` under the run's limits
-  (time, nodes, memory), then :func:`kcxai.min_idrs` at every delta (exact);
+  (time, nodes, memory) and ``construction`` (default: the ensemble construction,
+  :mod:`kcxai.compilers._ensemble`; ``"builder"`` for the threshold compiler through
+  dd / PySDD), then :func:`kcxai.min_idrs` at every delta (exact);
 * ``sat``: :func:`kcxai.ensemble_axp` with a prepared engine (delta = 0 only;
   the engine is SAT or the exact branch and bound, ``sat_engine``);
 * ``sampling``: :func:`kcxai.min_idrs` on the ``sampling`` language (delta > 0
@@ -18,7 +20,10 @@ language that is available there (:func:`kcxai.is_idrs` on a compiled diagram,
 a class-change query on the SAT engine): a set one of them finds not relevant is
 a *disagreement*, i.e. a bug. The sampling sets are checked by an exact language
 when one compiled; a set found not relevant is allowed (with probability at most
-``1 - confidence`` each) and counted apart.
+``1 - confidence`` each) and counted apart. Its certified *decisions* are replayed
+exactly as well: the deletion loop (all features, index order) is walked along the
+sampled set's own path, and each decision "free feature i" is compared with the
+exact one (``decisions``, ``decisions_differ``).
 
 Nothing runs unbounded: each compilation runs under the limits, and once a model
 hits a limit for a language, every larger model of its kind (no fewer trees, no
@@ -48,6 +53,7 @@ import numpy as np
 
 from kcxai._deadline import Deadline
 from kcxai._errors import InvalidInputError, KcxaiError, SearchLimitError
+from kcxai._params import NON_NEGATIVE_INT, OPEN_PROBABILITY, POSITIVE_INT, Options, check
 from kcxai._files import write_text
 from kcxai.experiments._budget import OverBudget, deadline
 from kcxai.experiments._data import PreparedData, prepare_data, subsample
@@ -62,14 +68,15 @@ __all__ = ["EnsemblesConfig", "run_ensembles", "ENSEMBLE_LANGUAGES", "ENSEMBLE_C
 ENSEMBLE_LANGUAGES = ("obdd", "sdd", "sat", "sampling")
 
 #: Bumped when the record files change, so that ``resume`` does not reuse older ones.
-RECORDS_VERSION = 2  # 2: SAT calls under the cell budget (a cell can end over budget where it overshot before)
+RECORDS_VERSION = 3  # 3: the diagrams' construction and the sampling decisions replayed exactly
 
 #: Columns of ``ensembles.csv`` (one row per model, language and delta).
 ENSEMBLE_COLUMNS = (
     "dataset", "model", "trees", "depth", "nodes", "train_seconds", "import_seconds", "test_accuracy",
     "library_agrees", "language", "backend", "exact", "confidence", "delta", "status", "note",
-    "compile_seconds", "size", "size_unit", "instances", "explanations", "median_ms", "max_ms", "median_size",
-    "checks", "disagreements", "approx_not_relevant")
+    "compile_seconds", "size", "size_unit", "construction", "diagram_nodes", "instances", "explanations",
+    "median_ms", "max_ms", "median_size", "checks", "disagreements", "approx_not_relevant", "decisions",
+    "decisions_differ")
 
 _LIMIT = "limit"
 _TRAIN_OVER = "skipped: training over budget"
@@ -100,6 +107,9 @@ class EnsemblesConfig:
         Seed of the split, the models and the sampler; quantile bins per continuous column.
     max_seconds, max_nodes, max_memory : float, int, int
         The limits of each compilation (memory in bytes).
+    construction : str
+        The diagrams' ``construction`` option (:mod:`kcxai.compilers._options`): ``"auto"`` (the ensemble
+        construction for these models) or ``"builder"``.
     budget : float
         Wall-clock seconds per cell (model x language x delta) for its explanations, and for its checks.
     train_budget : float
@@ -124,10 +134,11 @@ class EnsemblesConfig:
     instances: int = 10
     seed: int = 0
     bins: int = 10
-    max_seconds: float = 5.0
-    max_nodes: int = 500_000
-    max_memory: int = 1 << 30
-    budget: float = 5.0
+    max_seconds: float = 60.0
+    max_nodes: int = 4_000_000
+    max_memory: int = 4 << 30
+    construction: str = "auto"
+    budget: float = 10.0
     train_budget: float = 120.0
     confidence: float = 0.95
     max_samples: int = 4096
@@ -149,13 +160,13 @@ def _positive_number(name: str, v: Any) -> None:
 
 
 def check_config(cfg: EnsemblesConfig) -> None:
-    """An :class:`~kcxai.InvalidInputError` naming the first bad setting (a missing package: a
-    :class:`~kcxai.MissingDependencyError`)."""
+    """An :class:`~kcxai.InvalidInputError` naming the first bad setting (a value of the wrong type: an
+    :class:`~kcxai.InvalidTypeError`; a missing package: a :class:`~kcxai.MissingDependencyError`)."""
+    from kcxai.compilers._options import CONSTRUCTIONS
     from kcxai.datasets import DATASETS
     from kcxai.explain.ensemble_sat import ENGINES
 
-    if cfg.dataset not in DATASETS:
-        raise InvalidInputError(f"'dataset' must be one of {list(DATASETS)}. Got {cfg.dataset!r} instead.")
+    check("dataset", cfg.dataset, Options(DATASETS))
     bad = [m for m in cfg.models if m not in MODEL_KINDS]
     if bad or not cfg.models or len(set(cfg.models)) != len(cfg.models):
         raise InvalidInputError(f"'models' must be distinct kinds among {list(MODEL_KINDS)}. Got {list(cfg.models)}.")
@@ -169,18 +180,13 @@ def check_config(cfg: EnsemblesConfig) -> None:
                              for d in cfg.deltas):
         raise InvalidInputError(f"'deltas' must be a non-empty tuple of Fractions in [0, 1]. Got {cfg.deltas!r}.")
     for name in ("instances", "max_nodes", "max_memory", "max_samples", "seed", "bins"):
-        v = getattr(cfg, name)
-        if isinstance(v, bool) or not isinstance(v, int) or v < (0 if name == "seed" else 1):
-            raise InvalidInputError(f"'{name}' must be a {'non-negative' if name == 'seed' else 'positive'} int. "
-                                    f"Got {v!r} instead.")
+        check(name, getattr(cfg, name), NON_NEGATIVE_INT if name == "seed" else POSITIVE_INT)
     _positive_number("max_seconds", cfg.max_seconds)
     _positive_number("budget", cfg.budget)
     _positive_number("train_budget", cfg.train_budget)
-    c = cfg.confidence
-    if isinstance(c, bool) or not isinstance(c, (int, float)) or not 0 < c < 1:
-        raise InvalidInputError(f"'confidence' must be a number strictly between 0 and 1. Got {c!r} instead.")
-    if cfg.sat_engine not in ENGINES:
-        raise InvalidInputError(f"'sat_engine' must be one of {list(ENGINES)}. Got {cfg.sat_engine!r} instead.")
+    check("confidence", cfg.confidence, OPEN_PROBABILITY)
+    check("construction", cfg.construction, Options(CONSTRUCTIONS))
+    check("sat_engine", cfg.sat_engine, Options(ENGINES))
     for m in cfg.models:
         require_kind(m)
 
@@ -199,7 +205,7 @@ def _compile(lang: str, model: Any, cfg: EnsemblesConfig, hit: tuple[int, int] |
     from kcxai.compilers import LANGUAGES
 
     f: dict[str, Any] = {"backend": "", "exact": lang != "sampling", "confidence": "", "status": "ok", "note": "",
-                         "compile_seconds": "", "size": "", "size_unit": ""}
+                         "compile_seconds": "", "size": "", "size_unit": "", "construction": "", "diagram_nodes": ""}
     if lang == "sampling":
         f["confidence"] = cfg.confidence
     if hit is not None:
@@ -228,7 +234,9 @@ def _compile(lang: str, model: Any, cfg: EnsemblesConfig, hit: tuple[int, int] |
             opts: dict[str, Any] = {"confidence": cfg.confidence, "max_samples": cfg.max_samples,
                                     "initial_samples": min(256, cfg.max_samples), "seed": cfg.seed}
         else:
-            opts = {"max_seconds": cfg.max_seconds, "max_nodes": cfg.max_nodes, "max_memory": cfg.max_memory}
+            opts = {"max_seconds": cfg.max_seconds, "max_nodes": cfg.max_nodes, "max_memory": cfg.max_memory,
+                    "construction": cfg.construction}
+            f["construction"] = "ensemble" if cfg.construction == "auto" else cfg.construction
         compiled = kcxai.compile_model(model, lang, **opts)
     except kcxai.CompilationLimitError as e:
         f.update(status=_LIMIT, note=str(e), compile_seconds=time.perf_counter() - t0)
@@ -238,6 +246,9 @@ def _compile(lang: str, model: Any, cfg: EnsemblesConfig, hit: tuple[int, int] |
         return f, None
     st = compiled.stats
     f.update(backend=compiled.backend, compile_seconds=float(st.compile_seconds), size=st.size, size_unit=st.size_unit)
+    if lang in ("obdd", "sdd"):
+        # the multi-valued diagram the queries count on (the ensemble construction's own, for the SDD)
+        f.update(construction=st["construction"], diagram_nodes=st.get("diagram_nodes", st["counting_nodes"]))
     return f, compiled
 
 
@@ -326,12 +337,18 @@ def _cross_check(cells: dict[str, dict[str, Any]], found: dict[str, list[Any]], 
                 row = cells[lang]
                 exact = lang != "sampling"
                 row["checks"], row["disagreements" if exact else "approx_not_relevant"] = 0, 0
+                if not exact:
+                    row["decisions"], row["decisions_differ"] = 0, 0
                 for x, s in zip(xs, sets):
                     if s is None:
                         continue
                     for c in (others if exact else others[:1]):  # exact checkers agree, or a bug is reported
                         current = c
                         ok = checkers[c](x, s)
+                        if not exact:
+                            n, differ = _replay(checkers[c], x, s, model.space.n_features)
+                            row["decisions"] += n
+                            row["decisions_differ"] += differ
                         current = ""
                         row["checks"] += 1
                         row["disagreements" if exact else "approx_not_relevant"] += not ok
@@ -343,6 +360,21 @@ def _cross_check(cells: dict[str, dict[str, Any]], found: dict[str, list[Any]], 
             row = cells[lang]
             row["note"] = (row["note"] + "; " if row["note"] else "") + "checks stopped at the budget"
     return broken
+
+
+def _replay(relevant: Callable[[list[int], Any], bool], x: list[int], found: Any, n: int) -> tuple[int, int]:
+    """The sampling deletion loop (every feature, index order) replayed along its own path: at each step the
+    exact decision (``relevant(x, S - {i})``) against the sampled one (``i`` freed iff not in ``found``).
+    Returns (decisions, decisions that differ)."""
+    fixed = set(range(n))
+    kept = set(found)
+    differ = 0
+    for i in range(n):
+        freed = i not in kept
+        differ += relevant(x, tuple(sorted(fixed - {i}))) != freed
+        if freed:
+            fixed.discard(i)
+    return n, differ
 
 
 def _languages_at(cfg: EnsemblesConfig, delta: Fraction) -> list[str]:
@@ -366,8 +398,9 @@ def _untrained_rows(kind: str, trees: int, depth: int, data: PreparedData, n: in
     base = {"dataset": data.name, "model": kind, "trees": trees, "depth": depth, "nodes": "", "train_seconds": "",
             "import_seconds": "", "test_accuracy": "", "library_agrees": "", "instances": n, "backend": "",
             "status": _TRAIN_OVER, "note": note, "compile_seconds": "", "size": "", "size_unit": "",
-            "explanations": 0, "median_ms": "", "max_ms": "", "median_size": "", "checks": "", "disagreements": "",
-            "approx_not_relevant": ""}
+            "construction": "", "diagram_nodes": "", "explanations": 0, "median_ms": "", "max_ms": "",
+            "median_size": "", "checks": "", "disagreements": "", "approx_not_relevant": "", "decisions": "",
+            "decisions_differ": ""}
     return [{**base, "language": lang, "delta": str(delta), "exact": lang != "sampling",
              "confidence": cfg.confidence if lang == "sampling" else ""}
             for delta in cfg.deltas for lang in _languages_at(cfg, delta)]
@@ -384,7 +417,8 @@ def _model_rows(kind: str, trained: Any, data: PreparedData, picked: Any, cfg: E
             "nodes": n_nodes(model), "train_seconds": trained.train_seconds, "import_seconds": import_seconds,
             "test_accuracy": float(np.mean(library_predict(kind, trained.clf, data.X[data.test]) == y_test)),
             "library_agrees": f"{sum(int(model.predict(x) == p) for x, p in zip(xs, lib))}/{len(xs)}",
-            "instances": len(xs), "checks": "", "disagreements": "", "approx_not_relevant": ""}
+            "instances": len(xs), "checks": "", "disagreements": "", "approx_not_relevant": "", "decisions": "",
+            "decisions_differ": ""}
     fields, objs = {}, {}
     for lang in cfg.languages:
         fields[lang], objs[lang] = _compile(lang, model, cfg, _covered(hits.get((kind, lang), []), trained.trees,

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import csv
 import datetime
-import importlib
 import json
 import statistics
 import sys
@@ -27,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from kcxai._errors import InvalidInputError, KcxaiError, MissingDependencyError
+from kcxai._params import POSITIVE_INT, check
 from kcxai.experiments._data import explained_instances, prepare_data, subsample
 from kcxai.experiments._progress import Progress
 from kcxai.experiments._trees import train_tree
@@ -145,8 +145,7 @@ def run_languages(cfg: LanguagesConfig) -> list[dict[str, Any]]:
     badl = [x for x in cfg.languages if x not in LANGUAGES]
     if badl or not cfg.languages:
         raise InvalidInputError(f"'languages' must be among {sorted(LANGUAGES)}. Got {list(cfg.languages)}.")
-    if isinstance(cfg.instances, bool) or not isinstance(cfg.instances, int) or cfg.instances < 1:
-        raise InvalidInputError(f"'instances' must be a positive int. Got {cfg.instances!r} instead.")
+    check("instances", cfg.instances, POSITIVE_INT)
     if cfg.plots:
         from kcxai.experiments._plots import require_matplotlib
 
@@ -212,7 +211,8 @@ def _markdown(rows: Sequence[dict[str, Any]], info: dict[str, Any]) -> str:
     for r in rows:
         lines.append("| " + " | ".join([
             r["dataset"], str(r["tree_nodes"]), r["language"], r["backend"], _num(r["compile_seconds"], ".3g"),
-            str(r["size"]), str(r["counting_nodes"]), str(r["explanations"]), _num(r["median_ms"], ".3g"), _num(r["max_ms"], ".3g"),
+            str(r["size"]), str(r["counting_nodes"]), str(r["explanations"]), _num(r["median_ms"], ".3g"),
+            _num(r["max_ms"], ".3g"),
             _num(r["cpu_median_ms"], ".3g"), _num(r["cpu_max_ms"], ".3g"),
             str(r["disagreements"]), r["status"].replace("|", "/")]) + " |")
     return "\n".join(lines) + "\n"

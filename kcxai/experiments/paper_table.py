@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from kcxai._errors import InvalidInputError, KcxaiError
+from kcxai._params import NONE, POSITIVE_INT, check
 from kcxai._files import atomic_writer, write_text
 from kcxai.experiments._data import PreparedData, explained_instances, prepare_data, subsample
 from kcxai.experiments._metrics import sampled_precision
@@ -354,9 +355,8 @@ def _check_config(cfg: PaperTableConfig) -> None:
     bad = [d for d in cfg.datasets if d not in DATASETS]
     if bad or not cfg.datasets:
         raise InvalidInputError(f"'datasets' must be names among {list(DATASETS)}. Got {list(cfg.datasets)}.")
-    for name, v in (("max_instances", cfg.max_instances), ("anchor_max_instances", cfg.anchor_max_instances)):
-        if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
-            raise InvalidInputError(f"'{name}' must be a positive int or None. Got {v!r} instead.")
+    check("max_instances", cfg.max_instances, (POSITIVE_INT, NONE))
+    check("anchor_max_instances", cfg.anchor_max_instances, (POSITIVE_INT, NONE))
     if isinstance(cfg.n_jobs, bool) or not isinstance(cfg.n_jobs, int) or cfg.n_jobs == 0:
         raise InvalidInputError(f"'n_jobs' must be a non-zero int (-1: all cores). Got {cfg.n_jobs!r} instead.")
     if not cfg.deltas:

@@ -89,7 +89,8 @@ def _explain_kcxai(data: Any, trained: Any, rows: Any, delta: Fraction, held: He
         rec: dict[str, Any] = {"row": int(r), "len": len(e), "len_inflated": len(wide),
                                "cpu_set": t1 - t0, "cpu_inflate": t2 - t1,
                                "exact_prec": float(e.precision or 0), "exact_cov": float(e.coverage or 0),
-                               "exact_prec_inflated": float(wide.precision), "exact_cov_inflated": float(wide.coverage or 0),
+                               "exact_prec_inflated": float(wide.precision),
+                               "exact_cov_inflated": float(wide.coverage or 0),
                                "rule_inflated": _readable(data, wide)}
         for key, box in (("", box_of(space, e)), ("_inflated", box_of(space, wide))):
             matching, agreeing = held.measure_box(box, pred)

@@ -36,7 +36,8 @@ SETTINGS: tuple[tuple[str, tuple[Fraction, ...]], ...] = (
 #: Columns of ``side_by_side.csv``: precisions and coverages in %, times in CPU milliseconds.
 SIDE_COLUMNS = (
     "dataset", "distribution", "mode", "delta", "n_instances", "len_avg", "len_max", "exact_prec_avg",
-    "exact_prec_min", "sampled_prec_avg", "data_prec_avg", "data_prec_min", "data_prec_min_30", "data_below_80", "data_no_match",
+    "exact_prec_min", "sampled_prec_avg", "data_prec_avg", "data_prec_min", "data_prec_min_30", "data_below_80",
+    "data_no_match",
     "coverage_avg", "data_cov_avg",
     "cpu_ms_avg", "cpu_ms_median", "fit_cpu_seconds", "data_rows",
     "anchor_instances", "anchor_len_avg", "anchor_len_max", "anchor_prec_sampled_avg", "anchor_exact_uniform_avg",
@@ -213,8 +214,8 @@ def _fmt(v: Any, digits: int = 1) -> str:
 def markdown(rows: Sequence[dict[str, Any]], targets: dict[str, Any], info: dict[str, Any]) -> str:
     """The side-by-side table, Anchor's row under each dataset, and the targets."""
     head = ["Dataset", "Distribution", "Setting", "#I", "Len avg", "Len M", "Exact prec avg", "Exact prec min",
-            "Sampled prec avg", "Data prec avg", "Data prec min", "min (≥30 rows)", "< 80%", "no match", "Exact cov avg", "Data cov avg", "CPU ms avg",
-            "CPU ms median", "Anchor/kcxai CPU"]
+            "Sampled prec avg", "Data prec avg", "Data prec min", "min (≥30 rows)", "< 80%", "no match",
+            "Exact cov avg", "Data cov avg", "CPU ms avg", "CPU ms median", "Anchor/kcxai CPU"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     prev = None
     for r in rows:

@@ -12,6 +12,7 @@ from kcxai.explain.smallest import is_smallest_drs, is_smallest_idrs, smallest_d
 
 __all__ = ["Explanation", "min_idrs", "idrs_error", "is_idrs", "is_min_idrs", "precision",
            "local_cdrs", "min_cdrs", "is_cdrs", "is_min_cdrs", "smallest_drs", "is_smallest_drs",
-           "smallest_idrs", "is_smallest_idrs", "min_dual_idrs", "is_dual_idrs", "is_min_dual_idrs", "smallest_dual_idrs",
-           "enumerate_idrs", "ensemble_axp", "ensemble_cxp", "smallest_ensemble_axp", "smallest_ensemble_cxp",
-           "is_ensemble_axp", "is_ensemble_cxp", "EnsembleCnf", "EnsembleBox", "prepare_ensemble"]
+           "smallest_idrs", "is_smallest_idrs", "min_dual_idrs", "is_dual_idrs", "is_min_dual_idrs",
+           "smallest_dual_idrs", "enumerate_idrs", "ensemble_axp", "ensemble_cxp", "smallest_ensemble_axp",
+           "smallest_ensemble_cxp", "is_ensemble_axp", "is_ensemble_cxp", "EnsembleCnf", "EnsembleBox",
+           "prepare_ensemble"]

@@ -28,11 +28,13 @@ from kcxai._errors import InvalidInputError, InvalidTypeError, NotRelevantError
 from kcxai.arithmetic import Bound, Probability, Weight
 from kcxai.distribution import Distribution
 from kcxai.explain._result import Explanation, format_probability
-from kcxai.oracle import Decision, OracleSession, PathOracle, Point, SessionBase, answers_of, describe_answers, has_paths
+from kcxai.oracle import (Decision, OracleSession, PathOracle, Point, SessionBase, answers_of, describe_answers,
+                          has_paths)
 from kcxai.space import FeatureSpace
+from kcxai._types import InstanceLike, Values
 
 __all__ = ["Query", "Bound", "prepare", "check_delta", "check_order", "check_start", "read_instance",
-           "build_explanation", "widened", "DEFAULT_SEARCH_SECONDS"]
+           "build_explanation", "DEFAULT_SEARCH_SECONDS"]
 
 
 def resolve(obj: Any, answers: Sequence[str] = ("counts",)) -> tuple[Any, Any]:
@@ -85,21 +87,19 @@ def check_delta(delta: Any, *, argument: str = "delta", exact: bool = True) -> P
     return value
 
 
-def read_instance(space: FeatureSpace, instance: Any) -> tuple[tuple[Any, ...], Point]:
+def read_instance(space: FeatureSpace, instance: InstanceLike) -> tuple[Values, Point]:
     """An instance in user values, as a tuple in feature order, and its point (value indices).
 
     A mapping (or a pandas Series labelled by feature name) is read by name; a generator is read once.
     """
-    if isinstance(instance, Iterator):
-        instance = list(instance)
-    point = space.encode(instance)
-    if isinstance(instance, Mapping) or (hasattr(instance, "keys") and all(
-            isinstance(k, str) for k in instance.keys())):
-        return tuple(instance[n] for n in space.names), point
-    return tuple(instance.tolist() if hasattr(instance, "tolist") else instance), point
+    row: Any = list(instance) if isinstance(instance, Iterator) else instance
+    point = space.encode(row)
+    if isinstance(row, Mapping) or (hasattr(row, "keys") and all(isinstance(k, str) for k in row.keys())):
+        return tuple(row[n] for n in space.names), point
+    return tuple(row.tolist() if hasattr(row, "tolist") else row), point
 
 
-def build_explanation(space: FeatureSpace, point: Point, features: Iterable[int], *, instance: tuple[Any, ...],
+def build_explanation(space: FeatureSpace, point: Point, features: Iterable[int], *, instance: Values,
                       prediction: Any, kind: str, method: str, language: str, calls: int, seconds: float,
                       error: Probability | None, precision: Probability | None, coverage: Probability | None,
                       delta: Probability | None = None, precision_bound: Probability | None = None,
@@ -277,19 +277,6 @@ class Query:
 
 #: How a time-limit message names the queries of each kind of oracle.
 _QUERIES_ARE = {"counts": "counting queries", "estimates": "sampled queries", "decisions": "sufficiency decisions"}
-
-
-def widened(q: Query, e: Explanation, inflate: Any) -> Explanation:
-    """``e``, or with ``inflate=True`` its conditions widened while its guarantee holds (:func:`kcxai.inflate`,
-    on the same oracle, in the time the call has left)."""
-    if not isinstance(inflate, bool):
-        raise InvalidTypeError(f"'inflate' must be True or False. Got {inflate!r} instead.")
-    if not inflate:
-        return e
-    from kcxai.explain.inflate import inflate as widen
-
-    left = None if q.deadline.max_seconds is None else max(1e-9, q.deadline.at - time.perf_counter())
-    return widen(q.oracle, e, max_seconds=left)
 
 
 def _unanswered(what: str, oracle: Any, has: str, needs: Sequence[str]) -> str:

@@ -68,8 +68,10 @@ from pysat.formula import IDPool  # type: ignore[import-untyped]
 from pysat.solvers import Solver  # type: ignore[import-untyped]
 
 from kcxai._deadline import Deadline
-from kcxai._errors import InvalidInputError, InvalidTypeError, ProblemTooLargeError
+from kcxai._errors import InvalidTypeError, ProblemTooLargeError
+from kcxai._params import Options, check
 from kcxai.explain._sums import guarded_sum_geq
+from kcxai._types import Point
 
 __all__ = ["EnsembleCnf", "ensemble_view", "SOLVERS", "DEFAULT_MAX_MEMORY"]
 
@@ -158,8 +160,7 @@ class EnsembleCnf:
 
     def __init__(self, model: Any, *, solver: str = "mgh", deadline: Deadline | None = None,
                  max_memory: int | None = DEFAULT_MAX_MEMORY) -> None:
-        if solver not in SOLVERS:
-            raise InvalidInputError(f"'solver' must be one of {list(SOLVERS)}. Got {solver!r} instead.")
+        check("solver", solver, Options(SOLVERS))
         self.model = model
         self.solver_name = solver
         self.max_memory = max_memory
@@ -488,7 +489,7 @@ class EnsembleCnf:
         core = self.solver.get_core() or []
         return {by_lit[x] for x in core if x in by_lit}
 
-    def model_point(self) -> tuple[int, ...]:
+    def model_point(self) -> Point:
         """After a satisfiable :meth:`changes`: the point of the solver's model."""
         model = self.solver.get_model()
         assert model is not None  # only called after a satisfiable query

@@ -22,6 +22,7 @@ import numpy as np
 from kcxai._deadline import Deadline, check_max_seconds
 from kcxai._errors import InvalidInputError, InvalidTypeError
 from kcxai.explain._result import Explanation
+from kcxai.explain._widen import widened_explanation, widening_order
 from kcxai.oracle import box_weight
 
 __all__ = ["inflate_sufficient"]
@@ -51,8 +52,6 @@ def _engine(obj: Any, deadline: Deadline) -> Any:
 
 def inflate_sufficient(obj: Any, e: Explanation, *, order: Any, max_seconds: Any, t0: float) -> Explanation:
     """:func:`kcxai.inflate` for an ensemble AXp (delta = 0)."""
-    from kcxai.explain.inflate import _order, _widened
-
     if e.delta != 0:
         raise InvalidInputError(f"An ensemble explanation ({e.language}) is an AXp (delta = 0). Got delta {e.delta}.")
     calls = 0
@@ -66,14 +65,15 @@ def inflate_sufficient(obj: Any, e: Explanation, *, order: Any, max_seconds: Any
         label = model.predict_point(point)
         if model.classes[label] != e.prediction:
             raise InvalidInputError(
-                f"'obj' predicts {model.classes[label]!r} for the explanation's instance, explained as {e.prediction!r}.")
+                f"'obj' predicts {model.classes[label]!r} for the explanation's instance, "
+                f"explained as {e.prediction!r}.")
         sizes = [f.size for f in space.features]
         lo = np.array([point[f] if f in e.features else 0 for f in range(len(sizes))], dtype=np.int64)
         hi = np.array([point[f] if f in e.features else sizes[f] - 1 for f in range(len(sizes))], dtype=np.int64)
         calls += 1
         if engine.changes_in_box(lo, hi, label, deadline):
             raise InvalidInputError(f"'explanation' ({e.method}) is not sufficient for 'obj': nothing to widen from.")
-        for f in _order(space, e.features, order):
+        for f in widening_order(space, e.features, order):
             for end, step, stop in ((hi, 1, sizes[f] - 1), (lo, -1, 0)):
                 while end[f] != stop:
                     end[f] += step
@@ -86,4 +86,4 @@ def inflate_sufficient(obj: Any, e: Explanation, *, order: Any, max_seconds: Any
     box = tuple(((1 << (int(h) + 1)) - 1) & ~((1 << int(lw)) - 1) for lw, h in zip(lo, hi))
     dist = space.distribution
     weight = sum((c * box_weight(pw, box) for c, pw in dist.components), dist.arith.zero)
-    return _widened(e, space, box, dist.arith.zero, weight, calls, time.perf_counter() - t0)
+    return widened_explanation(e, space, box, dist.arith.zero, weight, calls, time.perf_counter() - t0)

@@ -28,8 +28,8 @@ from typing import Any
 
 from kcxai._errors import InvalidInputError, InvalidTypeError
 
-__all__ = ["Method", "METHODS", "BOUNDS", "DEFAULT_PRECISION", "DEFAULT_METHOD", "get_method", "resolve_method", "answers_needed",
-           "bound_of", "check_options"]
+__all__ = ["Method", "METHODS", "BOUNDS", "DEFAULT_PRECISION", "DEFAULT_METHOD", "get_method", "resolve_method",
+           "answers_needed", "bound_of", "check_options"]
 
 #: The two bounds, by argument name, with what they bound.
 BOUNDS = {

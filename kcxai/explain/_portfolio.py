@@ -22,6 +22,7 @@ from typing import Any
 from kcxai._deadline import Deadline
 from kcxai.explain._ensemble_box import EnsembleBox, Interrupted
 from kcxai.explain._ensemble_cnf import EnsembleCnf
+from kcxai._types import Point
 
 __all__ = ["EnsemblePortfolio", "choose_engine"]
 
@@ -163,7 +164,7 @@ class EnsemblePortfolio:
         """After an unsatisfiable :meth:`changes`: the solver's core if SAT answered, else every fixed feature."""
         return set(self._last.core_features(point, fixed))
 
-    def model_point(self) -> tuple[int, ...]:
+    def model_point(self) -> Point:
         """After a satisfiable :meth:`changes`: the counterexample of the engine that answered."""
         return tuple(self._last.model_point())
 

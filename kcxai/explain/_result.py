@@ -8,6 +8,7 @@ from fractions import Fraction
 from typing import Any
 
 from kcxai.arithmetic import Probability
+from kcxai._types import Values
 
 __all__ = ["Explanation", "Condition", "format_probability"]
 
@@ -144,7 +145,7 @@ class Explanation:
     seconds: float = field(compare=False)
     kind: str = "relevant"
     method: str = "min_idrs"
-    instance: tuple[Any, ...] = ()
+    instance: Values = ()
     coverage: Probability | None = None
     distribution: str = "uniform"
     confidence: float | None = None

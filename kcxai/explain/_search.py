@@ -8,7 +8,8 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from kcxai._deadline import Deadline
-from kcxai._errors import InvalidInputError, InvalidTypeError, SearchLimitError
+from kcxai._errors import SearchLimitError
+from kcxai._params import Range, check
 from kcxai.arithmetic import Probability, Weight
 from kcxai.explain._common import Query
 from kcxai.explain._treesat import TreePrecision
@@ -59,11 +60,7 @@ def tree_precision(q: Query, delta: Probability) -> TreePrecision | None:
 
 def check_max_subsets(max_subsets: Any) -> int:
     """A positive int."""
-    if isinstance(max_subsets, bool) or not isinstance(max_subsets, numbers.Integral):
-        raise InvalidTypeError(f"'max_subsets' must be a positive int. Got {max_subsets!r} instead.")
-    if max_subsets < 1:
-        raise InvalidInputError(f"'max_subsets' must be a positive int. Got {max_subsets!r} instead.")
-    return int(max_subsets)
+    return int(check("max_subsets", max_subsets, Range(numbers.Integral, 1)))
 
 
 def first_relevant(test: PrecisionTest, pool: Sequence[int], sizes: Iterable[int], *, max_subsets: int,

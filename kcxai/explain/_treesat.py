@@ -24,9 +24,10 @@ encoding (``python-sat[pb]``) of only 700 such terms already takes 0.3 s and
 155,000 clauses.
 
 So the search is lazy (counterexample-guided), in the spirit of SMT: a SAT
-solver (python-sat, MiniSat-GH: it stops within milliseconds of a time limit) holds the selectors, the cardinality bound (an
-incremental totalizer) or the subset constraints, and the cuts learnt so
-far; each model it proposes is checked exactly with the formula above. A
+solver (python-sat, MiniSat-GH: it stops within milliseconds of a time
+limit) holds the selectors, the cardinality bound (an incremental
+totalizer) or the subset constraints, and the cuts learnt so far; each
+model it proposes is checked exactly with the formula above. A
 model that is not relevant is cut off by a clause generalised from two exact
 bounds that hold for every completion of a partial choice (``A`` chosen,
 ``B`` left out, the rest open):
@@ -49,6 +50,7 @@ from typing import TYPE_CHECKING, Any
 
 from kcxai._deadline import Deadline
 from kcxai.arithmetic import Probability
+from kcxai._types import Point
 
 if TYPE_CHECKING:  # pragma: no cover
     from kcxai.models.tree import TreePath
@@ -76,7 +78,7 @@ class TreePrecision:
         The precision threshold.
     """
 
-    def __init__(self, tree_paths: Sequence["TreePath"], space: "FeatureSpace", point: tuple[int, ...], label: int,
+    def __init__(self, tree_paths: Sequence["TreePath"], space: "FeatureSpace", point: Point, label: int,
                  delta: Probability) -> None:
         self.arith = arith = space.arith
         div = arith.div
@@ -93,7 +95,6 @@ class TreePrecision:
         active: set[int] = set()
         for p in tree_paths:
             base = untested
-            low = 1
             imask = 0
             ts = []
             for f, m in p.masks:

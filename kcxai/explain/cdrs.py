@@ -13,7 +13,8 @@ from typing import Any
 
 from kcxai._deadline import DEFAULT_SEARCH_SECONDS, Deadline
 from kcxai._errors import NotRelevantError
-from kcxai.explain._common import Query, check_features, check_order, check_start, prepare, widened, zero_bound
+from kcxai.explain._common import Query, check_features, check_order, check_start, prepare, zero_bound
+from kcxai.explain.inflate import widened
 from kcxai.explain._methods import METHODS
 from kcxai.explain._result import Explanation, format_probability
 from kcxai.explain._search import (
@@ -24,6 +25,7 @@ from kcxai.explain._search import (
     tree_precision,
 )
 from kcxai.explain._treesat import TreePrecision, TreeSearch
+from kcxai.typing import Explainable, FeaturesLike, InstanceLike, ProbabilityLike
 
 __all__ = ["local_cdrs", "min_cdrs", "is_cdrs", "is_min_cdrs"]
 
@@ -88,7 +90,8 @@ def _local_tree(engine: TreePrecision, fixed: frozenset[int], deadline: Deadline
     return frozenset(out)
 
 
-def local_cdrs(obj: Any, instance: Any, precision: Any, *, order: Any = None, start: Any = None,
+def local_cdrs(obj: Explainable, instance: InstanceLike, precision: ProbabilityLike, *,
+               order: FeaturesLike | None = None, start: FeaturesLike | None = None,
                max_seconds: float | None = DEFAULT_SEARCH_SECONDS, inflate: bool = False) -> Explanation:
     """A locally minimal C-delta-relevant set: the deletion loop with the precision test.
 
@@ -150,7 +153,8 @@ def local_cdrs(obj: Any, instance: Any, precision: Any, *, order: Any = None, st
         return widened(q, e, inflate)
 
 
-def min_cdrs(obj: Any, instance: Any, precision: Any, *, start: Any = None, max_subsets: int = DEFAULT_MAX_SUBSETS,
+def min_cdrs(obj: Explainable, instance: InstanceLike, precision: ProbabilityLike, *,
+             start: FeaturesLike | None = None, max_subsets: int = DEFAULT_MAX_SUBSETS,
              max_seconds: float | None = DEFAULT_SEARCH_SECONDS, inflate: bool = False) -> Explanation:
     """A subset-minimal C-delta-relevant set (the paper's Min-C-delta-relevant set).
 
@@ -228,7 +232,7 @@ def min_cdrs(obj: Any, instance: Any, precision: Any, *, start: Any = None, max_
         return widened(q, e, inflate)
 
 
-def is_cdrs(obj: Any, instance: Any, features: Any, precision: Any) -> bool:
+def is_cdrs(obj: Explainable, instance: InstanceLike, features: FeaturesLike, precision: ProbabilityLike) -> bool:
     """Whether ``features`` is C-delta-relevant: its precision is ``>= precision``, decided exactly.
 
     References
@@ -248,7 +252,8 @@ def is_cdrs(obj: Any, instance: Any, features: Any, precision: Any) -> bool:
         return test.relevant(check_features(q, features))
 
 
-def is_min_cdrs(obj: Any, instance: Any, features: Any, precision: Any, *, max_subsets: int = DEFAULT_MAX_SUBSETS,
+def is_min_cdrs(obj: Explainable, instance: InstanceLike, features: FeaturesLike, precision: ProbabilityLike, *,
+                max_subsets: int = DEFAULT_MAX_SUBSETS,
                 max_seconds: float | None = DEFAULT_SEARCH_SECONDS) -> bool:
     """Whether ``features`` is a subset-minimal C-delta-relevant set.
 

@@ -22,11 +22,13 @@ from typing import Any
 
 from kcxai._deadline import DEFAULT_SEARCH_SECONDS, Deadline, check_max_seconds
 from kcxai._errors import InvalidInputError, InvalidTypeError, NotRelevantError, SearchLimitError
+from kcxai._params import NONE, Range, check
 from kcxai.explain._common import Bound, Query, check_features, check_order, prepare, zero_bound
 from kcxai.explain._hitting import MinimumHittingSets
 from kcxai.explain._methods import METHODS
 from kcxai.explain._result import Explanation, format_probability
 from kcxai.space import Weight
+from kcxai.typing import Explainable, FeaturesLike, InstanceLike, ProbabilityLike
 
 __all__ = ["min_dual_idrs", "is_dual_idrs", "is_min_dual_idrs", "smallest_dual_idrs", "enumerate_idrs"]
 
@@ -55,7 +57,8 @@ def _no_dual_set(q: Query, delta: Any, weight: Weight | None) -> InvalidInputErr
         "I-delta-relevant).")
 
 
-def min_dual_idrs(obj: Any, instance: Any, delta: Any, *, order: Any = None, start: Any = None,
+def min_dual_idrs(obj: Explainable, instance: InstanceLike, delta: ProbabilityLike, *,
+                  order: FeaturesLike | None = None, start: FeaturesLike | None = None,
                   max_seconds: float | None = DEFAULT_SEARCH_SECONDS) -> Explanation:
     """A subset-minimal dual set of I-delta-relevant sets (a probabilistic contrastive explanation).
 
@@ -109,8 +112,10 @@ def min_dual_idrs(obj: Any, instance: Any, delta: Any, *, order: Any = None, sta
     return run_min_dual_idrs(obj, instance, delta, order=order, start=start, max_seconds=max_seconds)
 
 
-def run_min_dual_idrs(obj: Any, instance: Any, delta: Any, *, order: Any = None, start: Any = None,
-                      max_seconds: Any = DEFAULT_SEARCH_SECONDS, what: str = "min_dual_idrs", advice: str = "",
+def run_min_dual_idrs(obj: Explainable, instance: InstanceLike, delta: ProbabilityLike, *,
+                      order: FeaturesLike | None = None, start: FeaturesLike | None = None,
+                      max_seconds: float | None = DEFAULT_SEARCH_SECONDS, what: str = "min_dual_idrs",
+                      advice: str = "",
                       started: float | None = None, method: str = "min_dual_idrs") -> Explanation:
     """:func:`min_dual_idrs`, its errors naming ``what`` and its result ``method``."""
     with prepare(obj, instance, what=what, answers=_answers(delta), max_seconds=max_seconds, advice=advice,
@@ -157,7 +162,7 @@ def _dual_by_decisions(q: Query, free: set[int], order: Any, delta: Any, whole: 
     return free
 
 
-def is_dual_idrs(obj: Any, instance: Any, features: Any, delta: Any, *,
+def is_dual_idrs(obj: Explainable, instance: InstanceLike, features: FeaturesLike, delta: ProbabilityLike, *,
                  max_seconds: float | None = DEFAULT_SEARCH_SECONDS) -> bool:
     """Whether ``features`` is a dual set: ``Pr(kappa(x) != c and x_{F \\ T} = v_{F \\ T}) > delta``.
 
@@ -177,7 +182,7 @@ def is_dual_idrs(obj: Any, instance: Any, features: Any, delta: Any, *,
         return not q.relevant(_complement(q, check_features(q, features)), q.within(q.delta(delta)))
 
 
-def is_min_dual_idrs(obj: Any, instance: Any, features: Any, delta: Any, *,
+def is_min_dual_idrs(obj: Explainable, instance: InstanceLike, features: FeaturesLike, delta: ProbabilityLike, *,
                      max_seconds: float | None = DEFAULT_SEARCH_SECONDS) -> bool:
     """Whether ``features`` is a subset-minimal dual set.
 
@@ -199,8 +204,8 @@ def is_min_dual_idrs(obj: Any, instance: Any, features: Any, delta: Any, *,
     return run_is_min_dual_idrs(obj, instance, features, delta, max_seconds=max_seconds)
 
 
-def run_is_min_dual_idrs(obj: Any, instance: Any, features: Any, delta: Any, *,
-                         max_seconds: Any = DEFAULT_SEARCH_SECONDS, what: str = "is_min_dual_idrs",
+def run_is_min_dual_idrs(obj: Explainable, instance: InstanceLike, features: FeaturesLike, delta: ProbabilityLike, *,
+                         max_seconds: float | None = DEFAULT_SEARCH_SECONDS, what: str = "is_min_dual_idrs",
                          advice: str = "", started: float | None = None) -> bool:
     """:func:`is_min_dual_idrs`, its errors naming ``what``."""
     with prepare(obj, instance, what=what, answers=_answers(delta), max_seconds=max_seconds, advice=advice,
@@ -212,7 +217,7 @@ def run_is_min_dual_idrs(obj: Any, instance: Any, features: Any, delta: Any, *,
         return all(q.relevant(_complement(q, t - {i}), bound) for i in t)
 
 
-def smallest_dual_idrs(obj: Any, instance: Any, delta: Any, *,
+def smallest_dual_idrs(obj: Explainable, instance: InstanceLike, delta: ProbabilityLike, *,
                        max_seconds: float | None = DEFAULT_SEARCH_SECONDS) -> Explanation:
     """A dual set of the fewest features (with ``delta = 0``, a cardinality-minimal contrastive explanation).
 
@@ -257,7 +262,8 @@ def smallest_dual_idrs(obj: Any, instance: Any, delta: Any, *,
     return run_smallest_dual_idrs(obj, instance, delta, max_seconds=max_seconds)
 
 
-def run_smallest_dual_idrs(obj: Any, instance: Any, delta: Any, *, max_seconds: Any = DEFAULT_SEARCH_SECONDS,
+def run_smallest_dual_idrs(obj: Explainable, instance: InstanceLike, delta: ProbabilityLike, *,
+                           max_seconds: float | None = DEFAULT_SEARCH_SECONDS,
                            what: str = "smallest_dual_idrs", advice: str = _DUAL_ADVICE,
                            started: float | None = None, method: str = "smallest_dual_idrs") -> Explanation:
     """:func:`smallest_dual_idrs`, its errors naming ``what`` and its result ``method``."""
@@ -286,16 +292,11 @@ def run_smallest_dual_idrs(obj: Any, instance: Any, delta: Any, *, max_seconds: 
 
 
 def _check_limit(limit: Any) -> int | None:
-    if limit is None:
-        return None
-    if isinstance(limit, bool) or not isinstance(limit, numbers.Integral):
-        raise InvalidTypeError(f"'limit' must be None or a non-negative int. Got {limit!r} instead.")
-    if limit < 0:
-        raise InvalidInputError(f"'limit' must be None or a non-negative int. Got {limit!r} instead.")
-    return int(limit)
+    check("limit", limit, (NONE, Range(numbers.Integral, 0)))
+    return None if limit is None else int(limit)
 
 
-def enumerate_idrs(obj: Any, instance: Any, delta: Any, *, limit: int | None = None,
+def enumerate_idrs(obj: Explainable, instance: InstanceLike, delta: ProbabilityLike, *, limit: int | None = None,
                    max_seconds: float | None = DEFAULT_SEARCH_SECONDS) -> Iterator[Explanation]:
     """All subset-minimal I-delta-relevant sets and all minimal dual sets, one at a time.
 

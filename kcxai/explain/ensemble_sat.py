@@ -25,12 +25,13 @@ from collections.abc import Callable
 from typing import Any
 
 from kcxai._deadline import DEFAULT_SEARCH_SECONDS, check_max_seconds
-from kcxai._errors import InvalidInputError
+from kcxai._params import Options, check
 from kcxai.explain._ensemble_box import EnsembleBox
 from kcxai.explain._ensemble_cnf import EnsembleCnf
 from kcxai.explain._portfolio import EnsemblePortfolio
 from kcxai.explain._progression import deletion_order
 from kcxai.explain._result import Explanation
+from kcxai.typing import Explainable, FeaturesLike, InstanceLike
 
 __all__ = ["ensemble_axp", "ensemble_cxp", "smallest_ensemble_axp", "smallest_ensemble_cxp", "is_ensemble_axp",
            "is_ensemble_cxp", "EnsembleCnf", "EnsembleBox", "prepare_ensemble", "ENGINES"]
@@ -72,8 +73,7 @@ def prepare_ensemble(model: Any, *, engine: str = "auto", max_seconds: float | N
     from kcxai.compilers import compile_model
     from kcxai.compilers.registry import decision_engine
 
-    if engine not in ENGINES:
-        raise InvalidInputError(f"'engine' must be one of {list(ENGINES)}. Got {engine!r} instead.")
+    check("engine", engine, Options(ENGINES))
     if engine == "auto":
         engine = decision_engine(model) or "sat"  # compile_model names the model if no engine takes it
     return compile_model(model, engine, max_seconds=check_max_seconds(max_seconds))
@@ -85,8 +85,7 @@ def _engine(model: Any, engine: str, limit: float | None, what: str) -> Any:
     from kcxai.compilers._decision import compile_engine
     from kcxai.compilers.registry import decision_engine
 
-    if engine not in ENGINES:
-        raise InvalidInputError(f"'engine' must be one of {list(ENGINES)}. Got {engine!r} instead.")
+    check("engine", engine, Options(ENGINES))
     name = (decision_engine(model) or "sat") if engine == "auto" else engine
     lang = get_language(name)
     from kcxai.models._base import Classifier
@@ -123,7 +122,7 @@ def _run(obj: Any, engine: str, max_seconds: Any, what: str,
         compiled.close()
 
 
-def ensemble_axp(obj: Any, instance: Any, *, order: Any = None, engine: str = "auto",
+def ensemble_axp(obj: Explainable, instance: InstanceLike, *, order: FeaturesLike | None = None, engine: str = "auto",
                  max_seconds: float | None = DEFAULT_SEARCH_SECONDS) -> Explanation:
     """A subset-minimal sufficient reason (abductive explanation, AXp) of a tree ensemble's prediction.
 
@@ -177,7 +176,7 @@ def ensemble_axp(obj: Any, instance: Any, *, order: Any = None, engine: str = "a
         max_seconds=s, started=t0, what=what, advice=_ADVICE, method=what))
 
 
-def ensemble_cxp(obj: Any, instance: Any, *, order: Any = None, engine: str = "auto",
+def ensemble_cxp(obj: Explainable, instance: InstanceLike, *, order: FeaturesLike | None = None, engine: str = "auto",
                  max_seconds: float | None = DEFAULT_SEARCH_SECONDS) -> Explanation:
     """A subset-minimal contrastive explanation (CXp): freeing these features can change the class.
 
@@ -208,7 +207,7 @@ def ensemble_cxp(obj: Any, instance: Any, *, order: Any = None, engine: str = "a
         c, instance, 0, order=order, max_seconds=s, started=t0, what=what, advice=_ADVICE, method=what))
 
 
-def smallest_ensemble_axp(obj: Any, instance: Any, *, engine: str = "auto",
+def smallest_ensemble_axp(obj: Explainable, instance: InstanceLike, *, engine: str = "auto",
                           max_seconds: float | None = DEFAULT_SEARCH_SECONDS) -> Explanation:
     """A cardinality-minimal sufficient reason (smallest AXp): :func:`kcxai.smallest_idrs` at delta = 0.
 
@@ -232,7 +231,7 @@ def smallest_ensemble_axp(obj: Any, instance: Any, *, engine: str = "auto",
         c, instance, 0, max_seconds=s, started=t0, what=what, advice=_ADVICE, method=what))
 
 
-def smallest_ensemble_cxp(obj: Any, instance: Any, *, engine: str = "auto",
+def smallest_ensemble_cxp(obj: Explainable, instance: InstanceLike, *, engine: str = "auto",
                           max_seconds: float | None = DEFAULT_SEARCH_SECONDS) -> Explanation:
     """A cardinality-minimal contrastive explanation (smallest CXp): :func:`kcxai.smallest_dual_idrs` at delta = 0.
 
@@ -260,7 +259,7 @@ def smallest_ensemble_cxp(obj: Any, instance: Any, *, engine: str = "auto",
         c, instance, 0, max_seconds=s, started=t0, what=what, advice=_ADVICE, method=what))
 
 
-def is_ensemble_axp(obj: Any, instance: Any, features: Any, *, engine: str = "auto",
+def is_ensemble_axp(obj: Explainable, instance: InstanceLike, features: FeaturesLike, *, engine: str = "auto",
                     max_seconds: float | None = DEFAULT_SEARCH_SECONDS) -> bool:
     """Whether ``features`` is a subset-minimal sufficient reason (AXp): :func:`kcxai.is_min_idrs` at delta = 0.
 
@@ -282,7 +281,7 @@ def is_ensemble_axp(obj: Any, instance: Any, features: Any, *, engine: str = "au
         c, instance, features, 0, max_seconds=s, started=t0, what=what, advice=_ADVICE)))
 
 
-def is_ensemble_cxp(obj: Any, instance: Any, features: Any, *, engine: str = "auto",
+def is_ensemble_cxp(obj: Explainable, instance: InstanceLike, features: FeaturesLike, *, engine: str = "auto",
                     max_seconds: float | None = DEFAULT_SEARCH_SECONDS) -> bool:
     """Whether freeing ``features`` can change the class and no smaller subset of them can (a CXp):
     :func:`kcxai.is_min_dual_idrs` at delta = 0.

@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from kcxai.explain._common import (DEFAULT_SEARCH_SECONDS, check_features, check_order, check_start, prepare, widened,
+from kcxai.explain._common import (DEFAULT_SEARCH_SECONDS, check_features, check_order, check_start, prepare,
                                   zero_bound)
+from kcxai.explain.inflate import widened
 from kcxai.explain._methods import METHODS
 from kcxai.explain._result import Explanation
 from kcxai.space import Probability
+from kcxai.typing import Explainable, FeaturesLike, InstanceLike, ProbabilityLike
 
 __all__ = ["min_idrs", "idrs_error", "is_idrs", "precision", "is_min_idrs"]
 
 
-def min_idrs(obj: Any, instance: Any, delta: Any, *, order: Any = None, start: Any = None,
+def min_idrs(obj: Explainable, instance: InstanceLike, delta: ProbabilityLike, *, order: FeaturesLike | None = None,
+             start: FeaturesLike | None = None,
              max_seconds: float | None = DEFAULT_SEARCH_SECONDS, inflate: bool = False) -> Explanation:
     """A subset-minimal I-delta-relevant set (Algorithm 1 of Izza et al. 2021, see References).
 
@@ -75,8 +76,9 @@ def min_idrs(obj: Any, instance: Any, delta: Any, *, order: Any = None, start: A
     return run_min_idrs(obj, instance, delta, order=order, start=start, max_seconds=max_seconds, inflate=inflate)
 
 
-def run_min_idrs(obj: Any, instance: Any, delta: Any, *, order: Any = None, start: Any = None,
-                 max_seconds: Any = DEFAULT_SEARCH_SECONDS, what: str = "min_idrs", advice: str = "",
+def run_min_idrs(obj: Explainable, instance: InstanceLike, delta: ProbabilityLike, *,
+                 order: FeaturesLike | None = None, start: FeaturesLike | None = None,
+                 max_seconds: float | None = DEFAULT_SEARCH_SECONDS, what: str = "min_idrs", advice: str = "",
                  started: float | None = None, method: str = "min_idrs", inflate: bool = False) -> Explanation:
     """:func:`min_idrs`, its errors naming ``what`` (the public function called) and its result ``method``."""
     answers = METHODS["min_idrs"].answers(zero_bound(delta))
@@ -100,7 +102,7 @@ def run_min_idrs(obj: Any, instance: Any, delta: Any, *, order: Any = None, star
         return widened(q, q.explanation(fixed, weight=weight, delta=delta_v, method=method), inflate)
 
 
-def idrs_error(obj: Any, instance: Any, features: Any) -> Probability:
+def idrs_error(obj: Explainable, instance: InstanceLike, features: FeaturesLike) -> Probability:
     """``Pr(kappa(x) != c and x_S = v_S)``, the error of a set (the paper's eq. idr).
 
     Parameters
@@ -132,7 +134,7 @@ def idrs_error(obj: Any, instance: Any, features: Any) -> Probability:
         return q.error_of(q.disagree_weight(check_features(q, features)))
 
 
-def is_idrs(obj: Any, instance: Any, features: Any, delta: Any, *,
+def is_idrs(obj: Explainable, instance: InstanceLike, features: FeaturesLike, delta: ProbabilityLike, *,
             max_seconds: float | None = DEFAULT_SEARCH_SECONDS) -> bool:
     """Whether ``features`` is an I-delta-relevant set (eq. idr holds), decided exactly.
 
@@ -154,7 +156,7 @@ def is_idrs(obj: Any, instance: Any, features: Any, delta: Any, *,
         return q.relevant(check_features(q, features), q.within(q.delta(delta)))
 
 
-def is_min_idrs(obj: Any, instance: Any, features: Any, delta: Any, *,
+def is_min_idrs(obj: Explainable, instance: InstanceLike, features: FeaturesLike, delta: ProbabilityLike, *,
                 max_seconds: float | None = DEFAULT_SEARCH_SECONDS) -> bool:
     """Whether ``features`` is a subset-minimal I-delta-relevant set.
 
@@ -181,8 +183,8 @@ def is_min_idrs(obj: Any, instance: Any, features: Any, delta: Any, *,
     return run_is_min_idrs(obj, instance, features, delta, max_seconds=max_seconds)
 
 
-def run_is_min_idrs(obj: Any, instance: Any, features: Any, delta: Any, *,
-                    max_seconds: Any = DEFAULT_SEARCH_SECONDS, what: str = "is_min_idrs", advice: str = "",
+def run_is_min_idrs(obj: Explainable, instance: InstanceLike, features: FeaturesLike, delta: ProbabilityLike, *,
+                    max_seconds: float | None = DEFAULT_SEARCH_SECONDS, what: str = "is_min_idrs", advice: str = "",
                     started: float | None = None) -> bool:
     """:func:`is_min_idrs`, its errors naming ``what``."""
     answers = ("counts", "decisions") if zero_bound(delta) == 0 else ("counts",)
@@ -193,7 +195,7 @@ def run_is_min_idrs(obj: Any, instance: Any, features: Any, delta: Any, *,
         return q.relevant(s, bound) and all(not q.relevant(s - {i}, bound) for i in s)
 
 
-def precision(obj: Any, instance: Any, features: Any) -> Probability:
+def precision(obj: Explainable, instance: InstanceLike, features: FeaturesLike) -> Probability:
     """``Pr(kappa(x) = c | x_S = v_S)``, Anchor's precision (the paper's eq. drs), exactly.
 
     Parameters

@@ -41,16 +41,19 @@ Izza, Huang, Ignatiev, Narodytska, Cooper, Marques-Silva, "Efficient Explanation
 
 from __future__ import annotations
 
-import dataclasses
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any, cast
 
 from kcxai._errors import InvalidInputError, InvalidTypeError
 from kcxai.arithmetic import Probability, Weight
-from kcxai.explain._result import Condition, Explanation
-from kcxai.oracle import Box, BoxOracle, has_boxes, point_box
+from kcxai._params import BOOL, check
+from kcxai.explain._common import Query, resolve
+from kcxai.explain._result import Explanation
+from kcxai.explain._widen import box_of, conditions_of, widened_explanation, widening_order
+from kcxai.oracle import BoxOracle, has_boxes
 from kcxai.space import FeatureSpace
+from kcxai.typing import Explainable, FeaturesLike
 
 __all__ = ["inflate", "is_inflated", "box_of", "conditions_of"]
 
@@ -96,18 +99,8 @@ def _check_explanation(e: Any) -> Explanation:
     return e
 
 
-def _order(space: FeatureSpace, features: Sequence[int], order: Any) -> list[int]:
-    if order is None:
-        return list(features)
-    if isinstance(order, (str, bytes, Mapping)) or not isinstance(order, Iterable):
-        raise InvalidTypeError(f"'order' must be a sequence of feature indices or names. Got {order!r} instead.")
-    seq = [space.feature_index(f) for f in (order.tolist() if hasattr(order, "tolist") else order)]
-    if len(set(seq)) != len(seq):
-        raise InvalidInputError(f"'order' must not repeat a feature. Got {list(order)!r} instead.")
-    return [f for f in seq if f in features] + [f for f in features if f not in set(seq)]
-
-
-def inflate(obj: Any, explanation: Explanation, *, order: Any = None, max_seconds: float | None = 60) -> Explanation:
+def inflate(obj: Explainable, explanation: Explanation, *, order: FeaturesLike | None = None,
+            max_seconds: float | None = 60) -> Explanation:
     """Widen each condition of an explanation to a maximal set of values that keeps its guarantee.
 
     Parameters
@@ -179,7 +172,7 @@ def inflate(obj: Any, explanation: Explanation, *, order: Any = None, max_second
             f"{e.prediction!r}: pass the model the explanation was computed with.")
     guarantee = _Guarantee(space, _bound(e, space), e.bounds_precision)
     box = list(box_of(space, e))  # an explanation widened already starts from its conditions
-    steps = _order(space, e.features, order)
+    steps = widening_order(space, e.features, order)
     calls = 0
     weights: tuple[Weight, Weight] | None = None  # (disagree, consistent) of the current box
     clean: set[int] = set()  # features widened as far as they go with the other conditions as they are
@@ -204,7 +197,7 @@ def inflate(obj: Any, explanation: Explanation, *, order: Any = None, max_second
         weights = oracle.box_weights(tuple(box), label)
         calls += 1
         _check_start(e, guarantee, weights)
-    return _widened(e, space, tuple(box), weights[0], weights[1], calls, time.perf_counter() - t0)
+    return widened_explanation(e, space, tuple(box), weights[0], weights[1], calls, time.perf_counter() - t0)
 
 
 def _check_start(e: Explanation, guarantee: "_Guarantee", weights: tuple[Weight, Weight]) -> None:
@@ -226,8 +219,6 @@ def _sums(mask: int, by_value: Sequence[tuple[Weight, Weight]]) -> tuple[Weight,
 
 
 def _box_oracle(obj: Any) -> tuple[BoxOracle, Any]:
-    from kcxai.explain._common import resolve
-
     oracle, model = resolve(obj)
     if not has_boxes(oracle):
         raise InvalidTypeError(
@@ -266,43 +257,7 @@ def _widen(ordered: bool, mask: int, by_value: Sequence[tuple[Weight, Weight]], 
         lo, hi = min(lo, k), max(hi, k)
 
 
-def conditions_of(space: FeatureSpace, box: Box) -> tuple[Condition, ...]:
-    """The conditions of a box on its constrained features (those not left free), in index order."""
-    out = []
-    for f, mask in enumerate(box):
-        feat = space.features[f]
-        if mask == (1 << feat.size) - 1:
-            continue
-        values = tuple(k for k in range(feat.size) if mask >> k & 1)
-        out.append(Condition(f, feat.name, values, feat.set_literal(values)))
-    return tuple(out)
-
-
-def box_of(space: FeatureSpace, explanation: Explanation) -> Box:
-    """The box of an explanation: its conditions if widened, else the instance's cells on its features."""
-    if explanation.conditions is not None:
-        box = [(1 << f.size) - 1 for f in space.features]
-        for c in explanation.conditions:
-            box[c.feature] = sum(1 << k for k in c.values)
-        return tuple(box)
-    return point_box(space, space.encode(explanation.instance, argument="explanation.instance"),
-                     explanation.features)
-
-
-def _widened(e: Explanation, space: FeatureSpace, box: Box, disagree: Weight, consistent: Weight, calls: int,
-             seconds: float) -> Explanation:
-    conds = conditions_of(space, box)
-    point = space.encode(e.instance, argument="explanation.instance")
-    feats = tuple(c.feature for c in conds)
-    return dataclasses.replace(
-        e, features=feats, names=tuple(c.name for c in conds),
-        values=tuple(space.features[f].values[point[f]] for f in feats), literals=tuple(c.literal for c in conds),
-        error=space.probability(disagree), precision=space.arith.complement(disagree, consistent),
-        coverage=space.probability(consistent), oracle_calls=e.oracle_calls + calls, seconds=e.seconds + seconds,
-        conditions=conds)
-
-
-def is_inflated(obj: Any, explanation: Explanation) -> bool:
+def is_inflated(obj: Explainable, explanation: Explanation) -> bool:
     """Whether a widened explanation keeps its guarantee and no single condition can be widened further.
 
     The checker of :func:`inflate` (exact languages): the rule's weights are counted afresh, and every
@@ -335,3 +290,13 @@ def is_inflated(obj: Any, explanation: Explanation) -> bool:
             if guarantee.holds(*oracle.box_weights(box[:f] + (m,) + box[f + 1:], label)):
                 return False
     return True
+
+
+def widened(q: Query, e: Explanation, wanted: Any) -> Explanation:
+    """``e``, or with ``inflate=True`` its conditions widened while its guarantee holds (:func:`kcxai.inflate`,
+    on the same oracle, in the time the call has left)."""
+    check("inflate", wanted, BOOL)
+    if not wanted:
+        return e
+    left = None if q.deadline.max_seconds is None else max(1e-9, q.deadline.at - time.perf_counter())
+    return inflate(q.oracle, e, max_seconds=left)

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from kcxai._deadline import DEFAULT_SEARCH_SECONDS
-from kcxai.explain._common import Bound, Query, check_features, prepare, widened, zero_bound
+from kcxai.explain._common import Bound, Query, check_features, prepare, zero_bound
 from kcxai.explain._hitting import MinimumHittingSets
+from kcxai.explain.inflate import widened
 from kcxai.explain._methods import METHODS
 from kcxai.explain._result import Explanation
 from kcxai.explain._search import (
@@ -18,6 +17,7 @@ from kcxai.explain._search import (
 )
 from kcxai.explain._treesat import TreeSearch
 from kcxai.space import Weight
+from kcxai.typing import Explainable, FeaturesLike, InstanceLike, ProbabilityLike
 
 __all__ = ["smallest_drs", "is_smallest_drs", "smallest_idrs", "is_smallest_idrs"]
 
@@ -40,7 +40,8 @@ def _smallest_drs(q: Query, test: PrecisionTest, *, below: int | None, max_subse
     return first_relevant(test, range(n), sizes, max_subsets=max_subsets, what=what, deadline=q.deadline)
 
 
-def smallest_drs(obj: Any, instance: Any, precision: Any, *, max_subsets: int = DEFAULT_MAX_SUBSETS,
+def smallest_drs(obj: Explainable, instance: InstanceLike, precision: ProbabilityLike, *,
+                 max_subsets: int = DEFAULT_MAX_SUBSETS,
                  max_seconds: float | None = DEFAULT_SEARCH_SECONDS, inflate: bool = False) -> Explanation:
     """A cardinality-minimal delta-relevant set (the paper's Min-delta-relevant set).
 
@@ -100,7 +101,7 @@ def smallest_drs(obj: Any, instance: Any, precision: Any, *, max_subsets: int = 
         return widened(q, e, inflate)
 
 
-def is_smallest_drs(obj: Any, instance: Any, features: Any, precision: Any, *,
+def is_smallest_drs(obj: Explainable, instance: InstanceLike, features: FeaturesLike, precision: ProbabilityLike, *,
                     max_subsets: int = DEFAULT_MAX_SUBSETS,
                     max_seconds: float | None = DEFAULT_SEARCH_SECONDS) -> bool:
     """Whether ``features`` is C-delta-relevant and no set with fewer features is.
@@ -170,7 +171,7 @@ def _smallest_idrs(q: Query, bound: Bound) -> tuple[frozenset[int], Weight]:
             hitman.hit([i for i in range(n) if i not in grown])
 
 
-def smallest_idrs(obj: Any, instance: Any, delta: Any, *,
+def smallest_idrs(obj: Explainable, instance: InstanceLike, delta: ProbabilityLike, *,
                   max_seconds: float | None = DEFAULT_SEARCH_SECONDS, inflate: bool = False) -> Explanation:
     """A cardinality-minimum I-delta-relevant set, for any oracle model.
 
@@ -216,7 +217,8 @@ def smallest_idrs(obj: Any, instance: Any, delta: Any, *,
     return run_smallest_idrs(obj, instance, delta, max_seconds=max_seconds, inflate=inflate)
 
 
-def run_smallest_idrs(obj: Any, instance: Any, delta: Any, *, max_seconds: Any = DEFAULT_SEARCH_SECONDS,
+def run_smallest_idrs(obj: Explainable, instance: InstanceLike, delta: ProbabilityLike, *,
+                      max_seconds: float | None = DEFAULT_SEARCH_SECONDS,
                       what: str = "smallest_idrs", advice: str = _IDRS_ADVICE,
                       started: float | None = None, method: str = "smallest_idrs",
                       inflate: bool = False) -> Explanation:
@@ -229,7 +231,7 @@ def run_smallest_idrs(obj: Any, instance: Any, delta: Any, *, max_seconds: Any =
         return widened(q, q.explanation(found, weight=weight, delta=delta_v, method=method), inflate)
 
 
-def is_smallest_idrs(obj: Any, instance: Any, features: Any, delta: Any, *,
+def is_smallest_idrs(obj: Explainable, instance: InstanceLike, features: FeaturesLike, delta: ProbabilityLike, *,
                      max_seconds: float | None = DEFAULT_SEARCH_SECONDS) -> bool:
     """Whether ``features`` is I-delta-relevant and no set with fewer features is.
 

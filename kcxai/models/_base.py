@@ -129,7 +129,7 @@ class Classifier(abc.ABC):
         """One Boolean function per class, ``kappa(x) = c``, built with ``builder``.
 
         The functions partition feature space (exactly one holds at each point).
-        Compilers call this; see :mod:`kcxai.compilers._builder`.
+        Compilers call this; see :mod:`kcxai.compilers._truth_table`.
         """
 
     @abc.abstractmethod

@@ -72,7 +72,8 @@ def read_map(map_path: str | os.PathLike[str]) -> list[tuple[list[int], list[str
     no, head = lines[0]
     if head != ["Categorical"]:
         raise ModelFormatError(
-            f"{os.fspath(map_path)}:{no}: only 'Categorical' maps are supported. Got {shorten(repr(' '.join(head)), 80)}.")
+            f"{os.fspath(map_path)}:{no}: only 'Categorical' maps are supported. "
+            f"Got {shorten(repr(' '.join(head)), 80)}.")
     if len(lines) < 2 or len(lines[1][1]) != 1:
         raise ModelFormatError(f"{os.fspath(map_path)}: the second line must be the number of features.")
     n = _int(lines[1][1][0], map_path, lines[1][0], "the number of features")
@@ -87,7 +88,8 @@ def read_map(map_path: str | os.PathLike[str]) -> list[tuple[list[int], list[str
     for no, toks in lines[2:]:
         if len(toks) < 3:
             raise ModelFormatError(
-                f"{os.fspath(map_path)}:{no}: expected 'f<k> <tree value> =<value>'. Got {shorten(repr(' '.join(toks)), 80)}.")
+                f"{os.fspath(map_path)}:{no}: expected 'f<k> <tree value> =<value>'. "
+                f"Got {shorten(repr(' '.join(toks)), 80)}.")
         k = _feature_number(toks[0], map_path, no)
         if k >= n:
             raise ModelFormatError(f"{os.fspath(map_path)}:{no}: feature f{k} but the map declares {n} features.")
@@ -97,7 +99,8 @@ def read_map(map_path: str | os.PathLike[str]) -> list[tuple[list[int], list[str
             continue
         if not orig.startswith("="):
             raise ModelFormatError(
-                f"{os.fspath(map_path)}:{no}: the original value must start with '=' or '!='. Got {shorten(repr(orig), 80)}.")
+                f"{os.fspath(map_path)}:{no}: the original value must start with '=' or '!='. "
+                f"Got {shorten(repr(orig), 80)}.")
         if val in doms[k]:
             raise ModelFormatError(f"{os.fspath(map_path)}:{no}: f{k} lists the tree value {val} twice.")
         doms[k][val] = orig[1:]
@@ -127,11 +130,13 @@ def read_dt(tree_path: str | os.PathLike[str], map_path: str | os.PathLike[str],
     root = _int(lines[1][1][0], where, lines[1][0], "the root id")
     no, toks = lines[2]
     if toks[0] != "I":
-        raise ModelFormatError(f"{where}:{no}: expected the line of internal nodes 'I ...'. Got {shorten(repr(toks[0]), 40)}.")
+        raise ModelFormatError(
+            f"{where}:{no}: expected the line of internal nodes 'I ...'. Got {shorten(repr(toks[0]), 40)}.")
     internal = [_int(t, where, no, "a node id") for t in toks[1:]]
     no, toks = lines[3]
     if toks[0] != "T":
-        raise ModelFormatError(f"{where}:{no}: expected the line of terminal nodes 'T ...'. Got {shorten(repr(toks[0]), 40)}.")
+        raise ModelFormatError(
+            f"{where}:{no}: expected the line of terminal nodes 'T ...'. Got {shorten(repr(toks[0]), 40)}.")
     terminal = [_int(t, where, no, "a node id") for t in toks[1:]]
     ids = internal + terminal
     if len(set(ids)) != len(ids):

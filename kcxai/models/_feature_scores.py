@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import numpy as np
 
 from kcxai._errors import InvalidInputError, InvalidTypeError, ModelFormatError
+from kcxai._params import check
 from kcxai.models._base import Classifier
 from kcxai.models._predict_batch import FeatureScores, argmax_first_rows
 from kcxai.models._numbers import (
@@ -25,7 +26,7 @@ from kcxai.models._numbers import (
     scaled_ints,
 )
 from kcxai.models._threshold import FeatureBlock, argmax_first, argmax_functions
-from kcxai.space import FeatureSpace
+from kcxai.space import SPACE, FeatureSpace
 
 if TYPE_CHECKING:  # pragma: no cover
     from kcxai.functions import FunctionBuilder
@@ -47,8 +48,7 @@ class FeatureScoreModel(Classifier):
 
     def _setup(self, space: FeatureSpace, classes: Sequence[Any], base: Sequence[Any],
                tables: Sequence[Any], *, what_base: str, what_tables: str, positive: bool) -> None:
-        if not isinstance(space, FeatureSpace):
-            raise InvalidTypeError(f"'space' must be a FeatureSpace. Got {type(space).__name__} instead.")
+        check("space", space, SPACE)
         self.space = space
         self._init_classes(classes)
         k = len(self.classes)

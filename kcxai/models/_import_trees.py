@@ -339,7 +339,7 @@ def _reachable_leaves(flat: FlatNodes, splits: Splits) -> list[tuple[int, ...]]:
     trees at once; then each reached leaf's rank from the left is counted from the reachable leaves per
     subtree, and the paths' order is that rank reversed.
     """
-    left, right, roots, counts = flat.left, flat.right, flat.starts, flat.counts
+    left, right, roots = flat.left, flat.right, flat.starts
     n = len(left)
     rc = _Reach(splits)
     m = len(roots)

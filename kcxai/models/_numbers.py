@@ -23,8 +23,8 @@ from typing import Any, Union
 
 from kcxai._errors import InvalidInputError, InvalidTypeError
 
-__all__ = ["Exact", "Number", "exact_number", "lcm_of_denominators", "scaled_ints", "parse_fraction", "check_step", "round_to",
-           "rounding_margin"]
+__all__ = ["Exact", "Number", "exact_number", "lcm_of_denominators", "scaled_ints", "parse_fraction", "check_step",
+           "round_to", "rounding_margin"]
 
 #: An exact rational: a Python ``int`` or a :class:`~fractions.Fraction`.
 Exact = Union[int, Fraction]

@@ -215,7 +215,7 @@ def cuts_back(pre: Preprocessing, tasks: Sequence[tuple[int, int, np.ndarray, in
             vals[c] = np.concatenate([x, np.full(m - len(x), x[-1])])
         X = pre.run_numbers(vals, [z for _, z, _, _ in tasks])
         out = []
-        for j, ((c, z, t, sign), k, w) in enumerate(zip(tasks, keys, which)):
+        for j, ((_, _, t, sign), k, w) in enumerate(zip(tasks, keys, which)):
             y = read_as(X[:len(k), j], float32)
             ok = y <= t[w]  # NaN: False
             out.append(ok if sign > 0 else ~ok)

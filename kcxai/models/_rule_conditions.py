@@ -98,7 +98,7 @@ def range_mask(feature: Feature, r: ValueRange, shown: str) -> int:
     Traceback (most recent call last):
     ...
     kcxai._errors.InvalidInputError: The condition 'age <= 35' cuts the interval (30, 40] of numeric feature 'age': a condition must be a union of the feature's intervals (add a threshold, or use <= / >).
-    """
+    """  # noqa: E501 (a doctest's one-line error message)
     mask = 0
     values = feature.values if feature.missing_index is None else feature.values[:-1]  # a range holds no missing
     if feature.is_numeric:

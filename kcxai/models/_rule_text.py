@@ -26,8 +26,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from kcxai._errors import InvalidInputError, InvalidTypeError
+from kcxai._params import check
 from kcxai.models._rule_conditions import Conds, ValueRange, conds_from_masks, full_mask, is_number, range_mask
-from kcxai.space import Feature, FeatureSpace, Interval
+from kcxai.space import SPACE, Feature, FeatureSpace, Interval
 
 __all__ = ["Token", "parse_rules", "resolve_labels", "format_value", "format_condition", "format_conditions"]
 
@@ -365,8 +366,7 @@ def _strip_comment(raw: str) -> str:
 
 def parse_rules(text: str, space: FeatureSpace) -> tuple[list[tuple[Conds, Token]], Token | None]:
     """Read the text form: every rule (conditions, label token) and the default's label token (or ``None``)."""
-    if not isinstance(space, FeatureSpace):
-        raise InvalidTypeError(f"'space' must be a FeatureSpace. Got {type(space).__name__} instead.")
+    check("space", space, SPACE)
     rules: list[tuple[Conds, Token]] = []
     default: Token | None = None
     for lineno, toks in _read_lines(text):

@@ -4,7 +4,7 @@ A score is a sum (or a product) over *blocks*: a feature, whose outcomes are
 its values (:class:`FeatureBlock`), or a decision tree of a forest, whose
 outcomes are its leaves. :func:`argmax_functions` gives one function per class,
 "this class is the first of highest score", built through a
-:class:`~kcxai.compilers._builder.FunctionBuilder`; the models
+:class:`~kcxai.functions.FunctionBuilder`; the models
 (:mod:`kcxai.models.linear`, :mod:`kcxai.models.forest`) call it from their
 ``build``. :func:`argmax_first` is the same rule on one point.
 

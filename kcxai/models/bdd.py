@@ -17,10 +17,11 @@ import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from kcxai._errors import InvalidInputError, InvalidTypeError, ModelFormatError
+from kcxai._errors import InvalidInputError, ModelFormatError
+from kcxai._params import check
 from kcxai.models._base import Classifier
 from kcxai.models._dd import Node, bdd_from_dd, read_dd_json, table_to_dd
-from kcxai.space import FeatureSpace
+from kcxai.space import SPACE, FeatureSpace
 
 if TYPE_CHECKING:  # pragma: no cover
     from kcxai.functions import FunctionBuilder
@@ -60,8 +61,7 @@ class BddClassifier(Classifier):
     model_type = "bdd"
 
     def __init__(self, space: FeatureSpace, classes: Sequence[Any], nodes: Sequence[Sequence[int]], root: int) -> None:
-        if not isinstance(space, FeatureSpace):
-            raise InvalidTypeError(f"'space' must be a FeatureSpace. Got {type(space).__name__} instead.")
+        check("space", space, SPACE)
         for feat in space.features:
             if feat.size != 2:
                 raise InvalidInputError(

@@ -28,17 +28,19 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from kcxai._errors import InvalidInputError, InvalidTypeError, ModelFormatError
+from kcxai._params import Options, check
 from kcxai.models import _import_boosted
 from kcxai.models._base import Classifier
 from kcxai.models._predict_batch import LeafScores, argmax_first_rows, signs
 from kcxai._gc import gc_paused
+from kcxai.functions import AdditiveTrees
 from kcxai.models.forest import TreeBlock, checked_trees, leaf_dicts, tree_over, trees_of
 from kcxai.models._numbers import exact_number
 from kcxai.models._numbers import lcm_of_denominators as _lcm_of_denominators
 from kcxai.models._numbers import parse_fraction as _parse_fraction
 from kcxai.models._threshold import argmax_functions
 from kcxai.models.tree import DecisionTree
-from kcxai.space import FeatureSpace
+from kcxai.space import SPACE, FeatureSpace
 
 if TYPE_CHECKING:  # pragma: no cover
     from kcxai.functions import FunctionBuilder
@@ -89,15 +91,13 @@ class BoostedTrees(Classifier):
     def __init__(self, space: FeatureSpace, classes: Sequence[Any], trees: Sequence[DecisionTree],
                  leaf_values: Sequence[Mapping[int, Any]], *, tree_class: Sequence[int] | None = None,
                  init: Sequence[Any] | None = None, ties: str = "first") -> None:
-        if not isinstance(space, FeatureSpace):
-            raise InvalidTypeError(f"'space' must be a FeatureSpace. Got {type(space).__name__} instead.")
+        check("space", space, SPACE)
         self.space = space
         self._init_classes(classes)
         k = len(self.classes)
         if k < 2:
             raise InvalidInputError(f"'classes' must have at least two labels. Got {list(self.classes)}.")
-        if ties not in TIES:
-            raise InvalidInputError(f"'ties' must be one of {list(TIES)}. Got {ties!r} instead.")
+        check("ties", ties, Options(TIES))
         if ties == "last" and k > 2:
             raise InvalidInputError("ties='last' applies to two classes; with more, ties go to the first class.")
         self.ties = ties
@@ -259,6 +259,18 @@ class BoostedTrees(Classifier):
             terms = [[tuple(reversed(row)) for row in blk] for blk in terms]
             return list(reversed(argmax_functions(builder, self._blocks, base, terms)))
         return argmax_functions(builder, self._blocks, base, terms)
+
+    def additive_trees(self) -> AdditiveTrees:
+        """The model as a sum of leaf scores (:meth:`leaf_scores`, :attr:`base_scores`), ties broken as
+        :attr:`ties` says: what the diagram compilers build feature by feature
+        (:mod:`kcxai.compilers._ensemble`)."""
+        k = len(self.classes)
+        slot = [1 if k == 2 else c for c in self.tree_class]
+        zero = Fraction(0)
+        scores = tuple(tuple(tuple(v if j == slot[t] else zero for j in range(k)) for v in vals)
+                       for t, vals in enumerate(self._values))
+        priority = (1, 0) if self.ties == "last" else tuple(range(k))
+        return AdditiveTrees(self.space, self.trees, scores, self.base_scores, priority, "BoostedTrees")
 
     def with_distribution(self, distribution: Any) -> "BoostedTrees":
         space = self.space.with_distribution(distribution)

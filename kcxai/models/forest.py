@@ -28,10 +28,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from kcxai._errors import InvalidInputError, InvalidTypeError, ModelFormatError
+from kcxai._params import Options, check
 from kcxai.models import _sklearn
 from kcxai.models._base import Classifier
 from kcxai.models._predict_batch import LeafScores, argmax_first_rows, signs
 from kcxai._gc import gc_paused
+from kcxai.functions import AdditiveTrees
 from kcxai.models._import_trees import EnsembleParts
 from kcxai.models._numbers import check_step, exact_number, round_to, rounding_margin
 from kcxai.models._numbers import lcm_of_denominators as _lcm_of_denominators
@@ -40,7 +42,7 @@ from kcxai.models._threshold import argmax_first as _argmax_first
 from kcxai.models._threshold import argmax_functions, exclusive_branches
 from kcxai.models._tree_data import TreeParts
 from kcxai.models.tree import DecisionTree
-from kcxai.space import FeatureSpace
+from kcxai.space import SPACE, FeatureSpace
 
 if TYPE_CHECKING:  # pragma: no cover
     from kcxai.functions import FunctionBuilder
@@ -175,12 +177,10 @@ class RandomForest(Classifier):
 
     def __init__(self, space: FeatureSpace, classes: Sequence[Any], trees: Sequence[DecisionTree], *,
                  voting: str = "hard", leaf_scores: Sequence[Mapping[int, Sequence[Any]]] | None = None) -> None:
-        if not isinstance(space, FeatureSpace):
-            raise InvalidTypeError(f"'space' must be a FeatureSpace. Got {type(space).__name__} instead.")
+        check("space", space, SPACE)
         self.space = space
         self._init_classes(classes)
-        if voting not in VOTINGS:
-            raise InvalidInputError(f"'voting' must be one of {list(VOTINGS)}. Got {voting!r} instead.")
+        check("voting", voting, Options(VOTINGS))
         self.voting = voting
         self.trees = checked_trees(trees, space)
         for t, tree in enumerate(self.trees):
@@ -333,6 +333,13 @@ class RandomForest(Classifier):
         base = [Fraction(0)] * len(self.classes)
         return argmax_functions(builder, self._blocks, base, self._terms)
 
+    def additive_trees(self) -> AdditiveTrees:
+        """The forest as a sum of leaf scores (one-hot votes for hard voting), ties to the first class: what the
+        diagram compilers build feature by feature (:mod:`kcxai.compilers._ensemble`)."""
+        k = len(self.classes)
+        return AdditiveTrees(self.space, self.trees, self._terms, (Fraction(0),) * k, tuple(range(k)),
+                             f"RandomForest ({self.voting} voting)")
+
     def with_distribution(self, distribution: Any) -> "RandomForest":
         space = self.space.with_distribution(distribution)
         scores = None if self.voting == "hard" else [self.leaf_scores(t) for t in range(len(self.trees))]
@@ -354,8 +361,7 @@ class RandomForest(Classifier):
         :meth:`kcxai.DecisionTree.from_sklearn`; without it a feature's
         intervals are cut by the thresholds of all trees.
         """
-        if voting not in VOTINGS:
-            raise InvalidInputError(f"'voting' must be one of {list(VOTINGS)}. Got {voting!r} instead.")
+        check("voting", voting, Options(VOTINGS))
         with gc_paused():
             parts = _sklearn.forest_parts(clf, domains=domains, feature_names=feature_names,
                                           distribution=distribution, soft=voting == "soft")

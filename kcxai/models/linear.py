@@ -32,11 +32,12 @@ from collections.abc import Sequence
 from fractions import Fraction
 from typing import Any
 
-from kcxai._errors import InvalidInputError, InvalidTypeError, ModelFormatError
+from kcxai._errors import InvalidInputError, ModelFormatError
+from kcxai._params import BOOL, check
 from kcxai.models import _sklearn
 from kcxai.models._feature_scores import FeatureScoreModel, as_list, json_list, tables_from_json
 from kcxai.models._numbers import exact_number, parse_fraction
-from kcxai.space import FeatureSpace
+from kcxai.space import SPACE, FeatureSpace
 
 __all__ = ["LinearClassifier", "NaiveBayes"]
 
@@ -111,8 +112,7 @@ class LinearClassifier(FeatureScoreModel):
         classes : sequence
             The class labels (default ``(0, 1)``).
         """
-        if not isinstance(space, FeatureSpace):
-            raise InvalidTypeError(f"'space' must be a FeatureSpace. Got {type(space).__name__} instead.")
+        check("space", space, SPACE)
         classes = as_list(classes, "classes")
         k = len(classes)
         rows = as_list(coef, "coef")
@@ -249,8 +249,7 @@ class NaiveBayes(FeatureScoreModel):
 
     def __init__(self, space: FeatureSpace, classes: Sequence[Any], priors: Sequence[Any],
                  likelihoods: Sequence[Any], *, log: bool = False) -> None:
-        if not isinstance(log, bool):
-            raise InvalidTypeError(f"'log' must be a bool. Got {log!r} instead.")
+        check("log", log, BOOL)
         self.log = log
         self._mult = not log
         self._setup(space, classes, priors, likelihoods, what_base="priors", what_tables="likelihoods",

@@ -33,11 +33,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar, Union
 
 from kcxai._errors import InvalidInputError, InvalidTypeError, ModelFormatError
+from kcxai._params import check
 from kcxai.models._base import Classifier
 from kcxai.models._rule_conditions import Conds, ConditionsLike, conditions_from, conds_from_masks, full_mask, matches
 from kcxai.models._rule_import import SpaceLike, decision_list_from_imodels, rule_set_from_wittgenstein
 from kcxai.models._rule_text import format_conditions, format_value, parse_rules, resolve_labels
-from kcxai.space import FeatureSpace
+from kcxai.space import SPACE, FeatureSpace
 
 if TYPE_CHECKING:  # pragma: no cover
     from kcxai.functions import FunctionBuilder
@@ -179,8 +180,7 @@ class DecisionList(_RuleModel):
     model_type = "decision_list"
 
     def __init__(self, space: FeatureSpace, classes: Sequence[Any], rules: Sequence[RuleLike], default: Any) -> None:
-        if not isinstance(space, FeatureSpace):
-            raise InvalidTypeError(f"'space' must be a FeatureSpace. Got {type(space).__name__} instead.")
+        check("space", space, SPACE)
         self.space = space
         self._init_classes(classes)
         if isinstance(rules, (str, bytes)) or not isinstance(rules, Sequence):
@@ -331,8 +331,7 @@ class RuleSet(_RuleModel):
 
     def __init__(self, space: FeatureSpace, classes: Sequence[Any], rules: Sequence[RuleLike], default: Any, *,
                  label: Any = None) -> None:
-        if not isinstance(space, FeatureSpace):
-            raise InvalidTypeError(f"'space' must be a FeatureSpace. Got {type(space).__name__} instead.")
+        check("space", space, SPACE)
         self.space = space
         self._init_classes(classes)
         if isinstance(rules, (str, bytes)) or not isinstance(rules, Sequence):
@@ -368,7 +367,8 @@ class RuleSet(_RuleModel):
         classes, idx = resolve_labels([t for _, t in rules] + [default], classes)
         if len(set(idx[:-1])) > 1:
             raise InvalidInputError(
-                f"A rule set's rules must all conclude one class. Got {sorted({classes[k] for k in idx[:-1]}, key=str)}; "
+                "A rule set's rules must all conclude one class. "
+                f"Got {sorted({classes[k] for k in idx[:-1]}, key=str)}; "
                 "use a DecisionList for rules with different classes.")
         if not rules:
             raise InvalidInputError("A rule set read from text needs at least one rule (IF ... THEN c).")

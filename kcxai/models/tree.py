@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from kcxai._errors import InvalidTypeError, ModelFormatError
+from kcxai._errors import ModelFormatError
+from kcxai._params import check
 from kcxai.models import _dtfile, _sklearn
 from kcxai.models._predict_batch import TreeRouter
 from kcxai.models._base import Classifier
@@ -33,7 +34,7 @@ from kcxai.models._tree_data import (
     _mask_to_json,
 )
 from kcxai.models._tree_nodes import arrays_from_nodes
-from kcxai.space import Feature, FeatureSpace
+from kcxai.space import SPACE, FeatureSpace
 
 if TYPE_CHECKING:  # pragma: no cover
     from kcxai.functions import FunctionBuilder
@@ -67,8 +68,7 @@ class DecisionTree(Classifier):
     model_type = "decision_tree"
 
     def __init__(self, space: FeatureSpace, classes: Sequence[Any], root: Node) -> None:
-        if not isinstance(space, FeatureSpace):
-            raise InvalidTypeError(f"'space' must be a FeatureSpace. Got {type(space).__name__} instead.")
+        check("space", space, SPACE)
         self.space = space
         self._init_classes(classes)
         feat, label, branches, names = arrays_from_nodes(space, root, self.class_index)
@@ -301,7 +301,7 @@ class DecisionTree(Classifier):
 
     @property
     def router(self) -> TreeRouter:
-        """The batched walk of this tree (:class:`~kcxai.models._predict_batch.TreeRouter`; node lookups built lazily)."""
+        """This tree's batched walk (:class:`~kcxai.models._predict_batch.TreeRouter`; node lookups built lazily)."""
         r = self.__dict__.get("_router")
         if r is None:
             r = self._router = TreeRouter(self._feat, self._branches, self._root, self.space.domain_sizes)

@@ -1,9 +1,7 @@
 """The truth-table builder: the reference every model's ``build`` and every backend's builder is tested against.
 
-:class:`TruthTableBuilder` implements :class:`~kcxai.compilers.builder.FunctionBuilder`
+:class:`TruthTableBuilder` implements :class:`~kcxai.functions.FunctionBuilder`
 on explicit sets of points (bitsets over the whole, small, feature space).
-``FunctionBuilder`` is re-exported here for the models that import it from this
-module; its home is :mod:`kcxai.compilers.builder`.
 """
 
 from __future__ import annotations
@@ -12,10 +10,10 @@ import itertools
 from collections.abc import Callable, Sequence
 
 from kcxai._errors import ProblemTooLargeError
-from kcxai.compilers.builder import FunctionBuilder
 from kcxai.space import FeatureSpace
+from kcxai._types import Point
 
-__all__ = ["FunctionBuilder", "TruthTableBuilder"]
+__all__ = ["TruthTableBuilder"]
 
 
 class TruthTableBuilder:
@@ -66,7 +64,7 @@ class TruthTableBuilder:
         """Whether function ``f`` is true at ``point``."""
         return bool(f >> self.points.index(tuple(point)) & 1)
 
-    def check_partition(self, functions: Sequence[int], predict: Callable[[tuple[int, ...]], int]) -> None:
+    def check_partition(self, functions: Sequence[int], predict: Callable[[Point], int]) -> None:
         """Raise ``AssertionError`` unless ``functions[c]`` holds exactly where ``predict`` gives ``c``."""
         for p, x in enumerate(self.points):
             got = [c for c, f in enumerate(functions) if f >> p & 1]
