@@ -7,9 +7,9 @@ trees (``kcxai.datasets.reference_tree``, their own instances) and an unbounded 
 K = 1, 4, 8, 16 products fitted on the training rows. Methods, started from the instance's path as in the
 experiment: ``local_cdrs`` at precision 0.95 (with and without ``inflate``), ``min_idrs`` at delta 0.01 and
 0.05. Both engines explain the same instances in this process, one engine over all of them, then the other
-(CPU milliseconds, median and mean): ``today`` is the oracle as it answered before the path tables (one exact walk of the tree per
-product component and per query); ``now`` is the ``dt`` language as compiled today. Their explanations are
-checked equal (every field but the time).
+(CPU milliseconds, median and mean): ``today`` is the oracle as it answered before the path tables
+(one exact walk of the tree per product component and per query); ``now`` is the ``dt`` language as
+compiled today. Their explanations are checked equal (every field but the time).
 
 Part 2, batches: ``Explainer.explain`` on 10,000 adult rows (a 999-node tree, uniform distribution) with
 ``min_idrs`` at 0.01 (the grouped tree path) and ``local_cdrs`` at 0.95 (inflated), for ``n_jobs`` = 1, 2
@@ -278,7 +278,8 @@ def main(argv: Sequence[str] | None = None) -> None:
                     anchor=anchor)
         targets(got, anchor, args.components)
     if "part2" not in args.skip:
-        part2(args.rows, args.n_jobs, args.backend, [("min_idrs", {"delta": 0.01}), ("local_cdrs", {"precision": 0.95})])
+        part2(args.rows, args.n_jobs, args.backend,
+              [("min_idrs", {"delta": 0.01}), ("local_cdrs", {"precision": 0.95})])
 
 
 if __name__ == "__main__":

@@ -139,7 +139,8 @@ def run(job: Job, rows: Sequence[tuple[Any, tuple[Any, ...]]], *, n_jobs: int | 
         unpacker = Unpacker(job.compiled.model.space)
         out = []
         for chunk, part in zip(chunks, parallel(joblib.delayed(explain_chunk)(job, c, packed=packed) for c in chunks)):
-            out += [Lazy(unpacker, r, tuple(inst)) if isinstance(r, PackedRow) else r for r, (_, inst) in zip(part, chunk)]
+            out += [Lazy(unpacker, r, tuple(inst)) if isinstance(r, PackedRow) else r
+                    for r, (_, inst) in zip(part, chunk)]
             bar.update(len(part))
         return out
     finally:

@@ -1,10 +1,10 @@
 """The tree oracle's path tables and sessions (kcxai/compilers/dt.py, kcxai/compilers/_path_table.py).
 
 Every answer must equal the brute-force enumeration of the feature space (tests/reference.py: the
-distribution's parameters as the user gave them, normalised there), and the exact walk of the tree as it was answered before the tables (one walk per
-product component per query, :class:`GenericSession`): counts, the deletion loop's decisions on the error
-and on the precision (at ties too, where a float screen cannot decide), the weights after each feature
-freed, and whole explanations (every field but the time), on random trees with multi-valued features,
+distribution's parameters as the user gave them, normalised there), and the exact walk of the tree
+as it was answered before the tables (one walk per product component per query, :class:`GenericSession`):
+counts, the deletion loop's decisions on the error and on the precision (at ties too, where a float
+screen cannot decide), the weights after each feature freed, and whole explanations (every field but the time), on random trees with multi-valued features,
 two or three classes, uniform, product and mixture distributions; with the tables counting in int64 and
 in floats (totals past 2**62), tracking every leaf or only the live ones.
 """
@@ -283,7 +283,7 @@ def test_large_weights_are_screened_in_floats_and_stay_exact() -> None:
     new, old = kcxai.compile_model(tree, "dt"), walked(tree)
     table = new.oracle.path_table()
     assert table is not None and not table.exact and tree.space.total_weight.bit_length() > 500
-    for k in range(40):
+    for _ in range(40):
         point = tuple(rng.randrange(3) for _ in range(n))  # the values are the indices here
         for prec in (Fraction(1, 2), Fraction(19, 20)):
             _same(kcxai.local_cdrs(new, point, prec, start="path"), kcxai.local_cdrs(old, point, prec, start="path"))

@@ -168,9 +168,10 @@ class PathTable:
               regions: Sequence[Sequence[Weight]]) -> "PathTable | None":
         """The table of ``tree`` under the components ``parts`` (coefficient, product weights) of total weight
         ``total``, ``regions[k][node]`` being the exact weight under component ``k`` of the node's region (the
-        product over the features of the values its ancestors allow), or ``None`` where it does not apply: float weights (answered in floats already), no or more
-        than 63 features (bitmasks in uint64), a table above :data:`MAX_TABLE_ENTRIES`, or, with totals too
-        large for int64, weights beyond float range or a possible underflow of a term."""
+        product over the features of the values its ancestors allow), or ``None`` where it does not apply:
+        float weights (answered in floats already), no or more than 63 features (bitmasks in uint64), a table
+        above :data:`MAX_TABLE_ENTRIES`, or, with totals too large for int64, weights beyond float range or a
+        possible underflow of a term."""
         space = tree.space
         n = space.n_features
         if not space.is_exact or n > 63 or n == 0 or tree.n_leaves < MIN_TABLE_LEAVES:
