@@ -1,12 +1,12 @@
 """The tree oracle's path tables and sessions (kcxai/compilers/dt.py, kcxai/compilers/_path_table.py).
 
 Every answer must equal the brute-force enumeration of the feature space (tests/reference.py: the
-distribution's parameters as the user gave them, normalised there), and the exact walk of the tree
-as it was answered before the tables (one walk per product component per query, :class:`GenericSession`):
-counts, the deletion loop's decisions on the error and on the precision (at ties too, where a float
-screen cannot decide), the weights after each feature freed, and whole explanations (every field but the time), on random trees with multi-valued features,
-two or three classes, uniform, product and mixture distributions; with the tables counting in int64 and
-in floats (totals past 2**62), tracking every leaf or only the live ones.
+distribution's parameters as the user gave them, normalised there), and the exact walk of the tree as it was
+answered before the tables (one walk per product component per query, :class:`GenericSession`): counts, the
+deletion loop's decisions on the error and on the precision (at ties too, where a float screen cannot decide),
+the weights after each feature freed, and whole explanations (every field but the time), on random trees with
+multi-valued features, two or three classes, uniform, product and mixture distributions; with the tables
+counting in int64 and in floats (totals past 2**62), tracking every leaf or only the live ones.
 """
 
 from __future__ import annotations
