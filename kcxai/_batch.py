@@ -18,7 +18,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from kcxai._errors import InvalidInputError, InvalidTypeError, KcxaiError
-from kcxai.explanation_set import Row, RowFailure
+from kcxai.explain._result import Explanation
+from kcxai.explanation_set import Lazy, PackedRow, Row, RowFailure, Unpacker, pack
 
 __all__ = ["Job", "run", "ON_ERROR", "check_n_jobs", "explain_chunk"]
 
@@ -49,8 +50,17 @@ class Job:
     on_error: str = "raise"
 
 
-def explain_chunk(job: Job, rows: Sequence[tuple[Any, tuple[Any, ...]]]) -> list[Row]:
-    """Explain ``rows`` (``(id, instance)`` pairs): the task each worker runs."""
+def explain_chunk(job: Job, rows: Sequence[tuple[Any, tuple[Any, ...]]], *, packed: bool = False) -> list[Any]:
+    """Explain ``rows`` (``(id, instance)`` pairs): the task each worker runs. ``packed``: explanations are
+    returned as :class:`~kcxai.explanation_set.PackedRow` (what a worker process sends back)."""
+    out = _explain(job, rows)
+    if not packed:
+        return out
+    unpacker = Unpacker(job.compiled.model.space)
+    return [pack(e, tuple(inst), unpacker) if isinstance(e, Explanation) else e for e, (_, inst) in zip(out, rows)]
+
+
+def _explain(job: Job, rows: Sequence[tuple[Any, tuple[Any, ...]]]) -> list[Row]:
     from kcxai.explain._methods import METHODS
 
     method = METHODS[job.method]
@@ -100,8 +110,11 @@ def check_n_jobs(n_jobs: Any) -> int | None:
 
 
 def run(job: Job, rows: Sequence[tuple[Any, tuple[Any, ...]]], *, n_jobs: int | None, progress: bool,
-        chunk_size: int | None = None) -> list[Row]:
-    """Explain every row, in order; ``n_jobs`` > 1 or -1 spreads chunks over joblib workers."""
+        chunk_size: int | None = None, packed: bool = True) -> list[Any]:
+    """Explain every row, in order; ``n_jobs`` > 1 or -1 spreads chunks over joblib workers, which send the
+    explanations back packed (:class:`~kcxai.explanation_set.PackedRow`): the result then holds them as
+    :class:`~kcxai.explanation_set.Lazy` entries, rebuilt when an :class:`~kcxai.ExplanationSet` first reads them
+    (``packed=False``: whole explanations, as before; kept for the benchmark)."""
     if job.on_error not in ON_ERROR:
         raise InvalidInputError(f"'on_error' must be one of {list(ON_ERROR)}. Got {job.on_error!r} instead.")
     n_jobs = check_n_jobs(n_jobs)
@@ -111,7 +124,7 @@ def run(job: Job, rows: Sequence[tuple[Any, tuple[Any, ...]]], *, n_jobs: int | 
     try:
         if n_jobs in (None, 1):
             size = chunk_size or 256
-            out: list[Row] = []
+            out: list[Any] = []
             for k in range(0, len(rows), size):
                 part = explain_chunk(job, rows[k:k + size])
                 out += part
@@ -120,12 +133,14 @@ def run(job: Job, rows: Sequence[tuple[Any, tuple[Any, ...]]], *, n_jobs: int | 
         import joblib
 
         workers = joblib.cpu_count() if n_jobs < 0 else n_jobs
-        size = chunk_size or max(1, min(1024, math.ceil(len(rows) / (4 * workers))))
+        size = chunk_size or max(1, min(4096, math.ceil(len(rows) / (4 * workers))))
         chunks = [rows[k:k + size] for k in range(0, len(rows), size)]
         parallel = joblib.Parallel(n_jobs=n_jobs, return_as="generator")
+        unpacker = Unpacker(job.compiled.model.space)
         out = []
-        for part in parallel(joblib.delayed(explain_chunk)(job, c) for c in chunks):
-            out += part
+        for chunk, part in zip(chunks, parallel(joblib.delayed(explain_chunk)(job, c, packed=packed) for c in chunks)):
+            out += [Lazy(unpacker, r, tuple(inst)) if isinstance(r, PackedRow) else r
+                    for r, (_, inst) in zip(part, chunk)]
             bar.update(len(part))
         return out
     finally:

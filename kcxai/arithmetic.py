@@ -130,6 +130,11 @@ class Bound:
             if not (self._exact and isinstance(total, int)):
                 self._exact = False
 
+    @property
+    def total(self) -> Weight | None:
+        """The fixed ``y`` the bound was made with, or ``None``."""
+        return self._total
+
     def holds(self, x: Weight, y: Weight | None = None) -> bool:
         """Whether ``x <= delta * y`` (``y`` defaults to the fixed total)."""
         if y is None:

@@ -7,12 +7,13 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Union, overload
+from typing import Any, NamedTuple, Union, overload
 
-from kcxai.explain._result import Explanation
-from kcxai.space import Probability
+from kcxai._errors import KcxaiError
+from kcxai.explain._result import Condition, Explanation
+from kcxai.space import FeatureSpace, Probability
 
-__all__ = ["ExplanationSet", "RowFailure", "Row"]
+__all__ = ["ExplanationSet", "RowFailure", "Row", "PackedRow", "pack", "Unpacker"]
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,130 @@ class RowFailure:
 
 #: One entry of an :class:`ExplanationSet`.
 Row = Union[Explanation, RowFailure]
+
+#: A probability in a packed row: ``None``, a float, or an exact fraction as ``(numerator, denominator)``.
+_Number = Union[None, float, tuple[int, int]]
+
+
+class PackedRow(NamedTuple):
+    """An explanation in the compact form a worker process sends back (see :func:`pack`).
+
+    Plain ints, strings and tuples: no ``Fraction`` (pickled as text), no domain value (intervals), no
+    literal, names or instance (the parent has them). :class:`Unpacker` rebuilds the
+    :class:`~kcxai.Explanation`, equal to the worker's in every field.
+    """
+
+    features: tuple[int, ...]
+    value_indices: tuple[int, ...]  # the instance's value number on each feature of the set
+    prediction: Any
+    numbers: tuple[_Number, ...]  # delta, error, precision, coverage, precision_bound
+    language: str
+    oracle_calls: int
+    seconds: float
+    kind: str
+    method: str
+    distribution: str
+    confidence: float | None
+    conditions: tuple[tuple[int, tuple[int, ...]], ...] | None  # (feature, value numbers) if widened
+    instance: tuple[Any, ...] | None  # None: the row's own instance
+
+
+def _num(p: Probability | None) -> _Number:
+    return (p.numerator, p.denominator) if isinstance(p, Fraction) else p
+
+
+def _frac(x: _Number) -> Probability | None:
+    return Fraction(*x) if isinstance(x, tuple) else x
+
+
+class Unpacker:
+    """Rebuilds explanations from :class:`PackedRow` s of one feature space (literals cached).
+
+    Parameters
+    ----------
+    space : FeatureSpace
+    """
+
+    def __init__(self, space: FeatureSpace) -> None:
+        self.space = space
+        self._names = space.names
+        self._literals: dict[tuple[int, int], str] = {}
+        self._set_literals: dict[tuple[int, tuple[int, ...]], str] = {}
+        self._indices: dict[tuple[int, type, Any], int] = {}
+
+    def index(self, feature: int, value: Any) -> int:
+        """The value number of a domain value of ``feature`` (:meth:`kcxai.Feature.index`, cached)."""
+        key = (feature, type(value), value)
+        got = self._indices.get(key)
+        if got is None:
+            got = self._indices[key] = self.space.features[feature].index(value)
+        return got
+
+    def literal(self, feature: int, k: int) -> str:
+        """``x_feature = value k``, as :meth:`kcxai.FeatureSpace.literal` prints it."""
+        got = self._literals.get((feature, k))
+        if got is None:
+            got = self._literals[(feature, k)] = self.space.features[feature].literal(k)
+        return got
+
+    def set_literal(self, feature: int, ks: tuple[int, ...]) -> str:
+        """``x_feature in {values}``, as :meth:`kcxai.Feature.set_literal` prints it."""
+        got = self._set_literals.get((feature, ks))
+        if got is None:
+            got = self._set_literals[(feature, ks)] = self.space.features[feature].set_literal(ks)
+        return got
+
+    def parts(self, features: tuple[int, ...], ks: tuple[int, ...],
+              conditions: tuple[tuple[int, tuple[int, ...]], ...] | None
+              ) -> tuple[tuple[str, ...], tuple[Any, ...], tuple[str, ...], tuple[Condition, ...] | None]:
+        """Names, values, literals and conditions of a set from its features and the instance's value numbers."""
+        fs, names = self.space.features, self._names
+        values = tuple(fs[i].values[k] for i, k in zip(features, ks))
+        if conditions is None:
+            return tuple(names[i] for i in features), values, tuple(map(self.literal, features, ks)), None
+        conds = tuple(Condition(f, names[f], vs, self.set_literal(f, vs)) for f, vs in conditions)
+        return tuple(names[i] for i in features), values, tuple(c.literal for c in conds), conds
+
+    def __call__(self, row: PackedRow, instance: tuple[Any, ...]) -> Explanation:
+        names, values, literals, conds = self.parts(row.features, row.value_indices, row.conditions)
+        delta, error, precision, coverage, bound = map(_frac, row.numbers)
+        return Explanation(
+            features=row.features, names=names, values=values, literals=literals, prediction=row.prediction,
+            delta=delta, error=error, precision=precision, language=row.language, oracle_calls=row.oracle_calls,
+            seconds=row.seconds, kind=row.kind, method=row.method,
+            instance=instance if row.instance is None else row.instance, coverage=coverage,
+            distribution=row.distribution, confidence=row.confidence, precision_bound=bound, conditions=conds)
+
+
+def pack(e: Explanation, instance: tuple[Any, ...], unpacker: Unpacker) -> "PackedRow | Explanation":
+    """``e`` (explaining ``instance`` in ``unpacker.space``) as a :class:`PackedRow`, or ``e`` itself when its
+    names, values or literals are not the ones the space gives (nothing is lost either way)."""
+    conds = None if e.conditions is None else tuple((c.feature, c.values) for c in e.conditions)
+    try:
+        ks = tuple(map(unpacker.index, e.features, e.values))
+        names, values, literals, rebuilt = unpacker.parts(e.features, ks, conds)
+    except (KcxaiError, IndexError, TypeError):  # pragma: no cover - not values of the space: sent as they are
+        return e
+    if names != e.names or values != e.values or literals != e.literals or rebuilt != e.conditions:
+        return e
+    return PackedRow(e.features, ks, e.prediction, tuple(map(_num, (e.delta, e.error, e.precision, e.coverage,
+                                                                       e.precision_bound))),
+                     e.language, e.oracle_calls, e.seconds, e.kind, e.method, e.distribution, e.confidence, conds,
+                     None if e.instance == instance else e.instance)
+
+
+class Lazy:
+    """An entry of an :class:`ExplanationSet` rebuilt when first read (a packed row with its instance)."""
+
+    __slots__ = ("unpacker", "row", "instance")
+
+    def __init__(self, unpacker: Unpacker, row: PackedRow, instance: tuple[Any, ...]) -> None:
+        self.unpacker = unpacker
+        self.row = row
+        self.instance = instance
+
+    def get(self) -> Explanation:
+        return self.unpacker(self.row, self.instance)
 
 
 #: The columns of :meth:`ExplanationSet.to_frame`, in order.
@@ -86,7 +211,7 @@ class ExplanationSet(Sequence[Row]):
     """
 
     def __init__(self, rows: Sequence[Row], ids: Sequence[Any], *, bounds: str) -> None:
-        self._rows = tuple(rows)
+        self._rows: list[Any] = list(rows)  # Explanation, RowFailure, or Lazy (rebuilt when first read)
         self.ids = tuple(ids)
         self.bounds = bounds
 
@@ -94,6 +219,12 @@ class ExplanationSet(Sequence[Row]):
 
     def __len__(self) -> int:
         return len(self._rows)
+
+    def _row(self, k: int) -> Row:
+        r = self._rows[k]
+        if isinstance(r, Lazy):
+            r = self._rows[k] = r.get()
+        return r  # type: ignore[no-any-return]
 
     @overload
     def __getitem__(self, k: int) -> Row: ...
@@ -104,15 +235,15 @@ class ExplanationSet(Sequence[Row]):
     def __getitem__(self, k: int | slice) -> Any:
         if isinstance(k, slice):
             return ExplanationSet(self._rows[k], self.ids[k], bounds=self.bounds)
-        return self._rows[k]
+        return self._row(k)
 
     def __iter__(self) -> Iterator[Row]:
-        return iter(self._rows)
+        return (self._row(k) for k in range(len(self._rows)))
 
     @property
     def explanations(self) -> list[Explanation]:
         """The explanations (rows that failed left out)."""
-        return [r for r in self._rows if isinstance(r, Explanation)]
+        return [r for r in self if isinstance(r, Explanation)]
 
     @property
     def failures(self) -> list[RowFailure]:
@@ -144,7 +275,7 @@ class ExplanationSet(Sequence[Row]):
     def records(self) -> list[dict[str, Any]]:
         """One flat dict per row (the rows of :meth:`to_frame`)."""
         out = []
-        for rid, row in zip(self.ids, self._rows):
+        for rid, row in zip(self.ids, self):
             if isinstance(row, RowFailure):
                 out.append({**dict.fromkeys(_COLUMNS), "id": rid, "bounds": self.bounds,
                             "failure": f"{row.error_type}: {row.message}"})

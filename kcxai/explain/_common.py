@@ -232,7 +232,7 @@ class Query:
         at precision 1, or as a certified decision of an estimating (sampling) session."""
         if isinstance(session, DecisionSession):
             return session.holds_if_freed(feature, self.within(Fraction(0)))
-        if self.answers == "estimates":
+        if self.answers == "estimates" or (isinstance(session, CountingSession) and session.decides_precision):
             return session.holds_precision_if_freed(feature, test.delta)  # type: ignore[attr-defined, no-any-return]
         return bool(test.holds(session.fixed - {feature}, session.weight_if_freed(feature)))
 
@@ -315,8 +315,15 @@ class CountingSession:
         self._q.calls += 1
         return self._s.holds_if_freed(feature, bound)
 
+    @property
+    def decides_precision(self) -> bool:
+        """Whether the oracle's session decides the precision test itself (``holds_precision_if_freed``): an
+        estimating session (certified), or an exact one that screens its queries (the tree's path session)."""
+        return callable(getattr(self._s, "holds_precision_if_freed", None))
+
     def holds_precision_if_freed(self, feature: int, precision: Probability) -> bool:
-        """The certified precision decision of an estimating session (see :meth:`Query.precision_holds_if_freed`)."""
+        """The precision decision of the oracle's session: certified (estimating sessions) or exact (see
+        :meth:`Query.precision_holds_if_freed`)."""
         self._q.deadline.check()
         self._q.calls += 1
         return self._s.holds_precision_if_freed(feature, precision)  # type: ignore[attr-defined, no-any-return]
