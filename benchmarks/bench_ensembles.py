@@ -250,7 +250,7 @@ def uptime() -> str:
 
 def solvers(Xtr: np.ndarray, ytr: np.ndarray, Xte: np.ndarray, limit: float = 2.0) -> None:
     """How long each pysat solver runs past a limit on hard queries of the default forest's CNF."""
-    import kcxai.explain._ensemble_cnf as cnf_module
+    import kcxai.compilers._ensemble_cnf as cnf_module
     from kcxai._deadline import Deadline
 
     rf = train("forest", Xtr, ytr, smoke=False)

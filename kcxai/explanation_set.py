@@ -5,40 +5,14 @@ from __future__ import annotations
 import html
 from collections import Counter
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, NamedTuple, Union, overload
 
 from kcxai._errors import KcxaiError
-from kcxai.explain._result import Condition, Explanation
+from kcxai.explain._result import Condition, Explanation, RowFailure
 from kcxai.space import FeatureSpace, Probability
 
 __all__ = ["ExplanationSet", "RowFailure", "Row", "PackedRow", "pack", "Unpacker"]
-
-
-@dataclass(frozen=True)
-class RowFailure:
-    """A row that could not be explained (with ``on_error="report"``).
-
-    Attributes
-    ----------
-    id : object
-        The row's id (its DataFrame index label, else its position).
-    instance : tuple
-        The row's values as read (empty when the row could not be read).
-    error_type : str
-        The exception's class name (``"InvalidInputError"``, ...).
-    message : str
-        The exception's message.
-    """
-
-    id: Any
-    instance: tuple[Any, ...]
-    error_type: str
-    message: str
-
-    def __str__(self) -> str:
-        return f"row {self.id!r}: {self.error_type}: {self.message}"
 
 
 #: One entry of an :class:`ExplanationSet`.

@@ -17,12 +17,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import TYPE_CHECKING, Protocol, TypeVar, runtime_checkable
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from kcxai.space import FeatureSpace
-
-if TYPE_CHECKING:  # pragma: no cover
-    from kcxai.models.tree import DecisionTree
 
 __all__ = ["FunctionBuilder", "AdditiveTrees"]
 
@@ -110,7 +107,7 @@ class AdditiveTrees:
     """
 
     space: FeatureSpace
-    trees: tuple["DecisionTree", ...]
+    trees: tuple[Any, ...]  # the DecisionTrees (typed loosely: this module sits below kcxai.models)
     scores: tuple[tuple[tuple[Fraction, ...], ...], ...]
     base: tuple[Fraction, ...]
     priority: tuple[int, ...]

@@ -15,10 +15,10 @@ from pysat.formula import IDPool
 import kcxai
 from kcxai import InvalidInputError, InvalidTypeError, ProblemTooLargeError
 from kcxai.explain import prepare_ensemble
-from kcxai.explain._ensemble_box import MASK_BITS, EnsembleBox, _high_bit, _low_bit, _range_masks
-from kcxai.explain._ensemble_cnf import SOLVERS, EnsembleCnf, _runs
+from kcxai.compilers._ensemble_box import MASK_BITS, EnsembleBox, _high_bit, _low_bit, _range_masks
+from kcxai.compilers._ensemble_cnf import SOLVERS, EnsembleCnf, _runs
 from kcxai.explain._portfolio import EnsemblePortfolio
-from kcxai.explain._sums import guarded_sum_geq
+from kcxai.compilers._sums import guarded_sum_geq
 from kcxai.models import BoostedTrees, RandomForest
 from ensemble_reference import ENSEMBLES, Brute
 from model_strategies import boosted_models as _boosted_models

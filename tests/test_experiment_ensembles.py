@@ -302,7 +302,7 @@ def test_a_search_limit_inside_a_cell_is_the_cell_s_budget_not_a_crash(tmp_path,
 
 
 def test_the_sat_checks_run_under_the_check_budget(tmp_path, monkeypatch):
-    from kcxai.explain._ensemble_cnf import EnsembleCnf
+    from kcxai.compilers._ensemble_cnf import EnsembleCnf
 
     real = EnsembleCnf.changes
     seen = []

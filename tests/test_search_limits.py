@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 import kcxai
 from kcxai import InvalidInputError, InvalidTypeError, ProblemTooLargeError, SearchLimitError
 from kcxai._deadline import DEFAULT_SEARCH_SECONDS, Deadline, check_max_seconds
-from kcxai.explain._ensemble_cnf import SOLVERS, EnsembleCnf
+from kcxai.compilers._ensemble_cnf import SOLVERS, EnsembleCnf
 from kcxai.explain._hitting import MinimumHittingSets
 from kcxai.explain._portfolio import EnsemblePortfolio
 from kcxai.models import LinearClassifier

@@ -74,7 +74,7 @@ class SatOptions(EngineOptions):
         Limit on the CNF's estimated memory, in bytes (default ``None``: the engine's own bound);
         over it, :class:`~kcxai.ProblemTooLargeError` advises the ``search`` engine.
     solver : str
-        The pysat solver (default ``"mgh"``, MiniSat-GH; one of :data:`kcxai.explain._ensemble_cnf.SOLVERS`).
+        The pysat solver (default ``"mgh"``, MiniSat-GH; one of :data:`kcxai.compilers._ensemble_cnf.SOLVERS`).
     """
 
     language = "sat"
@@ -83,7 +83,7 @@ class SatOptions(EngineOptions):
 
     def validate(self) -> None:
         super().validate()
-        from kcxai.explain._ensemble_cnf import SOLVERS
+        from kcxai.compilers._ensemble_cnf import SOLVERS
 
         if not isinstance(self.solver, str) or self.solver not in SOLVERS:
             raise InvalidInputError(
@@ -149,7 +149,7 @@ def compile_engine(model: "Classifier", language: str, options: EngineOptions, *
     what = what or f"compile_model(model, {language!r})"
     with Deadline(options.max_seconds, what=what, advice=advice) as deadline:
         if language == "sat":
-            from kcxai.explain._ensemble_cnf import EnsembleCnf
+            from kcxai.compilers._ensemble_cnf import EnsembleCnf
 
             memory = getattr(options, "max_memory", None)
             extra = {} if memory is None else {"max_memory": memory}
@@ -159,7 +159,7 @@ def compile_engine(model: "Classifier", language: str, options: EngineOptions, *
                                  details={"solver": getattr(options, "solver", "mgh")})
             backend = "python-sat"
         else:
-            from kcxai.explain._ensemble_box import EnsembleBox
+            from kcxai.compilers._ensemble_box import EnsembleBox
 
             engine = EnsembleBox(model, deadline=deadline)
             stats = CompileStats(size=engine.n_leaves, size_unit="leaf boxes", variables=model.space.n_features,

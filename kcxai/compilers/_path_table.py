@@ -47,7 +47,6 @@ from kcxai.distribution import ProductWeights
 from kcxai.oracle import SessionBase
 
 if TYPE_CHECKING:  # pragma: no cover
-    from kcxai.compilers.dt import TreeOracle
     from kcxai.models.tree import DecisionTree
 
 __all__ = ["PathTable", "PathSession", "MAX_TABLE_ENTRIES", "MIN_TABLE_LEAVES", "INT_TOTAL_BITS", "TRACK_ALL"]
@@ -336,9 +335,9 @@ class PathSession(SessionBase):
     __slots__ = ("_o", "_t", "_point", "_label", "_fixed", "_smask", "_rest", "_cols", "_all", "_lrest", "_lcols",
                  "_lprod", "_pvp", "_scale", "_kv", "_memo")
 
-    def __init__(self, oracle: "TreeOracle", table: PathTable, point: tuple[int, ...], label: int,
+    def __init__(self, oracle: Any, table: PathTable, point: tuple[int, ...], label: int,
                  fixed: frozenset[int]) -> None:
-        self._o = oracle
+        self._o = oracle  # the TreeOracle (its space); typed loosely: this module sits below compilers.dt
         self._t = table
         self._point = tuple(point)
         self._label = label
@@ -356,7 +355,7 @@ class PathSession(SessionBase):
             others = table.others(label)
             self._lrest, self._lcols = rest, others if isinstance(others, slice) else self._cols
         else:
-            live = np.flatnonzero(np.bitwise_count(rest) <= 1)
+            live = np.flatnonzero(rest & (rest - 1) == 0)  # at most one bit (numpy 1.x has no bitwise_count)
             self._lrest, self._lcols = rest[live], self._cols[live]
         self._lprod = self._products(self._lcols)
         if table.exact:
@@ -506,7 +505,8 @@ class PathSession(SessionBase):
         self._fixed = self._fixed - {feature}
         self._memo = {}
         if had is not None and had.size:  # leaves that had this bit and one other become live
-            new = had[np.bitwise_count(self._rest[had]) == 1]
+            r = self._rest[had]
+            new = had[(r != 0) & (r & (r - 1) == 0)]  # exactly one bit
             if new.size:
                 cols = self._cols[new]
                 self._lrest = np.concatenate([self._lrest, self._rest[new]])

@@ -2,7 +2,7 @@
 
 Nothing is counted: the oracle (:class:`~kcxai.compilers._decision.EngineOracle`) decides whether
 every point agreeing with an instance on a set of features gets its class, one SAT call under
-assumptions each (the encoding: :class:`~kcxai.explain._ensemble_cnf.EnsembleCnf`). So it answers the
+assumptions each (the encoding: :class:`~kcxai.compilers._ensemble_cnf.EnsembleCnf`). So it answers the
 delta = 0 methods (AXps, CXps, the smallest of them) of forests and boosted trees whose compiled
 forms do not fit in memory.
 

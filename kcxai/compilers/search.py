@@ -1,7 +1,7 @@
 """The ``search`` language: exact branch and bound over boxes of values, deciding sufficiency (delta = 0).
 
 The same answers as the ``sat`` language, found by a search whose bounds are sums of leaf values
-(:class:`~kcxai.explain._ensemble_box.EnsembleBox`): much faster than SAT where leaf values are
+(:class:`~kcxai.compilers._ensemble_box.EnsembleBox`): much faster than SAT where leaf values are
 floats (boosted trees, soft-voting forests).
 
 Options

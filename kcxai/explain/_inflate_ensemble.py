@@ -1,13 +1,13 @@
 """Inflating an AXp of a tree ensemble (delta = 0): widen each feature's range while the box stays sufficient.
 
 The ensemble engines decide sufficiency without counting. The box search
-(:class:`~kcxai.explain._ensemble_box.EnsembleBox`) answers it for any box of value ranges
+(:class:`~kcxai.compilers._ensemble_box.EnsembleBox`) answers it for any box of value ranges
 (``changes_in_box``), so each condition grows one adjacent value at a time (up, then down) while no point
 of the box gets another class. Sufficiency is monotone in the box, so one pass over the features leaves no
 range that one more value could widen. The widened rule's precision is 1 (proved by the search) and its
 coverage is the box's weight under the model's distribution, exactly.
 
-The SAT engine (:class:`~kcxai.explain._ensemble_cnf.EnsembleCnf`) fixes a feature to one value by
+The SAT engine (:class:`~kcxai.compilers._ensemble_cnf.EnsembleCnf`) fixes a feature to one value by
 assumptions; a value set needs the assumptions "not value k" for each k outside it, which its encoding
 would have to expose. Until it does, an AXp found by SAT is widened with the box search on the same model.
 """
@@ -29,8 +29,8 @@ __all__ = ["inflate_sufficient"]
 
 
 def _engine(obj: Any, deadline: Deadline) -> Any:
-    from kcxai.explain._ensemble_box import EnsembleBox
-    from kcxai.explain._ensemble_cnf import EnsembleCnf
+    from kcxai.compilers._ensemble_box import EnsembleBox
+    from kcxai.compilers._ensemble_cnf import EnsembleCnf
     from kcxai.models.boosted import BoostedTrees
     from kcxai.models.forest import RandomForest
 

@@ -1,8 +1,8 @@
 """Two exact engines side by side on every class-change query: the first answer wins.
 
 :class:`EnsemblePortfolio` asks each query of both
-:class:`~kcxai.explain._ensemble_cnf.EnsembleCnf` (SAT) and
-:class:`~kcxai.explain._ensemble_box.EnsembleBox` (branch and bound): the SAT
+:class:`~kcxai.compilers._ensemble_cnf.EnsembleCnf` (SAT) and
+:class:`~kcxai.compilers._ensemble_box.EnsembleBox` (branch and bound): the SAT
 call runs in a worker thread (pysat's ``solve_limited`` releases the GIL), the
 search in the calling thread; the one that answers first stops the other (the
 solver's ``interrupt()``, the search's stop flag, looked at once per batch of
@@ -20,8 +20,8 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from kcxai._deadline import Deadline
-from kcxai.explain._ensemble_box import EnsembleBox, Interrupted
-from kcxai.explain._ensemble_cnf import EnsembleCnf
+from kcxai.compilers._ensemble_box import EnsembleBox, Interrupted
+from kcxai.compilers._ensemble_cnf import EnsembleCnf
 from kcxai._types import Point
 
 __all__ = ["EnsemblePortfolio", "choose_engine"]
@@ -91,13 +91,13 @@ class _SatWorker:
 class EnsemblePortfolio:
     """SAT and branch and bound on every query of a tree ensemble, the first answer winning.
 
-    Same query interface as :class:`~kcxai.explain._ensemble_cnf.EnsembleCnf`.
+    Same query interface as :class:`~kcxai.compilers._ensemble_cnf.EnsembleCnf`.
 
     Parameters
     ----------
     model : RandomForest or BoostedTrees
     solver : str, default "mgh"
-        The SAT solver (:data:`~kcxai.explain._ensemble_cnf.SOLVERS`).
+        The SAT solver (:data:`~kcxai.compilers._ensemble_cnf.SOLVERS`).
     deadline : Deadline, optional
         The time limit of the construction of both engines.
 

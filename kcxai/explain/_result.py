@@ -10,7 +10,7 @@ from typing import Any
 from kcxai.arithmetic import Probability
 from kcxai._types import Values
 
-__all__ = ["Explanation", "Condition", "format_probability"]
+__all__ = ["Explanation", "Condition", "RowFailure", "format_probability"]
 
 def format_probability(p: Probability | None) -> str:
     """``7/512 (~0.01367)`` for exact values, ``0.01367`` for floats, ``not computed`` for ``None``."""
@@ -256,3 +256,28 @@ class Explanation:
             f"{'' if not self.approximate else f' (estimated, confidence {self.confidence:g})'}</td></tr>"
             f"<tr><th>computed by</th><td>{html.escape(self.method)} via {html.escape(self.language)}, "
             f"{self.oracle_calls} oracle calls, {self.seconds * 1000:.3g} ms</td></tr></table></div>")
+
+
+@dataclass(frozen=True)
+class RowFailure:
+    """A row that could not be explained (with ``on_error="report"``).
+
+    Attributes
+    ----------
+    id : object
+        The row's id (its DataFrame index label, else its position).
+    instance : tuple
+        The row's values as read (empty when the row could not be read).
+    error_type : str
+        The exception's class name (``"InvalidInputError"``, ...).
+    message : str
+        The exception's message.
+    """
+
+    id: Any
+    instance: tuple[Any, ...]
+    error_type: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"row {self.id!r}: {self.error_type}: {self.message}"

@@ -213,7 +213,7 @@ class TreeBatch:
         """The explanation (or :class:`~kcxai.explanation_set.RowFailure`) of each ``(id, instance)`` row:
         :func:`kcxai.min_idrs` with the default order, from all features (``start=None``) or from the
         row's path (``start="path"``), computed for the batch."""
-        from kcxai.explanation_set import RowFailure
+        from kcxai.explain._result import RowFailure
 
         space, n = self.space, self.n
         delta_v = check_delta(delta, exact=True)

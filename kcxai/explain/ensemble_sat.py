@@ -26,8 +26,8 @@ from typing import Any
 
 from kcxai._deadline import DEFAULT_SEARCH_SECONDS, check_max_seconds
 from kcxai._params import Options, check
-from kcxai.explain._ensemble_box import EnsembleBox
-from kcxai.explain._ensemble_cnf import EnsembleCnf
+from kcxai.compilers._ensemble_box import EnsembleBox
+from kcxai.compilers._ensemble_cnf import EnsembleCnf
 from kcxai.explain._portfolio import EnsemblePortfolio
 from kcxai.explain._progression import deletion_order
 from kcxai.explain._result import Explanation

@@ -37,7 +37,7 @@ variable per split:
   (scaled to integers); ``L_j -> value >= u_j`` (``L_j -> L_{j-1}`` and
   ``L_j`` excludes the leaves of value ``u_{j-1}``); the value ``u_j`` is
   taken when ``L_j`` holds and ``L_{j+1}`` does not, and the sum over trees
-  is compared with the bound by :func:`~kcxai.explain._sums.guarded_sum_geq`
+  is compared with the bound by :func:`~kcxai.compilers._sums.guarded_sum_geq`
   (a totalizer for small totals, adders for big ones). Here each leaf also
   implies its own level (``inside the leaf -> L_j``): not needed for
   soundness, but it lets unit propagation settle a tree once its leaf is
@@ -70,7 +70,7 @@ from pysat.solvers import Solver  # type: ignore[import-untyped]
 from kcxai._deadline import Deadline
 from kcxai._errors import InvalidTypeError, ProblemTooLargeError
 from kcxai._params import Options, check
-from kcxai.explain._sums import guarded_sum_geq
+from kcxai.compilers._sums import guarded_sum_geq
 from kcxai._types import Point
 
 __all__ = ["EnsembleCnf", "ensemble_view", "SOLVERS", "DEFAULT_MAX_MEMORY"]

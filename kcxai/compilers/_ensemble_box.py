@@ -1,6 +1,6 @@
 """Exact "can the class change?" for tree ensembles by branch and bound over boxes of values.
 
-The same question as :class:`~kcxai.explain._ensemble_cnf.EnsembleCnf` (is
+The same question as :class:`~kcxai.compilers._ensemble_cnf.EnsembleCnf` (is
 there a point with ``x_S = v_S`` that a rival class ``d`` beats the predicted
 class ``c`` at?), decided by search instead of SAT, because CDCL solvers are
 slow on sums of 30-50-bit integers: on a 100-tree, depth-6 XGBoost model of
@@ -66,7 +66,7 @@ import numpy as np
 
 from kcxai._deadline import Deadline
 from kcxai._errors import ProblemTooLargeError
-from kcxai.explain._ensemble_cnf import ensemble_view
+from kcxai.compilers._ensemble_cnf import ensemble_view
 
 __all__ = ["EnsembleBox", "Interrupted", "DEFAULT_MAX_MEMORY"]
 
@@ -199,7 +199,7 @@ def _range_masks(low: np.ndarray, high: np.ndarray) -> np.ndarray:
 class EnsembleBox:
     """Exact class-change queries on a tree ensemble by branch and bound (see the module docstring).
 
-    Same query interface as :class:`~kcxai.explain._ensemble_cnf.EnsembleCnf`.
+    Same query interface as :class:`~kcxai.compilers._ensemble_cnf.EnsembleCnf`.
 
     Parameters
     ----------
