@@ -5,7 +5,9 @@ each language (the SDD and OBDD compilers under the ``--max-seconds`` guard); th
 on the same instances in every language, timed per explanation, and every explanation is checked
 to be identical (features and exact error) to the native tree oracle's. One table, ratios vs dt.
 
-    python benchmarks/bench_languages.py [--instances 500] [--deltas 0 0.01] [--max-seconds 300] [--quick]
+    python benchmarks/bench_languages.py [--instances 500] [--deltas 0 0.01] [--max-seconds 300] [--quick] [--smoke]
+
+``--smoke``: one tree of 30 leaves and 5 instances (seconds; a test runs it so that the benchmark keeps working).
 """
 
 from __future__ import annotations
@@ -41,16 +43,17 @@ def _compile(tree: kcxai.DecisionTree, lang: str, max_seconds: float) -> tuple[o
     return c, "ok", time.perf_counter() - t0
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--instances", type=int, default=500)
     ap.add_argument("--deltas", type=str, nargs="+", default=["0", "0.01"],
                     help="bounds on the error, exact decimals (default 0 and 0.01)")
     ap.add_argument("--max-seconds", type=float, default=300.0, help="compile guard per language (default 300)")
     ap.add_argument("--quick", action="store_true", help="the ~1k-node trees and 50 instances only")
-    args = ap.parse_args()
-    trees = [t for t in TREES if t[1] < 1000] if args.quick else list(TREES)
-    n_inst = 50 if args.quick else args.instances
+    ap.add_argument("--smoke", action="store_true", help="one tree of 30 leaves, 5 instances: seconds")
+    args = ap.parse_args(argv)
+    trees = [("adult", 30)] if args.smoke else [t for t in TREES if t[1] < 1000] if args.quick else list(TREES)
+    n_inst = 5 if args.smoke else 50 if args.quick else args.instances
     deltas = [Fraction(d) for d in args.deltas]
     print(f"# kcxai {kcxai.__version__}, Python {platform.python_version()}, {platform.machine()}; "
           f"{n_inst} instances per tree, min_idrs from all features, feature order; guard {args.max_seconds:g} s")

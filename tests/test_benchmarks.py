@@ -31,7 +31,7 @@ HELPERS = {"pyxai_side.py": "PyXAI's side of bench_ensembles.py, run by the Pyth
 
 #: Benchmarks whose smoke mode another branch brings: expected to fail for want of one until then (strict,
 #: and only that failure: the entry must go once the smoke mode arrives).
-PENDING = {"bench_languages.py": "the ensemble-compiler branch owns this file; its smoke mode is folded in at merge"}
+PENDING: dict[str, str] = {}
 
 
 def _prints(*phrases: str) -> Callable[[str], None]:
@@ -53,6 +53,12 @@ def _ensemble_sets_checked(out: str) -> None:
     lines = [line for line in out.splitlines() if "kcxai ensemble_axp" in line]
     assert len(lines) >= 2 and all(re.search(r"wrong 0 of [1-9]\d* checked", line) for line in lines), out
     assert "forest: " in out and "depth8: " in out and "load average" in out
+
+
+def _agree_with_dt(out: str) -> None:
+    """bench_languages: every language's explanations equal the tree oracle's (``agree`` column ``k/k``)."""
+    pairs = re.findall(r" (\d+)/(\d+)$", out, flags=re.M)
+    assert len(pairs) >= 6 and all(a == b for a, b in pairs), out
 
 
 def _no_false(out: str) -> None:
@@ -106,6 +112,7 @@ PRINTS: dict[str, Callable[[str], None]] = {
     "bench_limits.py": _limit_cases,
     "bench_seam.py": _seam_json,
     "bench_tree_load.py": _tree_load,
+    "bench_languages.py": _agree_with_dt,
     "bench_counting.py": _prints("Targets (issue 22)", "local_cdrs 0.95: median", "min_idrs 0.01: median",
                                  "rows/s", "load"),
 }
