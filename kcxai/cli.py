@@ -150,7 +150,8 @@ def _demo(args: argparse.Namespace) -> int:
             e = result.explanations[0]
             held = explainer.evaluate(result, check).iloc[0]
             print(f"  {title}: {e.rule()}")
-            print(f"    {len(e)} features; {_demo_measures(e, method)}; {_demo_on_data(held, e, method, base)}")
+            noun = "feature" if len(e) == 1 else "features"
+            print(f"    {len(e)} {noun}; {_demo_measures(e, method)}; {_demo_on_data(held, e, method, base)}")
         print()
     return 0
 
