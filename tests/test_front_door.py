@@ -207,3 +207,38 @@ def test_estimates_are_never_printed_as_exact_fractions() -> None:
     row = explainer.explain([[1, 0, 1, 1]], method="local_cdrs", precision=0.9).to_frame().iloc[0]
     assert row["error_exact"] is None and row["precision_exact"] is None and row["approximate"]
     assert "(estimated)" in str(e) and "relevant with confidence 0.95" in str(e)
+
+
+def _forest_over_wide_feature(split_mask: int, voting: str) -> Any:
+    """A forest over one feature of 70 values (past the search engine's 64-bit masks) and a binary one,
+    whose tree sends the values of ``split_mask`` one way."""
+    from kcxai.models import RandomForest
+
+    space = kcxai.FeatureSpace([kcxai.Feature.categorical("wide", list(range(70))),
+                                kcxai.Feature.categorical("b", [0, 1])])
+    inside = [v for v in range(70) if split_mask >> v & 1]
+    outside = [v for v in range(70) if not split_mask >> v & 1]
+    root = kcxai.Split("wide", {tuple(inside): kcxai.Leaf(1), tuple(outside): kcxai.Split(
+        "b", {0: kcxai.Leaf(0), 1: kcxai.Leaf(1)})})
+    tree = kcxai.DecisionTree(space, [0, 1], root)
+    if voting == "hard":
+        return RandomForest(space, [0, 1], [tree], voting="hard")
+    scores = {leaf: [Fraction(1 - c), Fraction(c)] for leaf, c in zip(tree.leaves, (1, 0, 1))}
+    return RandomForest(space, [0, 1], [tree], voting="soft", leaf_scores=[scores])
+
+
+@pytest.mark.parametrize("voting, split_mask, engine", [
+    ("soft", (1 << 10) - 1, "search"),          # the sets are ranges: the branch and bound keeps them exactly
+    ("soft", 1 | 1 << 69, "sat"),               # {0, 69} against the rest: hulls only, so SAT
+    ("hard", (1 << 10) - 1, "sat"),             # hard voting of a small forest: SAT
+])
+def test_the_decision_engine_avoids_hull_only_value_sets(voting: str, split_mask: int, engine: str) -> None:
+    from kcxai.compilers.registry import decision_engine
+
+    model = _forest_over_wide_feature(split_mask, voting)
+    assert decision_engine(model) == engine
+    point = (5, 0)
+    e = kcxai.ensemble_axp(model, instance_of(model.space, point))
+    for p in itertools.product(range(70), range(2)):  # the AXp holds on every point that agrees with it
+        if all(p[f] == point[f] for f in e.features):
+            assert model.predict_point(p) == model.predict_point(point)
