@@ -526,7 +526,7 @@ class _Search:
     """
 
     WIDTH = 64
-    GROW = 4
+    GROW = 2
 
     def __init__(self, engine: EnsembleBox, r: _Rival, point: Sequence[int], free: np.ndarray, sel: np.ndarray,
                  tree: np.ndarray, rank: np.ndarray, label: int, deadline: Deadline | None) -> None:
@@ -546,6 +546,8 @@ class _Search:
         self.big = r.slack is not None
         self.exact = np.asarray(r.exact, dtype=object) if self.big else r.table
         self.n_trees = int(tree.max()) + 1 if len(tree) else 1
+        #: above every value number: (box, value) pairs sort as ``box * key_width + value``
+        self.key_width = int(engine.sizes.max()) + 1 if len(engine.sizes) else 1
 
     def witness(self, lo: np.ndarray) -> tuple[int, ...]:
         out = self.point.copy()
@@ -556,7 +558,7 @@ class _Search:
                  own: np.ndarray) -> _Batch | tuple[int, ...] | None:
         """Settle the trees of each box; a counterexample (the box's lowest values: in every set), or the
         open boxes (``None``: none)."""
-        r, n_boxes = self.r, len(lo)
+        n_boxes = len(lo)
         if len(rows):
             key = own * self.n_trees + self.tree[rows]
             gs = _starts(key)
@@ -568,32 +570,56 @@ class _Search:
             gs = mn = mx = g_own = np.zeros(0, dtype=np.int64)
         settled = mn == mx
         if self.big:
-            fbase = np.asarray([float(b) for b in base])
-            low = fbase + _per_box(r.table[mn], g_own, n_boxes)
-            high = fbase + _per_box(r.table[mx], g_own, n_boxes)
-            slack = r.slack if r.slack is not None else 0.0
+            low, opened, base, w = self._bounds_big(lo, base, mn, mx, g_own, settled)
         else:
-            low = base + _per_box(r.table[mn], g_own, n_boxes)
-            high = base + _per_box(r.table[mx], g_own, n_boxes)
-            slack = 0.0
-        hit = high + slack <= r.threshold
-        cut = low > r.threshold + slack
-        open_groups = np.bincount(g_own[~settled], minlength=n_boxes) if len(g_own) else np.zeros(n_boxes, np.int64)
-        if self.big:  # boxes all of whose trees are settled, within the rounding margin: decide exactly
-            for b in np.flatnonzero(~hit & ~cut & (open_groups == 0)).tolist():
-                exact = int(base[b]) + sum(self.exact[mn[g_own == b]].tolist())
-                hit[b], cut[b] = exact <= r.threshold, exact > r.threshold
-        if hit.any():
-            return self.witness(lo[int(np.argmax(hit))])
-        opened = ~cut
+            low, opened, base, w = self._bounds(lo, base, mn, mx, g_own, settled)
+        if w is not None:
+            return w
         if not opened.any():
             return None
-        add = np.where(settled, self.exact[mn], 0) if len(mn) else mn
-        base = base + _per_box(add, g_own, n_boxes)
-        counts = np.diff(gs, append=len(rows))
+        counts = np.empty(len(gs), dtype=np.int64)
+        counts[:-1] = gs[1:] - gs[:-1]
+        if len(gs):
+            counts[-1] = len(rows) - gs[-1]
         keep = np.repeat(opened[g_own] & ~settled, counts)
         new = np.cumsum(opened) - 1
         return _Batch(lo[opened], hi[opened], sets[opened], base[opened], rows[keep], new[own[keep]], low[opened])
+
+    def _bounds(self, lo: np.ndarray, base: np.ndarray, mn: np.ndarray, mx: np.ndarray, g_own: np.ndarray,
+                settled: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple[int, ...] | None]:
+        """Per box (int64 values): the lower bound, whether it stays open, the constant part with the settled
+        trees added, and a counterexample (the first box whose upper bound is at most the threshold)."""
+        r, n_boxes = self.r, len(lo)
+        sums = np.zeros((3, n_boxes), dtype=np.int64)
+        if len(g_own):
+            vals = r.table[np.stack((mn, mx))]
+            bs = _starts(g_own)
+            sums[:, g_own[bs]] = np.add.reduceat(np.vstack((vals, vals[0] * settled)), bs, axis=1)
+        low = base + sums[0]
+        hit = base + sums[1] <= r.threshold
+        if hit.any():
+            return low, hit, base, self.witness(lo[int(np.argmax(hit))])
+        return low, low <= r.threshold, base + sums[2], None
+
+    def _bounds_big(self, lo: np.ndarray, base: np.ndarray, mn: np.ndarray, mx: np.ndarray, g_own: np.ndarray,
+                    settled: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple[int, ...] | None]:
+        """:meth:`_bounds` with float bounds that prune only past their rounding margin, boxes all of whose
+        trees are settled within it decided by exact Python-integer sums."""
+        r, n_boxes = self.r, len(lo)
+        fbase = np.asarray([float(b) for b in base])
+        low = fbase + _per_box(r.table[mn], g_own, n_boxes)
+        high = fbase + _per_box(r.table[mx], g_own, n_boxes)
+        slack = r.slack if r.slack is not None else 0.0
+        hit = high + slack <= r.threshold
+        cut = low > r.threshold + slack
+        open_groups = np.bincount(g_own[~settled], minlength=n_boxes) if len(g_own) else np.zeros(n_boxes, np.int64)
+        for b in np.flatnonzero(~hit & ~cut & (open_groups == 0)).tolist():
+            exact = int(base[b]) + sum(self.exact[mn[g_own == b]].tolist())
+            hit[b], cut[b] = exact <= r.threshold, exact > r.threshold
+        if hit.any():
+            return low, hit, base, self.witness(lo[int(np.argmax(hit))])
+        add = np.where(settled, self.exact[mn], 0) if len(mn) else mn
+        return low, ~cut, base + _per_box(add, g_own, n_boxes), None
 
     def run(self, root: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[int, ...] | None:
         """The search from the box of all the free features' values, or from ``root`` (their ranges)."""
@@ -653,15 +679,16 @@ class _Search:
 
     def expand(self, b: _Batch) -> _Batch | tuple[int, ...] | None:
         """Split every box of a batch in two (see :meth:`split`) and evaluate the children."""
-        got = self.points(b)
-        if not isinstance(got, _Batch):
-            return got
-        b = got
-        j, mid, part = self.split(b)
+        if len(self.engine.hull_features):
+            got = self.points(b)
+            if not isinstance(got, _Batch):
+                return got
+            b = got
+        j, mid, part, flj, fhj = self.split(b)
         rows, own = b.rows, b.own
-        jr = j[own]
-        left = self.flo[rows, jr] <= mid[own]
-        right = self.fhi[rows, jr] > mid[own]
+        mid_r = mid[own]
+        left = flj <= mid_r
+        right = fhj > mid_r
         slot = self.slot[j]
         lo = np.repeat(b.lo, 2, axis=0)
         hi = np.repeat(b.hi, 2, axis=0)
@@ -688,12 +715,13 @@ class _Search:
         order = np.argsort(cown, kind="stable")
         return self.evaluate(lo, hi, sets, np.repeat(b.base, 2), crows[order], cown[order])
 
-    def split(self, b: _Batch) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def split(self, b: _Batch) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Per box, the free feature most of its undecided leaves restrict inside it, and where to split it:
         for a feature of ranges the median of those leaves' boundaries on it (``mid``: the left child keeps
         the values up to it); for a feature of value sets the set those leaves cut the box's set by most
         often (``part``: the left child's set; a leaf's set and its complement in the box cut alike). A
-        box whose leaves restrict nothing: its widest feature, halved (a set: its lowest value apart)."""
+        box whose leaves restrict nothing: its widest feature, halved (a set: its lowest value apart). Also
+        each row's lowest and highest value numbers on its box's feature (``flj``, ``fhj``)."""
         rows, own = b.rows, b.own
         fl, fh = self.flo[rows], self.fhi[rows]
         inside = fl > b.lo[own]
@@ -714,20 +742,28 @@ class _Search:
         mid = (b.lo[boxes, j] + b.hi[boxes, j]) // 2  # halving, unless boundaries say otherwise
         slot = self.slot[j]
         jr = j[own]
-        by_range = slot[own] < 0
-        at = np.flatnonzero(by_range)
+        at_all = np.arange(len(rows))
+        flj, fhj = fl[at_all, jr], fh[at_all, jr]
+        if len(spos):
+            by_range = slot[own] < 0
+            at = np.flatnonzero(by_range)
+        else:
+            by_range = np.ones(len(rows), dtype=bool)
+            at = at_all
         o = own[at]
         low_j, high_j = b.lo[o, jr[at]], b.hi[o, jr[at]]
-        cand = np.concatenate((fl[at, jr[at]] - 1, fh[at, jr[at]]))
+        cand = np.concatenate((flj[at] - 1, fhj[at]))
         cown = np.concatenate((o, o))
         ok = (cand >= np.concatenate((low_j, low_j))) & (cand < np.concatenate((high_j, high_j)))
-        cand, cown = cand[ok], cown[ok]
-        if len(cand):
-            order = np.lexsort((cand, cown))
-            cand, cown = cand[order], cown[order]
-            cs = _starts(cown)
-            sizes = np.diff(cs, append=len(cand))
-            mid[cown[cs]] = cand[cs + sizes // 2]
+        if ok.any():  # per box, the median of the boundaries: one sort of (box, boundary) keys
+            width = self.key_width
+            keys = np.sort(cown[ok].astype(np.int64) * width + cand[ok])
+            kown = keys // width
+            cs = _starts(kown)
+            sizes = np.empty(len(cs), dtype=np.int64)
+            sizes[:-1] = cs[1:] - cs[:-1]
+            sizes[-1] = len(keys) - cs[-1]
+            mid[kown[cs]] = keys[cs + sizes // 2] % width
         part = np.zeros(n, dtype=np.uint64)
         by_set = np.flatnonzero(slot >= 0)
         if len(by_set):
@@ -740,4 +776,4 @@ class _Search:
             inner = cut != whole
             cut, whole, o = cut[inner], whole[inner], o[inner]
             part = _most_common(o, np.minimum(cut, whole ^ cut), n, part)
-        return j, mid, part
+        return j, mid, part, flj, fhj
