@@ -724,8 +724,9 @@ class _Search:
         each row's lowest and highest value numbers on its box's feature (``flj``, ``fhj``)."""
         rows, own = b.rows, b.own
         fl, fh = self.flo[rows], self.fhi[rows]
-        inside = fl > b.lo[own]
-        inside |= fh < b.hi[own]
+        above = fl > b.lo[own]  # the leaf's lowest value is above the box's: a boundary inside the box
+        below = fh < b.hi[own]
+        inside = above | below
         spos = self.spos
         if len(spos):
             whole = b.sets[own]
@@ -738,26 +739,24 @@ class _Search:
         j = np.argmax(count, axis=1)
         boxes = np.arange(n)
         none = count[boxes, j] <= 0
-        j[none] = np.argmax((b.hi - b.lo)[none], axis=1)
+        if none.any():
+            j[none] = np.argmax((b.hi - b.lo)[none], axis=1)
         mid = (b.lo[boxes, j] + b.hi[boxes, j]) // 2  # halving, unless boundaries say otherwise
         slot = self.slot[j]
         jr = j[own]
-        at_all = np.arange(len(rows))
-        flj, fhj = fl[at_all, jr], fh[at_all, jr]
+        at = np.arange(len(rows))
+        flj, fhj = fl[at, jr], fh[at, jr]
+        by_range = slot[own] < 0
+        # the boundaries inside the box on its feature (of ranges): a leaf's lowest value less one, its highest
+        width = self.key_width
+        key_own = own.astype(np.int64) * width
+        low_in, high_in = above[at, jr], below[at, jr]
         if len(spos):
-            by_range = slot[own] < 0
-            at = np.flatnonzero(by_range)
-        else:
-            by_range = np.ones(len(rows), dtype=bool)
-            at = at_all
-        o = own[at]
-        low_j, high_j = b.lo[o, jr[at]], b.hi[o, jr[at]]
-        cand = np.concatenate((flj[at] - 1, fhj[at]))
-        cown = np.concatenate((o, o))
-        ok = (cand >= np.concatenate((low_j, low_j))) & (cand < np.concatenate((high_j, high_j)))
-        if ok.any():  # per box, the median of the boundaries: one sort of (box, boundary) keys
-            width = self.key_width
-            keys = np.sort(cown[ok].astype(np.int64) * width + cand[ok])
+            low_in &= by_range
+            high_in &= by_range
+        keys = np.concatenate(((key_own + flj - 1)[low_in], (key_own + fhj)[high_in]))
+        if len(keys):  # per box, the median of its boundaries: one sort of (box, boundary) keys
+            keys.sort()
             kown = keys // width
             cs = _starts(kown)
             sizes = np.empty(len(cs), dtype=np.int64)
