@@ -27,7 +27,12 @@ leaves still undecided, not to the whole ensemble. Boxes are split in batches
 (depth first, the batch widening from 1 to 64 boxes as a search grows long),
 so that numpy's cost per call is shared by many boxes: on 100 trees of depth 8
 this took the median AXp from 0.074 to 0.048-0.055 s CPU against one box at a
-time.
+time. Before the first split one point of the root box is tried: each free
+feature at the value that most of the trees' lowest-valued leaves allow (a
+vote weighted by each tree's spread of values); where the margin there is low
+enough (exact integers, confirmed by the model) it is the counterexample. On
+XGBoost (100 trees of depth 6, adult) it found about half of the
+counterexamples, and the median AXp went from 10.7 to 6.7 ms CPU.
 
 A path may restrict a feature to a value set that is not a range (a one-hot
 encoder's ``workclass != Private``). For a feature of at most 64 values
@@ -440,12 +445,16 @@ class EnsembleBox:
     def _search(self, r: _Rival, point: Sequence[int], fixed: list[int], meet: np.ndarray, label: int,
                 deadline: Deadline | None, bounds: tuple[np.ndarray, np.ndarray] | None = None
                 ) -> tuple[int, ...] | None:
-        n = len(self.sizes)
-        free = np.asarray([i for i in range(n) if i not in set(fixed)], dtype=np.int64)
-        sel = r.rows[meet[r.rows]]
+        s = self._searcher(r, point, fixed, meet, label, deadline)
+        return s.run(None if bounds is None else (bounds[0][s.free], bounds[1][s.free]))
+
+    def _searcher(self, r: _Rival, point: Sequence[int], fixed: list[int], meet: np.ndarray, label: int,
+                  deadline: Deadline | None) -> "_Search":
+        """The search of one query and rival over the leaves ``meet`` selects."""
+        fixed_set = set(fixed)
+        free = np.asarray([i for i in range(len(self.sizes)) if i not in fixed_set], dtype=np.int64)
         mine = meet[r.rows]
-        s = _Search(self, r, point, free, sel, r.tree[mine], r.rank[mine], label, deadline)
-        return s.run(None if bounds is None else (bounds[0][free], bounds[1][free]))
+        return _Search(self, r, point, free, r.rows[mine], r.tree[mine], r.rank[mine], label, deadline)
 
     def core_features(self, point: Sequence[int], fixed: Iterable[int]) -> set[int]:
         """No core: all the fixed features."""
@@ -522,7 +531,8 @@ class _Search:
     """The search over boxes of one query and one rival (see the module docstring).
 
     Boxes are expanded in batches of at most :data:`WIDTH`, depth first (the batch of children of lowest
-    bounds next), so that numpy's per-call cost is shared by many boxes.
+    bounds next), so that numpy's per-call cost is shared by many boxes. Before the first split, one point
+    of the root box is tried (:meth:`probe`).
     """
 
     WIDTH = 64
@@ -548,6 +558,8 @@ class _Search:
         self.n_trees = int(tree.max()) + 1 if len(tree) else 1
         #: above every value number: (box, value) pairs sort as ``box * key_width + value``
         self.key_width = int(engine.sizes.max()) + 1 if len(engine.sizes) else 1
+        #: whether :meth:`probe` applies: every leaf's value set kept exactly (no hulls)
+        self.probes = not len(engine.hull_features) and len(free) > 0
 
     def witness(self, lo: np.ndarray) -> tuple[int, ...]:
         out = self.point.copy()
@@ -558,7 +570,6 @@ class _Search:
                  own: np.ndarray) -> _Batch | tuple[int, ...] | None:
         """Settle the trees of each box; a counterexample (the box's lowest values: in every set), or the
         open boxes (``None``: none)."""
-        n_boxes = len(lo)
         if len(rows):
             key = own * self.n_trees + self.tree[rows]
             gs = _starts(key)
@@ -623,7 +634,18 @@ class _Search:
 
     def run(self, root: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[int, ...] | None:
         """The search from the box of all the free features' values, or from ``root`` (their ranges)."""
-        engine, deadline = self.engine, self.deadline
+        got = self.start(root)
+        if not isinstance(got, _Batch):
+            return got
+        if self.probes:
+            w = self.probe(got)
+            if w is not None:
+                return w
+        return self.descend(got)
+
+    def start(self, root: tuple[np.ndarray, np.ndarray] | None = None) -> _Batch | tuple[int, ...] | None:
+        """The root box (all the free features' values, or ``root``'s ranges) evaluated."""
+        engine = self.engine
         f = len(self.free)
         if root is None:
             lo0 = np.zeros((1, f), dtype=np.int32)
@@ -633,11 +655,13 @@ class _Search:
             hi0 = np.asarray(root[1], dtype=np.int32)[None, :]
         sets0 = _range_masks(lo0[0, self.spos], hi0[0, self.spos])[None, :]
         base0 = np.asarray([self.r.base], dtype=object if self.big else np.int64)
-        got = self.evaluate(lo0, hi0, sets0, base0, np.arange(len(self.tree)),
-                            np.zeros(len(self.tree), dtype=np.int64))
-        if not isinstance(got, _Batch):
-            return got
-        stack = [got]
+        everything = np.arange(len(self.tree))
+        return self.evaluate(lo0, hi0, sets0, base0, everything, np.zeros(len(self.tree), dtype=np.int64))
+
+    def descend(self, root: _Batch) -> tuple[int, ...] | None:
+        """The depth-first search below the open boxes ``root``."""
+        engine, deadline = self.engine, self.deadline
+        stack = [root]
         stop = engine._stop
         expanded = 0
         while stack:
@@ -661,6 +685,54 @@ class _Search:
             chunks = [np.sort(by_bound[k:k + width]) for k in range(0, len(by_bound), width)]
             stack.extend(got.take(c) for c in reversed(chunks))  # the lowest bounds on top
         return None
+
+    def probe(self, b: _Batch) -> tuple[int, ...] | None:
+        """A counterexample in the first box of ``b`` at the point :meth:`vote` picks, or ``None`` (nothing
+        proved): the margin there at most the threshold, confirmed by the model itself. On adult's depth-8
+        forest and XGBoost models it found about half of the counterexamples the search would find, at about
+        the cost of one expansion (XGBoost's median AXp: 10.7 -> 6.7 ms CPU)."""
+        got = self.vote(b)
+        if got is None or got[1] > self.r.threshold:
+            return None
+        w = self.witness(got[0])
+        return w if self.engine.model.predict_point(w) != self.label else None
+
+    def vote(self, b: _Batch) -> tuple[np.ndarray, int] | None:
+        """A point of the first box of ``b`` (its free features' values) and the margin there, an exact
+        integer (``None``: the box has no undecided leaf). Only when :attr:`probes` (no hulls).
+
+        Each undecided leaf of lowest value in its tree votes, with its tree's spread of values, for the
+        values its range (or value set) allows inside the box; each free feature takes its most voted
+        value. The margin there is the box's constant part plus the value of the one undecided leaf of
+        each tree that holds the point (the box meets exactly the leaves whose paths it crosses)."""
+        rows = b.rows[:int(np.searchsorted(b.own, 1))]
+        if not len(rows):
+            return None
+        vals = self.r.table[self.rank[rows]]
+        gs = _starts(self.tree[rows])
+        counts = np.diff(gs, append=len(rows))
+        mn = np.repeat(np.minimum.reduceat(vals, gs), counts)
+        spread = np.repeat(np.maximum.reduceat(vals, gs), counts) - mn
+        weight = np.where(vals == mn, spread, 0).astype(np.float64)
+        lo, hi = b.lo[0].astype(np.int64), b.hi[0].astype(np.int64)
+        fl, fh = self.flo[rows], self.fhi[rows]
+        n_free, span = len(lo), int((hi - lo).max(initial=0)) + 2
+        at = np.arange(n_free) * span - lo  # feature f's value v at f * span + v - lo: steps, then sums
+        w = np.repeat(weight, n_free)
+        steps = np.bincount((np.maximum(fl, lo) + at).ravel(), weights=w, minlength=n_free * span)
+        steps -= np.bincount((np.minimum(fh, hi) + 1 + at).ravel(), weights=w, minlength=n_free * span)
+        votes = np.cumsum(steps.reshape(n_free, span), axis=1)
+        votes[np.arange(span)[None, :] > (hi - lo)[:, None]] = -np.inf
+        q = lo + np.argmax(votes, axis=1)
+        bits = np.arange(MASK_BITS, dtype=np.uint64)
+        for k, f in enumerate(self.spos.tolist()):  # features of value sets: votes per value of the box's set
+            allowed = (self.fsets[rows, k] & b.sets[0, k])[:, None] >> bits & np.uint64(1)
+            in_box = (b.sets[0, k] >> bits) & np.uint64(1) != 0
+            q[f] = int(np.argmax(np.where(in_box, weight @ allowed.astype(np.float64), -np.inf)))
+        holds = np.all((fl <= q) & (fh >= q), axis=1)
+        for k, f in enumerate(self.spos.tolist()):
+            holds &= (self.fsets[rows, k] >> np.uint64(q[f])) & np.uint64(1) != 0
+        return q, int(b.base[0]) + self.r.exact_total(self.rank[rows][holds])
 
     def points(self, b: _Batch) -> _Batch | tuple[int, ...] | None:
         """Decide the single points of a batch with the model (points where two leaves of a tree still
