@@ -24,7 +24,7 @@ restrict inside the box is split in two, at the median of those leaves'
 boundaries, and the children of lower bound are searched first. A child box
 only looks at its parent's leaves, so a box costs time in proportion to the
 leaves still undecided, not to the whole ensemble. Boxes are split in batches
-(depth first, the batch widening from 1 to 64 boxes as a search grows long),
+(depth first, the batch doubling from 1 to 64 boxes as a search grows long),
 so that numpy's cost per call is shared by many boxes: on 100 trees of depth 8
 this took the median AXp from 0.074 to 0.048-0.055 s CPU against one box at a
 time. Before the first split one point of the root box is tried: each free
@@ -536,7 +536,9 @@ class _Search:
     """
 
     WIDTH = 64
-    GROW = 2
+    #: The batch width doubles every ``GROW`` expansions (against one more box every 2 or 4: depth-8 forest
+    #: of adult, median AXp 31.5 -> 28.7 ms CPU, XGBoost 6.9 -> 7.2 ms).
+    GROW = 3
 
     def __init__(self, engine: EnsembleBox, r: _Rival, point: Sequence[int], free: np.ndarray, sel: np.ndarray,
                  tree: np.ndarray, rank: np.ndarray, label: int, deadline: Deadline | None) -> None:
@@ -676,7 +678,7 @@ class _Search:
                 continue
             if not isinstance(got, _Batch):
                 return got
-            width = min(self.WIDTH, 1 + expanded // self.GROW)
+            width = min(self.WIDTH, 1 << min(expanded // self.GROW, 16))  # doubling every GROW expansions
             expanded += 1
             if len(got.lo) <= width:
                 stack.append(got)
