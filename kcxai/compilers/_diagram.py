@@ -2,17 +2,27 @@
 
 from __future__ import annotations
 
-from typing import Any
+import threading
+from typing import Any, cast
+
+import numpy as np
 
 from kcxai._errors import InvalidInputError
 from kcxai.arithmetic import Weight
+from kcxai.compilers._mixture_table import MixtureTable, mixture_table
 from kcxai.compilers._table import Table, recursion
 from kcxai.distribution import ProductWeights
-from kcxai.oracle import Box, CountingOracle, OracleSession, SessionBase, per_component
+from kcxai.oracle import Box, BoxOracle, CountingOracle, OracleSession, SessionBase, per_component
 from kcxai.space import FeatureSpace
 from kcxai._types import Point
 
-__all__ = ["DiagramOracle", "DiagramSession", "check_partition", "diagram_oracle"]
+__all__ = ["DiagramOracle", "DiagramSession", "MixtureDiagramOracle", "MixtureDiagramSession", "check_partition",
+           "diagram_oracle", "ONE_PASS_MIN_NODES"]
+
+#: A mixture is counted in one traversal of the diagram (:class:`MixtureDiagramOracle`) when it has at least
+#: this many internal nodes; smaller diagrams are walked once per component (each walk visits only the
+#: nodes the fixed features leave reachable, which beats numpy's per-unit calls on a handful of nodes).
+ONE_PASS_MIN_NODES = 0
 
 
 class DiagramOracle:
@@ -186,6 +196,151 @@ class DiagramSession(SessionBase):
         self._last = None
 
 
+class MixtureDiagramOracle:
+    """The counting oracle of a compiled diagram under a mixture: every component in one traversal, with a
+    vector of ``K`` weights per node (:mod:`kcxai.compilers._mixture_table`).
+
+    Answers exactly what the per-component oracle (:class:`~kcxai.oracle.MixtureOracle` of
+    :class:`DiagramOracle`) answers; box queries are delegated to that oracle, built on first use.
+
+    Attributes
+    ----------
+    language : str
+    space : FeatureSpace
+    n_classes : int
+    table : LevelTable or VtreeTable
+        The diagram (under the first component's weights).
+    mixture : MixtureTable
+        The diagram's structure with every component's weights as columns.
+    """
+
+    def __init__(self, language: str, space: FeatureSpace, table: Table) -> None:
+        self.language = language
+        self.space = space
+        self.table = table
+        self.n_classes = len(table.roots)
+        comps = space.distribution.components
+        self.mixture: MixtureTable = mixture_table(table, [c for c, _ in comps], [pw for _, pw in comps])
+        self._boxes: list[CountingOracle] = []
+        self._lock = threading.Lock()
+
+    def predict_point(self, point: Point) -> int:
+        table = self.table
+        for c in range(self.n_classes):
+            if table.holds(c, point):  # type: ignore[attr-defined]
+                return c
+        raise InvalidInputError(  # pragma: no cover - compile checks the partition
+            f"No class function of the compiled model holds at point {point}.")
+
+    def others(self, label: int) -> tuple[int, ...]:
+        """As :meth:`DiagramOracle.others`."""
+        if self.space.is_exact:
+            return (label,)
+        return tuple(c for c in range(self.n_classes) if c != label)
+
+    def disagree_from(self, factors: np.ndarray, per: np.ndarray) -> Weight:
+        """``disagree_weight`` from the per-feature factors and the per-component counts of :meth:`others`."""
+        mix = self.mixture
+        count = mix.combine(per)
+        if not mix.arith.exact:
+            return count
+        return mix.combine(factors.prod(axis=0)) - count
+
+    def disagree_weight(self, point: Point, label: int, fixed: frozenset[int]) -> Weight:
+        isfixed = [f in fixed for f in range(self.space.n_features)]
+        mix = self.mixture
+        fac = mix.factors(point, isfixed)
+        memo: list[dict[str, Any]] = [{} for _ in range(self.table.n_units)]
+        per = mix.counts(self.others(label), point, isfixed, fac, memo, {}, None, None)
+        return self.disagree_from(fac, per)
+
+    def session(self, point: Point, label: int, fixed: frozenset[int]) -> OracleSession:
+        return MixtureDiagramSession(self, point, label, fixed)
+
+    def per_component(self) -> CountingOracle:
+        """The same diagram answered one component at a time (what box queries use)."""
+        with self._lock:
+            if not self._boxes:
+                self._boxes.append(diagram_oracle(self.language, self.space, self.table, one_pass=False))
+            return self._boxes[0]
+
+    def box_weights(self, box: Box, label: int) -> tuple[Weight, Weight]:
+        """:meth:`DiagramOracle.box_weights`, summed over the components."""
+        return cast(BoxOracle, self.per_component()).box_weights(box, label)
+
+    def box_weights_by_value(self, box: Box, label: int, feature: int) -> tuple[tuple[Weight, Weight], ...]:
+        """:meth:`DiagramOracle.box_weights_by_value`, summed over the components."""
+        return cast(BoxOracle, self.per_component()).box_weights_by_value(box, label, feature)
+
+
+class MixtureDiagramSession(SessionBase):
+    """:class:`DiagramSession` with a vector of ``K`` weights per node: recompute only the units above the
+    feature freed, for every component at once."""
+
+    __slots__ = ("_o", "_point", "_labels", "_isfixed", "_fac", "_memo", "_kept", "_last", "_weight")
+
+    def __init__(self, oracle: MixtureDiagramOracle, point: Point, label: int, fixed: frozenset[int]) -> None:
+        self._o = oracle
+        self._point = tuple(point)
+        self._labels = oracle.others(label)
+        self._isfixed = [f in fixed for f in range(oracle.space.n_features)]
+        self._fac = oracle.mixture.factors(point, self._isfixed)
+        self._memo: list[dict[str, Any]] = [{} for _ in range(oracle.table.n_units)]
+        self._kept: dict[str, Any] = {}
+        self._last: tuple[int, list[dict[str, Any]], Weight] | None = None
+        self._weight: Weight | None = None
+
+    @property
+    def fixed(self) -> frozenset[int]:
+        return frozenset(f for f, x in enumerate(self._isfixed) if x)
+
+    def weight(self) -> Weight:
+        if self._weight is None:
+            per = self._o.mixture.counts(self._labels, self._point, self._isfixed, self._fac, self._memo,
+                                         self._kept, None, None)
+            self._weight = self._o.disagree_from(self._fac, per)
+        return self._weight
+
+    def weight_if_freed(self, feature: int) -> Weight:
+        if not self._isfixed[feature]:
+            return self.weight()
+        last = self._last
+        if last is not None and last[0] == feature:
+            return last[2]
+        o = self._o
+        fac = self._fac.copy()
+        fac[feature] = o.mixture.z[feature]
+        isfixed = list(self._isfixed)
+        isfixed[feature] = False
+        n_units = o.table.n_units
+        affected = [False] * n_units
+        tmp: list[dict[str, Any]] = [{}] * n_units
+        for u in o.table.units_of[feature]:
+            affected[u] = True
+            tmp[u] = {}
+        per = o.mixture.counts(self._labels, self._point, isfixed, fac, self._memo, self._kept, tmp, affected)
+        w = o.disagree_from(fac, per)
+        self._last = (feature, tmp, w)
+        return w
+
+    def free(self, feature: int) -> None:
+        if not self._isfixed[feature]:
+            return
+        last = self._last
+        units = self._o.table.units_of[feature]
+        if last is not None and last[0] == feature:  # keep what weight_if_freed computed
+            for u in units:
+                self._memo[u] = last[1][u]
+            self._weight = last[2]
+        else:
+            for u in units:
+                self._memo[u] = {}
+            self._weight = None
+        self._isfixed[feature] = False
+        self._fac[feature] = self._o.mixture.z[feature]
+        self._last = None
+
+
 def check_partition(oracle: DiagramOracle, model: Any) -> None:
     """The class functions must cover feature space exactly once (their weights sum to the total)."""
     pw = oracle.table.pw
@@ -198,8 +353,19 @@ def check_partition(oracle: DiagramOracle, model: Any) -> None:
             f"their weights sum to {total}, not to the total weight {pw.total}.")
 
 
-def diagram_oracle(language: str, space: FeatureSpace, table: Table) -> CountingOracle:
-    """The oracle of an exported diagram under ``space``'s distribution (one table per mixture component,
-    sharing the diagram's structure)."""
+def diagram_oracle(language: str, space: FeatureSpace, table: Table, *,
+                   one_pass: bool | None = None) -> CountingOracle:
+    """The oracle of an exported diagram under ``space``'s distribution.
+
+    A uniform or product distribution is one table. A mixture of ``K`` products is either counted in one
+    traversal with ``K`` weights per node (:class:`MixtureDiagramOracle`, ``one_pass=True``) or by one table
+    per component sharing the diagram's structure (``one_pass=False``); by default the first when the
+    diagram has at least :data:`ONE_PASS_MIN_NODES` internal nodes. Both answer exactly the same.
+    """
+    comps = space.distribution.components
+    if one_pass is None:
+        one_pass = len(comps) > 1 and table.n_nodes >= ONE_PASS_MIN_NODES  # type: ignore[attr-defined]
+    if one_pass:
+        return MixtureDiagramOracle(language, space, table)
     return per_component(space, lambda pw: DiagramOracle(
         language, space, table if pw is table.pw else table.reweighted(pw)))
