@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from typing import Any, cast
 
 import numpy as np
@@ -17,12 +18,14 @@ from kcxai.space import FeatureSpace
 from kcxai._types import Point
 
 __all__ = ["DiagramOracle", "DiagramSession", "MixtureDiagramOracle", "MixtureDiagramSession", "check_partition",
-           "diagram_oracle", "ONE_PASS_MIN_NODES"]
+           "diagram_oracle", "ONE_PASS_MIN_COMPONENTS"]
 
-#: A mixture is counted in one traversal of the diagram (:class:`MixtureDiagramOracle`) when it has at least
-#: this many internal nodes; smaller diagrams are walked once per component (each walk visits only the
-#: nodes the fixed features leave reachable, which beats numpy's per-unit calls on a handful of nodes).
-ONE_PASS_MIN_NODES = 0
+#: A mixture of at least this many components is counted in one traversal of the diagram
+#: (:class:`MixtureDiagramOracle`); fewer are walked once per component. One walk with a tuple of ``K``
+#: weights per node pays more per node than a walk with one weight: measured on an OBDD-compiled adult tree
+#: of 999 nodes and a 3-tree forest under fitted mixtures, the one pass took 2.4x the per-component walks at
+#: K = 1, 0.85-0.9x at K = 4, 0.45-0.55x at K = 8 and 0.33-0.4x at K = 16 (benchmarks/bench_counting.py).
+ONE_PASS_MIN_COMPONENTS = 4
 
 
 class DiagramOracle:
@@ -238,21 +241,19 @@ class MixtureDiagramOracle:
             return (label,)
         return tuple(c for c in range(self.n_classes) if c != label)
 
-    def disagree_from(self, factors: np.ndarray, per: np.ndarray) -> Weight:
-        """``disagree_weight`` from the per-feature factors and the per-component counts of :meth:`others`."""
-        mix = self.mixture
-        count = mix.combine(per)
-        if not mix.arith.exact:
+    def disagree_from(self, point: Point, isfixed: Sequence[bool], per: Sequence[Weight]) -> Weight:
+        """``disagree_weight`` from the per-component counts of :meth:`others` (see :meth:`DiagramOracle.others`)."""
+        count = self.mixture.combine(per)
+        if not self.space.is_exact:
             return count
-        return mix.combine(factors.prod(axis=0)) - count
+        fixed = {f for f, x in enumerate(isfixed) if x}
+        return self.space.distribution.consistent_weight(point, fixed) - count
 
     def disagree_weight(self, point: Point, label: int, fixed: frozenset[int]) -> Weight:
         isfixed = [f in fixed for f in range(self.space.n_features)]
-        mix = self.mixture
-        fac = mix.factors(point, isfixed)
-        memo: list[dict[str, Any]] = [{} for _ in range(self.table.n_units)]
-        per = mix.counts(self.others(label), point, isfixed, fac, memo, {}, None, None)
-        return self.disagree_from(fac, per)
+        memo: list[dict[Any, Any]] = [{} for _ in range(self.table.n_units)]
+        per = self.mixture.counts(self.others(label), point, isfixed, memo, {}, None, None)
+        return self.disagree_from(point, isfixed, per)
 
     def session(self, point: Point, label: int, fixed: frozenset[int]) -> OracleSession:
         return MixtureDiagramSession(self, point, label, fixed)
@@ -277,17 +278,16 @@ class MixtureDiagramSession(SessionBase):
     """:class:`DiagramSession` with a vector of ``K`` weights per node: recompute only the units above the
     feature freed, for every component at once."""
 
-    __slots__ = ("_o", "_point", "_labels", "_isfixed", "_fac", "_memo", "_kept", "_last", "_weight")
+    __slots__ = ("_o", "_point", "_labels", "_isfixed", "_memo", "_kept", "_last", "_weight")
 
     def __init__(self, oracle: MixtureDiagramOracle, point: Point, label: int, fixed: frozenset[int]) -> None:
         self._o = oracle
         self._point = tuple(point)
         self._labels = oracle.others(label)
         self._isfixed = [f in fixed for f in range(oracle.space.n_features)]
-        self._fac = oracle.mixture.factors(point, self._isfixed)
-        self._memo: list[dict[str, Any]] = [{} for _ in range(oracle.table.n_units)]
-        self._kept: dict[str, Any] = {}
-        self._last: tuple[int, list[dict[str, Any]], Weight] | None = None
+        self._memo: list[dict[Any, Any]] = [{} for _ in range(oracle.table.n_units)]
+        self._kept: dict[Any, Any] = {}
+        self._last: tuple[int, list[dict[Any, Any]], Weight] | None = None
         self._weight: Weight | None = None
 
     @property
@@ -296,9 +296,8 @@ class MixtureDiagramSession(SessionBase):
 
     def weight(self) -> Weight:
         if self._weight is None:
-            per = self._o.mixture.counts(self._labels, self._point, self._isfixed, self._fac, self._memo,
-                                         self._kept, None, None)
-            self._weight = self._o.disagree_from(self._fac, per)
+            per = self._o.mixture.counts(self._labels, self._point, self._isfixed, self._memo, self._kept, None, None)
+            self._weight = self._o.disagree_from(self._point, self._isfixed, per)
         return self._weight
 
     def weight_if_freed(self, feature: int) -> Weight:
@@ -308,18 +307,16 @@ class MixtureDiagramSession(SessionBase):
         if last is not None and last[0] == feature:
             return last[2]
         o = self._o
-        fac = self._fac.copy()
-        fac[feature] = o.mixture.z[feature]
         isfixed = list(self._isfixed)
         isfixed[feature] = False
         n_units = o.table.n_units
         affected = [False] * n_units
-        tmp: list[dict[str, Any]] = [{}] * n_units
+        tmp: list[dict[Any, Any]] = [{}] * n_units
         for u in o.table.units_of[feature]:
             affected[u] = True
             tmp[u] = {}
-        per = o.mixture.counts(self._labels, self._point, isfixed, fac, self._memo, self._kept, tmp, affected)
-        w = o.disagree_from(fac, per)
+        per = o.mixture.counts(self._labels, self._point, isfixed, self._memo, self._kept, tmp, affected)
+        w = o.disagree_from(self._point, isfixed, per)
         self._last = (feature, tmp, w)
         return w
 
@@ -337,7 +334,6 @@ class MixtureDiagramSession(SessionBase):
                 self._memo[u] = {}
             self._weight = None
         self._isfixed[feature] = False
-        self._fac[feature] = self._o.mixture.z[feature]
         self._last = None
 
 
@@ -360,11 +356,11 @@ def diagram_oracle(language: str, space: FeatureSpace, table: Table, *,
     A uniform or product distribution is one table. A mixture of ``K`` products is either counted in one
     traversal with ``K`` weights per node (:class:`MixtureDiagramOracle`, ``one_pass=True``) or by one table
     per component sharing the diagram's structure (``one_pass=False``); by default the first when the
-    diagram has at least :data:`ONE_PASS_MIN_NODES` internal nodes. Both answer exactly the same.
+    mixture has at least :data:`ONE_PASS_MIN_COMPONENTS` components. Both answer exactly the same.
     """
     comps = space.distribution.components
     if one_pass is None:
-        one_pass = len(comps) > 1 and table.n_nodes >= ONE_PASS_MIN_NODES  # type: ignore[attr-defined]
+        one_pass = len(comps) >= ONE_PASS_MIN_COMPONENTS
     if one_pass:
         return MixtureDiagramOracle(language, space, table)
     return per_component(space, lambda pw: DiagramOracle(

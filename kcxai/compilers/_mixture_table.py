@@ -27,24 +27,37 @@ recomputes only the units above it, and committing keeps what was computed.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
 from kcxai.arithmetic import Weight
-from kcxai.compilers._level_arrays import LevelStructure
+from kcxai.compilers._level_arrays import VECTOR_MIN_NODES, LevelStructure
 from kcxai.compilers._level_table import LevelTable
-from kcxai.compilers._table import Table
+from kcxai.compilers._table import Table, recursion
 from kcxai.compilers._vtree_table import VtreeTable
 from kcxai.distribution import ProductWeights
 
 __all__ = ["MixtureTable", "mixture_table", "int64_exact"]
 
 _INT64_SAFE = 1 << 62
+#: The moduli of the multi-modular arithmetic are primes below this: a product of two residues fits int64.
+_MODULUS_BELOW = 1 << 31
 
 #: Per unit, ``{"v": array}``: the unit's node values (one row per node, one column per component).
-UnitMemo = list[dict[str, Any]]
+UnitMemo = list[dict[Any, Any]]
+#: One weight per component.
+Vec = tuple[Weight, ...]
+
+#: Queries with at most this many free features walk the reachable nodes (as
+#: :data:`kcxai.compilers._level_table.RECURSIVE_MAX_FREE`): few nodes, cheaper than numpy's whole units.
+RECURSIVE_MAX_FREE = 3
+
+
+def _mul(a: Vec, b: Vec) -> Vec:
+    return tuple(map(operator.mul, a, b))
 
 
 def int64_exact(pws: Sequence[ProductWeights]) -> bool:
@@ -52,10 +65,50 @@ def int64_exact(pws: Sequence[ProductWeights]) -> bool:
     return all(pw.total < _INT64_SAFE for pw in pws)
 
 
-def _dtype(pws: Sequence[ProductWeights]) -> Any:
-    if not pws[0].arith.exact:
-        return np.float64
-    return np.int64 if int64_exact(pws) else object
+def _is_prime(n: int) -> bool:
+    """Deterministic Miller-Rabin for ``n < 3.4 * 10**14`` (bases 2 .. 17)."""
+    if n < 2:
+        return False
+    bases = (2, 3, 5, 7, 11, 13, 17)
+    if n in bases:
+        return True
+    if any(n % b == 0 for b in bases):
+        return False
+    d, r = n - 1, 0
+    while d % 2 == 0:
+        d //= 2
+        r += 1
+    for a in bases:
+        x = pow(a, d, n)
+        if x in (1, n - 1):
+            continue
+        for _ in range(r - 1):
+            x = x * x % n
+            if x == n - 1:
+                break
+        else:
+            return False
+    return True
+
+
+_PRIMES: list[int] = []
+
+
+def moduli(bound: int) -> tuple[int, ...]:
+    """The largest primes below ``2**31`` whose product exceeds ``bound``."""
+    out: list[int] = []
+    product = 1
+    i = 0
+    while product <= bound:
+        if i == len(_PRIMES):
+            n = (_PRIMES[-1] if _PRIMES else _MODULUS_BELOW) - 1
+            while not _is_prime(n):
+                n -= 1
+            _PRIMES.append(n)
+        out.append(_PRIMES[i])
+        product *= _PRIMES[i]
+        i += 1
+    return tuple(out)
 
 
 class MixtureTable:
@@ -73,6 +126,13 @@ class MixtureTable:
         ``c_k`` per component.
     pws : sequence of ProductWeights
         ``P_k`` per component.
+
+    Attributes
+    ----------
+    primes : tuple of int
+        Exact weights past ``int64``: each component's counts are computed modulo these primes (one column
+        per component and prime) and rebuilt by the Chinese remainder theorem; their product exceeds every
+        component's total, so the rebuilt count is the exact one. Empty otherwise.
     """
 
     order_units: list[int]
@@ -80,23 +140,52 @@ class MixtureTable:
 
     def __init__(self, table: Table, coefficients: Sequence[Weight], pws: Sequence[ProductWeights]) -> None:
         self.table = table
+        self.n_nodes: int = table.n_nodes  # type: ignore[attr-defined]
         self.coefficients = tuple(coefficients)
         self.pws = tuple(pws)
         self.arith = pws[0].arith
-        self.dtype = _dtype(pws)
+        self.exact = self.arith.exact
+        self.dtype = np.int64 if self.exact else np.float64
+        self.primes: tuple[int, ...] = () if not self.exact or int64_exact(pws) else \
+            moduli(max(pw.total for pw in pws))
         self.k = len(pws)
+        m = len(self.primes)
+        self.cols = self.k * max(m, 1)
+        self.mod = np.asarray(self.primes * self.k, dtype=np.int64) if m else None
+        if m:  # the Chinese remainder theorem: x = sum_i r_i * e_i mod M
+            big_m = 1
+            for p in self.primes:
+                big_m *= p
+            self._crt = (big_m, tuple((big_m // p) * pow(big_m // p, -1, p) % big_m for p in self.primes))
         space = table.space
         self.n_features = space.n_features
-        # per feature, the (values, K) weights and the (K,) totals
+        # per feature, the (values, columns) weights and the (columns,) totals
         self.w = [self._arr([[pw.weights[f][v] for pw in pws] for v in range(space.features[f].size)])
                   for f in range(self.n_features)]
         self.z = self._arr([[pw.totals[f] for pw in pws] for f in range(self.n_features)])
+        # the same as tuples of Python weights, for the walk
+        self.wv = [[tuple(pw.weights[f][v] for pw in pws) for v in range(space.features[f].size)]
+                   for f in range(self.n_features)]
+        self.zv = [tuple(pw.totals[f] for pw in pws) for f in range(self.n_features)]
+        self.ones: Vec = (self.arith.one,) * self.k
         self.pair_members: list[tuple[int, ...]] = [()]  # pair 0: no feature (factor 1)
         self._pair_index: dict[tuple[int, ...], int] = {(): 0}
 
-    def _arr(self, rows: Any) -> np.ndarray:
-        return np.asarray(rows, dtype=self.dtype).reshape(len(rows), -1) if len(rows) else \
-            np.zeros((0, self.k), dtype=self.dtype)
+    def _arr(self, rows: Sequence[Sequence[Weight]]) -> np.ndarray:
+        """Rows of one weight per component as an array of one column per component (and prime)."""
+        if self.primes:
+            rows = [[x % p for x in row for p in self.primes] for row in rows]
+        if not len(rows):
+            return np.zeros((0, self.cols), dtype=self.dtype)
+        return np.asarray(rows, dtype=self.dtype).reshape(len(rows), self.cols)
+
+    def mul(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """``a * b`` (modulo the primes in multi-modular arithmetic)."""
+        return a * b if self.mod is None else a * b % self.mod
+
+    def reduce(self, a: np.ndarray) -> np.ndarray:
+        """``a`` reduced modulo the primes (in multi-modular arithmetic; else itself)."""
+        return a if self.mod is None else a % self.mod
 
     def _pair(self, features: Sequence[int]) -> int:
         key = tuple(sorted(features))
@@ -111,9 +200,10 @@ class MixtureTable:
         for p, feats in enumerate(self.pair_members):
             member[p, list(feats)] = True
         self.member = member
+        self._used = [f for f in range(self.n_features) if member[:, f].any()]
 
     def factors(self, point: Sequence[int], isfixed: Sequence[bool]) -> np.ndarray:
-        """Per feature, the ``(K,)`` factor: ``w_k(v_f)`` if fixed, ``Z_k(f)`` if free."""
+        """Per feature, the factor of each column: ``w_k(v_f)`` if fixed, ``Z_k(f)`` if free."""
         fac = self.z.copy()
         for f in range(self.n_features):
             if isfixed[f]:
@@ -121,9 +211,12 @@ class MixtureTable:
         return fac
 
     def pair_products(self, fac: np.ndarray) -> np.ndarray:
-        """Per pair, the ``(K,)`` product of the factors of its features."""
-        one = np.ones((1, 1), dtype=self.dtype) if self.dtype is not object else np.full((1, 1), 1, dtype=object)
-        return np.where(self.member[:, :, None], fac[None, :, :], one).prod(axis=1)
+        """Per pair, the product of the factors of its features (one column per component and prime)."""
+        out = np.ones((len(self.pair_members), self.cols), dtype=self.dtype)
+        one = np.ones(self.cols, dtype=self.dtype)
+        for f in self._used:
+            out = self.mul(out, np.where(self.member[:, f, None], fac[f][None, :], one[None, :]))
+        return out
 
     def unit_values(self, u: int, val: np.ndarray, sm: np.ndarray, point: Sequence[int],
                     isfixed: Sequence[bool], fac: np.ndarray) -> np.ndarray:  # pragma: no cover - abstract
@@ -134,19 +227,43 @@ class MixtureTable:
 
     def new_values(self) -> np.ndarray:
         """The node value array with the terminals set (0 = FALSE, 1 = TRUE)."""
-        val = np.zeros((self._n_nodes(), self.k), dtype=self.dtype)
+        val = np.zeros((self._n_ids(), self.cols), dtype=self.dtype)
         val[1] = 1
         return val
 
-    def _n_nodes(self) -> int:  # pragma: no cover - abstract
+    def _n_ids(self) -> int:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def counts(self, labels: Sequence[int], point: Sequence[int], isfixed: Sequence[bool], fac: np.ndarray,
-               memo: UnitMemo, kept: dict[str, Any], tmp: UnitMemo | None,
-               affected: Sequence[bool] | None) -> np.ndarray:
-        """Per component, the weight of ``{x : kappa(x) in labels, x_S = v_S}``: ``memo[u]["v"]`` holds unit
-        ``u``'s values for the current fixed set, except for the ``affected`` units (into ``tmp``); ``kept``
-        holds the node values from the last query and which unit array each unit's rows were copied from."""
+    def counts(self, labels: Sequence[int], point: Sequence[int], isfixed: Sequence[bool], memo: UnitMemo,
+               kept: dict[str, Any], tmp: UnitMemo | None, affected: Sequence[bool] | None) -> list[Weight]:
+        """Per component, the weight of ``{x : kappa(x) in labels, x_S = v_S}``.
+
+        ``memo[u]`` holds unit ``u``'s values for the current fixed set (under ``"v"`` the unit's array, under
+        a node's id that node's vector), except for the ``affected`` units (into ``tmp``); ``kept`` holds the
+        node array from the last array query and which unit array each unit's rows were copied from. Queries
+        with at most :data:`RECURSIVE_MAX_FREE` free features, on diagrams of fewer than
+        :data:`~kcxai.compilers._level_arrays.VECTOR_MIN_NODES` internal nodes, and all of them when the arrays
+        would be multi-modular (whose ``%`` costs more than the reachable nodes' Python integers: measured
+        3x slower on an adult tree under a fitted mixture of 8), walk the reachable nodes recursively with a
+        tuple of ``K`` Python weights per node; the others compute every node of the units with numpy.
+        """
+        n_free = len(isfixed) - sum(isfixed)
+        if self.primes or n_free <= RECURSIVE_MAX_FREE or self.n_nodes < VECTOR_MIN_NODES:
+            facs = [self.wv[f][point[f]] if isfixed[f] else self.zv[f] for f in range(self.n_features)]
+            with recursion(self.table.depth):
+                return self.walk(labels, point, isfixed, facs, memo, tmp, affected)
+        return self.per_component(self.array_counts(labels, point, isfixed, memo, kept, tmp, affected))
+
+    def walk(self, labels: Sequence[int], point: Sequence[int], isfixed: Sequence[bool], facs: list[Vec],
+             memo: UnitMemo, tmp: UnitMemo | None, affected: Sequence[bool] | None
+             ) -> list[Weight]:  # pragma: no cover - abstract
+        """:meth:`counts` by a walk of the reachable nodes, a tuple of ``K`` Python weights per node."""
+        raise NotImplementedError
+
+    def array_counts(self, labels: Sequence[int], point: Sequence[int], isfixed: Sequence[bool], memo: UnitMemo,
+                     kept: dict[str, Any], tmp: UnitMemo | None, affected: Sequence[bool] | None) -> np.ndarray:
+        """:meth:`counts` with numpy, a unit at a time: one column per component (and prime)."""
+        fac = self.factors(point, isfixed)
         sm = self.pair_products(fac)
         val = kept.get("val")
         if val is None:
@@ -164,15 +281,24 @@ class MixtureTable:
             if copied.get(u) is not got:
                 val[ids] = got
                 copied[u] = got
-        total = np.zeros(self.k, dtype=self.dtype)
+        total = np.zeros(self.cols, dtype=self.dtype)
         for label in labels:
-            total = total + self.root_value(label, val, sm)
+            total = self.reduce(total + self.root_value(label, val, sm))
         return total
 
-    def combine(self, per: np.ndarray) -> Weight:
-        """``sum_k c_k * per_k`` in the space's arithmetic (Python ints when exact)."""
+    def per_component(self, per: np.ndarray) -> list[Weight]:
+        """The counts of :meth:`counts` as one weight per component (rebuilt from their residues)."""
+        if not self.primes:
+            return cast(list[Weight], per.tolist())
+        big_m, e = self._crt
+        m = len(self.primes)
+        flat = per.tolist()
+        return [sum(r * x for r, x in zip(flat[k * m:(k + 1) * m], e)) % big_m for k in range(self.k)]
+
+    def combine(self, per: Sequence[Weight]) -> Weight:
+        """``sum_k c_k * count_k`` in the space's arithmetic (Python ints when exact)."""
         total = self.arith.zero
-        for c, x in zip(self.coefficients, per.tolist()):
+        for c, x in zip(self.coefficients, per):
             if x:
                 total += c * x
         return total
@@ -199,9 +325,67 @@ class LevelMixture(MixtureTable):
                        for lv, masks in enumerate(s.edge_masks)]
         self.order_units = list(range(n_levels - 1, -1, -1))
         self.ids = s.ids
+        self.wedges: list[tuple[tuple[Vec, int, int], ...]] = [
+            tuple((tuple(pw.mask_weight(f, m) for pw in pws), c, table.lev[c]) for m, c in table.edges[n])
+            if f >= 0 else () for n, f in enumerate(table.feature)]
 
-    def _n_nodes(self) -> int:
+    def _n_ids(self) -> int:
         return self.s.n_nodes
+
+    def walk(self, labels: Sequence[int], point: Sequence[int], isfixed: Sequence[bool], facs: list[Vec],
+             memo: UnitMemo, tmp: UnitMemo | None, affected: Sequence[bool] | None) -> list[Weight]:
+        t = self.t
+        lev, feature, vchild, wedges, ones = t.lev, t.feature, t.vchild, self.wedges, self.ones
+        mul, add = operator.mul, operator.add
+        lfac = [facs[f] for f in t.order]
+        skips: dict[tuple[int, int], Vec] = {}
+
+        def skip(a: int, b: int) -> Vec:  # the product of the factors of the levels strictly between a and b
+            r = skips.get((a, b))
+            if r is None:
+                r = ones
+                for j in range(a + 1, b):
+                    r = _mul(r, lfac[j])
+                skips[(a, b)] = r
+            return r
+
+        def value(n: int) -> Vec | None:  # None: weight 0 in every component
+            if n <= 1:
+                return ones if n else None
+            ln = lev[n]
+            store = tmp[ln] if affected is not None and affected[ln] else memo[ln]  # type: ignore[index]
+            r = store.get(n, store)
+            if r is not store:
+                return r  # type: ignore[no-any-return]
+            f = feature[n]
+            if isfixed[f]:
+                c = vchild[n][point[f]]
+                r = value(c)
+                if r is not None:
+                    lc = lev[c]
+                    r = tuple(map(mul, r, facs[f] if lc <= ln + 1 else _mul(facs[f], skip(ln, lc))))
+            else:
+                r = None
+                for w, c, lc in wedges[n]:
+                    x = value(c)
+                    if x is not None:
+                        x = tuple(map(mul, x, w if lc <= ln + 1 else _mul(w, skip(ln, lc))))
+                        r = x if r is None else tuple(map(add, r, x))
+            store[n] = r
+            return r
+
+        total = [self.arith.zero] * self.k
+        for label in labels:
+            root = t.roots[label]
+            r = value(root)
+            if r is not None and lev[root] > 0:
+                r = _mul(r, skip(-1, lev[root]))
+            if t.negated[label]:  # the complement: every point's weight minus the root's
+                full = skip(-1, t.n_levels)
+                r = full if r is None else tuple([a - b for a, b in zip(full, r)])
+            if r is not None:
+                total = [a + b for a, b in zip(total, r)]
+        return total
 
     def unit_values(self, u: int, val: np.ndarray, sm: np.ndarray, point: Sequence[int],
                     isfixed: Sequence[bool], fac: np.ndarray) -> np.ndarray:
@@ -209,15 +393,15 @@ class LevelMixture(MixtureTable):
         f = self.t.order[u]
         if isfixed[f]:
             v = point[f]
-            return val[s.vchild[u][:, v]] * sm[s.vpair[u][:, v]] * fac[f]
-        contrib = self.edge_w[u] * sm[s.edge_pair[u]] * val[s.edge_child[u]]
-        return np.add.reduceat(contrib, s.starts[u], axis=0)
+            return self.mul(self.mul(val[s.vchild[u][:, v]], sm[s.vpair[u][:, v]]), fac[f])
+        contrib = self.mul(self.mul(self.edge_w[u], sm[s.edge_pair[u]]), val[s.edge_child[u]])
+        return self.reduce(np.add.reduceat(contrib, s.starts[u], axis=0))
 
     def root_value(self, label: int, val: np.ndarray, sm: np.ndarray) -> np.ndarray:
         root = self.t.roots[label]
-        r = val[root] * sm[self.root_pair[label]]
+        r = self.mul(val[root], sm[self.root_pair[label]])
         if self.t.negated[label]:  # the complement: every point's weight minus the root's
-            r = sm[self.full_pair] - r
+            r = self.reduce(sm[self.full_pair] - r)
         return r
 
 
@@ -247,6 +431,8 @@ class VtreeMixture(MixtureTable):
                                      dtype=bool).reshape(len(leaves[x]), self._size(x)) for x in range(n_v)]
         self.leaf_w = [self._arr([[pw.mask_weight(table.data[n][0], table.data[n][1]) for pw in pws]
                                   for n in leaves[x]]) for x in range(n_v)]
+        self.leaf_wv: list[Vec] = [tuple(pw.mask_weight(*table.data[n]) for pw in pws) if kind == 1 else ()
+                                   for n, kind in enumerate(table.kind)]
         self.elem = []
         for x in range(n_v):
             prime: list[int] = []
@@ -267,8 +453,65 @@ class VtreeMixture(MixtureTable):
         f = self.leaf_feature[x]
         return self.t.space.features[f].size if f >= 0 else 0
 
-    def _n_nodes(self) -> int:
+    def _n_ids(self) -> int:
         return len(self.t.kind)
+
+    def walk(self, labels: Sequence[int], point: Sequence[int], isfixed: Sequence[bool], facs: list[Vec],
+             memo: UnitMemo, tmp: UnitMemo | None, affected: Sequence[bool] | None) -> list[Weight]:
+        t = self.t
+        kind, elems, home, pair_feats, leaf_wv, ones = t.kind, t.elems, t.home, t.pair_feats, self.leaf_wv, self.ones
+        mul, add = operator.mul, operator.add
+        smooth: dict[int, Vec] = {}
+
+        def sm(k: int) -> Vec:
+            r = smooth.get(k)
+            if r is None:
+                r = ones
+                for f in pair_feats[k]:
+                    r = _mul(r, facs[f])
+                smooth[k] = r
+            return r
+
+        def value(n: int) -> Vec | None:  # None: weight 0 in every component
+            k = kind[n]
+            if k == 0:
+                return ones if n else None
+            if k == 1:
+                f, mask = t.data[n]
+                if isfixed[f]:
+                    return facs[f] if mask >> point[f] & 1 else None
+                return leaf_wv[n]
+            h = home[n]
+            store = tmp[h] if affected is not None and affected[h] else memo[h]  # type: ignore[index]
+            r = store.get(n, store)
+            if r is not store:
+                return r  # type: ignore[no-any-return]
+            r = None
+            for p, s_, kp, ks in elems[n]:
+                a = value(p)
+                if a is None:
+                    continue
+                b = value(s_)
+                if b is None:
+                    continue
+                if kp >= 0:
+                    a = tuple(map(mul, a, sm(kp)))
+                if ks >= 0:
+                    b = tuple(map(mul, b, sm(ks)))
+                x = tuple(map(mul, a, b))
+                r = x if r is None else tuple(map(add, r, x))
+            store[n] = r
+            return r
+
+        total = [self.arith.zero] * self.k
+        for label in labels:
+            r = value(t.roots[label])
+            k = t.root_pairs[label]
+            if r is not None:
+                if k >= 0:
+                    r = _mul(r, sm(k))
+                total = [a + b for a, b in zip(total, r)]
+        return total
 
     def unit_values(self, u: int, val: np.ndarray, sm: np.ndarray, point: Sequence[int],
                     isfixed: Sequence[bool], fac: np.ndarray) -> np.ndarray:
@@ -283,12 +526,12 @@ class VtreeMixture(MixtureTable):
                 parts.append(self.leaf_w[u])
         prime, sub, kp, ks, starts = self.elem[u]
         if len(starts):
-            contrib = (val[prime] * sm[kp]) * (val[sub] * sm[ks])
-            parts.append(np.add.reduceat(contrib, starts, axis=0))
+            contrib = self.mul(self.mul(val[prime], sm[kp]), self.mul(val[sub], sm[ks]))
+            parts.append(self.reduce(np.add.reduceat(contrib, starts, axis=0)))
         return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
     def root_value(self, label: int, val: np.ndarray, sm: np.ndarray) -> np.ndarray:
-        return val[self.t.roots[label]] * sm[self.root_pair[label]]
+        return self.mul(val[self.t.roots[label]], sm[self.root_pair[label]])
 
 
 def mixture_table(table: Table, coefficients: Sequence[Weight], pws: Sequence[ProductWeights]) -> MixtureTable:
