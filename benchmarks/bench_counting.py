@@ -209,8 +209,8 @@ def _diagram_models(leaves: int, ks: Sequence[int]) -> list[tuple[str, Any, np.n
 def part3(n_instances: int, ks: Sequence[int], leaves: int) -> None:
     from kcxai.compilers._diagram import diagram_oracle
 
-    print(f"\nCompiled diagrams (obdd) under fitted mixtures: CPU ms per explanation, median over the same "
-          f"instances; one pass (K weights per node) vs one table per component")
+    print("\nCompiled diagrams (obdd) under fitted mixtures: CPU ms per explanation, median over the same "
+          "instances; one pass (K weights per node) vs one table per component")
     print(f"{'model':26} {'method':16} {'one pass':>9} {'per comp.':>9} {'ratio':>7} {'load':>5}")
     for label, model, X in _diagram_models(leaves, ks):
         compiled = kcxai.compile_model(model, "obdd")

@@ -6,7 +6,6 @@ import threading
 from collections.abc import Sequence
 from typing import Any, cast
 
-import numpy as np
 
 from kcxai._errors import InvalidInputError
 from kcxai.arithmetic import Weight

@@ -147,7 +147,7 @@ class MixtureTable:
         self.exact = self.arith.exact
         self.dtype = np.int64 if self.exact else np.float64
         self.primes: tuple[int, ...] = () if not self.exact or int64_exact(pws) else \
-            moduli(max(pw.total for pw in pws))
+            moduli(int(max(pw.total for pw in pws)))
         self.k = len(pws)
         m = len(self.primes)
         self.cols = self.k * max(m, 1)
