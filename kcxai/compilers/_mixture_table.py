@@ -3,24 +3,27 @@
 Counting is linear in the distribution, so under ``sum_k c_k P_k`` the weight of a set is
 ``sum_k c_k P_k(set)`` (:mod:`kcxai.distribution`). :func:`~kcxai.compilers._diagram.diagram_oracle`
 can answer that with one product oracle per component (``K`` tables, ``K`` walks per query), or, as
-here, with one walk of the shared structure carrying a row of ``K`` weights per node: the recursions of
-:mod:`kcxai.compilers._wmc` with every weight a vector, computed unit by unit with numpy (a whole level of
-the OBDD table, or every node over one vtree node of the SDD table, at once):
+here, with one traversal of the shared structure carrying ``K`` weights per node: the recursions of
+:mod:`kcxai.compilers._wmc` with every weight a vector,
 
-    OBDD, free feature:  V_l = reduceat(w_k(E_e) * skip_k(l, l_e) * V_k[child_e])
-    OBDD, fixed feature: V_l = w_k(v_f) * skip_k(l, l_c) * V_k[vchild[:, v_f]]
-    SDD decision node:   V(n) = sum_i sm_k(xl, p_i) * V_k(p_i) * sm_k(xr, s_i) * V_k(s_i)
+    OBDD, free feature:  V_k(n) = sum_e w_k(E_e) * skip_k(l, l_e) * V_k(child_e)
+    OBDD, fixed feature: V_k(n) = w_k(v_f) * skip_k(l, l_c) * V_k(c)
+    SDD decision node:   V_k(n) = sum_i sm_k(xl, p_i) * V_k(p_i) * sm_k(xr, s_i) * V_k(s_i)
 
-(one column per component ``k``). Skip and smoothing factors are products of per-feature factors over a
-set of features, computed for all sets and components at once.
+and the coefficients ``c_k`` applied once, to the ``K`` counts of the roots.
 
-Exactness. Every entry is one component's weight of a set of points, at most that component's total.
-When every component's total is below ``2**62`` the arrays are ``int64`` and exact; in float spaces they
-are ``float64`` (the per-component path's rounding, summed in another order); otherwise they hold Python
-integers (numpy ``object`` arrays: one traversal still, exact, at Python-integer speed). The
-coefficients ``c_k`` are applied once, in Python arithmetic, to the ``K`` counts of the roots.
+Two evaluations, chosen per query (:meth:`MixtureTable.counts`):
 
-Sessions keep each unit's array for the current fixed set, as the per-component sessions keep their
+* a *walk* of the nodes the fixed features leave reachable, each node's value a tuple of ``K`` Python
+  weights (exact integers of any size, or floats): one visit per node instead of ``K``;
+* on large diagrams with several free features, whole *units* at once with numpy (a level of the OBDD
+  table, every node over one vtree node of the SDD table), one column per component, when the counts fit:
+  every entry is one component's weight of a set of points, at most that component's total, so with every
+  total below ``2**62`` ``int64`` is exact; float spaces use ``float64`` (the per-component path's
+  rounding, summed in another order). Skip and smoothing factors are products of per-feature factors over
+  a set of features, computed for all sets and components at once.
+
+Sessions keep each unit's values for the current fixed set, as the per-component sessions keep their
 nodes' values (:class:`~kcxai.compilers._diagram.DiagramSession`): asking about freeing a feature
 recomputes only the units above it, and committing keeps what was computed.
 """
@@ -43,9 +46,6 @@ from kcxai.distribution import ProductWeights
 __all__ = ["MixtureTable", "mixture_table", "int64_exact"]
 
 _INT64_SAFE = 1 << 62
-#: The moduli of the multi-modular arithmetic are primes below this: a product of two residues fits int64.
-_MODULUS_BELOW = 1 << 31
-
 #: Per unit, ``{"v": array}``: the unit's node values (one row per node, one column per component).
 UnitMemo = list[dict[Any, Any]]
 #: One weight per component.
@@ -63,52 +63,6 @@ def _mul(a: Vec, b: Vec) -> Vec:
 def int64_exact(pws: Sequence[ProductWeights]) -> bool:
     """Whether every component's counts are exact in ``int64`` (each total below ``2**62``)."""
     return all(pw.total < _INT64_SAFE for pw in pws)
-
-
-def _is_prime(n: int) -> bool:
-    """Deterministic Miller-Rabin for ``n < 3.4 * 10**14`` (bases 2 .. 17)."""
-    if n < 2:
-        return False
-    bases = (2, 3, 5, 7, 11, 13, 17)
-    if n in bases:
-        return True
-    if any(n % b == 0 for b in bases):
-        return False
-    d, r = n - 1, 0
-    while d % 2 == 0:
-        d //= 2
-        r += 1
-    for a in bases:
-        x = pow(a, d, n)
-        if x in (1, n - 1):
-            continue
-        for _ in range(r - 1):
-            x = x * x % n
-            if x == n - 1:
-                break
-        else:
-            return False
-    return True
-
-
-_PRIMES: list[int] = []
-
-
-def moduli(bound: int) -> tuple[int, ...]:
-    """The largest primes below ``2**31`` whose product exceeds ``bound``."""
-    out: list[int] = []
-    product = 1
-    i = 0
-    while product <= bound:
-        if i == len(_PRIMES):
-            n = (_PRIMES[-1] if _PRIMES else _MODULUS_BELOW) - 1
-            while not _is_prime(n):
-                n -= 1
-            _PRIMES.append(n)
-        out.append(_PRIMES[i])
-        product *= _PRIMES[i]
-        i += 1
-    return tuple(out)
 
 
 class MixtureTable:
@@ -129,10 +83,9 @@ class MixtureTable:
 
     Attributes
     ----------
-    primes : tuple of int
-        Exact weights past ``int64``: each component's counts are computed modulo these primes (one column
-        per component and prime) and rebuilt by the Chinese remainder theorem; their product exceeds every
-        component's total, so the rebuilt count is the exact one. Empty otherwise.
+    arrays : bool
+        Whether numpy may count (every component's counts fit ``int64``, or a float space); else every
+        query walks the reachable nodes with Python weights.
     """
 
     order_units: list[int]
@@ -146,17 +99,8 @@ class MixtureTable:
         self.arith = pws[0].arith
         self.exact = self.arith.exact
         self.dtype = np.int64 if self.exact else np.float64
-        self.primes: tuple[int, ...] = () if not self.exact or int64_exact(pws) else \
-            moduli(int(max(pw.total for pw in pws)))
+        self.arrays = not self.exact or int64_exact(pws)
         self.k = len(pws)
-        m = len(self.primes)
-        self.cols = self.k * max(m, 1)
-        self.mod = np.asarray(self.primes * self.k, dtype=np.int64) if m else None
-        if m:  # the Chinese remainder theorem: x = sum_i r_i * e_i mod M
-            big_m = 1
-            for p in self.primes:
-                big_m *= p
-            self._crt = (big_m, tuple((big_m // p) * pow(big_m // p, -1, p) % big_m for p in self.primes))
         space = table.space
         self.n_features = space.n_features
         # per feature, the (values, columns) weights and the (columns,) totals
@@ -172,20 +116,11 @@ class MixtureTable:
         self._pair_index: dict[tuple[int, ...], int] = {(): 0}
 
     def _arr(self, rows: Sequence[Sequence[Weight]]) -> np.ndarray:
-        """Rows of one weight per component as an array of one column per component (and prime)."""
-        if self.primes:
-            rows = [[x % p for x in row for p in self.primes] for row in rows]
-        if not len(rows):
-            return np.zeros((0, self.cols), dtype=self.dtype)
-        return np.asarray(rows, dtype=self.dtype).reshape(len(rows), self.cols)
-
-    def mul(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        """``a * b`` (modulo the primes in multi-modular arithmetic)."""
-        return a * b if self.mod is None else a * b % self.mod
-
-    def reduce(self, a: np.ndarray) -> np.ndarray:
-        """``a`` reduced modulo the primes (in multi-modular arithmetic; else itself)."""
-        return a if self.mod is None else a % self.mod
+        """Rows of one weight per component as an array of one column per component (empty without
+        :attr:`arrays`)."""
+        if not self.arrays or not len(rows):
+            return np.zeros((0, self.k), dtype=self.dtype)
+        return np.asarray(rows, dtype=self.dtype).reshape(len(rows), self.k)
 
     def _pair(self, features: Sequence[int]) -> int:
         key = tuple(sorted(features))
@@ -211,11 +146,11 @@ class MixtureTable:
         return fac
 
     def pair_products(self, fac: np.ndarray) -> np.ndarray:
-        """Per pair, the product of the factors of its features (one column per component and prime)."""
-        out = np.ones((len(self.pair_members), self.cols), dtype=self.dtype)
-        one = np.ones(self.cols, dtype=self.dtype)
+        """Per pair, the product of the factors of its features (one column per component)."""
+        out = np.ones((len(self.pair_members), self.k), dtype=self.dtype)
+        one = np.ones(self.k, dtype=self.dtype)
         for f in self._used:
-            out = self.mul(out, np.where(self.member[:, f, None], fac[f][None, :], one[None, :]))
+            out = out * np.where(self.member[:, f, None], fac[f][None, :], one[None, :])
         return out
 
     def unit_values(self, u: int, val: np.ndarray, sm: np.ndarray, point: Sequence[int],
@@ -227,7 +162,7 @@ class MixtureTable:
 
     def new_values(self) -> np.ndarray:
         """The node value array with the terminals set (0 = FALSE, 1 = TRUE)."""
-        val = np.zeros((self._n_ids(), self.cols), dtype=self.dtype)
+        val = np.zeros((self._n_ids(), self.k), dtype=self.dtype)
         val[1] = 1
         return val
 
@@ -242,17 +177,16 @@ class MixtureTable:
         a node's id that node's vector), except for the ``affected`` units (into ``tmp``); ``kept`` holds the
         node array from the last array query and which unit array each unit's rows were copied from. Queries
         with at most :data:`RECURSIVE_MAX_FREE` free features, on diagrams of fewer than
-        :data:`~kcxai.compilers._level_arrays.VECTOR_MIN_NODES` internal nodes, and all of them when the arrays
-        would be multi-modular (whose ``%`` costs more than the reachable nodes' Python integers: measured
-        3x slower on an adult tree under a fitted mixture of 8), walk the reachable nodes recursively with a
-        tuple of ``K`` Python weights per node; the others compute every node of the units with numpy.
+        :data:`~kcxai.compilers._level_arrays.VECTOR_MIN_NODES` internal nodes, and all of them when the counts
+        do not fit ``int64``, walk the reachable nodes recursively with a tuple of ``K`` Python weights per
+        node; the others compute every node of the units with numpy.
         """
         n_free = len(isfixed) - sum(isfixed)
-        if self.primes or n_free <= RECURSIVE_MAX_FREE or self.n_nodes < VECTOR_MIN_NODES:
+        if not self.arrays or n_free <= RECURSIVE_MAX_FREE or self.n_nodes < VECTOR_MIN_NODES:
             facs = [self.wv[f][point[f]] if isfixed[f] else self.zv[f] for f in range(self.n_features)]
             with recursion(self.table.depth):
                 return self.walk(labels, point, isfixed, facs, memo, tmp, affected)
-        return self.per_component(self.array_counts(labels, point, isfixed, memo, kept, tmp, affected))
+        return cast(list[Weight], self.array_counts(labels, point, isfixed, memo, kept, tmp, affected).tolist())
 
     def walk(self, labels: Sequence[int], point: Sequence[int], isfixed: Sequence[bool], facs: list[Vec],
              memo: UnitMemo, tmp: UnitMemo | None, affected: Sequence[bool] | None
@@ -281,19 +215,10 @@ class MixtureTable:
             if copied.get(u) is not got:
                 val[ids] = got
                 copied[u] = got
-        total = np.zeros(self.cols, dtype=self.dtype)
+        total = np.zeros(self.k, dtype=self.dtype)
         for label in labels:
-            total = self.reduce(total + self.root_value(label, val, sm))
+            total = total + self.root_value(label, val, sm)
         return total
-
-    def per_component(self, per: np.ndarray) -> list[Weight]:
-        """The counts of :meth:`counts` as one weight per component (rebuilt from their residues)."""
-        if not self.primes:
-            return cast(list[Weight], per.tolist())
-        big_m, e = self._crt
-        m = len(self.primes)
-        flat = per.tolist()
-        return [sum(r * x for r, x in zip(flat[k * m:(k + 1) * m], e)) % big_m for k in range(self.k)]
 
     def combine(self, per: Sequence[Weight]) -> Weight:
         """``sum_k c_k * count_k`` in the space's arithmetic (Python ints when exact)."""
@@ -393,15 +318,15 @@ class LevelMixture(MixtureTable):
         f = self.t.order[u]
         if isfixed[f]:
             v = point[f]
-            return self.mul(self.mul(val[s.vchild[u][:, v]], sm[s.vpair[u][:, v]]), fac[f])
-        contrib = self.mul(self.mul(self.edge_w[u], sm[s.edge_pair[u]]), val[s.edge_child[u]])
-        return self.reduce(np.add.reduceat(contrib, s.starts[u], axis=0))
+            return val[s.vchild[u][:, v]] * sm[s.vpair[u][:, v]] * fac[f]
+        contrib = self.edge_w[u] * sm[s.edge_pair[u]] * val[s.edge_child[u]]
+        return np.add.reduceat(contrib, s.starts[u], axis=0)
 
     def root_value(self, label: int, val: np.ndarray, sm: np.ndarray) -> np.ndarray:
         root = self.t.roots[label]
-        r = self.mul(val[root], sm[self.root_pair[label]])
+        r = val[root] * sm[self.root_pair[label]]
         if self.t.negated[label]:  # the complement: every point's weight minus the root's
-            r = self.reduce(sm[self.full_pair] - r)
+            r = sm[self.full_pair] - r
         return r
 
 
@@ -526,12 +451,12 @@ class VtreeMixture(MixtureTable):
                 parts.append(self.leaf_w[u])
         prime, sub, kp, ks, starts = self.elem[u]
         if len(starts):
-            contrib = self.mul(self.mul(val[prime], sm[kp]), self.mul(val[sub], sm[ks]))
-            parts.append(self.reduce(np.add.reduceat(contrib, starts, axis=0)))
+            contrib = (val[prime] * sm[kp]) * (val[sub] * sm[ks])
+            parts.append(np.add.reduceat(contrib, starts, axis=0))
         return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
     def root_value(self, label: int, val: np.ndarray, sm: np.ndarray) -> np.ndarray:
-        return self.mul(val[self.t.roots[label]], sm[self.root_pair[label]])
+        return val[self.t.roots[label]] * sm[self.root_pair[label]]
 
 
 def mixture_table(table: Table, coefficients: Sequence[Weight], pws: Sequence[ProductWeights]) -> MixtureTable:
