@@ -43,7 +43,8 @@ from kcxai.compilers._table import Table, recursion
 from kcxai.compilers._vtree_table import VtreeTable
 from kcxai.distribution import ProductWeights
 
-__all__ = ["MixtureTable", "mixture_table", "int64_exact"]
+__all__ = ["MixtureTable", "LevelMixture", "VtreeMixture", "mixture_table", "int64_exact", "RECURSIVE_MAX_FREE", "Vec",
+           "UnitMemo"]
 
 _INT64_SAFE = 1 << 62
 #: Per unit, ``{"v": array}``: the unit's node values (one row per node, one column per component).
