@@ -22,8 +22,9 @@ __all__ = ["DiagramOracle", "DiagramSession", "MixtureDiagramOracle", "MixtureDi
 #: A mixture of at least this many components is counted in one traversal of the diagram
 #: (:class:`MixtureDiagramOracle`); fewer are walked once per component. One walk with a tuple of ``K``
 #: weights per node pays more per node than a walk with one weight: measured on an OBDD-compiled adult tree
-#: of 999 nodes and a 3-tree forest under fitted mixtures, the one pass took 2.4x the per-component walks at
-#: K = 1, 0.85-0.9x at K = 4, 0.45-0.55x at K = 8 and 0.33-0.4x at K = 16 (benchmarks/bench_counting.py).
+#: of 999 nodes and a 3-tree forest under fitted mixtures (``min_idrs`` 0.01 and ``local_cdrs`` 0.95), the
+#: one pass took 1.5-2.6x the per-component walks' time at K = 1, 0.65-0.87x at K = 4, 0.45-0.51x at K = 8
+#: and 0.35-0.43x at K = 16 (benchmarks/bench_counting.py, part 3).
 ONE_PASS_MIN_COMPONENTS = 4
 
 
