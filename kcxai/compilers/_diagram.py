@@ -9,7 +9,9 @@ from typing import Any, cast
 
 from kcxai._errors import InvalidInputError
 from kcxai.arithmetic import Weight
-from kcxai.compilers._mixture_table import MixtureTable, mixture_table
+from kcxai.compilers import _level_table
+from kcxai.compilers._level_table import LevelTable
+from kcxai.compilers._mixture_table import MixtureTable, int64_exact, mixture_table
 from kcxai.compilers._table import Table, recursion
 from kcxai.distribution import ProductWeights
 from kcxai.oracle import Box, BoxOracle, CountingOracle, OracleSession, SessionBase, per_component
@@ -24,7 +26,10 @@ __all__ = ["DiagramOracle", "DiagramSession", "MixtureDiagramOracle", "MixtureDi
 #: weights per node pays more per node than a walk with one weight: measured on an OBDD-compiled adult tree
 #: of 999 nodes and a 3-tree forest under fitted mixtures (``min_idrs`` 0.01 and ``local_cdrs`` 0.95), the
 #: one pass took 1.5-2.6x the per-component walks' time at K = 1, 0.65-0.87x at K = 4, 0.45-0.51x at K = 8
-#: and 0.35-0.43x at K = 16 (benchmarks/bench_counting.py, part 3).
+#: and 0.35-0.43x at K = 16 (benchmarks/bench_counting.py, part 3). Diagrams whose per-component tables count
+#: with numpy (:func:`~kcxai.compilers._level_arrays.fits_int64` totals, at least
+#: :data:`~kcxai.compilers._level_arrays.VECTOR_MIN_NODES` nodes) keep them: on an adult tree of 56,788 OBDD
+#: nodes under float mixtures the one pass's numpy units took 1.2-1.55x their time at K = 4 and 8.
 ONE_PASS_MIN_COMPONENTS = 4
 
 
@@ -349,6 +354,13 @@ def check_partition(oracle: DiagramOracle, model: Any) -> None:
             f"their weights sum to {total}, not to the total weight {pw.total}.")
 
 
+def _numpy_tables(table: Table, comps: Sequence[tuple[Weight, ProductWeights]]) -> bool:
+    """Whether the per-component tables of ``table`` count with numpy (OBDD tables only, see
+    :meth:`LevelTable._vectorised <kcxai.compilers._level_table.LevelTable._vectorised>`)."""
+    return isinstance(table, LevelTable) and table.n_nodes >= _level_table.VECTOR_MIN_NODES and \
+        (not comps[0][1].arith.exact or int64_exact([pw for _, pw in comps]))
+
+
 def diagram_oracle(language: str, space: FeatureSpace, table: Table, *,
                    one_pass: bool | None = None) -> CountingOracle:
     """The oracle of an exported diagram under ``space``'s distribution.
@@ -356,11 +368,12 @@ def diagram_oracle(language: str, space: FeatureSpace, table: Table, *,
     A uniform or product distribution is one table. A mixture of ``K`` products is either counted in one
     traversal with ``K`` weights per node (:class:`MixtureDiagramOracle`, ``one_pass=True``) or by one table
     per component sharing the diagram's structure (``one_pass=False``); by default the first when the
-    mixture has at least :data:`ONE_PASS_MIN_COMPONENTS` components. Both answer exactly the same.
+    mixture has at least :data:`ONE_PASS_MIN_COMPONENTS` components and the per-component tables would not
+    count with numpy. Both answer exactly the same.
     """
     comps = space.distribution.components
     if one_pass is None:
-        one_pass = len(comps) >= ONE_PASS_MIN_COMPONENTS
+        one_pass = len(comps) >= ONE_PASS_MIN_COMPONENTS and not _numpy_tables(table, comps)
     if one_pass:
         return MixtureDiagramOracle(language, space, table)
     return per_component(space, lambda pw: DiagramOracle(
