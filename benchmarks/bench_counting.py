@@ -17,10 +17,18 @@ Part 2, batches: ``Explainer.explain`` on 10,000 adult rows (a 999-node tree, un
 seconds (read from /proc), and the seconds ``to_frame()`` takes after; ``today's transfer`` is the same
 run with the workers sending whole ``Explanation`` objects back, as they did before.
 
+Part 3, compiled diagrams under mixtures: an OBDD-compiled adult tree (scikit-learn, ``--diagram-leaves``
+leaves) and a small compiled forest (3 trees of depth 3), under mixtures of K = 1, 4, 8, 16 products fitted
+on the adult rows; ``min_idrs`` at delta 0.01 and ``local_cdrs`` at precision 0.95 on the same instances,
+CPU ms per explanation (median), answered by one traversal with ``K`` weights per node (``one pass``) and
+by one table per component (``per comp.``, the fallback) from the same compiled table, in this process.
+Their explanations are checked equal.
+
 The machine is shared: the load average is printed beside every figure; the ratios compare runs made
 side by side.
 
-    python benchmarks/bench_counting.py [--instances 100] [--rows 10000] [--datasets adult ...] [--smoke]
+    python benchmarks/bench_counting.py [--instances 100] [--rows 10000] [--datasets adult ...]
+        [--skip part1 part2 part3] [--smoke]
 """
 
 from __future__ import annotations
@@ -175,6 +183,57 @@ def targets(got: dict[tuple[str, str, str], dict[str, Any]], anchor: dict[str, A
                   f"{r['today_median']:.3f} ms ({r['today_median'] / r['now_median']:.1f}x faster)")
 
 
+# -- part 3 ---------------------------------------------------------------------------
+
+
+def _diagram_models(leaves: int, ks: Sequence[int]) -> list[tuple[str, Any, np.ndarray]]:
+    """The adult tree and forest, each under a fitted mixture of each ``K``: ``(label, model, rows)``."""
+    from sklearn.ensemble import RandomForestClassifier
+    from sklearn.tree import DecisionTreeClassifier
+
+    from kcxai.datasets import load_dataset
+
+    ds = load_dataset("adult")
+    clf = DecisionTreeClassifier(max_leaf_nodes=leaves, random_state=0).fit(ds.X, ds.y)
+    tree = kcxai.DecisionTree.from_sklearn(clf, feature_names=ds.feature_names)
+    rf = RandomForestClassifier(n_estimators=3, max_depth=3, random_state=0).fit(ds.X, ds.y)
+    forest = kcxai.RandomForest.from_sklearn(rf, feature_names=ds.feature_names)
+    out = []
+    for name, model in ((f"adult-tree:{tree.n_nodes}", tree), ("adult-forest:3x3", forest)):
+        for k in ks:
+            dist = kcxai.fit_distribution(model, ds.X[:5000], kind="mixture", n_components=k)
+            out.append((f"{name} K={k}", model.with_distribution(dist), ds.X))
+    return out
+
+
+def part3(n_instances: int, ks: Sequence[int], leaves: int) -> None:
+    from kcxai.compilers._diagram import diagram_oracle
+
+    print("\nCompiled diagrams (obdd) under fitted mixtures: CPU ms per explanation, median over the same "
+          "instances; one pass (K weights per node) vs one table per component")
+    print(f"{'model':26} {'method':16} {'one pass':>9} {'per comp.':>9} {'ratio':>7} {'load':>5}")
+    for label, model, X in _diagram_models(leaves, ks):
+        compiled = kcxai.compile_model(model, "obdd")
+        oracle = compiled.oracle
+        table = oracle.table if hasattr(oracle, "table") else oracle.parts[0][1].table
+        space = model.space
+        engines = {how: dataclasses.replace(compiled, oracle=diagram_oracle("obdd", space, table, one_pass=how))
+                   for how in (True, False)}
+        instances = [X[i].tolist() for i in range(0, len(X), max(1, len(X) // n_instances))][:n_instances]
+        for name, f, bound in (("min_idrs 0.01", kcxai.min_idrs, 0.01), ("local_cdrs 0.95", kcxai.local_cdrs, 0.95)):
+            times: dict[bool, list[float]] = {}
+            answers: dict[bool, list[Any]] = {}
+            for how, c in engines.items():
+                f(c, instances[0], bound)  # first calls build what is kept
+                got = [_cpu_ms(f, c, x, bound) for x in instances]
+                answers[how] = [dataclasses.replace(e, seconds=0.0) for e, _ in got]
+                times[how] = [t for _, t in got]
+            if answers[True] != answers[False]:
+                raise AssertionError(f"{label} {name}: one pass and per component disagree")
+            a, b = statistics.median(times[True]), statistics.median(times[False])
+            print(f"{label:26} {name:16} {a:9.3f} {b:9.3f} {b / a:6.2f}x {load():5.1f}", flush=True)
+
+
 # -- part 2 ---------------------------------------------------------------------------
 
 
@@ -252,7 +311,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     p.add_argument("--components", type=int, nargs="+", default=[1, 4, 8, 16])
     p.add_argument("--n-jobs", type=int, nargs="+", default=[1, 2])
     p.add_argument("--backend", default="loky")
-    p.add_argument("--skip", choices=["part1", "part2"], nargs="*", default=[])
+    p.add_argument("--diagram-leaves", type=int, default=500, help="leaves of the adult tree of part 3")
+    p.add_argument("--skip", choices=["part1", "part2", "part3"], nargs="*", default=[])
     p.add_argument("--smoke", action="store_true", help="tiny sizes (seconds): what the test suite runs")
     args = p.parse_args(argv)
     anchor: dict[str, Any] = {}
@@ -272,6 +332,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         got.update({("IAI12", "uniform/all", r["method"]): r for r in res})
         targets(got, anchor, [2])
         part2(40, [1, 2], "threading", [("min_idrs", {"delta": 0.01}), ("local_cdrs", {"precision": 0.95})])
+        part3(3, [1, 2], 20)
         return
     if "part1" not in args.skip:
         got = part1(args.datasets, args.instances, args.components, reference=True, unbounded="adult" in args.datasets,
@@ -280,6 +341,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     if "part2" not in args.skip:
         part2(args.rows, args.n_jobs, args.backend,
               [("min_idrs", {"delta": 0.01}), ("local_cdrs", {"precision": 0.95})])
+    if "part3" not in args.skip:
+        part3(args.instances, args.components, args.diagram_leaves)
 
 
 if __name__ == "__main__":

@@ -41,10 +41,12 @@ where ``sm(x, u)`` (smoothing) is the product of ``fac`` over the features
 below ``x`` but not below ``u``'s vtree node. Primes partition the Boolean
 assignments of ``xl``, hence its valid ones, so the sum is exact.
 
-Distributions: a table counts under one product distribution (its ``pw``);
-:func:`diagram_oracle` gives one table per component of a mixture, sharing
-the structure (:meth:`_Table.reweighted`), so the loops above never see a
-mixture.
+Distributions: a table counts under one product distribution (its ``pw``).
+Under a mixture of ``K`` products, :func:`diagram_oracle` either counts every
+component in one traversal with ``K`` weights per node
+(:mod:`kcxai.compilers._mixture_table`, from ``K = 4`` components) or gives
+one table per component, sharing the structure (:meth:`Table.reweighted`),
+so that the loops above never see a mixture.
 
 In both, ``count_c = top * V(root_c)`` is the weight of ``{x : kappa(x) = c,
 x_S = v_S}``. In exact spaces ``disagree_weight = consistent_weight(v, S) -
