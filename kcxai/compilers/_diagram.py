@@ -189,19 +189,9 @@ class DiagramSession(SessionBase):
     def free(self, feature: int) -> None:
         if feature not in self._fixed:
             return
-        last = self._last
-        units = self._o.table.units_of[feature]
-        if last is not None and last[0] == feature:  # keep what weight_if_freed computed
-            for u in units:
-                self._memo[u] = last[1][u]
-            self._weight = last[2]
-        else:
-            for u in units:
-                self._memo[u] = {}
-            self._weight = None
+        _renew_units(self, feature)
         self._fixed.discard(feature)
         self._fac[feature] = self._o.table.pw.totals[feature]
-        self._last = None
 
 
 class MixtureDiagramOracle:
@@ -328,18 +318,24 @@ class MixtureDiagramSession(SessionBase):
     def free(self, feature: int) -> None:
         if not self._isfixed[feature]:
             return
-        last = self._last
-        units = self._o.table.units_of[feature]
-        if last is not None and last[0] == feature:  # keep what weight_if_freed computed
-            for u in units:
-                self._memo[u] = last[1][u]
-            self._weight = last[2]
-        else:
-            for u in units:
-                self._memo[u] = {}
-            self._weight = None
+        _renew_units(self, feature)
         self._isfixed[feature] = False
-        self._last = None
+
+
+def _renew_units(session: Any, feature: int) -> None:
+    """A diagram session's per-unit memo once ``feature`` is freed: what ``weight_if_freed(feature)`` just
+    computed, if it was the last query, else emptied for the units above the feature."""
+    last = session._last
+    units = session._o.table.units_of[feature]
+    if last is not None and last[0] == feature:  # keep what weight_if_freed computed
+        for u in units:
+            session._memo[u] = last[1][u]
+        session._weight = last[2]
+    else:
+        for u in units:
+            session._memo[u] = {}
+        session._weight = None
+    session._last = None
 
 
 def check_partition(oracle: DiagramOracle, model: Any) -> None:
