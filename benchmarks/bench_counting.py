@@ -45,8 +45,8 @@ from typing import Any
 import numpy as np
 
 import kcxai
-from kcxai.compilers._base import CompiledModel
-from kcxai.compilers.dt import TreeOracle
+from kcxai.compilers.compiled import CompiledModel
+from kcxai.engines.dt import TreeOracle
 from kcxai.oracle import GenericSession, per_component
 
 DATASETS = ("adult", "allhyper", "ann_thyroid", "fars", "kddcup")
@@ -207,7 +207,7 @@ def _diagram_models(leaves: int, ks: Sequence[int]) -> list[tuple[str, Any, np.n
 
 
 def part3(n_instances: int, ks: Sequence[int], leaves: int) -> None:
-    from kcxai.compilers._diagram import diagram_oracle
+    from kcxai.compilers._tables.diagram import diagram_oracle
 
     print("\nCompiled diagrams (obdd) under fitted mixtures: CPU ms per explanation, median over the same "
           "instances; one pass (K weights per node) vs one table per component")

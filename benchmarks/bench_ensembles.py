@@ -8,7 +8,7 @@ depth; 100 trees of depth 8; XGBoost, 100 trees of depth 6), and the first ``--r
 One after the other, never at the same time:
 
 * **kcxai** (in this process): ``kcxai.ensemble_axp`` with the engine of
-  ``kcxai.explain._portfolio.choose_engine``, prepared once per model (timed apart, as PyXAI's), under
+  ``kcxai.engines._portfolio.choose_engine``, prepared once per model (timed apart, as PyXAI's), under
   ``max_seconds=--limit``. The forests are imported with hard voting, PyXAI's semantics (scikit-learn's
   own ``predict`` averages probabilities). Every AXp is checked without kcxai's engine: 2,000 random
   points agreeing with it, classified by the source library, keep the class (sufficiency, by
@@ -55,7 +55,7 @@ from sklearn.model_selection import train_test_split
 
 import kcxai
 from kcxai.explain import prepare_ensemble
-from kcxai.explain._portfolio import choose_engine
+from kcxai.engines._portfolio import choose_engine
 
 HERE = Path(__file__).resolve().parent
 
@@ -256,7 +256,7 @@ def uptime() -> str:
 
 def solvers(Xtr: np.ndarray, ytr: np.ndarray, Xte: np.ndarray, limit: float = 2.0) -> None:
     """How long each pysat solver runs past a limit on hard queries of the default forest's CNF."""
-    import kcxai.compilers._ensemble_cnf as cnf_module
+    import kcxai.engines._ensemble_cnf as cnf_module
     from kcxai._deadline import Deadline
 
     rf = train("forest", Xtr, ytr, smoke=False)

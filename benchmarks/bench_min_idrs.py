@@ -22,7 +22,7 @@ import numpy as np
 from sklearn.tree import DecisionTreeClassifier
 
 import kcxai
-from kcxai.compilers.dt import TreeOracle
+from kcxai.engines.dt import TreeOracle
 from kcxai.datasets import load_dataset
 
 

@@ -73,7 +73,7 @@ from kcxai.models import (
 )
 from kcxai.distribution import Distribution, Mixture, Product, Uniform
 from kcxai.evaluation import DataMetrics, evaluate_on_data
-from kcxai.explain._result import Condition
+from kcxai.explain.explanation import Condition
 from kcxai.explain.inflate import inflate, is_inflated
 from kcxai.scoring import RuleScore, score_rule
 from kcxai.fit import fit_distribution

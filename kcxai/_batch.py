@@ -4,7 +4,7 @@ Work is cut into chunks of rows; each joblib task explains one chunk. A task car
 form the explainer chose (:class:`Job`); in process (sequential or threads) it is that very
 object, and a worker process receives it pickled as its model, language and options and compiles
 it once (:meth:`kcxai.compilers.CompiledModel.__reduce__`). Tables derived from it for batches
-(the tree batch of :mod:`kcxai.explain._tree_batch`) are kept by the compiled form itself.
+(the tree batch of :mod:`kcxai.engines._tree_batch`) are kept by the compiled form itself.
 
 A failure on one row becomes a :class:`~kcxai.explanation_set.RowFailure` for that row with
 ``on_error="report"``; with ``on_error="raise"`` it stops the batch with an error naming the row.
@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from kcxai._errors import InvalidInputError, InvalidTypeError, KcxaiError
-from kcxai.explain._result import Explanation
+from kcxai.explain.explanation import Explanation
 from kcxai.explanation_set import Lazy, PackedRow, Row, RowFailure, Unpacker, pack
 
 __all__ = ["Job", "run", "ON_ERROR", "check_n_jobs", "explain_chunk"]
@@ -92,7 +92,7 @@ def _fast_path(job: Job, rows: Sequence[tuple[Any, tuple[Any, ...]]]) -> list[Ro
     if set(job.options) - {"start", "max_seconds", "inflate"} or job.options.get("inflate") is True or \
             not (start is None or (isinstance(start, str) and start == "path")):
         return None
-    from kcxai.explain._tree_batch import TreeBatch
+    from kcxai.engines._tree_batch import TreeBatch
 
     batch = TreeBatch.for_compiled(job.compiled)
     if batch is None:

@@ -19,7 +19,7 @@ limit). It stops the search in two ways:
   Glucose 4 3.0-5.5 s, Gluecard 4 2.6-3.5 s and MapleCM 2.0-2.3 s (two runs), where MiniSat-GH,
   MiniSat 2.2, Minicard, MapleChrono and MapleSAT returned after 2.00-2.05 s
   (``benchmarks/bench_ensembles.py --solvers``). So the tree-ensemble SAT engine
-  (:data:`kcxai.compilers._ensemble_cnf.SOLVERS`) takes only the latter. CaDiCaL and Lingeling cannot
+  (:data:`kcxai.engines._ensemble_cnf.SOLVERS`) takes only the latter. CaDiCaL and Lingeling cannot
   be interrupted at all, and pysat's ``RC2`` / ``Hitman`` only make plain ``solve()`` calls, so kcxai
   uses its own hitting-set solver (:mod:`kcxai.explain._hitting`), on MiniSat-GH.
 

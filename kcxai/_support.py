@@ -32,7 +32,7 @@ SOURCES: dict[str, str] = {
 def model_types() -> dict[str, type[Any]]:
     """Every registered model type, in :data:`SOURCES` order then any other (which the table refuses)."""
     import kcxai.models  # noqa: F401  (registers every model type)
-    from kcxai.models._base import _MODEL_TYPES
+    from kcxai.models.classifier import _MODEL_TYPES
 
     order = list(SOURCES) + sorted(set(_MODEL_TYPES) - set(SOURCES))
     return {t: _MODEL_TYPES[t] for t in order if t in _MODEL_TYPES}
@@ -40,7 +40,7 @@ def model_types() -> dict[str, type[Any]]:
 
 def takes(language: Any, family: type[Any]) -> bool:
     """Whether a language takes the models of a family. ``accepts`` tests read static attributes
-    (:func:`~kcxai.compilers.registry.is_tree`), so the class answers for its instances; the test of the
+    (:func:`~kcxai.engines._registry.is_tree`), so the class answers for its instances; the test of the
     table checks the answer on random instances."""
     return language.accepts is None or bool(language.accepts(cast(Any, family)))
 

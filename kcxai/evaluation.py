@@ -25,13 +25,13 @@ import numpy as np
 
 from kcxai._errors import InvalidInputError, InvalidTypeError
 from kcxai.data import DataLike, encode_rows
-from kcxai.explain._result import Explanation
+from kcxai.explain.explanation import Explanation
 from kcxai.explain.inflate import box_of
 from kcxai.oracle import Box
 
 if TYPE_CHECKING:  # pragma: no cover
-    from kcxai.compilers._base import CompiledModel
-    from kcxai.models._base import Classifier
+    from kcxai.compilers.compiled import CompiledModel
+    from kcxai.models.classifier import Classifier
 
 __all__ = ["DataMetrics", "evaluate_on_data"]
 

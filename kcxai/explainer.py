@@ -1,7 +1,7 @@
 """An explainer object, fitted once and applied to whole tables (the practitioner's path).
 
 :class:`Explainer` imports a model once (a kcxai model, a fitted scikit-learn estimator or
-``Pipeline``), picks the engines that answer it (:mod:`kcxai.compilers.native`: an exact counting
+``Pipeline``), picks the engines that answer it (:mod:`kcxai.engines.choose`: an exact counting
 language when the model compiles within the probe budget; for a tree ensemble that does not, its
 SAT or search engine at delta = 0 and certified sampling elsewhere), and explains one row
 (:meth:`Explainer.explain_one`) or many (:meth:`Explainer.explain`, an
@@ -19,7 +19,7 @@ from kcxai._errors import InvalidInputError, InvalidTypeError
 from kcxai._params import Options, check
 from kcxai._table import TableReader
 from kcxai.data import DataLike
-from kcxai.explain._result import Explanation
+from kcxai.explain.explanation import Explanation
 from kcxai.explanation_set import ExplanationSet
 from kcxai._types import InstanceLike, ProbabilityLike, Values
 
@@ -28,9 +28,9 @@ __all__ = ["Explainer"]
 
 def _import(model: Any, X_train: Any, distribution: Any) -> tuple[Any, TableReader]:
     """The kcxai model of what the user passed, and the reader of its tables."""
-    from kcxai.compilers._base import CompiledModel
-    from kcxai.models._base import Classifier
-    from kcxai.models._pipeline import ImportedPipeline
+    from kcxai.compilers.compiled import CompiledModel
+    from kcxai.models.classifier import Classifier
+    from kcxai.models.imports.pipeline import ImportedPipeline
 
     if isinstance(model, CompiledModel):
         model = model.model
@@ -42,7 +42,7 @@ def _import(model: Any, X_train: Any, distribution: Any) -> tuple[Any, TableRead
     from sklearn.pipeline import Pipeline
 
     if isinstance(model, Pipeline):
-        from kcxai.models._pipeline import import_pipeline
+        from kcxai.models.imports.pipeline import import_pipeline
 
         known = getattr(model, "feature_names_in_", None)
         known = [f"x{k}" for k in range(int(getattr(model, "n_features_in_", 0)))] if known is None else list(known)
@@ -50,8 +50,8 @@ def _import(model: Any, X_train: Any, distribution: Any) -> tuple[Any, TableRead
                                    missing_columns=[c for c in _missing_columns(X_train) if c in known])
         return imported.model, imported.reader
     if isinstance(model, BaseEstimator):
-        from kcxai.models._from_sklearn import FAMILIES, from_sklearn
-        from kcxai.models._sklearn import sklearn_feature_names
+        from kcxai.models.imports.sklearn import FAMILIES, from_sklearn
+        from kcxai.models.imports._sklearn import sklearn_feature_names
 
         n = getattr(model, "n_features_in_", None)
         if n is None:
@@ -59,7 +59,7 @@ def _import(model: Any, X_train: Any, distribution: Any) -> tuple[Any, TableRead
         missing = _missing_columns(X_train)
         trees = [f for f in FAMILIES if f.kind in ("tree", "forest", "boosted")]
         if missing and any(f.matches(model) for f in trees):  # missing values: the pipeline import routes them
-            from kcxai.models._pipeline import import_pipeline
+            from kcxai.models.imports.pipeline import import_pipeline
 
             imported_pipe = import_pipeline(Pipeline([("model", model)]), distribution=None, missing_columns=missing,
                                             strict=False)
@@ -213,7 +213,7 @@ class Explainer:
         Passed to :func:`kcxai.compile_model` with ``language``.
     probe : ProbeBudget, optional
         The limits within which an exact counting language must compile to be chosen (default
-        :data:`kcxai.compilers.native.PROBE`: 3 s and 1 GiB).
+        :data:`kcxai.engines.choose.PROBE`: 3 s and 1 GiB).
 
     Attributes
     ----------
@@ -257,8 +257,8 @@ class Explainer:
                  distribution_options: Mapping[str, Any] | None = None, class_names: Mapping[Any, Any] | None = None,
                  compile_options: Mapping[str, Any] | None = None, probe: Any = None) -> None:
         from kcxai.compilers import compile_model, get_language
-        from kcxai.compilers import native
-        from kcxai.compilers.native import Choice, ProbeBudget, choose
+        from kcxai.engines import choose as native
+        from kcxai.engines.choose import Choice, ProbeBudget, choose
 
         imported, reader = _import(model, X_train, distribution)
         if class_names is not None:
@@ -270,7 +270,7 @@ class Explainer:
         if compile_options and language is None:
             raise InvalidInputError("'compile_options' apply to a forced language: give language=NAME too.")
         if probe is not None and not isinstance(probe, ProbeBudget):
-            raise InvalidTypeError(f"'probe' must be a kcxai.compilers.native.ProbeBudget. Got {probe!r} instead.")
+            raise InvalidTypeError(f"'probe' must be a kcxai.engines.choose.ProbeBudget. Got {probe!r} instead.")
         self.model_ = imported
         self.reader_ = reader
         self.probe_ = probe or native.PROBE
@@ -295,7 +295,7 @@ class Explainer:
     # -- engines ----------------------------------------------------------------------
 
     def _choice(self, kind: str) -> Any:
-        from kcxai.compilers.native import Choice, choose
+        from kcxai.engines.choose import Choice, choose
 
         got = self._choices.get(kind)
         if got is None:
@@ -306,7 +306,7 @@ class Explainer:
 
     def engine_for(self, method: str | None = None, *, delta: ProbabilityLike | None = None,
                    precision: ProbabilityLike | None = None) -> Any:
-        """The engine that answers ``method`` at its bound: a :class:`~kcxai.compilers.native.Choice`
+        """The engine that answers ``method`` at its bound: a :class:`~kcxai.engines.choose.Choice`
         (``language``, ``answers`` and ``reason``), built if needed.
 
         Raises :class:`~kcxai.InvalidInputError` naming the model, the method and what would work when

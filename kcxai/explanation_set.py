@@ -9,7 +9,7 @@ from fractions import Fraction
 from typing import Any, NamedTuple, Union, overload
 
 from kcxai._errors import KcxaiError
-from kcxai.explain._result import Condition, Explanation, RowFailure
+from kcxai.explain.explanation import Condition, Explanation, RowFailure
 from kcxai.space import FeatureSpace, Probability
 
 __all__ = ["ExplanationSet", "RowFailure", "Row", "PackedRow", "pack", "Unpacker"]

@@ -47,8 +47,8 @@ from kcxai.distribution import Distribution, Mixture, Product, Uniform
 from kcxai.space import FeatureSpace
 
 if TYPE_CHECKING:  # pragma: no cover
-    from kcxai.compilers._base import CompiledModel
-    from kcxai.models._base import Classifier
+    from kcxai.compilers.compiled import CompiledModel
+    from kcxai.models.classifier import Classifier
 
 __all__ = ["fit_distribution", "KINDS", "DEFAULT_RESOLUTION"]
 

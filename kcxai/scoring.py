@@ -31,7 +31,7 @@ from kcxai._feature import Feature, Interval
 from kcxai.arithmetic import Probability
 from kcxai.data import DataLike
 from kcxai.evaluation import DataMetrics
-from kcxai.explain._result import Condition, format_probability
+from kcxai.explain.explanation import Condition, format_probability
 from kcxai.oracle import Box, full_box
 from kcxai.space import FeatureSpace
 from kcxai.typing import Explainable
@@ -381,7 +381,7 @@ def score_rule(model: Explainable, rule: Mapping[str, Any] | str, *,
     >>> kcxai.score_rule(tree, {"x1": 0}).prediction
     0
     """
-    from kcxai.explain._common import describe
+    from kcxai.explain._query import describe
     from kcxai.explain.inflate import _box_oracle, conditions_of
 
     oracle, source = _box_oracle(model)

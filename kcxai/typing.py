@@ -30,8 +30,8 @@ from __future__ import annotations
 from typing import Union
 
 from kcxai._types import FeatureLike, FeaturesLike, InstanceLike, Point, ProbabilityLike, Values
-from kcxai.compilers._base import CompiledModel
-from kcxai.models._base import Classifier
+from kcxai.compilers.compiled import CompiledModel
+from kcxai.models.classifier import Classifier
 from kcxai.oracle import CountingOracle, DecisionOracle
 
 __all__ = ["Explainable", "InstanceLike", "ProbabilityLike", "FeatureLike", "FeaturesLike", "Point", "Values"]

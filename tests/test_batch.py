@@ -23,8 +23,8 @@ from kcxai import Explainer
 from kcxai._errors import InvalidInputError
 from kcxai._batch import Job, explain_chunk, run
 from kcxai.explanation_set import ExplanationSet, Lazy, PackedRow, Unpacker, pack
-from model_strategies import forests
-from strategies import instance_of, points, tree_and_instance
+from tests._support.model_strategies import forests
+from tests._support.strategies import instance_of, points, tree_and_instance
 
 
 def _round_trip(e: Any, instance: Any, space: Any) -> Any:

@@ -12,8 +12,8 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from model_strategies import forests
-from strategies import deltas, instance_of, points, trees
+from tests._support.model_strategies import forests
+from tests._support.strategies import deltas, instance_of, points, trees
 
 import kcxai
 from kcxai import Explainer, ExplanationSet, RowFailure
@@ -224,7 +224,7 @@ def test_explanation_set_api() -> None:
 def test_tree_batch_path_is_taken_and_exact_at_ties(monkeypatch: pytest.MonkeyPatch) -> None:
     """min_idrs batches on dt use the grouped path; a delta equal to an error (a tie that floats cannot
     decide) is decided exactly, as min_idrs decides it."""
-    from kcxai.explain._tree_batch import TreeBatch
+    from kcxai.engines._tree_batch import TreeBatch
 
     used = []
     real = TreeBatch.min_idrs_rows

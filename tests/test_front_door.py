@@ -20,10 +20,10 @@ from hypothesis import strategies as st
 
 import kcxai
 from kcxai import InvalidInputError
-from kcxai.compilers.native import ProbeBudget, choose
+from kcxai.engines.choose import ProbeBudget, choose
 from kcxai.explain._methods import METHODS
-from model_strategies import boosted_models, forests
-from strategies import instance_of, points
+from tests._support.model_strategies import boosted_models, forests
+from tests._support.strategies import instance_of, points
 
 #: A budget no compilation fits in: the probe is abandoned at once, as for a model too large to compile.
 NO_TIME = ProbeBudget(max_seconds=1e-6)
@@ -135,7 +135,7 @@ def test_a_method_nothing_answers_is_refused_before_any_long_work() -> None:
 
 
 def test_functional_doors_choose_as_the_explainer(monkeypatch: pytest.MonkeyPatch) -> None:
-    from kcxai.compilers import native
+    from kcxai.engines import choose as native
 
     monkeypatch.setattr(native, "PROBE", NO_TIME)
     model = _forest(4)
@@ -233,7 +233,7 @@ def _forest_over_wide_feature(split_mask: int, voting: str) -> Any:
     ("hard", (1 << 10) - 1, "sat"),             # hard voting of a small forest: SAT
 ])
 def test_the_decision_engine_avoids_hull_only_value_sets(voting: str, split_mask: int, engine: str) -> None:
-    from kcxai.compilers.registry import decision_engine
+    from kcxai.engines._registry import decision_engine
 
     model = _forest_over_wide_feature(split_mask, voting)
     assert decision_engine(model) == engine

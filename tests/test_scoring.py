@@ -10,12 +10,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import kcxai
-import reference as ref
+from tests._support import reference as ref
 from kcxai.explain.inflate import conditions_of
 from kcxai.scoring import parse_rule
-from languages import EXACT
-from model_strategies import decision_lists, naive_bayes_models
-from strategies import DISTRIBUTIONS, instance_of, points, trees
+from tests._support.languages import EXACT
+from tests._support.model_strategies import decision_lists, naive_bayes_models
+from tests._support.strategies import DISTRIBUTIONS, instance_of, points, trees
 
 
 def _box(data: Any, space: Any) -> tuple[int, ...]:
@@ -143,7 +143,7 @@ def test_explainer_and_cli_score_as_the_function(tmp_path: Any, capsys: Any) -> 
     import json
 
     from kcxai.cli import main
-    from kcxai.compilers.native import ProbeBudget
+    from kcxai.engines.choose import ProbeBudget
 
     tree = kcxai.datasets.running_example_tree()
     rows = [[1, 0, 0, 0, 0, 0, 0, 0, 1], [1, 1, 1, 1, 1, 1, 1, 1, 1], [0, 0, 0, 0, 0, 0, 0, 0, 1]]

@@ -11,12 +11,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from kcxai._errors import InvalidTypeError, UnknownLanguageError
-from kcxai.compilers._base import CompiledModel, CompileStats
-from kcxai.compilers._language import Language, LanguageOptions, NoOptions
-from kcxai.compilers.registry import LANGUAGES, NATIVE_PREFERENCE
+from kcxai.compilers.compiled import CompiledModel, CompileStats
+from kcxai.compilers.language import Language, LanguageOptions, NoOptions
+from kcxai.engines._registry import LANGUAGES, NATIVE_PREFERENCE
 
 if TYPE_CHECKING:  # pragma: no cover
-    from kcxai.models._base import Classifier
+    from kcxai.models.classifier import Classifier
 
 __all__ = ["compile_model", "available_languages", "get_language", "LANGUAGES", "NATIVE_PREFERENCE",
            "CompiledModel", "CompileStats", "Language", "LanguageOptions", "NoOptions"]
@@ -73,7 +73,7 @@ def compile_model(model: "Classifier", language: str = "dt", **options: Any) -> 
     >>> compiled.language
     'dt'
     """
-    from kcxai.models._base import Classifier
+    from kcxai.models.classifier import Classifier
 
     lang = get_language(language)
     if not isinstance(model, Classifier):

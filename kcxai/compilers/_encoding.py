@@ -21,7 +21,7 @@ function is only ever evaluated on valid assignments, and the constraints can
 multiply the size of a diagram (measured on a 1,000-node adult tree, same block
 order: 17,600 OBDD nodes without them and 102,850 with them in the order
 encoding; 101,858 and 107,536 one-hot; 12,713 and 12,783 in the log encoding).
-The counters in :mod:`kcxai.compilers._wmc` sum over valid assignments only;
+The counters in :mod:`kcxai.compilers._tables.wmc` sum over valid assignments only;
 this is what makes the counts equal the weight of points of feature space
 exactly. For that, every feature's block must be contiguous in the variable
 order (an OBDD) or the set of leaves of one vtree node (an SDD).

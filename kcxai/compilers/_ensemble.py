@@ -4,7 +4,7 @@ A random forest or a boosted model that describes itself as an
 :class:`~kcxai.functions.AdditiveTrees` (class scores are sums of leaf scores)
 is compiled here without the :class:`~kcxai.functions.FunctionBuilder`: the
 diagram is built top-down, one feature at a time, in one feature order, and
-every query then counts on it (:class:`~kcxai.compilers._level_table.LevelTable`,
+every query then counts on it (:class:`~kcxai.compilers._tables.level.LevelTable`,
 the reduced ordered multi-valued diagram both diagram languages count on).
 
 Construction
@@ -80,10 +80,10 @@ from typing import Any
 import numpy as np
 
 from kcxai.compilers._encoding import Encoding
-from kcxai.compilers._level_table import LevelTable
+from kcxai.compilers._tables.level import LevelTable
 from kcxai.compilers._limits import Guard, LimitHit
 from kcxai.compilers._orders import feature_order
-from kcxai.compilers._table import FALSE, TRUE, recursion
+from kcxai.compilers._tables.base import FALSE, TRUE, recursion
 from kcxai.functions import AdditiveTrees
 from kcxai.space import FeatureSpace
 
@@ -219,7 +219,7 @@ class EnsembleDiagram:
         return got
 
     def features(self) -> list[int]:
-        """Per node, its feature (``-1`` for the terminals), as :class:`~kcxai.compilers._level_table.LevelTable`
+        """Per node, its feature (``-1`` for the terminals), as :class:`~kcxai.compilers._tables.level.LevelTable`
         takes them."""
         order, n = self.order, self.n_levels
         return [order[lv] if lv < n else -1 for lv in self.level]

@@ -7,7 +7,7 @@ compiled model's ``backend`` says which) over the Boolean encoding of
 contiguous block. With CUDD the blocks are then reordered by CUDD's group
 sifting (``reorder``). The diagram is finally read feature by feature into a
 reduced ordered multi-valued diagram on which every query is an exact
-weighted count (:mod:`kcxai.compilers._wmc`): dd's own ``count`` is never used
+weighted count (:mod:`kcxai.compilers._tables.wmc`): dd's own ``count`` is never used
 (it counts over the support of a function, and ``dd.cudd`` returns floats).
 
 Options
@@ -58,14 +58,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from kcxai._errors import InvalidInputError, InvalidTypeError, MissingDependencyError
-from kcxai.compilers._base import CompiledModel, CompileStats
+from kcxai.compilers.compiled import CompiledModel, CompileStats
 from kcxai.compilers._encoding import Encoding, value_masks
 from kcxai.compilers._ensemble import build_ensemble, obdd_nodes
 from kcxai.compilers._limits import DEFAULT_MAX_MEMORY, DEFAULT_MAX_NODES, DEFAULT_MAX_SECONDS, Guard, LimitHit, advice
 from kcxai.compilers._options import ObddOptions
 from kcxai.compilers._orders import feature_order
 from kcxai.compilers._stats import ObddStats
-from kcxai.compilers._wmc import FALSE, TRUE, DiagramOracle, LevelTable, check_partition, diagram_oracle
+from kcxai.compilers._tables.wmc import FALSE, TRUE, DiagramOracle, LevelTable, check_partition, diagram_oracle
 from kcxai.compilers.builder import DiagramBuilder
 
 __all__ = ["compile", "DEFAULTS", "ObddOptions", "ObddStats", "BddBuilder", "sifted_order"]
@@ -233,7 +233,7 @@ def _export(bdd: Any, enc: Encoding, roots: Sequence[Any], guard: Guard) -> tupl
         memo[k] = r
         return r
 
-    from kcxai.compilers._wmc import _recursion
+    from kcxai.compilers._tables.wmc import _recursion
 
     try:
         with _recursion(len(enc.blocks) + 10):

@@ -8,7 +8,7 @@ the ``vtree`` option in the feature ``order``. Vtree search (PySDD's
 minimisation) is off: it would split blocks, and it is slow. The SDD is then
 read feature by feature (nodes inside a block become value sets) into a table
 on which every query is an exact weighted count with Python integers
-(:mod:`kcxai.compilers._wmc`): PySDD's ``model_count`` / ``global_model_count``
+(:mod:`kcxai.compilers._tables.wmc`): PySDD's ``model_count`` / ``global_model_count``
 (64-bit, wrapping silently) and its WMC (a C double) are never used.
 
 Options
@@ -56,7 +56,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from kcxai._errors import InvalidTypeError, MissingDependencyError
-from kcxai.compilers._base import CompiledModel, CompileStats
+from kcxai.compilers.compiled import CompiledModel, CompileStats
 from kcxai.compilers._encoding import Encoding
 from kcxai.compilers._ensemble import build_ensemble
 from kcxai.compilers._limits import Guard, LimitHit, advice
@@ -64,7 +64,7 @@ from kcxai.compilers._options import VTREES, SddOptions
 from kcxai.compilers._sdd_steps import SteppedApply
 from kcxai.compilers._orders import feature_order
 from kcxai.compilers._stats import SddStats
-from kcxai.compilers._wmc import (
+from kcxai.compilers._tables.wmc import (
     FALSE,
     TRUE,
     DiagramOracle,

@@ -8,11 +8,11 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from kcxai._cli_args import delta as _delta
+from kcxai.cli._args import delta as _delta
 from kcxai._errors import InvalidInputError
-from kcxai._cli_args import output_dir, positive_seconds, seed, unit_float
-from kcxai._cli_args import positive_int as _positive
-from kcxai.compilers.registry import LANGUAGES
+from kcxai.cli._args import output_dir, positive_seconds, seed, unit_float
+from kcxai.cli._args import positive_int as _positive
+from kcxai.engines._registry import LANGUAGES
 
 __all__ = ["add_subparser"]
 

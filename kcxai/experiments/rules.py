@@ -287,7 +287,7 @@ def add_subparser(sub: Any) -> None:
                     "three on the same held-out rows.")
     names = ("adult", "allhyper", "ann_thyroid", "fars", "kddcup")
     p.add_argument("--datasets", nargs="+", choices=names, default=list(names), metavar="NAME")
-    from kcxai._cli_args import delta
+    from kcxai.cli._args import delta
 
     p.add_argument("--precision", type=delta, default=Fraction(95, 100),
                    help="precision bound of the C-delta sets and Anchor's threshold (default 0.95)")

@@ -2,7 +2,7 @@
 counts, certified estimates or delta = 0 decisions, as each method's entry in ``_methods`` allows; the
 SAT searches for C-delta-relevant sets of decision trees also read the tree's paths (``_treesat``)."""
 
-from kcxai.explain._result import Explanation
+from kcxai.explain.explanation import Explanation
 from kcxai.explain.cdrs import is_cdrs, is_min_cdrs, local_cdrs, min_cdrs
 from kcxai.explain.ensemble_sat import (EnsembleBox, EnsembleCnf, ensemble_axp, ensemble_cxp, is_ensemble_axp,
                                         is_ensemble_cxp, prepare_ensemble, smallest_ensemble_axp, smallest_ensemble_cxp)

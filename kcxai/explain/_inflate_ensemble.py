@@ -1,13 +1,13 @@
 """Inflating an AXp of a tree ensemble (delta = 0): widen each feature's range while the box stays sufficient.
 
 The ensemble engines decide sufficiency without counting. The box search
-(:class:`~kcxai.compilers._ensemble_box.EnsembleBox`) answers it for any box of value ranges
+(:class:`~kcxai.engines._ensemble_box.EnsembleBox`) answers it for any box of value ranges
 (``changes_in_box``), so each condition grows one adjacent value at a time (up, then down) while no point
 of the box gets another class. Sufficiency is monotone in the box, so one pass over the features leaves no
 range that one more value could widen. The widened rule's precision is 1 (proved by the search) and its
 coverage is the box's weight under the model's distribution, exactly.
 
-The SAT engine (:class:`~kcxai.compilers._ensemble_cnf.EnsembleCnf`) fixes a feature to one value by
+The SAT engine (:class:`~kcxai.engines._ensemble_cnf.EnsembleCnf`) fixes a feature to one value by
 assumptions; a value set needs the assumptions "not value k" for each k outside it, which its encoding
 would have to expose. Until it does, an AXp found by SAT is widened with the box search on the same model.
 """
@@ -21,7 +21,7 @@ import numpy as np
 
 from kcxai._deadline import Deadline, check_max_seconds
 from kcxai._errors import InvalidInputError, InvalidTypeError
-from kcxai.explain._result import Explanation
+from kcxai.explain.explanation import Explanation
 from kcxai.explain._widen import widened_explanation, widening_order
 from kcxai.oracle import box_weight
 
@@ -29,8 +29,8 @@ __all__ = ["inflate_sufficient"]
 
 
 def _engine(obj: Any, deadline: Deadline) -> Any:
-    from kcxai.compilers._ensemble_box import EnsembleBox
-    from kcxai.compilers._ensemble_cnf import EnsembleCnf
+    from kcxai.engines._ensemble_box import EnsembleBox
+    from kcxai.engines._ensemble_cnf import EnsembleCnf
     from kcxai.models.boosted import BoostedTrees
     from kcxai.models.forest import RandomForest
 
@@ -44,7 +44,7 @@ def _engine(obj: Any, deadline: Deadline) -> Any:
         raise InvalidTypeError(
             "An ensemble AXp (language 'sat' or 'search') is widened on its ensemble: pass the RandomForest or "
             f"BoostedTrees model, or its prepared engine. Got {type(obj).__name__} instead.")
-    from kcxai.compilers.native import cached_compiled
+    from kcxai.engines.choose import cached_compiled
 
     compiled = cached_compiled(model, "search")  # built once per model, kept by it
     return compiled.oracle.engine  # type: ignore[union-attr]

@@ -11,7 +11,7 @@ from kcxai._deadline import Deadline
 from kcxai._errors import SearchLimitError
 from kcxai._params import Range, check
 from kcxai.arithmetic import Probability, Weight
-from kcxai.explain._common import Query
+from kcxai.explain._query import Query
 from kcxai.explain._treesat import TreePrecision
 from kcxai.oracle import has_paths
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from kcxai._errors import InvalidInputError, InvalidTypeError
 from kcxai.arithmetic import Weight
-from kcxai.explain._result import Condition, Explanation
+from kcxai.explain.explanation import Condition, Explanation
 from kcxai.oracle import Box, point_box
 from kcxai.space import FeatureSpace
 

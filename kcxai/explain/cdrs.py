@@ -13,10 +13,10 @@ from typing import Any
 
 from kcxai._deadline import DEFAULT_SEARCH_SECONDS, Deadline
 from kcxai._errors import NotRelevantError
-from kcxai.explain._common import Query, check_features, check_order, check_start, prepare, zero_bound
+from kcxai.explain._query import Query, check_features, check_order, check_start, prepare, zero_bound
 from kcxai.explain.inflate import widened
 from kcxai.explain._methods import METHODS
-from kcxai.explain._result import Explanation, format_probability
+from kcxai.explain.explanation import Explanation, format_probability
 from kcxai.explain._search import (
     DEFAULT_MAX_SUBSETS,
     PrecisionTest,

@@ -23,10 +23,10 @@ from typing import Any
 from kcxai._deadline import DEFAULT_SEARCH_SECONDS, Deadline, check_max_seconds
 from kcxai._errors import InvalidInputError, InvalidTypeError, NotRelevantError, SearchLimitError
 from kcxai._params import NONE, Range, check
-from kcxai.explain._common import Bound, Query, check_features, check_order, prepare, zero_bound
+from kcxai.explain._query import Bound, Query, check_features, check_order, prepare, zero_bound
 from kcxai.explain._hitting import MinimumHittingSets
 from kcxai.explain._methods import METHODS
-from kcxai.explain._result import Explanation, format_probability
+from kcxai.explain.explanation import Explanation, format_probability
 from kcxai.space import Weight
 from kcxai.typing import Explainable, FeaturesLike, InstanceLike, ProbabilityLike
 

@@ -1,7 +1,7 @@
 """Abductive and contrastive explanations (delta = 0) of tree ensembles, named as the field names them.
 
 These are the general explainers answered by a tree ensemble's decision engine (the ``sat`` and
-``search`` languages, :mod:`kcxai.compilers.sat`, :mod:`kcxai.compilers.search`):
+``search`` languages, :mod:`kcxai.engines.sat`, :mod:`kcxai.engines.search`):
 
 * :func:`ensemble_axp` is :func:`kcxai.min_idrs` at delta = 0 (a subset-minimal sufficient reason,
   PyXAI's "minimal sufficient reason");
@@ -26,18 +26,18 @@ from typing import Any
 
 from kcxai._deadline import DEFAULT_SEARCH_SECONDS, check_max_seconds
 from kcxai._params import Options, check
-from kcxai.compilers._ensemble_box import EnsembleBox
-from kcxai.compilers._ensemble_cnf import EnsembleCnf
-from kcxai.explain._portfolio import EnsemblePortfolio
+from kcxai.engines._ensemble_box import EnsembleBox
+from kcxai.engines._ensemble_cnf import EnsembleCnf
+from kcxai.engines._portfolio import EnsemblePortfolio
 from kcxai.explain._progression import deletion_order
-from kcxai.explain._result import Explanation
+from kcxai.explain.explanation import Explanation
 from kcxai.typing import Explainable, FeaturesLike, InstanceLike
 
 __all__ = ["ensemble_axp", "ensemble_cxp", "smallest_ensemble_axp", "smallest_ensemble_cxp", "is_ensemble_axp",
            "is_ensemble_cxp", "EnsembleCnf", "EnsembleBox", "prepare_ensemble", "ENGINES"]
 
 #: The engines that decide "can the class change?": SAT, branch and bound over value boxes, or the
-#: registry's choice for the model (:func:`kcxai.compilers.registry.decision_engine`).
+#: registry's choice for the model (:func:`kcxai.engines._registry.decision_engine`).
 ENGINES = ("auto", "sat", "search")
 
 #: What to try when an ensemble search hits its time limit (appended to the message).
@@ -71,7 +71,7 @@ def prepare_ensemble(model: Any, *, engine: str = "auto", max_seconds: float | N
     [('a', 'b'), ('a', 'b')]
     """
     from kcxai.compilers import compile_model
-    from kcxai.compilers.registry import decision_engine
+    from kcxai.engines._registry import decision_engine
 
     check("engine", engine, Options(ENGINES))
     if engine == "auto":
@@ -82,13 +82,13 @@ def prepare_ensemble(model: Any, *, engine: str = "auto", max_seconds: float | N
 def _engine(model: Any, engine: str, limit: float | None, what: str) -> Any:
     """The engine of ``model`` built for one call, its time limit named after the call."""
     from kcxai.compilers import get_language
-    from kcxai.compilers._decision import compile_engine
-    from kcxai.compilers.registry import decision_engine
+    from kcxai.engines._decision import compile_engine
+    from kcxai.engines._registry import decision_engine
 
     check("engine", engine, Options(ENGINES))
     name = (decision_engine(model) or "sat") if engine == "auto" else engine
     lang = get_language(name)
-    from kcxai.models._base import Classifier
+    from kcxai.models.classifier import Classifier
 
     if not isinstance(model, Classifier) or not lang.takes(model):
         from kcxai._errors import InvalidTypeError
@@ -103,11 +103,11 @@ def _run(obj: Any, engine: str, max_seconds: Any, what: str,
          call: Callable[[Any, float | None, float | None], Any]) -> Any:
     """``call(engine, max_seconds, started)`` on a prepared engine, or on one built for this call (the
     time limit then counts from the start of the building)."""
-    from kcxai.compilers._base import CompiledModel, CompileStats
+    from kcxai.compilers.compiled import CompiledModel, CompileStats
 
     limit = check_max_seconds(max_seconds)
     if isinstance(obj, (EnsembleCnf, EnsembleBox, EnsemblePortfolio)):  # an engine made by hand: answer through it
-        from kcxai.compilers._decision import EngineOracle
+        from kcxai.engines._decision import EngineOracle
 
         obj = CompiledModel(model=obj.model, oracle=EngineOracle(obj), language=obj.language, backend="kcxai",
                             stats=CompileStats(size=0, size_unit="engine", variables=obj.space.n_features,

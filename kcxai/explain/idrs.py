@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from kcxai.explain._common import (DEFAULT_SEARCH_SECONDS, check_features, check_order, check_start, prepare,
+from kcxai.explain._query import (DEFAULT_SEARCH_SECONDS, check_features, check_order, check_start, prepare,
                                   zero_bound)
 from kcxai.explain.inflate import widened
 from kcxai.explain._methods import METHODS
-from kcxai.explain._result import Explanation
+from kcxai.explain.explanation import Explanation
 from kcxai.space import Probability
 from kcxai.typing import Explainable, FeaturesLike, InstanceLike, ProbabilityLike
 
@@ -27,7 +27,7 @@ def min_idrs(obj: Explainable, instance: InstanceLike, delta: ProbabilityLike, *
     Parameters
     ----------
     obj : Classifier, CompiledModel or oracle
-        A model (answered by the engine :func:`kcxai.compilers.native.native_compiled` picks: a
+        A model (answered by the engine :func:`kcxai.engines.choose.native_compiled` picks: a
         tree's paths, an OBDD when it compiles within the probe budget, else for a tree ensemble the
         SAT or search engine at delta = 0 and certified sampling at delta > 0), or a model compiled
         with :func:`kcxai.compile_model` to any language.

@@ -48,8 +48,8 @@ from typing import Any, cast
 from kcxai._errors import InvalidInputError, InvalidTypeError
 from kcxai.arithmetic import Probability, Weight
 from kcxai._params import BOOL, check
-from kcxai.explain._common import Query, resolve
-from kcxai.explain._result import Explanation
+from kcxai.explain._query import Query, resolve
+from kcxai.explain.explanation import Explanation
 from kcxai.explain._widen import box_of, conditions_of, widened_explanation, widening_order
 from kcxai.oracle import BoxOracle, has_boxes
 from kcxai.space import FeatureSpace

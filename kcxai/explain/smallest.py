@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from kcxai._deadline import DEFAULT_SEARCH_SECONDS
-from kcxai.explain._common import Bound, Query, check_features, prepare, zero_bound
+from kcxai.explain._query import Bound, Query, check_features, prepare, zero_bound
 from kcxai.explain._hitting import MinimumHittingSets
 from kcxai.explain.inflate import widened
 from kcxai.explain._methods import METHODS
-from kcxai.explain._result import Explanation
+from kcxai.explain.explanation import Explanation
 from kcxai.explain._search import (
     DEFAULT_MAX_SUBSETS,
     PrecisionTest,

@@ -1,8 +1,8 @@
 """Classifier families kcxai explains."""
 
-from kcxai.models._base import Classifier, load_model, model_from_dict
-from kcxai.models._pipeline import ImportedPipeline, from_pipeline
-from kcxai.models._from_sklearn import from_sklearn
+from kcxai.models.classifier import Classifier, load_model, model_from_dict
+from kcxai.models.imports.pipeline import ImportedPipeline, from_pipeline
+from kcxai.models.imports.sklearn import from_sklearn
 from kcxai.models.bdd import BddClassifier
 from kcxai.models.boosted import BoostedTrees
 from kcxai.models.forest import RandomForest

@@ -13,7 +13,7 @@ import numpy as np
 
 from kcxai._errors import InvalidInputError, InvalidTypeError, ModelFormatError
 from kcxai._params import check
-from kcxai.models._base import Classifier
+from kcxai.models.classifier import Classifier
 from kcxai.models._predict_batch import FeatureScores, argmax_first_rows
 from kcxai.models._numbers import (
     Number,

@@ -8,7 +8,7 @@ parents, so the table is acyclic by construction. A diagram imported from
 ``dd`` is an OBDD (its variables keep dd's order along every path); the table
 itself only needs to be a decision diagram, and the compilers rebuild it in
 their own variable order. Reading and writing dd's diagrams is in
-:mod:`kcxai.models._dd`.
+:mod:`kcxai.models.imports._dd`.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 from kcxai._errors import InvalidInputError, ModelFormatError
 from kcxai._params import check
-from kcxai.models._base import Classifier
-from kcxai.models._dd import Node, bdd_from_dd, read_dd_json, table_to_dd
+from kcxai.models.classifier import Classifier
+from kcxai.models.imports._dd import Node, bdd_from_dd, read_dd_json, table_to_dd
 from kcxai.space import SPACE, FeatureSpace
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -29,8 +29,8 @@ import numpy as np
 
 from kcxai._errors import InvalidInputError, InvalidTypeError, ModelFormatError
 from kcxai._params import Options, check
-from kcxai.models import _import_boosted
-from kcxai.models._base import Classifier
+from kcxai.models.imports import _boosted as _import_boosted
+from kcxai.models.classifier import Classifier
 from kcxai.models._predict_batch import LeafScores, argmax_first_rows, signs
 from kcxai._gc import gc_paused
 from kcxai.functions import AdditiveTrees
@@ -288,7 +288,7 @@ class BoostedTrees(Classifier):
         ``HistGradientBoostingClassifier``, ``xgboost.XGBClassifier`` or ``lightgbm.LGBMClassifier``.
 
         Predictions equal the library's (see the module docstring of
-        ``kcxai.models._import_boosted`` for how each library decides); ``domains``
+        ``kcxai.models.imports._boosted`` for how each library decides); ``domains``
         as in :meth:`kcxai.DecisionTree.from_sklearn`.
 
         Examples

@@ -29,12 +29,12 @@ import numpy as np
 
 from kcxai._errors import InvalidInputError, InvalidTypeError, ModelFormatError
 from kcxai._params import Options, check
-from kcxai.models import _sklearn
-from kcxai.models._base import Classifier
+from kcxai.models.imports import _sklearn
+from kcxai.models.classifier import Classifier
 from kcxai.models._predict_batch import LeafScores, argmax_first_rows, signs
 from kcxai._gc import gc_paused
 from kcxai.functions import AdditiveTrees
-from kcxai.models._import_trees import EnsembleParts
+from kcxai.models.imports._trees import EnsembleParts
 from kcxai.models._numbers import check_step, exact_number, round_to, rounding_margin
 from kcxai.models._numbers import lcm_of_denominators as _lcm_of_denominators
 from kcxai.models._numbers import parse_fraction as _parse_fraction

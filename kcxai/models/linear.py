@@ -34,7 +34,7 @@ from typing import Any
 
 from kcxai._errors import InvalidInputError, ModelFormatError
 from kcxai._params import BOOL, check
-from kcxai.models import _sklearn
+from kcxai.models.imports import _sklearn
 from kcxai.models._feature_scores import FeatureScoreModel, as_list, json_list, tables_from_json
 from kcxai.models._numbers import exact_number, parse_fraction
 from kcxai.space import SPACE, FeatureSpace

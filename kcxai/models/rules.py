@@ -34,9 +34,9 @@ from typing import TYPE_CHECKING, Any, TypeVar, Union
 
 from kcxai._errors import InvalidInputError, InvalidTypeError, ModelFormatError
 from kcxai._params import check
-from kcxai.models._base import Classifier
+from kcxai.models.classifier import Classifier
 from kcxai.models._rule_conditions import Conds, ConditionsLike, conditions_from, conds_from_masks, full_mask, matches
-from kcxai.models._rule_import import SpaceLike, decision_list_from_imodels, rule_set_from_wittgenstein
+from kcxai.models.imports.rules import SpaceLike, decision_list_from_imodels, rule_set_from_wittgenstein
 from kcxai.models._rule_text import format_conditions, format_value, parse_rules, resolve_labels
 from kcxai.space import SPACE, FeatureSpace
 

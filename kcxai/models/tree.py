@@ -18,9 +18,9 @@ import numpy as np
 
 from kcxai._errors import ModelFormatError
 from kcxai._params import check
-from kcxai.models import _dtfile, _sklearn
+from kcxai.models.imports import _sklearn, dtfile as _dtfile
 from kcxai.models._predict_batch import TreeRouter
-from kcxai.models._base import Classifier
+from kcxai.models.classifier import Classifier
 from kcxai.models._tree_data import (
     Leaf,
     Node,

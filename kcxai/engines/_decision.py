@@ -1,0 +1,169 @@
+"""Tree-ensemble engines as :class:`~kcxai.oracle.DecisionOracle` s: the ``sat`` and ``search`` languages.
+
+An engine (the CNF of the ensemble in an incremental SAT solver, or the branch and bound over
+value boxes) answers one question: can some point agreeing with ``v`` on ``S`` get another class?
+:class:`EngineOracle` turns that into :meth:`~kcxai.oracle.DecisionOracle.decide`, which also
+returns what the engine learnt on the way (the features its proof used, or those where its
+counterexample differs from ``v``), so that the deletion loops can skip queries (as pysat's MUSX
+does with cores). One engine holds one solver: calls are serialised by a lock.
+"""
+
+from __future__ import annotations
+
+import atexit
+import threading
+import time
+import weakref
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from kcxai._deadline import DEFAULT_SEARCH_SECONDS, Deadline, check_max_seconds
+from kcxai._errors import InvalidInputError, InvalidTypeError
+from kcxai.compilers.compiled import CompiledModel, CompileStats
+from kcxai.compilers.language import LanguageOptions
+from kcxai.oracle import Decision, Point
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kcxai.models.classifier import Classifier
+
+__all__ = ["EngineOracle", "EngineOptions", "SatOptions", "is_ensemble", "compile_engine"]
+
+
+#: Appended to a time-limit message of an engine's construction.
+_ADVICE = (", or explain with certified estimates (language='sampling'), or with exact counts where the model "
+           "compiles (language='obdd')")
+
+
+def is_ensemble(model: "Classifier | type") -> bool:
+    """Whether ``model`` (or a model class) is a tree ensemble the decision engines encode (a random forest
+    or boosted trees)."""
+    from kcxai.models.boosted import BoostedTrees
+    from kcxai.models.forest import RandomForest
+
+    if isinstance(model, type):
+        return issubclass(model, (RandomForest, BoostedTrees))
+    return isinstance(model, (RandomForest, BoostedTrees))
+
+
+@dataclass(frozen=True)
+class EngineOptions(LanguageOptions):
+    """Options of the ``search`` engine.
+
+    Attributes
+    ----------
+    max_seconds : float or None
+        Limit on building the engine (default 60; ``None``: none). Each explanation has its own.
+    """
+
+    language = "search"
+    max_seconds: float | None = DEFAULT_SEARCH_SECONDS
+
+    def validate(self) -> None:
+        check_max_seconds(self.max_seconds)
+
+
+@dataclass(frozen=True)
+class SatOptions(EngineOptions):
+    """Options of the ``sat`` engine.
+
+    Attributes
+    ----------
+    max_seconds : float or None
+        Limit on building the CNF (default 60; ``None``: none).
+    max_memory : int or None
+        Limit on the CNF's estimated memory, in bytes (default ``None``: the engine's own bound);
+        over it, :class:`~kcxai.ProblemTooLargeError` advises the ``search`` engine.
+    solver : str
+        The pysat solver (default ``"mgh"``, MiniSat-GH; one of :data:`kcxai.engines._ensemble_cnf.SOLVERS`).
+    """
+
+    language = "sat"
+    solver: str = "mgh"
+    max_memory: int | None = None
+
+    def validate(self) -> None:
+        super().validate()
+        from kcxai.engines._ensemble_cnf import SOLVERS
+
+        if not isinstance(self.solver, str) or self.solver not in SOLVERS:
+            raise InvalidInputError(
+                f"'solver' must be one of {list(SOLVERS)} (solvers a time limit interrupts within 1.1x of it). "
+                f"Got {self.solver!r} instead.")
+
+
+#: The engines alive, closed at exit while pysat can still free its solvers (after that, a solver's own
+#: finaliser finds pysat's module half torn down and prints an ignored exception).
+_LIVE: "weakref.WeakSet[EngineOracle]" = weakref.WeakSet()
+
+
+@atexit.register
+def _close_live() -> None:
+    for oracle in list(_LIVE):
+        oracle.close()
+
+
+class EngineOracle:
+    """A tree-ensemble engine answering sufficiency decisions (a :class:`~kcxai.oracle.DecisionOracle`).
+
+    Parameters
+    ----------
+    engine : EnsembleCnf or EnsembleBox
+        Its ``changes(point, label, fixed, deadline)`` decides whether the class can change, and
+        ``core_features`` / ``differs`` read the last answer's proof or counterexample.
+    """
+
+    def __init__(self, engine: Any) -> None:
+        self.engine = engine
+        self.model = engine.model
+        self.language: str = engine.language
+        self.space = self.model.space
+        self.n_classes = len(self.model.classes)
+        self._lock = threading.Lock()
+        _LIVE.add(self)
+
+    def predict_point(self, point: Point) -> int:
+        return int(self.model.predict_point(point))
+
+    def decide(self, point: Point, label: int, fixed: frozenset[int], deadline: Deadline | None) -> Decision:
+        with self._lock:
+            if self.engine.changes(point, label, fixed, deadline):
+                free = frozenset(range(self.space.n_features)) - fixed
+                return Decision(False, frozenset(self.engine.differs(point, free)))
+            return Decision(True, fixed & frozenset(self.engine.core_features(point, fixed)))
+
+    def close(self) -> None:
+        """Free the engine's solver (idempotent)."""
+        with self._lock:
+            self.engine.close()
+
+
+def compile_engine(model: "Classifier", language: str, options: EngineOptions, *, what: str | None = None,
+                   advice: str = _ADVICE) -> CompiledModel:
+    """Build the ``language`` engine of a tree ensemble under ``options.max_seconds`` (a time-limit
+    message names ``what``, default ``compile_model(model, language)``, and ends with ``advice``)."""
+    if not is_ensemble(model):
+        raise InvalidTypeError(
+            f"The {language!r} engine encodes tree ensembles (RandomForest, BoostedTrees). "
+            f"Got {type(model).__name__} instead.")
+    t0 = time.perf_counter()
+    what = what or f"compile_model(model, {language!r})"
+    with Deadline(options.max_seconds, what=what, advice=advice) as deadline:
+        if language == "sat":
+            from kcxai.engines._ensemble_cnf import EnsembleCnf
+
+            memory = getattr(options, "max_memory", None)
+            extra = {} if memory is None else {"max_memory": memory}
+            engine: Any = EnsembleCnf(model, solver=getattr(options, "solver", "mgh"), deadline=deadline, **extra)
+            stats = CompileStats(size=engine.clauses, size_unit="CNF clauses", variables=engine.n_vars,
+                                 compile_seconds=time.perf_counter() - t0,
+                                 details={"solver": getattr(options, "solver", "mgh")})
+            backend = "python-sat"
+        else:
+            from kcxai.engines._ensemble_box import EnsembleBox
+
+            engine = EnsembleBox(model, deadline=deadline)
+            stats = CompileStats(size=engine.n_leaves, size_unit="leaf boxes", variables=model.space.n_features,
+                                 compile_seconds=time.perf_counter() - t0)
+            backend = "kcxai+numpy"
+    return CompiledModel(model=model, oracle=EngineOracle(engine), language=language, backend=backend, stats=stats,
+                         options=options.as_kwargs())

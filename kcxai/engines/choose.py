@@ -1,0 +1,246 @@
+"""Which engine answers a model passed to an explainer directly: the choice, its probe budget, its cache.
+
+A method needs some kind of answer (:mod:`kcxai.explain._methods`): exact counts, certified
+estimates, or sufficiency decisions (delta = 0). For a model, the answers are tried in the method's
+order of preference, and each kind is given by the registry (:mod:`kcxai.engines._registry`):
+
+1. **exact counts**: the first language of :data:`~kcxai.compilers.NATIVE_PREFERENCE` that takes
+   the model (a decision tree answers from its own paths; anything else is compiled to an OBDD),
+   within the *probe budget* :data:`PROBE` (a few seconds and 1 GiB: a compilation that does not
+   fit in it would take minutes or gigabytes, so it is abandoned and the next kind of answer used);
+2. **delta = 0 decisions**: the decision engine of a tree ensemble
+   (:func:`~kcxai.engines._registry.decision_engine`: SAT for hard voting, branch and bound otherwise);
+3. **certified estimates**: the ``sampling`` language (marked approximate, with its confidence).
+
+If no kind of answer the method accepts can be given, :class:`~kcxai.InvalidInputError` names
+the model, the method's needs and why each engine was not used, before any long work.
+
+The compiled forms (and the failed probes, so that a model that does not compile is not probed
+again) are kept by the model itself, in a small bounded cache guarded by a lock
+(:class:`EngineCache`), and live as long as the model. ``language=`` in the explainers and the
+:class:`~kcxai.Explainer` bypasses the choice, with the language's own limits.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from kcxai._errors import CompilationLimitError, InvalidInputError, InvalidTypeError
+from kcxai.compilers.compiled import CompiledModel
+from kcxai.engines._registry import ANSWERED_BY, LANGUAGES, NATIVE_PREFERENCE, decision_engine
+from kcxai.oracle import describe_answers
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kcxai.models.classifier import Classifier
+
+__all__ = ["native_language", "native_compiled", "cached_compiled", "choose", "Choice", "ProbeBudget", "PROBE",
+           "EngineCache", "CACHE_SIZE"]
+
+#: How many compiled forms (and failed probes) one model keeps.
+CACHE_SIZE = 8
+
+
+@dataclass(frozen=True)
+class ProbeBudget:
+    """The limits under which an exact counting language is tried before another kind of answer is used.
+
+    Attributes
+    ----------
+    max_seconds : float
+        Wall-clock limit of the probe compilation.
+    max_memory : int
+        Limit on the growth of resident memory during it, in bytes.
+    """
+
+    max_seconds: float = 3.0
+    max_memory: int = 1 << 30
+
+    def options(self, language: str) -> dict[str, Any]:
+        """The compile options that enforce the budget in ``language`` (none for ``dt``, which compiles nothing)."""
+        names = LANGUAGES[language].option_names()
+        return {k: v for k, v in (("max_seconds", self.max_seconds), ("max_memory", self.max_memory)) if k in names}
+
+    def __str__(self) -> str:
+        return f"{self.max_seconds:g} s, {self.max_memory / (1 << 30):g} GiB"
+
+
+#: The default probe budget.
+PROBE = ProbeBudget()
+
+
+@dataclass(frozen=True)
+class Choice:
+    """The engine chosen for a kind of answer, and why.
+
+    Attributes
+    ----------
+    answers : str
+        ``"counts"``, ``"estimates"`` or ``"decisions"``.
+    language : str or None
+        The language giving them, ``None`` if none could.
+    reason : str
+        One sentence: what was tried and what happened.
+    compiled : CompiledModel or None
+        Its compiled form, when it was built.
+    """
+
+    answers: str
+    language: str | None
+    reason: str
+    compiled: CompiledModel | None = None
+
+
+class EngineCache:
+    """The compiled forms of one model (and its failed probes), keyed by language and options.
+
+    Bounded (:data:`CACHE_SIZE` entries, least recently used first out) and thread-safe; a compilation
+    runs outside the lock, so two threads asking for the same new form may both compile it (the
+    second result is kept). Owned by the model (``model._engine_cache``), dropped when it is pickled.
+    """
+
+    __slots__ = ("_lock", "_entries")
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._entries: OrderedDict[tuple[Any, ...], CompiledModel | str] = OrderedDict()
+
+    def get(self, key: tuple[Any, ...]) -> CompiledModel | str | None:
+        with self._lock:
+            got = self._entries.get(key)
+            if got is not None:
+                self._entries.move_to_end(key)
+            return got
+
+    def put(self, key: tuple[Any, ...], value: CompiledModel | str) -> None:
+        with self._lock:
+            self._entries[key] = value
+            self._entries.move_to_end(key)
+            while len(self._entries) > CACHE_SIZE:
+                self._entries.popitem(last=False)
+
+
+_CACHES_LOCK = threading.Lock()
+
+
+def _cache_of(model: "Classifier") -> EngineCache:
+    cache = model.__dict__.get("_engine_cache")
+    if cache is None:
+        with _CACHES_LOCK:
+            cache = model.__dict__.setdefault("_engine_cache", EngineCache())
+    return cache  # type: ignore[no-any-return]
+
+
+def _compiled(model: "Classifier", language: str, options: Mapping[str, Any]) -> CompiledModel | str:
+    """The model compiled to ``language`` (cached), or why it did not compile within ``options``' limits."""
+    key = (language, tuple(sorted(options.items())))
+    cache = _cache_of(model)
+    got = cache.get(key)
+    if got is None:
+        try:
+            got = LANGUAGES[language].compile(model, **options)
+        except CompilationLimitError as err:
+            got = f"did not compile within {_limits(options)}: {str(err).split('. ')[0]}"
+        cache.put(key, got)
+    return got
+
+
+def cached_compiled(model: "Classifier", language: str, **options: Any) -> CompiledModel:
+    """``compile_model(model, language, **options)``, kept by the model (compiled once for those options)."""
+    got = _compiled(model, language, LANGUAGES[language].parse_options(**options))
+    if not isinstance(got, CompiledModel):
+        raise CompilationLimitError(f"{type(model).__name__} {got}.")
+    return got
+
+
+def _limits(options: Mapping[str, Any]) -> str:
+    secs, mem = options.get("max_seconds"), options.get("max_memory")
+    parts = ([f"{secs:g} s"] if secs is not None else []) + ([f"{mem / (1 << 30):g} GiB"] if mem is not None else [])
+    return "the probe budget (" + ", ".join(parts) + ")" if parts else "its limits"
+
+
+def choose(model: "Classifier", answers: str, *, probe: ProbeBudget | None = None) -> Choice:
+    """The engine giving ``answers`` for ``model`` (see the module docstring), compiled or refused with a reason.
+
+    Examples
+    --------
+    >>> import kcxai
+    >>> from kcxai.engines.choose import choose
+    >>> c = choose(kcxai.datasets.running_example_tree(), "counts")
+    >>> c.language, c.reason
+    ('dt', "the decision tree's own paths (nothing to compile)")
+    """
+    probe = PROBE if probe is None else probe
+    if answers == "counts":
+        reasons = []
+        for name in NATIVE_PREFERENCE:
+            lang = LANGUAGES[name]
+            if not lang.takes(model):
+                continue
+            if not lang.is_available():
+                reasons.append(f"{name!r} is not installed ({lang.install})")
+                continue
+            got = _compiled(model, name, probe.options(name))
+            if isinstance(got, CompiledModel):
+                how = ("the decision tree's own paths (nothing to compile)" if name == "dt" else
+                       f"compiled to {name} in {got.stats.compile_seconds:.3g} s ({got.stats.size:,} "
+                       f"{got.stats.size_unit}) within the probe budget ({probe})")
+                return Choice("counts", name, how, got)
+            reasons.append(f"{name} {got}")
+        return Choice("counts", None, "; ".join(reasons) or "no exact counting language takes it")
+    if answers == "decisions":
+        engine = decision_engine(model)
+        if engine is None:
+            return Choice("decisions", None, f"no decision engine takes {type(model).__name__} models")
+        got = _compiled(model, engine, {})
+        if isinstance(got, CompiledModel):
+            return Choice("decisions", engine, f"the {engine!r} engine decides delta = 0 queries (built in "
+                                               f"{got.stats.compile_seconds:.3g} s)", got)
+        return Choice("decisions", None, f"the {engine!r} engine {got}")
+    if answers == "estimates":
+        name = ANSWERED_BY["estimates"]
+        got = _compiled(model, name, {})
+        assert isinstance(got, CompiledModel)  # sampling compiles nothing
+        return Choice("estimates", name, f"certified sampling ('{name}'): estimates, each decision right with "
+                                         f"confidence {got.oracle.confidence:g}", got)  # type: ignore[union-attr]
+    raise InvalidInputError(f"Unknown kind of answer {answers!r}; the kinds are ['counts', 'estimates', 'decisions'].")
+
+
+def native_compiled(model: "Classifier", answers: Sequence[str] = ("counts",), *,
+                    probe: ProbeBudget | None = None) -> CompiledModel:
+    """The compiled form answering ``model`` for a method that ``answers`` serve (the first that can).
+
+    Raises :class:`~kcxai.InvalidInputError` naming the model, what is needed and why each engine was
+    not used, when none can.
+    """
+    from kcxai.models.classifier import Classifier
+
+    if not isinstance(model, Classifier):
+        raise InvalidTypeError(f"'model' must be a kcxai model. Got {type(model).__name__} instead.")
+    tried = []
+    for kind in answers:
+        c = choose(model, kind, probe=probe)
+        if c.compiled is not None:
+            return c.compiled
+        tried.append(c.reason)
+    raise InvalidInputError(
+        f"No engine answers this for {type(model).__name__}: it needs {describe_answers(answers)}, and "
+        f"{'; '.join(tried)}. Compile it yourself with larger limits (compile_model(model, 'obdd', "
+        "max_seconds=...)), or use delta = 0 (decisions) or a method that certified sampling answers "
+        "(min_idrs, local_cdrs).")
+
+
+def native_language(model: "Classifier") -> str:
+    """The exact counting language a model passed directly to an explainer is answered in (within the probe budget).
+
+    Examples
+    --------
+    >>> import kcxai
+    >>> from kcxai.engines.choose import native_language
+    >>> native_language(kcxai.datasets.running_example_tree())
+    'dt'
+    """
+    return native_compiled(model).language

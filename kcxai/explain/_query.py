@@ -1,0 +1,450 @@
+"""What every explainer shares: one query object over any oracle, the argument checks, one way to build results.
+
+:func:`prepare` resolves what the user passed (a model, a compiled form or an oracle) into an oracle
+that can answer the method at its bound (the method table, :mod:`kcxai.explain._methods`, says which
+answers serve), reads the instance once, and returns a :class:`Query`. The algorithms talk to the
+query only:
+
+* ``q.session(S)``: the deletion loop's incremental session (``holds_if_freed``, ``free``), over
+  exact counts, certified estimates or sufficiency decisions alike;
+* ``q.relevant(S, bound)``: one relevance decision; ``q.disagree_weight(S)``: one exact count;
+* ``q.decide(S)``: a sufficiency decision with what the engine learnt (a core, or where its
+  counterexample differs): delta = 0 searches use it to skip queries, as pysat's MUSX does;
+* ``q.explanation(...)``: the result, with its exact (or estimated, or proved) measures.
+
+Every query runs under the call's :class:`~kcxai._deadline.Deadline` (``max_seconds``).
+"""
+
+from __future__ import annotations
+
+import numbers
+import time
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from fractions import Fraction
+from typing import Any
+
+from kcxai._deadline import DEFAULT_SEARCH_SECONDS, Deadline, check_max_seconds
+from kcxai._errors import InvalidInputError, InvalidTypeError, NotRelevantError
+from kcxai.arithmetic import Bound, Probability, Weight
+from kcxai.distribution import Distribution
+from kcxai.explain.explanation import Explanation, format_probability
+from kcxai.oracle import (Decision, OracleSession, PathOracle, Point, SessionBase, answers_of, describe_answers,
+                          has_paths)
+from kcxai.space import FeatureSpace
+from kcxai._types import InstanceLike, Values
+
+__all__ = ["Query", "Bound", "prepare", "check_delta", "check_order", "check_start", "read_instance",
+           "build_explanation", "DEFAULT_SEARCH_SECONDS"]
+
+
+def resolve(obj: Any, answers: Sequence[str] = ("counts",)) -> tuple[Any, Any]:
+    """The oracle and the source model (or ``None``) of what a user passed.
+
+    A bare model is answered by the first of ``answers`` its engines give (see
+    :func:`kcxai.engines.choose.native_compiled`).
+    """
+    from kcxai.compilers.compiled import CompiledModel
+    from kcxai.engines.choose import native_compiled
+    from kcxai.models.classifier import Classifier
+
+    if isinstance(obj, CompiledModel):
+        return obj.oracle, obj.model
+    if isinstance(obj, Classifier):
+        return native_compiled(obj, answers).oracle, obj
+    if callable(getattr(obj, "disagree_weight", None)) or callable(getattr(obj, "decide", None)):
+        return obj, getattr(obj, "model", None)
+    raise InvalidTypeError(
+        "'obj' must be a kcxai model (e.g. DecisionTree), a CompiledModel from compile_model(), "
+        f"or an oracle. Got {type(obj).__name__} instead.")
+
+
+def describe(distribution: Distribution) -> str:
+    """How an explanation names its distribution: ``uniform``, ``product`` or ``mixture of K``."""
+    if distribution.kind == "mixture":
+        return f"mixture of {distribution.n_components}"
+    return distribution.kind
+
+
+def check_delta(delta: Any, *, argument: str = "delta", exact: bool = True) -> Probability:
+    """A probability bound in [0, 1].
+
+    ``int`` and ``Fraction`` stay exact. A ``float`` is read as the decimal it
+    prints as (``0.03`` means ``3/100``), so that a bound written in decimal is
+    compared exactly; in a float-weighted space it stays a float.
+    """
+    if isinstance(delta, bool) or not isinstance(delta, numbers.Real):
+        raise InvalidTypeError(f"'{argument}' must be a real number in [0, 1]. Got {delta!r} instead.")
+    if isinstance(delta, numbers.Rational):
+        value: Probability = Fraction(int(delta.numerator), int(delta.denominator))
+    else:
+        f = float(delta)
+        if f != f:
+            raise InvalidInputError(f"'{argument}' must be a real number in [0, 1]. Got nan instead.")
+        # str() gives the shortest decimal that reads back as the same number (also for numpy floats)
+        value = Fraction(str(delta)) if exact and f not in (float("inf"), float("-inf")) else f
+    if not 0 <= value <= 1:
+        raise InvalidInputError(f"'{argument}' must be in [0, 1]. Got {delta!r} instead.")
+    return value
+
+
+def read_instance(space: FeatureSpace, instance: InstanceLike) -> tuple[Values, Point]:
+    """An instance in user values, as a tuple in feature order, and its point (value indices).
+
+    A mapping (or a pandas Series labelled by feature name) is read by name; a generator is read once.
+    """
+    row: Any = list(instance) if isinstance(instance, Iterator) else instance
+    point = space.encode(row)
+    if isinstance(row, Mapping) or (hasattr(row, "keys") and all(isinstance(k, str) for k in row.keys())):
+        return tuple(row[n] for n in space.names), point
+    return tuple(row.tolist() if hasattr(row, "tolist") else row), point
+
+
+def build_explanation(space: FeatureSpace, point: Point, features: Iterable[int], *, instance: Values,
+                      prediction: Any, kind: str, method: str, language: str, calls: int, seconds: float,
+                      error: Probability | None, precision: Probability | None, coverage: Probability | None,
+                      delta: Probability | None = None, precision_bound: Probability | None = None,
+                      confidence: float | None = None, literal: Any = None) -> Explanation:
+    """The one constructor of :class:`~kcxai.Explanation` results (the per-row explainers and the batch runner).
+
+    ``literal(i, value_index)``, if given, prints feature ``i``'s literal (a batch caches them).
+    """
+    feats = tuple(sorted(features))
+    fs = space.features
+    lits = tuple(space.literal(i, point) if literal is None else literal(i, point[i]) for i in feats)
+    return Explanation(
+        features=feats, names=tuple(fs[i].name for i in feats), values=tuple(fs[i].values[point[i]] for i in feats),
+        literals=lits, prediction=prediction, delta=delta,
+        error=error, precision=precision, language=language, oracle_calls=calls, seconds=seconds, kind=kind,
+        method=method, instance=instance, coverage=coverage, distribution=describe(space.distribution),
+        confidence=confidence, precision_bound=precision_bound)
+
+
+class Query:
+    """One instance against one oracle under one time limit, counting the queries made.
+
+    Parameters
+    ----------
+    oracle : CountingOracle or DecisionOracle
+    model : Classifier or None
+    instance : sequence or mapping
+        In user values.
+    what : str
+        The function asking, named in errors.
+    answers : sequence of str
+        The answers the method can use at its bound (checked against the oracle's).
+    max_seconds : float or None
+        The call's time limit (checked already).
+    advice : str
+        Appended to a time-limit message.
+    started : float, optional
+        When the call started (``time.perf_counter()``), if before the query was made (an engine built
+        for the call): the time limit and the reported seconds count from then.
+    """
+
+    __slots__ = ("oracle", "model", "space", "instance", "point", "label", "calls", "t0", "confidence",
+                 "answers", "deadline", "what")
+
+    def __init__(self, oracle: Any, model: Any, instance: Any, *, what: str = "explain",
+                 answers: Sequence[str] = ("counts", "estimates"), max_seconds: float | None = None,
+                 advice: str = "", started: float | None = None) -> None:
+        self.t0 = time.perf_counter() if started is None else started
+        self.oracle = oracle
+        self.model = model
+        self.what = what
+        self.answers = answers_of(oracle)
+        if self.answers not in answers:
+            raise InvalidInputError(_unanswered(what, oracle, self.answers, answers))
+        #: ``None`` for an exact oracle; an approximate one's confidence (checked once, not per query)
+        self.confidence: float | None = oracle.confidence if self.answers == "estimates" else None
+        self.space: FeatureSpace = oracle.space
+        self.instance, self.point = read_instance(self.space, instance)
+        self.label = oracle.predict_point(self.point)
+        self.calls = 0
+        self.deadline = Deadline(max_seconds, what=what, advice=advice, queries=lambda: self.calls,
+                                 queries_are=_QUERIES_ARE[self.answers], started=self.t0)
+
+    def __enter__(self) -> "Query":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.deadline.close()
+
+    @property
+    def prediction(self) -> Any:
+        classes = getattr(self.model, "classes", None)
+        return classes[self.label] if classes is not None else self.label
+
+    @property
+    def counts(self) -> bool:
+        """Whether the oracle gives exact weights."""
+        return self.answers == "counts"
+
+    # -- queries --------------------------------------------------------------
+
+    def disagree_weight(self, fixed: Iterable[int]) -> Weight:
+        """The exact weight of ``{x : kappa(x) != c and x_S = v_S}``."""
+        if self.answers != "counts":
+            raise InvalidInputError(_unanswered(self.what, self.oracle, self.answers, ("counts",)))
+        self.deadline.check()
+        self.calls += 1
+        return self.oracle.disagree_weight(self.point, self.label, frozenset(fixed))
+
+    def decide(self, fixed: Iterable[int]) -> Decision:
+        """Whether ``fixed`` is sufficient (error 0), with the engine's core or counterexample where it has one."""
+        fixed = frozenset(fixed)
+        if self.answers == "decisions":
+            self.deadline.check()
+            self.calls += 1
+            return self.oracle.decide(self.point, self.label, fixed, self.deadline)  # type: ignore[no-any-return]
+        if self.disagree_weight(fixed) == 0:
+            return Decision(True, fixed)
+        return Decision(False, frozenset(range(self.space.n_features)) - fixed)
+
+    def relevant(self, fixed: Iterable[int], bound: Bound) -> bool:
+        """Whether ``fixed`` is I-delta-relevant for ``bound`` (for a decision oracle delta is 0)."""
+        if self.answers == "decisions":
+            return self.decide(fixed).sufficient
+        return bound.holds(self.disagree_weight(fixed))
+
+    def session(self, fixed: Iterable[int]) -> "OracleSession":
+        """The deletion loop's session from ``fixed``."""
+        if self.answers == "decisions":
+            return DecisionSession(self, fixed)
+        return CountingSession(self, self.oracle.session(self.point, self.label, frozenset(fixed)))
+
+    def start_weight(self, session: OracleSession, bound: Bound, delta: Probability) -> Weight:
+        """The weight of a session's start set, or :class:`~kcxai.NotRelevantError` if it breaks ``bound``."""
+        if isinstance(session, DecisionSession):
+            if session.sufficient():
+                return 0
+            shown = "some point agreeing with it gets another class"
+        else:
+            weight = session.weight()
+            if bound.holds(weight):
+                return weight
+            shown = f"its error is {format_probability(self.error_of(weight))}"
+        raise NotRelevantError(
+            f"'start' must be an I-delta-relevant set: {shown}, above delta = {format_probability(delta)}.")
+
+    def precision_holds_if_freed(self, session: OracleSession, feature: int, test: Any) -> bool:
+        """Whether freeing ``feature`` keeps ``precision(S) >= test.delta`` (``test`` a
+        :class:`~kcxai.explain._search.PrecisionTest`): exactly from counts, as a sufficiency decision
+        at precision 1, or as a certified decision of an estimating (sampling) session."""
+        if isinstance(session, DecisionSession):
+            return session.holds_if_freed(feature, self.within(Fraction(0)))
+        if self.answers == "estimates" or (isinstance(session, CountingSession) and session.decides_precision):
+            return session.holds_precision_if_freed(feature, test.delta)  # type: ignore[attr-defined, no-any-return]
+        return bool(test.holds(session.fixed - {feature}, session.weight_if_freed(feature)))
+
+    # -- measures -------------------------------------------------------------
+
+    def error_of(self, weight: Weight) -> Probability:
+        return self.space.probability(weight)
+
+    def precision_of(self, fixed: Iterable[int], weight: Weight) -> Probability:
+        return self.space.arith.complement(weight, self.space.consistent_weight(self.point, fixed))
+
+    def coverage_of(self, fixed: Iterable[int]) -> Probability:
+        """``Pr(x_S = v_S)`` under the space's distribution."""
+        return self.space.probability(self.space.consistent_weight(self.point, fixed))
+
+    def within(self, delta: Probability) -> Bound:
+        """A test ``weight <= delta * total_weight`` done exactly."""
+        return self.space.arith.bound(delta, self.space.total_weight)
+
+    def delta(self, delta: Any, *, argument: str = "delta") -> Probability:
+        """A validated bound in this space's number system."""
+        return check_delta(delta, argument=argument, exact=self.space.is_exact)
+
+    # -- results --------------------------------------------------------------
+
+    def explanation(self, features: Iterable[int], *, weight: Weight | None, method: str, kind: str = "relevant",
+                    delta: Probability | None = None, precision_bound: Probability | None = None) -> Explanation:
+        """The result. ``weight`` is the disagreeing weight of the fixed set (the set itself, or the
+        complement of a dual set); ``None`` where it is not known (a dual set found by decisions)."""
+        feats = frozenset(features)
+        fixed = feats if kind == "relevant" else frozenset(range(self.space.n_features)) - feats
+        error = precision = None
+        if weight is not None:
+            error, precision = self.error_of(weight), self.precision_of(fixed, weight)
+        return build_explanation(
+            self.space, self.point, feats, instance=self.instance, prediction=self.prediction, kind=kind,
+            method=method, language=self.oracle.language, calls=self.calls,
+            seconds=time.perf_counter() - self.t0, error=error, precision=precision,
+            coverage=self.coverage_of(fixed), delta=delta, precision_bound=precision_bound,
+            confidence=self.confidence)
+
+
+#: How a time-limit message names the queries of each kind of oracle.
+_QUERIES_ARE = {"counts": "counting queries", "estimates": "sampled queries", "decisions": "sufficiency decisions"}
+
+
+def _unanswered(what: str, oracle: Any, has: str, needs: Sequence[str]) -> str:
+    lang = getattr(oracle, "language", type(oracle).__name__)
+    gives = {"counts": "exact counts", "estimates": "only estimates (certified decisions of the deletion loops)",
+             "decisions": "only delta = 0 decisions"}[has]
+    return (f"{what} needs {describe_answers(needs)} at this bound; the {lang!r} oracle gives {gives}. "
+            "Compile the model to an exact counting language (dt, sdd, obdd: compile_model(model, 'obdd')), or "
+            "use a method and bound that it answers (the table in docs/explainer.md, 'How the engine is chosen').")
+
+
+class CountingSession:
+    """An :class:`~kcxai.oracle.OracleSession` that counts its queries on the :class:`Query` and looks at its clock."""
+
+    __slots__ = ("_q", "_s")
+
+    def __init__(self, q: Query, s: OracleSession) -> None:
+        self._q = q
+        self._s = s
+
+    @property
+    def fixed(self) -> frozenset[int]:
+        return self._s.fixed
+
+    def weight(self) -> Weight:
+        self._q.calls += 1
+        return self._s.weight()
+
+    def weight_if_freed(self, feature: int) -> Weight:
+        self._q.deadline.check()
+        self._q.calls += 1
+        return self._s.weight_if_freed(feature)
+
+    def holds_if_freed(self, feature: int, bound: Bound) -> bool:
+        self._q.deadline.check()
+        self._q.calls += 1
+        return self._s.holds_if_freed(feature, bound)
+
+    @property
+    def decides_precision(self) -> bool:
+        """Whether the oracle's session decides the precision test itself (``holds_precision_if_freed``): an
+        estimating session (certified), or an exact one that screens its queries (the tree's path session)."""
+        return callable(getattr(self._s, "holds_precision_if_freed", None))
+
+    def holds_precision_if_freed(self, feature: int, precision: Probability) -> bool:
+        """The precision decision of the oracle's session: certified (estimating sessions) or exact (see
+        :meth:`Query.precision_holds_if_freed`)."""
+        self._q.deadline.check()
+        self._q.calls += 1
+        return self._s.holds_precision_if_freed(feature, precision)  # type: ignore[attr-defined, no-any-return]
+
+    def free(self, feature: int) -> None:
+        self._s.free(feature)
+
+
+class DecisionSession(SessionBase):
+    """The deletion loop over sufficiency decisions (delta = 0), skipping queries with the last core.
+
+    A superset of a sufficient set is sufficient, so once a decision proves a core ``K`` sufficient,
+    freeing any feature outside ``K`` needs no query (pysat's MUSX drops such features at once). Its
+    weights are the proved zero of a sufficient set; an insufficient one has no known weight.
+    """
+
+    __slots__ = ("_q", "_fixed", "_core")
+
+    def __init__(self, q: Query, fixed: Iterable[int]) -> None:
+        self._q = q
+        self._fixed = frozenset(fixed)
+        self._core: frozenset[int] | None = None
+
+    @property
+    def fixed(self) -> frozenset[int]:
+        return self._fixed
+
+    def _sufficient(self, fixed: frozenset[int]) -> bool:
+        if self._core is not None and self._core <= fixed:
+            return True
+        d = self._q.decide(fixed)
+        if d.sufficient:
+            self._core = d.features
+        return d.sufficient
+
+    def sufficient(self) -> bool:
+        """Whether the current set is sufficient."""
+        return self._sufficient(self._fixed)
+
+    def weight(self) -> Weight:
+        """0, proved, for a sufficient set; a decision engine has no weight for another."""
+        if self._sufficient(self._fixed):
+            return 0
+        raise InvalidInputError(_unanswered(self._q.what, self._q.oracle, "decisions", ("counts",)))
+
+    def weight_if_freed(self, feature: int) -> Weight:
+        if self._sufficient(self._fixed - {feature}):
+            return 0
+        raise InvalidInputError(_unanswered(self._q.what, self._q.oracle, "decisions", ("counts",)))
+
+    def holds_if_freed(self, feature: int, bound: Bound) -> bool:
+        return self._sufficient(self._fixed - {feature})
+
+    def free(self, feature: int) -> None:
+        self._fixed = self._fixed - {feature}
+
+
+def prepare(obj: Any, instance: Any, *, what: str, answers: Sequence[str] = ("counts",),
+            max_seconds: Any = None, advice: str = "", started: float | None = None) -> Query:
+    """Resolve ``obj`` for a method that ``answers`` serve, encode ``instance``: the start of every explainer.
+
+    Use the query as a context manager (its time limit is released on exit). ``started``: see :class:`Query`.
+    """
+    limit = check_max_seconds(max_seconds)
+    oracle, model = resolve(obj, answers)
+    return Query(oracle, model, instance, what=what, answers=answers, max_seconds=limit, advice=advice,
+                 started=started)
+
+
+def zero_bound(value: Any, *, argument: str = "delta") -> Probability:
+    """The bound checked before an oracle is chosen (exactly; the oracle's space may read it again as a float)."""
+    return check_delta(value, argument=argument)
+
+
+def check_features(q: Query, features: Any, *, argument: str = "features") -> frozenset[int]:
+    """A validated set of feature indices."""
+    if isinstance(features, (str, bytes)) or not isinstance(features, Iterable):
+        raise InvalidTypeError(
+            f"'{argument}' must be a collection of feature indices or names. Got {features!r} instead.")
+    return q.space.feature_set(features, argument=argument)
+
+
+def check_start(q: Query, start: Any) -> frozenset[int] | None:
+    """``None`` (all features), ``"path"`` (a tree's path) or a feature collection."""
+    if start is None:
+        return None
+    if isinstance(start, str) and start == "path":
+        paths = path_source(q)
+        if paths is None:
+            raise InvalidInputError(
+                f"start='path' needs a decision tree (a model or oracle with paths). "
+                f"Got {type(q.model if q.model is not None else q.oracle).__name__} instead.")
+        return frozenset(paths.path_of(q.point).features())
+    return check_features(q, start, argument="start")
+
+
+def path_source(q: Query) -> PathOracle | None:
+    """Where the instance's decision-tree path comes from: the oracle if it has paths
+    (:class:`~kcxai.oracle.PathOracle`), else the model if it is a tree, else ``None``."""
+    if has_paths(q.oracle):
+        return q.oracle
+    if has_paths(q.model):
+        return q.model
+    return None
+
+
+def check_order(q: Query, order: Any, fixed: Iterable[int]) -> list[int]:
+    """The order in which features are tried.
+
+    ``None`` is feature-index order. Otherwise a sequence of distinct features
+    (indices or names); features already free are skipped, and features of the
+    start set that ``order`` leaves out are tried afterwards in index order.
+    """
+    fixed = set(fixed)
+    if order is None:
+        return sorted(fixed)
+    if isinstance(order, (str, bytes, Mapping)) or not isinstance(order, Iterable):
+        raise InvalidTypeError(f"'order' must be a sequence of feature indices or names. Got {order!r} instead.")
+    order = list(order.tolist() if hasattr(order, "tolist") else order)
+    seq = [q.space.feature_index(f) for f in order]
+    if len(set(seq)) != len(seq):
+        raise InvalidInputError(f"'order' must not repeat a feature. Got {list(order)!r} instead.")
+    listed = set(seq)
+    return [i for i in seq if i in fixed] + sorted(fixed - listed)

@@ -1,0 +1,283 @@
+"""The result type of every explainer."""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+from kcxai.arithmetic import Probability
+from kcxai._types import Values
+
+__all__ = ["Explanation", "Condition", "RowFailure", "format_probability"]
+
+def format_probability(p: Probability | None) -> str:
+    """``7/512 (~0.01367)`` for exact values, ``0.01367`` for floats, ``not computed`` for ``None``."""
+    if p is None:
+        return "not computed"
+    if isinstance(p, Fraction):
+        if p.denominator == 1:
+            return str(p.numerator)
+        if p.denominator < 10**6:
+            return f"{p} (~{float(p):.4g})"
+        return f"{float(p):.6g}"
+    return f"{p:.6g}"
+
+
+def _plain(x: Any) -> Any:
+    return x if isinstance(x, (str, int, float, bool)) or x is None else str(x)
+
+
+@dataclass(frozen=True)
+class Condition:
+    """One condition of a rule: feature ``name`` takes one of a set of its values.
+
+    Attributes
+    ----------
+    feature : int
+        The feature's index.
+    name : str
+        Its name.
+    values : tuple of int
+        The value numbers allowed (sorted indices into the feature's domain): a run of
+        consecutive intervals for a numeric feature, any set of categories otherwise.
+    literal : str
+        How it reads, in the feature's own units and labels (``age in (29.5, 52.5]``,
+        ``age > 37.5``, ``workclass in {Private, Self-emp}``), from
+        :meth:`kcxai.Feature.set_literal`.
+
+    Examples
+    --------
+    >>> from kcxai import Feature
+    >>> from kcxai.explain.explanation import Condition
+    >>> age = Feature.numeric("age", [29.5, 37.5, 52.5])
+    >>> Condition(0, "age", (1, 2), age.set_literal([1, 2])).literal
+    'age in (29.5, 52.5]'
+    """
+
+    feature: int
+    name: str
+    values: tuple[int, ...]
+    literal: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: the feature, its name, the value numbers and the literal."""
+        return {"feature": self.feature, "name": self.name, "values": list(self.values), "literal": self.literal}
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """A set of features explaining a prediction, with its exact measures.
+
+    Attributes
+    ----------
+    features : tuple of int
+        Sorted 0-based indices of the features in the set.
+    names : tuple of str
+        Their names.
+    values : tuple
+        The instance's values on them (domain values: intervals for numeric features).
+    literals : tuple of str
+        Readable literals ``name = value`` / ``name in (a, b]``.
+    prediction : object
+        The class predicted for the instance.
+    delta : Fraction or float
+        The bound on the error the set was computed for (I-delta sets, dual sets, AXps and CXps at
+        0); ``None`` for precision-bounded methods.
+    error : Fraction or float
+        ``Pr(kappa(x) != c and x_S = v_S)`` (the paper's eq. idr); ``None`` where
+        not computed (contrastive sets found by SAT).
+    precision : Fraction or float
+        ``Pr(kappa(x) = c | x_S = v_S)`` (the paper's eq. drs); ``None`` where not computed.
+    language : str
+        The knowledge-compilation language that answered the counting queries.
+    oracle_calls : int
+        Number of counting queries made.
+    seconds : float
+        Wall-clock time of the computation.
+    kind : str
+        ``"relevant"`` for a relevant set, ``"dual"`` for a dual (contrastive) set.
+    method : str
+        The function that produced it (``"min_idrs"``, ...).
+    instance : tuple
+        The instance explained, in user values.
+    coverage : Fraction or float, optional
+        ``Pr(x_S = v_S)`` under the distribution (Anchor's coverage).
+    distribution : str
+        The distribution every probability refers to: ``"uniform"``, ``"product"`` or ``"mixture of K"``.
+    confidence : float, optional
+        ``None`` for exact results. For an approximate oracle, the confidence
+        with which the set is relevant; ``error`` and ``precision`` are then
+        estimates (:attr:`approximate`).
+    precision_bound : Fraction or float, optional
+        The lower bound on precision the set was computed for (``local_cdrs``,
+        ``min_cdrs``, ``smallest_drs``); ``None`` for error-bounded methods.
+    conditions : tuple of Condition, optional
+        ``None`` for a set that fixes each feature to the instance's own value (the paper's
+        definitions). For a set widened by :func:`kcxai.inflate`, the widened condition of each
+        feature, in the order of :attr:`features`; :attr:`literals`, :meth:`rule` and every
+        measure (``error``, ``precision``, ``coverage``) then refer to the points meeting them.
+
+    Examples
+    --------
+    >>> import kcxai
+    >>> e = kcxai.min_idrs(kcxai.datasets.running_example_tree(), (1, 1, 1, 1, 0, 0, 0, 0, 1), 0.03,
+    ...                    start="path")
+    >>> len(e), e.names, e.literals
+    (2, ('x1', 'x9'), ('x1 = 1', 'x9 = 1'))
+    >>> e.error, e.precision
+    (Fraction(7, 512), Fraction(121, 128))
+    >>> e.to_dict()["error_exact"], "x9" in e
+    ('7/512', True)
+    """
+
+    features: tuple[int, ...]
+    names: tuple[str, ...]
+    values: tuple[Any, ...]
+    literals: tuple[str, ...]
+    prediction: Any
+    delta: Probability | None
+    error: Probability | None
+    precision: Probability | None
+    language: str
+    oracle_calls: int
+    seconds: float = field(compare=False)
+    kind: str = "relevant"
+    method: str = "min_idrs"
+    instance: Values = ()
+    coverage: Probability | None = None
+    distribution: str = "uniform"
+    confidence: float | None = None
+    precision_bound: Probability | None = None
+    conditions: tuple[Condition, ...] | None = None
+
+    def __len__(self) -> int:
+        return len(self.features)
+
+    @property
+    def inflated(self) -> bool:
+        """Whether the conditions were widened beyond the instance's own values (:func:`kcxai.inflate`)."""
+        return self.conditions is not None
+
+    @property
+    def approximate(self) -> bool:
+        """Whether the measures are estimates (an approximate oracle) rather than exact counts."""
+        return self.confidence is not None
+
+    def __iter__(self) -> Any:
+        return iter(self.features)
+
+    def __contains__(self, feature: object) -> bool:
+        return feature in self.features or feature in self.names
+
+    def to_dict(self) -> dict[str, Any]:
+        """A flat, JSON-ready dict (one row of a pandas DataFrame).
+
+        Probabilities appear as floats and, when exact, also as strings
+        (``"error_exact": "7/512"``).
+        """
+        d: dict[str, Any] = {
+            "method": self.method, "kind": self.kind,
+            "features": list(self.features), "names": list(self.names),
+            "values": [_plain(v) for v in self.values], "literals": list(self.literals),
+            "size": len(self.features), "prediction": _plain(self.prediction),
+            "delta": None if self.delta is None else float(self.delta),
+            "precision_bound": None if self.precision_bound is None else float(self.precision_bound),
+            "error": None if self.error is None else float(self.error),
+            "precision": None if self.precision is None else float(self.precision),
+            "coverage": None if self.coverage is None else float(self.coverage),
+            "distribution": self.distribution, "approximate": self.approximate, "confidence": self.confidence,
+            "language": self.language, "oracle_calls": self.oracle_calls, "seconds": self.seconds,
+            "conditions": None if self.conditions is None else [c.to_dict() for c in self.conditions],
+        }
+        estimated = ("error", "precision") if self.approximate else ()  # sampled: no exact value to show
+        for key in ("delta", "precision_bound", "error", "precision", "coverage"):
+            v = getattr(self, key)
+            if isinstance(v, Fraction) and key not in estimated:
+                d[key + "_exact"] = str(v)
+        return d
+
+    def rule(self) -> str:
+        """``IF lit AND lit THEN class = c``."""
+        body = " AND ".join(self.literals) if self.literals else "TRUE"
+        if self.kind == "dual":
+            return f"CHANGE {{{', '.join(self.names)}}} MAY CHANGE class = {self.prediction}"
+        return f"IF {body} THEN class = {self.prediction}"
+
+    @property
+    def bounds_precision(self) -> bool:
+        """Whether the set was computed for a lower bound on precision (C-delta problems) rather than on error."""
+        return self.precision_bound is not None
+
+    def measures(self) -> str:
+        """The measures as printed: what the bound bounds, under which distribution, exact or estimated."""
+        fmt = format_probability if not self.approximate else (lambda p: f"~{float(p):.4g} (estimated)")
+        err, prec = fmt(self.error), fmt(self.precision)
+        if self.precision_bound is not None and self.precision is not None:
+            prec = (f"{prec} {'>=' if self.precision >= self.precision_bound else '<'} "
+                    f"the bound {format_probability(self.precision_bound)}")
+        elif self.delta is not None and self.error is not None:
+            err = f"{err} {'<=' if self.error <= self.delta else '>'} delta {format_probability(self.delta)}"
+        cov = "" if self.coverage is None else f", coverage {fmt(self.coverage)}"
+        how = "exact" if not self.approximate else f"relevant with confidence {self.confidence:g}"
+        widened = "" if self.conditions is None else "; of the widened conditions"
+        if self.kind == "dual":
+            cov = "" if self.coverage is None else f", coverage of the fixed rest {fmt(self.coverage)}"
+            if self.error is None:
+                return (f"freeing these features can change the class (proved; its probability is not computed)"
+                        f"{cov} (under the {self.distribution} distribution)")
+            return (f"fixing the other features: error {err}, precision {prec}{cov} "
+                    f"(under the {self.distribution} distribution, {how})")
+        return f"error {err}, precision {prec}{cov} (under the {self.distribution} distribution, {how}{widened})"
+
+    def __str__(self) -> str:
+        return (f"{self.rule()}\n  {self.measures()}; {self.method} via {self.language}, "
+                f"{self.oracle_calls} oracle calls, {self.seconds * 1000:.3g} ms")
+
+    def _repr_html_(self) -> str:
+        lits = "".join(f"<li><code>{html.escape(lit)}</code></li>" for lit in self.literals) or "<li>(empty)</li>"
+        title = "Dual (contrastive) set" if self.kind == "dual" else (
+            "Relevant set, conditions widened" if self.conditions is not None else "Relevant set")
+        delta = "" if self.delta is None else (
+            f"<tr><th>delta (error bound)</th><td>{html.escape(format_probability(self.delta))}</td></tr>")
+        if self.precision_bound is not None:
+            delta = (f"<tr><th>precision bound</th><td>{html.escape(format_probability(self.precision_bound))}"
+                     "</td></tr>")
+        return (
+            f"<div class='kcxai-explanation'><b>{title}</b> for class "
+            f"<b>{html.escape(str(self.prediction))}</b> ({len(self.features)} features)"
+            f"<ul>{lits}</ul><table>"
+            f"<tr><th>error</th><td>{html.escape(format_probability(self.error))}</td></tr>{delta}"
+            f"<tr><th>precision</th><td>{html.escape(format_probability(self.precision))}</td></tr>"
+            + ("" if self.coverage is None else
+               f"<tr><th>coverage</th><td>{html.escape(format_probability(self.coverage))}</td></tr>")
+            + f"<tr><th>distribution</th><td>{html.escape(self.distribution)}"
+            f"{'' if not self.approximate else f' (estimated, confidence {self.confidence:g})'}</td></tr>"
+            f"<tr><th>computed by</th><td>{html.escape(self.method)} via {html.escape(self.language)}, "
+            f"{self.oracle_calls} oracle calls, {self.seconds * 1000:.3g} ms</td></tr></table></div>")
+
+
+@dataclass(frozen=True)
+class RowFailure:
+    """A row that could not be explained (with ``on_error="report"``).
+
+    Attributes
+    ----------
+    id : object
+        The row's id (its DataFrame index label, else its position).
+    instance : tuple
+        The row's values as read (empty when the row could not be read).
+    error_type : str
+        The exception's class name (``"InvalidInputError"``, ...).
+    message : str
+        The exception's message.
+    """
+
+    id: Any
+    instance: tuple[Any, ...]
+    error_type: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"row {self.id!r}: {self.error_type}: {self.message}"

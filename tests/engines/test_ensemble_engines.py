@@ -1,0 +1,458 @@
+"""SAT explanations of tree ensembles (AXp, CXp, smallest of each) against brute-force enumeration."""
+
+from __future__ import annotations
+
+import itertools
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import event, given, settings
+from hypothesis import strategies as st
+from pysat.formula import IDPool
+
+import kcxai
+from kcxai import InvalidInputError, InvalidTypeError, ProblemTooLargeError
+from kcxai.explain import prepare_ensemble
+from kcxai.engines._ensemble_box import MASK_BITS, EnsembleBox, _Batch, _high_bit, _low_bit, _range_masks
+from kcxai.engines._ensemble_cnf import SOLVERS, EnsembleCnf, _runs, ensemble_view
+from kcxai.engines._portfolio import EnsemblePortfolio
+from kcxai.engines._sums import guarded_sum_geq
+from kcxai.models import BoostedTrees, RandomForest
+from kcxai.models.forest import leaf_of
+from tests._support.ensemble_reference import ENSEMBLES, Brute
+from tests._support.model_strategies import boosted_models as _boosted_models
+from tests._support.model_strategies import forests
+from tests._support.strategies import instance_of, points, set_split_trees
+
+ENGINES = st.sampled_from(["sat", "search"])
+LANGUAGE = {"sat": "sat", "search": "search"}
+
+
+@settings(max_examples=150, deadline=None)
+@given(data=st.data(), model=ENSEMBLES, engine=ENGINES)
+def test_axp_is_sufficient_and_subset_minimal(data: Any, model: Any, engine: str) -> None:
+    point = data.draw(points(model.space))
+    bf = Brute(model, point)
+    e = kcxai.ensemble_axp(model, instance_of(model.space, point), engine=engine)
+    s = set(e.features)
+    assert bf.sufficient(s)
+    assert all(not bf.sufficient(s - {i}) for i in s)
+    assert e.error == 0 and e.precision == 1 and e.language == LANGUAGE[engine] and e.kind == "relevant"
+    assert e.prediction == model.classes[bf.label]
+    assert kcxai.is_ensemble_axp(model, instance_of(model.space, point), s, engine=engine)
+
+
+@settings(max_examples=150, deadline=None)
+@given(data=st.data(), model=ENSEMBLES, engine=ENGINES)
+def test_cxp_changes_the_class_and_is_minimal(data: Any, model: Any, engine: str) -> None:
+    point = data.draw(points(model.space))
+    bf = Brute(model, point)
+    x = instance_of(model.space, point)
+    if all(c == bf.label for _, c in bf.table):
+        with pytest.raises(InvalidInputError, match="no contrastive explanation"):
+            kcxai.ensemble_cxp(model, x, engine=engine)
+        return
+    e = kcxai.ensemble_cxp(model, x, engine=engine)
+    t = set(e.features)
+    assert bf.contrastive(t)
+    assert all(not bf.contrastive(t - {i}) for i in t)
+    assert e.kind == "dual" and e.error is None and "not computed" in str(e)
+    assert kcxai.is_ensemble_cxp(model, x, t, engine=engine)
+
+
+@settings(max_examples=100, deadline=None)
+@given(data=st.data(), model=ENSEMBLES, engine=ENGINES)
+def test_smallest_sets_have_the_brute_force_size(data: Any, model: Any, engine: str) -> None:
+    point = data.draw(points(model.space))
+    bf = Brute(model, point)
+    x = instance_of(model.space, point)
+    e = kcxai.smallest_ensemble_axp(model, x, engine=engine)
+    assert bf.sufficient(set(e.features))
+    assert len(e) == bf.smallest(bf.sufficient)
+    if any(c != bf.label for _, c in bf.table):
+        d = kcxai.smallest_ensemble_cxp(model, x, engine=engine)
+        assert bf.contrastive(set(d.features))
+        assert len(d) == bf.smallest(bf.contrastive)
+
+
+@settings(max_examples=100, deadline=None)
+@given(data=st.data(), model=ENSEMBLES, engine=ENGINES)
+def test_checkers_agree_with_brute_force(data: Any, model: Any, engine: str) -> None:
+    point = data.draw(points(model.space))
+    bf = Brute(model, point)
+    n = model.space.n_features
+    s = set(data.draw(st.sets(st.integers(0, n - 1))))
+    x = instance_of(model.space, point)
+    assert kcxai.is_ensemble_axp(model, x, s, engine=engine) == (
+        bf.sufficient(s) and all(not bf.sufficient(s - {i}) for i in s))
+    assert kcxai.is_ensemble_cxp(model, x, s, engine=engine) == (
+        bf.contrastive(s) and all(not bf.contrastive(s - {i}) for i in s))
+
+
+@settings(max_examples=40, deadline=None)
+@given(data=st.data(), model=ENSEMBLES, engine=ENGINES)
+def test_one_prepared_engine_serves_many_instances_and_orders(data: Any, model: Any, engine: str) -> None:
+    cnf = prepare_ensemble(model, engine=engine)
+    try:
+        for _ in range(3):
+            point = data.draw(points(model.space))
+            bf = Brute(model, point)
+            order = data.draw(st.permutations(range(model.space.n_features)))
+            e = kcxai.ensemble_axp(cnf, instance_of(model.space, point), order=order)
+            s = set(e.features)
+            assert bf.sufficient(s) and all(not bf.sufficient(s - {i}) for i in s)
+            raw = cnf.oracle.engine  # the engine behind the compiled form
+            if raw.changes(point, bf.label, ()):  # the counterexample really has another class
+                assert model.predict_point(raw.model_point()) != bf.label
+    finally:
+        cnf.close()
+
+
+@settings(max_examples=40, deadline=None)
+@given(data=st.data(), model=ENSEMBLES)
+def test_the_portfolio_gives_subset_minimal_sets(data: Any, model: Any) -> None:
+    """SAT and search side by side (either may answer each query): every method against enumeration."""
+    with EnsemblePortfolio(model) as engine:
+        for _ in range(2):
+            point = data.draw(points(model.space))
+            bf = Brute(model, point)
+            x = instance_of(model.space, point)
+            e = kcxai.ensemble_axp(engine, x)
+            assert _is_axp(bf, set(e.features)) and e.language == "portfolio"
+            assert len(kcxai.smallest_ensemble_axp(engine, x)) == bf.smallest(bf.sufficient)
+            if any(c != bf.label for _, c in bf.table):
+                t = set(kcxai.ensemble_cxp(engine, x).features)
+                assert bf.contrastive(t) and all(not bf.contrastive(t - {i}) for i in t)
+        assert sum(engine.wins.values()) > 0
+
+
+@settings(max_examples=200, deadline=None)
+@given(blocks=st.lists(st.lists(st.integers(1, 40), min_size=1, max_size=3, unique=True), min_size=1, max_size=4),
+       bound=st.integers(-2, 120), big=st.booleans())
+def test_guarded_sum_against_enumeration(blocks: list[list[int]], bound: int, big: bool) -> None:
+    """``g -> sum >= bound`` is satisfiable with each choice of block values exactly when the sum reaches it."""
+    from pysat.solvers import Solver
+
+    scale = 2 ** 40 + 3 if big else 1  # big numbers take the binary (adder) encoding
+    pool = IDPool()
+    clauses: list[list[int]] = []
+    lits = [[(v * scale, pool.id()) for v in blk] for blk in blocks]
+    for blk in lits:  # at most one value literal per block
+        for (_, a), (_, b) in itertools.combinations(blk, 2):
+            clauses.append([-a, -b])
+    guard = pool.id()
+    guarded_sum_geq(lits, bound * scale, guard, pool, clauses.append)
+    with Solver(name="g4", bootstrap_with=clauses) as s:
+        for choice in itertools.product(*[[None, *blk] for blk in lits]):
+            total = sum(v for v, _ in (c for c in choice if c is not None))
+            assume = [guard]
+            for c, blk in zip(choice, lits):
+                assume += [lit if c is not None and lit == c[1] else -lit for _, lit in blk]
+            assert s.solve(assumptions=assume) == (total >= bound * scale)
+
+
+def test_runs_of_a_mask() -> None:
+    assert _runs(0b0111_0010_1100) == [(2, 3), (5, 5), (8, 10)]
+    assert _runs((1 << 70_000) - 1) == [(0, 69_999)]
+    assert _runs(0) == []
+
+
+def test_rejects_what_is_not_an_ensemble() -> None:
+    tree = kcxai.datasets.running_example_tree()
+    with pytest.raises(InvalidTypeError,
+                       match="explains tree ensembles .RandomForest, BoostedTrees. "
+                             "with the .sat. engine. Got DecisionTree"):
+        kcxai.ensemble_axp(tree, (1, 1, 1, 1, 0, 0, 0, 0, 1))
+    space = kcxai.FeatureSpace([kcxai.Feature.categorical(n, [0, 1]) for n in "ab"])
+    forest = RandomForest(space, [0, 1], [kcxai.DecisionTree(space, [0, 1], kcxai.Split("a", {0: kcxai.Leaf(0),
+                                                                                          1: kcxai.Leaf(1)}))])
+    with pytest.raises(InvalidTypeError, match="'features'"):
+        kcxai.is_ensemble_axp(forest, [1, 0], "a")
+    with pytest.raises(InvalidInputError, match="'order' must not repeat"):
+        kcxai.ensemble_axp(forest, [1, 0], order=[0, 0])
+    assert kcxai.ensemble_axp(forest, [1, 0]).names == ("a",)
+    assert kcxai.ensemble_cxp(forest, {"a": 1, "b": 0}).names == ("a",)
+
+
+def test_big_float_margins_are_exact() -> None:
+    """Leaf values a float ulp apart decide the class exactly (binary adder encoding, 50+ bit integers)."""
+    space = kcxai.FeatureSpace([kcxai.Feature.categorical(n, [0, 1]) for n in "ab"])
+    t = [kcxai.DecisionTree(space, [0, 1], kcxai.Split(n, {0: kcxai.Leaf(0), 1: kcxai.Leaf(0)})) for n in "ab"]
+    model = BoostedTrees(space, [0, 1], t, [{1: 0.1, 2: 0.1 + 2 ** -52}, {1: -0.1, 2: -0.1}], init=[0])
+    assert model.margin([0, 0]) == 0 and model.margin([1, 0]) > 0
+    assert model.predict([0, 0]) == 0 and model.predict([1, 0]) == 1
+    for engine in ("sat", "search"):
+        assert kcxai.ensemble_axp(model, [1, 1], engine=engine).names == ("a",)
+        assert kcxai.ensemble_cxp(model, [0, 1], engine=engine).names == ("a",)
+    with EnsemblePortfolio(model) as both:
+        assert kcxai.ensemble_axp(both, [1, 1]).names == ("a",) and kcxai.ensemble_cxp(both, [0, 1]).names == ("a",)
+    with pytest.raises(InvalidInputError, match="'engine'"):
+        kcxai.ensemble_axp(model, [1, 1], engine="magic")
+
+
+def _is_axp(bf: Brute, s: set[int]) -> bool:
+    return bf.sufficient(s) and all(not bf.sufficient(s - {i}) for i in s)
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+@settings(max_examples=25, deadline=None)
+@given(data=st.data(), model=ENSEMBLES)
+def test_every_solver_gives_subset_minimal_sets(solver: str, data: Any, model: Any) -> None:
+    """Hard and soft voting, boosted binary and multi-class: each accepted solver, against enumeration."""
+    engine = EnsembleCnf(model, solver=solver)
+    try:
+        for _ in range(2):
+            point = data.draw(points(model.space))
+            bf = Brute(model, point)
+            e = kcxai.ensemble_axp(engine, instance_of(model.space, point))
+            assert _is_axp(bf, set(e.features))
+    finally:
+        engine.close()
+
+
+def test_solvers_that_cannot_stop_are_refused() -> None:
+    space = kcxai.FeatureSpace([kcxai.Feature.categorical("a", [0, 1])])
+    forest = RandomForest(space, [0, 1], [kcxai.DecisionTree(space, [0, 1], kcxai.Split("a", {0: kcxai.Leaf(0),
+                                                                                          1: kcxai.Leaf(1)}))])
+    for name in ("g4", "g3", "cd19", "lingeling"):
+        with pytest.raises(InvalidInputError, match=r"'solver' must be one of \['mgh'"):
+            EnsembleCnf(forest, solver=name)
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data(), model=ENSEMBLES)
+def test_engines_agree_on_every_query(data: Any, model: Any) -> None:
+    """One query, three engines: the same answer, and a counterexample the model confirms."""
+    n = model.space.n_features
+    engines = [EnsembleCnf(model), EnsembleBox(model), EnsemblePortfolio(model)]
+    try:
+        for _ in range(3):
+            point = data.draw(points(model.space))
+            label = model.predict_point(point)
+            fixed = data.draw(st.sets(st.integers(0, n - 1)))
+            truth = not Brute(model, point).sufficient(fixed)
+            for engine in engines:
+                assert engine.changes(point, label, fixed) == truth
+                if truth:
+                    witness = engine.model_point()
+                    assert model.predict_point(witness) != label
+                    assert all(witness[i] == point[i] for i in fixed)
+                else:
+                    core = engine.core_features(point, fixed)
+                    assert core <= fixed and Brute(model, point).sufficient(core)
+    finally:
+        for engine in engines:
+            engine.close()
+
+
+def test_the_default_order_tries_features_with_fewer_values_first() -> None:
+    """Two AXps, {a} and {b}: the default order tries to drop the 2-valued feature first, so keeps the 3-valued one."""
+    space = kcxai.FeatureSpace([kcxai.Feature.categorical("a", [0, 1, 2]), kcxai.Feature.categorical("b", [0, 1])])
+    tree_a = kcxai.DecisionTree(space, [0, 1], kcxai.Split("a", {0: kcxai.Leaf(0), 1: kcxai.Leaf(1), 2: kcxai.Leaf(0)}))
+    tree_b = kcxai.DecisionTree(space, [0, 1], kcxai.Split("b", {0: kcxai.Leaf(0), 1: kcxai.Leaf(1)}))
+    forest = RandomForest(space, [0, 1], [tree_a, tree_b, tree_a, tree_b, tree_a])  # class 1 at a=1 (3 votes)
+    both = RandomForest(space, [0, 1], [tree_a, tree_b])  # ties go to class 0: class 1 needs a=1 and b=1
+    for engine in ("sat", "search"):
+        assert kcxai.ensemble_axp(forest, [1, 1], engine=engine).names == ("a",)
+    # the search has no cores: the order alone decides which of the two AXps comes out
+    assert kcxai.ensemble_axp(both, [0, 0], engine="search").names == ("a",)
+    assert kcxai.ensemble_axp(both, [0, 0], engine="search", order=["a", "b"]).names == ("b",)
+
+
+def test_big_values_are_decided_exactly_past_int64() -> None:
+    """Leaf values whose scaled integers pass 2**62: the search bounds in floats, ties decided exactly."""
+    space = kcxai.FeatureSpace([kcxai.Feature.categorical(n, [0, 1]) for n in "abc"])
+    tiny = Fraction(1, 3 ** 41)  # 3**41 > 2**64: the common denominator makes every value huge
+    trees = [kcxai.DecisionTree(space, [0, 1], kcxai.Split(n, {0: kcxai.Leaf(0), 1: kcxai.Leaf(0)})) for n in "abc"]
+    values = [{1: Fraction(1, 2), 2: Fraction(1, 2) + tiny}, {1: Fraction(-1, 4), 2: Fraction(-1, 4)},
+              {1: -tiny, 2: Fraction(0)}]
+    model = BoostedTrees(space, [0, 1], trees, values, init=[Fraction(-1, 4)])
+    # class 1 (margin > 0) only at a = c = 1; margins 0 (a tie: class 0) and -tiny elsewhere
+    assert model.margin([0, 0, 0]) == -tiny and model.margin([1, 0, 0]) == model.margin([0, 1, 1]) == 0
+    assert [model.predict_point(p) for p in ((1, 0, 1), (1, 1, 1), (1, 0, 0), (0, 0, 1))] == [1, 1, 0, 0]
+    engine = EnsembleBox(model)
+    assert engine._rivals[1][0].slack is not None  # the float path
+    for point in itertools.product((0, 1), repeat=3):
+        bf = Brute(model, point)
+        assert _is_axp(bf, set(kcxai.ensemble_axp(engine, point).features))
+        for fixed in itertools.chain.from_iterable(itertools.combinations(range(3), k) for k in range(4)):
+            assert engine.changes(point, bf.label, fixed) == (not bf.sufficient(set(fixed)))
+
+
+def test_a_forest_past_the_memory_limit_is_a_clear_error() -> None:
+    space = kcxai.FeatureSpace([kcxai.Feature.categorical(n, [0, 1, 2]) for n in "abc"])
+    trees = [kcxai.DecisionTree(space, [0, 1], kcxai.Split(n, {0: kcxai.Leaf(0), 1: kcxai.Leaf(1), 2: kcxai.Leaf(1)}))
+             for n in "abc"]
+    forest = RandomForest(space, [0, 1], trees)
+    with pytest.raises(ProblemTooLargeError, match=r"needs more than max_memory=100 bytes .* use the search engine"):
+        EnsembleCnf(forest, max_memory=100)
+    with pytest.raises(ProblemTooLargeError,
+                       match=r"need about [\d,]+ bytes, more than max_memory=100\. Pass a larger"):
+        EnsembleBox(forest, max_memory=100)
+    assert EnsembleCnf(forest, max_memory=None).memory > 100
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data(), model=ENSEMBLES)
+def test_single_feature_flips_are_real_counterexamples(data: Any, model: Any) -> None:
+    """The search's first look (a point that differs from the instance on one free feature) answers without
+    a box exactly when such a point exists, and its point is one."""
+    engine = EnsembleBox(model)
+    point = data.draw(points(model.space))
+    label = model.predict_point(point)
+    n = model.space.n_features
+    for i in range(n):
+        flips = [tuple(k if j == i else point[j] for j in range(n)) for k in range(model.space.features[i].size)]
+        exists = any(model.predict_point(p) != label for p in flips)
+        before = engine.nodes
+        answer = engine.changes(point, label, set(range(n)) - {i})
+        assert answer == exists
+        if answer:
+            w = engine.model_point()
+            assert model.predict_point(w) != label and all(w[j] == point[j] for j in range(n) if j != i)
+            assert engine.nodes == before or engine._flips(point, label)[i] is None
+
+
+
+def _pair_margin(model: Any, c: int, d: int, point: tuple[int, ...]) -> Fraction:
+    """``score_c - score_d`` at a point, read from each tree's leaf (the margin the search bounds, unscaled)."""
+    view = ensemble_view(model)
+    total = view.base[c] - view.base[d]
+    for tree, rows in zip(view.trees, view.rows):
+        row = rows[leaf_of(tree, point)]
+        total += row[c] - row[d]
+    return total
+
+
+@settings(max_examples=40, deadline=None)
+@given(data=st.data(), model=ENSEMBLES)
+def test_the_probe_reads_the_margin_of_its_point_exactly(data: Any, model: Any) -> None:
+    """For every set of fixed features: the point the search tries before its first split lies in the root
+    box and agrees with the instance on the fixed features; the margin the probe reads there has the sign of
+    the model's own margin of the pair (a rival's win as the model decides it, ties included), and the
+    probe answers exactly then."""
+    engine = EnsembleBox(model)
+    view = ensemble_view(model)
+    n = model.space.n_features
+    point = data.draw(points(model.space))
+    label = model.predict_point(point)
+    cols = engine._meet_columns(point)
+    rivals = [d for d in range(len(model.classes)) if d != label]
+    probes = 0
+    for fixed in itertools.chain.from_iterable(itertools.combinations(range(n), k) for k in range(n)):
+        meet = np.logical_and.reduce(cols[:, list(fixed)], axis=1) if fixed else np.ones(len(cols), dtype=bool)
+        for d, rival in zip(rivals, engine._rivals[label]):
+            search = engine._searcher(rival, point, list(fixed), meet, label, None)
+            root = search.start()
+            if not (isinstance(root, _Batch) and search.probes):
+                continue
+            got = search.vote(root)
+            assert got is not None
+            q, margin = got
+            probes += 1
+            assert all(0 <= v < model.space.features[f].size for f, v in zip(search.free.tolist(), q.tolist()))
+            w = search.witness(q)
+            assert all(w[i] == point[i] for i in fixed)
+            exact = _pair_margin(model, label, d, w)
+            wins = exact <= 0 if view.prefers(d, label) else exact < 0
+            assert (margin > 0) == (exact > 0) and (margin == 0) == (exact == 0)
+            assert (margin <= rival.threshold) == wins
+            probed = search.probe(root)
+            assert (probed is not None) == wins
+            if probed is not None:
+                event("the probe found a counterexample")
+                assert probed == w and model.predict_point(w) != label
+    event(f"probes: {min(probes, 10)}{'+' if probes >= 10 else ''}")
+
+
+# -- leaves that restrict a feature to a value set that is not a range (one-hot pipelines) --------------
+
+@st.composite
+def set_split_ensembles(draw: Any, *, wide: bool = False) -> Any:
+    """Forests (hard and soft voting) and boosted trees, 2-3 classes, whose trees split features of up to
+    6 values (``wide``: also one feature of 63-66 values, about the engine's widest mask) by value sets."""
+    sizes = draw(st.lists(st.integers(2, 3 if wide else 6), min_size=2, max_size=3 if wide else 4))
+    if wide:
+        sizes.insert(draw(st.integers(0, len(sizes))), draw(st.integers(MASK_BITS - 1, MASK_BITS + 2)))
+    space = kcxai.FeatureSpace([kcxai.Feature.categorical(f"f{i}", list(range(k))) for i, k in enumerate(sizes)])
+    if draw(st.booleans()):
+        return draw(forests(space=space, max_trees=4, tree_strategy=set_split_trees))
+    return draw(_boosted_models(space=space, max_trees=4, tree_strategy=set_split_trees))
+
+
+def _not_ranges(model: Any) -> set[int]:
+    """The features on which some point set of a leaf (enumerated) is not a range of values."""
+    out: set[int] = set()
+    trees_ = model.trees
+    space = model.space
+    for t in trees_:
+        seen: dict[Any, list[set[int]]] = {}
+        for p in itertools.product(*map(range, space.domain_sizes)):
+            sets = seen.setdefault(t.path_of(p).leaf, [set() for _ in p])
+            for i, v in enumerate(p):
+                sets[i].add(v)
+        for sets in seen.values():
+            out |= {i for i, vs in enumerate(sets) if max(vs) - min(vs) + 1 != len(vs)}
+    return out
+
+
+def _check_against_enumeration(data: Any, model: Any, engine: EnsembleBox) -> None:
+    """``changes`` (with its counterexample), ``changes_in_box`` and the AXp of random points against the
+    table of every point's class."""
+    n = model.space.n_features
+    sizes = model.space.domain_sizes
+    for _ in range(2):
+        point = data.draw(points(model.space))
+        bf = Brute(model, point)
+        fixed = data.draw(st.sets(st.integers(0, n - 1)))
+        assert engine.changes(point, bf.label, fixed) == (not bf.sufficient(fixed))
+        if not bf.sufficient(fixed):
+            w = engine.model_point()
+            assert model.predict_point(w) != bf.label and all(w[i] == point[i] for i in fixed)
+        ends = [sorted(data.draw(st.tuples(st.integers(0, s - 1), st.integers(0, s - 1)))) for s in sizes]
+        lo, hi = [a for a, _ in ends], [b for _, b in ends]
+        inside = [c for p, c in bf.table if all(lo[i] <= p[i] <= hi[i] for i in range(n))]
+        assert engine.changes_in_box(lo, hi, bf.label) == any(c != bf.label for c in inside)
+        if any(c != bf.label for c in inside):
+            w = engine.model_point()
+            assert model.predict_point(w) != bf.label and all(lo[i] <= w[i] <= hi[i] for i in range(n))
+        assert _is_axp(bf, set(kcxai.ensemble_axp(engine, instance_of(model.space, point)).features))
+
+
+@settings(max_examples=80, deadline=None)
+@given(data=st.data(), model=set_split_ensembles())
+def test_leaves_of_value_sets_are_searched_exactly(data: Any, model: Any) -> None:
+    """Trees that split features of up to 6 values by sets (``x == v`` against the rest, or any subset):
+    the engine keeps those sets exactly (:attr:`EnsembleBox.set_features`) and every answer agrees with
+    enumeration."""
+    engine = EnsembleBox(model)
+    assert set(engine.set_features.tolist()) == _not_ranges(model) and not len(engine.hull_features)
+    event(f"features of value sets: {len(engine.set_features)}")
+    _check_against_enumeration(data, model, engine)
+
+
+@settings(max_examples=40, deadline=None)
+@given(data=st.data(), model=set_split_ensembles(wide=True))
+def test_a_feature_wider_than_a_mask_keeps_hulls_and_stays_exact(data: Any, model: Any) -> None:
+    """A feature of 63-66 values split by sets: kept exactly up to :data:`MASK_BITS` values, by its hulls
+    past them (a relaxation whose single points the model decides); the answers agree with enumeration."""
+    engine = EnsembleBox(model)
+    sets = _not_ranges(model)
+    narrow = {f for f in sets if model.space.features[f].size <= MASK_BITS}
+    assert set(engine.set_features.tolist()) == narrow and set(engine.hull_features.tolist()) >= sets - narrow
+    assert all(model.space.features[f].size > MASK_BITS for f in engine.hull_features.tolist())
+    event(f"features kept by hulls: {len(engine.hull_features)}")
+    _check_against_enumeration(data, model, engine)
+
+
+@given(st.lists(st.integers(1, 2 ** 64 - 1), min_size=1, max_size=8),
+       st.lists(st.tuples(st.integers(0, 63), st.integers(0, 63)), min_size=1, max_size=8))
+def test_bit_helpers(masks: list[int], ends: list[tuple[int, int]]) -> None:
+    m = np.asarray(masks, dtype=np.uint64)
+    assert _low_bit(m).tolist() == [(x & -x).bit_length() - 1 for x in masks]
+    assert _high_bit(m).tolist() == [x.bit_length() - 1 for x in masks]
+    lo, hi = [min(e) for e in ends], [max(e) for e in ends]
+    got = _range_masks(np.asarray(lo), np.asarray(hi)).tolist()
+    assert got == [sum(1 << v for v in range(a, b + 1)) for a, b in zip(lo, hi)]
