@@ -21,8 +21,8 @@ import numpy as np
 
 from kcxai.models._binary_tree import BinaryTree, binary_tree
 
-__all__ = ["BinaryTree", "TreeWalk", "TreeRouter", "LeafScores", "FeatureScores", "argmax_first_rows", "signs",
-           "leaf_positions", "MAX_PAIRS"]
+__all__ = ["BinaryTree", "TreeWalk", "TreeRouter", "LeafScores", "FeatureScores", "argmax_first", "argmax_first_rows",
+           "signs", "leaf_positions", "MAX_PAIRS"]
 
 _INT64_SAFE = 2 ** 62  # totals below this in magnitude cannot overflow int64 in any order of addition
 
@@ -337,6 +337,21 @@ def _greater(a: "np.ndarray[Any, Any]", b: "np.ndarray[Any, Any]") -> "np.ndarra
         gt |= eq & (a[..., i] > b[..., i])
         eq &= a[..., i] == b[..., i]
     return gt
+
+
+def argmax_first(scores: Sequence[Any]) -> int:
+    """The index of the first highest score: how the additive models pick a class at one point.
+
+    Examples
+    --------
+    >>> argmax_first([1, 3, 3, 2])
+    1
+    """
+    best = 0
+    for c in range(1, len(scores)):
+        if scores[c] > scores[best]:
+            best = c
+    return best
 
 
 def argmax_first_rows(totals: "np.ndarray[Any, Any]") -> "np.ndarray[Any, np.dtype[np.int64]]":
