@@ -45,15 +45,13 @@ import math
 import sys
 from collections.abc import Callable, Sequence
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from kcxai._errors import InvalidTypeError
 from kcxai.compilers._intervals import IntervalCache, Sum
 from kcxai.functions import AdditiveScores, AdditiveTrees, FunctionBuilder, TreeStructure
 from kcxai.models._numbers import lcm_of_denominators
-
-if TYPE_CHECKING:  # pragma: no cover
-    from kcxai.models.classifier import Classifier
+from kcxai.models.classifier import Classifier
 
 __all__ = ["Block", "FeatureBlock", "TreeBlock", "exclusive_branches", "threshold_function", "argmax_functions",
            "class_functions", "describes_scores"]
@@ -267,7 +265,7 @@ def argmax_functions(builder: FunctionBuilder[F], blocks: Sequence[Block], base:
     return result
 
 
-def describes_scores(model: "Classifier") -> AdditiveScores | AdditiveTrees | None:
+def describes_scores(model: Classifier) -> AdditiveScores | AdditiveTrees | None:
     """The model's scores as data (its ``additive_scores()`` or ``additive_trees()``), or ``None`` when it
     describes its class functions itself (``build``)."""
     for method in ("additive_scores", "additive_trees"):
@@ -283,7 +281,7 @@ def describes_scores(model: "Classifier") -> AdditiveScores | AdditiveTrees | No
     return None
 
 
-def class_functions(model: "Classifier", builder: FunctionBuilder[F]) -> list[F]:
+def class_functions(model: Classifier, builder: FunctionBuilder[F]) -> list[F]:
     """One function per class, ``kappa(x) = c``, built with ``builder``: by the threshold construction for a
     model that describes its scores as data (:func:`describes_scores`), else by the model's own
     ``build(builder)``.

@@ -11,15 +11,13 @@ numpy.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 
 from kcxai._deadline import Deadline
-
-if TYPE_CHECKING:  # pragma: no cover
-    from kcxai.models.tree import DecisionTree
+from kcxai.models.tree import DecisionTree
 
 __all__ = ["MASK_BITS", "LeafTable", "LeafSets", "leaf_value_sets", "IntArray", "Int32Array", "MaskArray",
            "BoolArray", "FloatArray", "NumberArray", "needed_bytes", "low_bit", "high_bit", "range_masks",
@@ -51,7 +49,7 @@ class LeafSets(NamedTuple):
     not_ranges: set[int]
 
 
-def leaf_value_sets(tree: "DecisionTree", sizes: IntArray, narrow: BoolArray) -> LeafSets:
+def leaf_value_sets(tree: DecisionTree, sizes: IntArray, narrow: BoolArray) -> LeafSets:
     """Per reachable leaf of ``tree`` and feature, the lowest and highest value number its path allows and
     (features of at most :data:`MASK_BITS` values, ``narrow``) the set itself as a bit mask; and the other
     features some node restricts to a set that is not a range.
@@ -129,7 +127,7 @@ class LeafTable:
         The tree of each row.
     """
 
-    def __init__(self, trees: Sequence["DecisionTree"], sizes: IntArray, deadline: Deadline | None = None) -> None:
+    def __init__(self, trees: Sequence[DecisionTree], sizes: IntArray, deadline: Deadline | None = None) -> None:
         self.sizes = sizes
         narrow = sizes <= MASK_BITS
         lows, highs, masks, tree_of = [], [], [], []

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Union
+from typing import Union
 
 import numpy as np
 
@@ -39,9 +39,7 @@ from kcxai.engines._box_leaves import (
     range_masks,
 )
 from kcxai.engines._box_rivals import Rival
-
-if TYPE_CHECKING:  # pragma: no cover
-    from kcxai.models.classifier import Classifier
+from kcxai.models.classifier import Classifier
 
 __all__ = ["BoxBatch", "BoxSearch", "Interrupted", "Found"]
 
@@ -180,7 +178,7 @@ class BoxSearch:
     #: The batch width doubles every ``GROW`` expansions.
     GROW = 3
 
-    def __init__(self, leaves: LeafTable, model: "Classifier", rival: Rival, point: Sequence[int], free: IntArray,
+    def __init__(self, leaves: LeafTable, model: Classifier, rival: Rival, point: Sequence[int], free: IntArray,
                  selected: BoolArray, label: int, deadline: Deadline | None = None,
                  stop: threading.Event | None = None) -> None:
         self.leaves, self.model, self.rival, self.label = leaves, model, rival, label

@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -48,9 +47,7 @@ from kcxai.engines._box_leaves import MASK_BITS, BoolArray, IntArray, LeafTable,
 from kcxai.engines._box_rivals import Rival, rivals_of
 from kcxai.engines._box_search import BoxSearch, Interrupted
 from kcxai.engines._ensemble_cnf import ensemble_view
-
-if TYPE_CHECKING:  # pragma: no cover
-    from kcxai.models.classifier import Classifier
+from kcxai.models.classifier import Classifier
 
 __all__ = ["EnsembleBox", "Interrupted", "DEFAULT_MAX_MEMORY", "MASK_BITS"]
 
@@ -84,7 +81,7 @@ class EnsembleBox:
 
     language = "search"
 
-    def __init__(self, model: "Classifier", *, deadline: Deadline | None = None,
+    def __init__(self, model: Classifier, *, deadline: Deadline | None = None,
                  max_memory: int | None = DEFAULT_MAX_MEMORY) -> None:
         self.model = model
         self.view = ensemble_view(model)

@@ -61,7 +61,6 @@ import math
 from bisect import bisect_left
 from collections.abc import Iterable, Sequence
 from fractions import Fraction
-from typing import TYPE_CHECKING
 
 from pysat.card import ITotalizer
 from pysat.formula import IDPool
@@ -74,10 +73,8 @@ from kcxai.engines._sums import guarded_sum_geq
 from kcxai._types import Point
 from kcxai.models.boosted import BoostedTrees
 from kcxai.models.forest import RandomForest
-
-if TYPE_CHECKING:  # pragma: no cover
-    from kcxai.models.classifier import Classifier
-    from kcxai.models.tree import DecisionTree
+from kcxai.models.classifier import Classifier
+from kcxai.models.tree import DecisionTree
 
 __all__ = ["EnsembleCnf", "EnsembleView", "ensemble_view", "SOLVERS", "DEFAULT_MAX_MEMORY"]
 
@@ -98,7 +95,7 @@ class EnsembleView:
 
     __slots__ = ("trees", "rows", "base", "ties_last")
 
-    def __init__(self, trees: Sequence["DecisionTree"], rows: Sequence[dict[int, tuple[Fraction, ...]]],
+    def __init__(self, trees: Sequence[DecisionTree], rows: Sequence[dict[int, tuple[Fraction, ...]]],
                  base: Sequence[Fraction], ties_last: bool) -> None:
         self.trees = trees
         self.rows = rows
@@ -110,7 +107,7 @@ class EnsembleView:
         return d > c if self.ties_last else d < c
 
 
-def ensemble_view(model: "Classifier") -> EnsembleView:
+def ensemble_view(model: Classifier) -> EnsembleView:
     """The scores of a :class:`~kcxai.models.RandomForest` or :class:`~kcxai.models.BoostedTrees`."""
     if isinstance(model, RandomForest):
         k = len(model.classes)
@@ -173,7 +170,7 @@ class EnsembleCnf:
 
     language = "sat"
 
-    def __init__(self, model: "Classifier", *, solver: str = "mgh", deadline: Deadline | None = None,
+    def __init__(self, model: Classifier, *, solver: str = "mgh", deadline: Deadline | None = None,
                  max_memory: int | None = DEFAULT_MAX_MEMORY) -> None:
         check("solver", solver, Options(SOLVERS))
         self.model = model
@@ -280,7 +277,7 @@ class EnsembleCnf:
         got = self._outside_cache[key] = tuple(runs)
         return got
 
-    def _leaf_boxes(self, tree: "DecisionTree") -> Iterable[tuple[int, list[int]]]:
+    def _leaf_boxes(self, tree: DecisionTree) -> Iterable[tuple[int, list[int]]]:
         """Per reachable leaf, ``(leaf, literals)``: the disjunction of the literals says the point is outside it.
 
         A walk down the node arrays keeping, per restricted feature, the allowed values and their outside
