@@ -195,7 +195,7 @@ class Explainer:
         Training rows (a DataFrame with the model's input columns, or an array): the feature domains of
         linear models without them, and the data a distribution given by name is fitted on.
     language : str, optional
-        Force one language of :data:`kcxai.compilers.LANGUAGES` (``"dt"``, ``"sdd"``, ``"obdd"``,
+        Force one language of :data:`kcxai.engines.LANGUAGES` (``"dt"``, ``"sdd"``, ``"obdd"``,
         ``"brute"``, ``"sampling"``, ``"sat"``, ``"search"``), compiled here with ``compile_options``
         and its own limits. Default: chosen per method and bound (see "How the engine is chosen").
     distribution : "auto", None, "product", "mixture", "uniform", Distribution or weights
@@ -256,7 +256,7 @@ class Explainer:
     def __init__(self, model: Any, X_train: Any = None, *, language: str | None = None, distribution: Any = "auto",
                  distribution_options: Mapping[str, Any] | None = None, class_names: Mapping[Any, Any] | None = None,
                  compile_options: Mapping[str, Any] | None = None, probe: Any = None) -> None:
-        from kcxai.compilers import compile_model, get_language
+        from kcxai.engines.choose import compile_model, get_language
         from kcxai.engines import choose as native
         from kcxai.engines.choose import Choice, ProbeBudget, choose
 

@@ -4,7 +4,7 @@ A method needs some kind of answer (:mod:`kcxai.explain._methods`): exact counts
 estimates, or sufficiency decisions (delta = 0). For a model, the answers are tried in the method's
 order of preference, and each kind is given by the registry (:mod:`kcxai.engines._registry`):
 
-1. **exact counts**: the first language of :data:`~kcxai.compilers.NATIVE_PREFERENCE` that takes
+1. **exact counts**: the first language of :data:`~kcxai.engines.NATIVE_PREFERENCE` that takes
    the model (a decision tree answers from its own paths; anything else is compiled to an OBDD),
    within the *probe budget* :data:`PROBE` (a few seconds and 1 GiB: a compilation that does not
    fit in it would take minutes or gigabytes, so it is abandoned and the next kind of answer used);
@@ -27,18 +27,17 @@ import threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from kcxai._errors import CompilationLimitError, InvalidInputError, InvalidTypeError
+from kcxai._errors import CompilationLimitError, InvalidInputError, InvalidTypeError, UnknownLanguageError
 from kcxai.compilers.compiled import CompiledModel
+from kcxai.compilers.language import Language
 from kcxai.engines._registry import ANSWERED_BY, LANGUAGES, NATIVE_PREFERENCE, decision_engine
+from kcxai.models.classifier import Classifier
 from kcxai.oracle import describe_answers
 
-if TYPE_CHECKING:  # pragma: no cover
-    from kcxai.models.classifier import Classifier
-
 __all__ = ["native_language", "native_compiled", "cached_compiled", "choose", "Choice", "ProbeBudget", "PROBE",
-           "EngineCache", "CACHE_SIZE"]
+           "EngineCache", "CACHE_SIZE", "compile_model", "get_language", "available_languages"]
 
 #: How many compiled forms (and failed probes) one model keeps.
 CACHE_SIZE = 8
@@ -126,7 +125,7 @@ class EngineCache:
 _CACHES_LOCK = threading.Lock()
 
 
-def _cache_of(model: "Classifier") -> EngineCache:
+def _cache_of(model: Classifier) -> EngineCache:
     cache = model.__dict__.get("_engine_cache")
     if cache is None:
         with _CACHES_LOCK:
@@ -134,21 +133,21 @@ def _cache_of(model: "Classifier") -> EngineCache:
     return cache  # type: ignore[no-any-return]
 
 
-def _compiled(model: "Classifier", language: str, options: Mapping[str, Any]) -> CompiledModel | str:
+def _compiled(model: Classifier, language: str, options: Mapping[str, Any]) -> CompiledModel | str:
     """The model compiled to ``language`` (cached), or why it did not compile within ``options``' limits."""
     key = (language, tuple(sorted(options.items())))
     cache = _cache_of(model)
     got = cache.get(key)
     if got is None:
         try:
-            got = LANGUAGES[language].compile(model, **options)
+            got = _compile(LANGUAGES[language], model, options)
         except CompilationLimitError as err:
             got = f"did not compile within {_limits(options)}: {str(err).split('. ')[0]}"
         cache.put(key, got)
     return got
 
 
-def cached_compiled(model: "Classifier", language: str, **options: Any) -> CompiledModel:
+def cached_compiled(model: Classifier, language: str, **options: Any) -> CompiledModel:
     """``compile_model(model, language, **options)``, kept by the model (compiled once for those options)."""
     got = _compiled(model, language, LANGUAGES[language].parse_options(**options))
     if not isinstance(got, CompiledModel):
@@ -162,7 +161,7 @@ def _limits(options: Mapping[str, Any]) -> str:
     return "the probe budget (" + ", ".join(parts) + ")" if parts else "its limits"
 
 
-def choose(model: "Classifier", answers: str, *, probe: ProbeBudget | None = None) -> Choice:
+def choose(model: Classifier, answers: str, *, probe: ProbeBudget | None = None) -> Choice:
     """The engine giving ``answers`` for ``model`` (see the module docstring), compiled or refused with a reason.
 
     Examples
@@ -209,15 +208,13 @@ def choose(model: "Classifier", answers: str, *, probe: ProbeBudget | None = Non
     raise InvalidInputError(f"Unknown kind of answer {answers!r}; the kinds are ['counts', 'estimates', 'decisions'].")
 
 
-def native_compiled(model: "Classifier", answers: Sequence[str] = ("counts",), *,
+def native_compiled(model: Classifier, answers: Sequence[str] = ("counts",), *,
                     probe: ProbeBudget | None = None) -> CompiledModel:
     """The compiled form answering ``model`` for a method that ``answers`` serve (the first that can).
 
     Raises :class:`~kcxai.InvalidInputError` naming the model, what is needed and why each engine was
     not used, when none can.
     """
-    from kcxai.models.classifier import Classifier
-
     if not isinstance(model, Classifier):
         raise InvalidTypeError(f"'model' must be a kcxai model. Got {type(model).__name__} instead.")
     tried = []
@@ -233,7 +230,7 @@ def native_compiled(model: "Classifier", answers: Sequence[str] = ("counts",), *
         "(min_idrs, local_cdrs).")
 
 
-def native_language(model: "Classifier") -> str:
+def native_language(model: Classifier) -> str:
     """The exact counting language a model passed directly to an explainer is answered in (within the probe budget).
 
     Examples
@@ -244,3 +241,83 @@ def native_language(model: "Classifier") -> str:
     'dt'
     """
     return native_compiled(model).language
+
+
+# -- compile_model: the public door to the languages -----------------------------------------
+
+
+def available_languages() -> dict[str, bool]:
+    """Which languages can be used here (their backend imports).
+
+    Examples
+    --------
+    >>> from kcxai import available_languages
+    >>> langs = available_languages()
+    >>> langs["dt"], langs["brute"]
+    (True, True)
+    """
+    return {name: lang.is_available() for name, lang in LANGUAGES.items()}
+
+
+def get_language(language: str) -> Language:
+    """The declared :class:`~kcxai.compilers.Language` of a name, or a clear error listing the languages."""
+    if not isinstance(language, str):
+        raise InvalidTypeError(f"'language' must be a str. Got {language!r} instead.")
+    try:
+        return LANGUAGES[language]
+    except KeyError:
+        raise UnknownLanguageError(
+            f"Unknown language {language!r}. Available languages are {sorted(LANGUAGES)}.") from None
+
+
+def _compile(lang: Language, model: "Classifier", options: Mapping[str, Any]) -> CompiledModel:
+    """``lang.compile(model, **options)``, the compiled form marked as rebuilt by :func:`compile_model` in a
+    worker process it is sent to (the one place a language compiles)."""
+    compiled = lang.compile(model, **options)
+    object.__setattr__(compiled, "_rebuild", compile_model)
+    return compiled
+
+
+def compile_model(model: Classifier, language: str | None = None, **options: Any) -> CompiledModel:
+    """Compile a classifier to a knowledge-compilation language, or to the engine chosen for it.
+
+    Parameters
+    ----------
+    model : Classifier
+        A kcxai model (:class:`~kcxai.DecisionTree`, ...).
+    language : str, optional
+        A name in :data:`kcxai.engines.LANGUAGES`: ``"dt"`` answers from a decision tree's own
+        paths; ``"sdd"`` compiles with PySDD; ``"obdd"`` with dd (CUDD when available); ``"brute"``
+        enumerates feature space (small models; the test reference); ``"sampling"`` estimates;
+        ``"sat"`` and ``"search"`` are a tree ensemble's decision engines (delta = 0). Compiled afresh,
+        with ``options``. ``None`` (default): the engine the explainers choose for an abductive
+        explanation (:func:`choose`): exact counts when the model compiles within the probe budget (a
+        tree's own paths, else an OBDD), else a tree ensemble's decision engine; that form is the one
+        the model keeps in its engine cache, shared with the explainers (do not close it).
+    **options
+        The language's options (its :class:`~kcxai.compilers.LanguageOptions`; see each compiler
+        module); only with ``language``.
+
+    Returns
+    -------
+    CompiledModel
+
+    Examples
+    --------
+    >>> import kcxai
+    >>> tree = kcxai.datasets.running_example_tree()
+    >>> kcxai.compile_model(tree, "brute").language, kcxai.compile_model(tree).language
+    ('brute', 'dt')
+    """
+    if not isinstance(model, Classifier):
+        raise InvalidTypeError(f"'model' must be a kcxai model (e.g. DecisionTree). Got {type(model).__name__}.")
+    if language is None:
+        if options:
+            raise InvalidInputError(f"Options {sorted(options)} apply to a language: give language=NAME too.")
+        return native_compiled(model, ("counts", "decisions"))
+    lang = get_language(language)
+    if not lang.takes(model):
+        raise InvalidTypeError(
+            f"The {lang.name!r} language does not compile {type(model).__name__} models. "
+            f"Languages that do: {[n for n, g in LANGUAGES.items() if g.takes(model)]}.")
+    return _compile(lang, model, options)

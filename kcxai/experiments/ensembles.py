@@ -202,7 +202,7 @@ def _covered(hits: list[tuple[int, int]], trees: int, depth: int) -> tuple[int, 
 def _compile(lang: str, model: Any, cfg: EnsemblesConfig, hit: tuple[int, int] | None) -> tuple[dict[str, Any], Any]:
     """The compile fields of ``lang``'s rows, and the compiled model or engine (``None`` when there is none)."""
     import kcxai
-    from kcxai.compilers import LANGUAGES
+    from kcxai.engines import LANGUAGES
 
     f: dict[str, Any] = {"backend": "", "exact": lang != "sampling", "confidence": "", "status": "ok", "note": "",
                          "compile_seconds": "", "size": "", "size_unit": "", "construction": "", "diagram_nodes": ""}

@@ -2,7 +2,7 @@
 
 Every door reads this table: the functional explainers check their oracle against it, the
 :class:`~kcxai.Explainer` and the command line pick an engine from it (with the language registry,
-:data:`kcxai.compilers.LANGUAGES`, which says what each language answers).
+:data:`kcxai.engines.LANGUAGES`, which says what each language answers).
 
 A method is given one bound, named after what it bounds (one meaning per name):
 

@@ -70,7 +70,7 @@ def prepare_ensemble(model: Any, *, engine: str = "auto", max_seconds: float | N
     >>> [kcxai.ensemble_axp(engine, x).names for x in ([1, 1, 0], [0, 0, 1])]
     [('a', 'b'), ('a', 'b')]
     """
-    from kcxai.compilers import compile_model
+    from kcxai.engines.choose import compile_model
     from kcxai.engines._registry import decision_engine
 
     check("engine", engine, Options(ENGINES))
@@ -81,7 +81,7 @@ def prepare_ensemble(model: Any, *, engine: str = "auto", max_seconds: float | N
 
 def _engine(model: Any, engine: str, limit: float | None, what: str) -> Any:
     """The engine of ``model`` built for one call, its time limit named after the call."""
-    from kcxai.compilers import get_language
+    from kcxai.engines.choose import get_language
     from kcxai.engines._decision import compile_engine
     from kcxai.engines._registry import decision_engine
 
