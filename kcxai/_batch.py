@@ -3,8 +3,9 @@
 Work is cut into chunks of rows; each joblib task explains one chunk. A task carries the compiled
 form the explainer chose (:class:`Job`); in process (sequential or threads) it is that very
 object, and a worker process receives it pickled as its model, language and options and compiles
-it once (:meth:`kcxai.compilers.CompiledModel.__reduce__`). Tables derived from it for batches
-(the tree batch of :mod:`kcxai.engines._tree_batch`) are kept by the compiled form itself.
+it once (:meth:`kcxai.compilers.CompiledModel.__reduce__`). A method that is Algorithm 1 in its default
+form (:attr:`kcxai.explain._methods.Method.batch`) is answered by the oracle's batch hook when it has
+one (:class:`~kcxai.oracle.BatchOracle`: the decision tree's), which keeps its own tables.
 
 A failure on one row becomes a :class:`~kcxai.explanation_set.RowFailure` for that row with
 ``on_error="report"``; with ``on_error="raise"`` it stops the batch with an error naming the row.
@@ -18,8 +19,11 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from kcxai._errors import InvalidInputError, InvalidTypeError, KcxaiError
+from kcxai.explain._methods import METHODS, Method
+from kcxai.explain._query import build_explanation, check_delta
 from kcxai.explain.explanation import Explanation
 from kcxai.explanation_set import Lazy, PackedRow, Row, RowFailure, Unpacker, pack
+from kcxai.oracle import BatchRow, has_batch
 
 __all__ = ["Job", "run", "ON_ERROR", "check_n_jobs", "explain_chunk"]
 
@@ -60,44 +64,74 @@ def explain_chunk(job: Job, rows: Sequence[tuple[Any, tuple[Any, ...]]], *, pack
     return [pack(e, tuple(inst), unpacker) if isinstance(e, Explanation) else e for e, (_, inst) in zip(out, rows)]
 
 
-def _explain(job: Job, rows: Sequence[tuple[Any, tuple[Any, ...]]]) -> list[Row]:
-    from kcxai.explain._methods import METHODS
+def _named(rid: Any, err: Exception) -> Exception:
+    """``err`` with its message starting ``row <id>:`` (its other attributes kept, e.g. a time limit's)."""
+    if not isinstance(err, KcxaiError):
+        return err
+    named = type(err)(f"row {rid!r}: {err}")
+    named.__dict__.update(err.__dict__)  # e.g. SearchLimitError's limit, seconds
+    return named
 
+
+def _explain(job: Job, rows: Sequence[tuple[Any, tuple[Any, ...]]]) -> list[Row]:
     method = METHODS[job.method]
-    fast = _fast_path(job, rows)
-    if fast is not None:
-        return fast
+    batched = _batched(job, method, rows)
+    if batched is not None:
+        return batched
     out: list[Row] = []
     for rid, inst in rows:
         try:
             e = method.function(job.compiled, inst, job.bound, **job.options)
         except Exception as err:  # one row's failure is that row's (see the module docstring)
             if job.on_error == "raise":
-                if isinstance(err, KcxaiError):
-                    named = type(err)(f"row {rid!r}: {err}")
-                    named.__dict__.update(err.__dict__)  # e.g. SearchLimitError's limit, seconds
-                    raise named from err
-                raise
+                named = _named(rid, err)
+                if named is err:
+                    raise
+                raise named from err
             out.append(RowFailure(rid, tuple(inst), type(err).__name__, str(err)))
             continue
         out.append(e if e.method == method.name else replace(e, method=method.name))  # "axp" runs min_idrs
     return out
 
 
-def _fast_path(job: Job, rows: Sequence[tuple[Any, tuple[Any, ...]]]) -> list[Row] | None:
-    """The grouped tree path for min_idrs / axp on the dt language, where it applies."""
-    if job.compiled.language != "dt" or job.method not in ("min_idrs", "axp"):
-        return None
+def _batched(job: Job, method: Method, rows: Sequence[tuple[Any, tuple[Any, ...]]]) -> list[Row] | None:
+    """The rows answered by the oracle's batch hook (:class:`~kcxai.oracle.BatchOracle`), when the method is
+    Algorithm 1 in its default form and the oracle has one that applies; else ``None``."""
+    oracle = job.compiled.oracle
     start = job.options.get("start")
-    if set(job.options) - {"start", "max_seconds", "inflate"} or job.options.get("inflate") is True or \
-            not (start is None or (isinstance(start, str) and start == "path")):
+    default_form = (not set(job.options) - {"start", "max_seconds", "inflate"}
+                    and job.options.get("inflate") is not True
+                    and (start is None or (isinstance(start, str) and start == "path")))
+    if not method.batch or not default_form or not has_batch(oracle):
         return None
-    from kcxai.engines._tree_batch import TreeBatch
+    delta = check_delta(job.bound)
+    got = oracle.min_idrs_batch([inst for _, inst in rows], delta, start)
+    if got is None:
+        return None
+    space = job.compiled.model.space
+    classes = job.compiled.model.classes
+    literals: dict[tuple[int, int], str] = job.compiled.derived("literals", dict)
 
-    batch = TreeBatch.for_compiled(job.compiled)
-    if batch is None:
-        return None
-    return batch.min_idrs_rows(rows, job.bound, method=job.method, start=start, on_error=job.on_error)
+    def literal(f: int, k: int) -> str:
+        lit = literals.get((f, k))
+        if lit is None:
+            lit = literals[(f, k)] = space.features[f].literal(k)
+        return lit
+
+    out: list[Row] = []
+    for (rid, inst), r in zip(rows, got):
+        if not isinstance(r, BatchRow):
+            if job.on_error == "raise":
+                raise _named(rid, r) from r
+            out.append(RowFailure(rid, tuple(inst), type(r).__name__, str(r)))
+            continue
+        cons = space.consistent_weight(r.point, frozenset(r.fixed))
+        out.append(build_explanation(
+            space, r.point, r.fixed, instance=tuple(inst), prediction=classes[r.label], kind="relevant",
+            method=method.name, language=job.compiled.language, calls=r.calls, seconds=r.seconds,
+            error=space.probability(r.weight), precision=space.arith.complement(r.weight, cons),
+            coverage=space.probability(cons), delta=delta, literal=literal))
+    return out
 
 
 def check_n_jobs(n_jobs: Any) -> int | None:

@@ -62,6 +62,10 @@ class Method:
         make at most a quadratic number of queries).
     estimates : bool
         Whether certified estimates (the ``sampling`` language) answer it away from the delta = 0 case.
+    batch : bool
+        Whether it is Algorithm 1, which an oracle's batch hook (:class:`~kcxai.oracle.BatchOracle`)
+        answers for many instances at once when it runs in its default form (no ``order``, ``start``
+        ``None`` or ``"path"``, no ``inflate``).
     summary : str
         One line for the documentation and ``--help``.
     """
@@ -74,6 +78,7 @@ class Method:
     kind: str = "relevant"
     searches: bool = False
     estimates: bool = False
+    batch: bool = False
 
     def option_names(self) -> tuple[str, ...]:
         """The keyword options its function takes (``order``, ``start``, ``max_seconds``, ...)."""
@@ -98,9 +103,9 @@ class Method:
 
 
 _TABLE = (
-    Method("min_idrs", "idrs:min_idrs", "delta", estimates=True,
+    Method("min_idrs", "idrs:min_idrs", "delta", estimates=True, batch=True,
            summary="subset-minimal I-delta-relevant set (Algorithm 1): error <= delta"),
-    Method("axp", "idrs:min_idrs", "delta", fixed=Fraction(0),
+    Method("axp", "idrs:min_idrs", "delta", fixed=Fraction(0), batch=True,
            summary="abductive explanation: a subset-minimal set that alone forces the prediction (delta = 0)"),
     Method("smallest_idrs", "smallest:smallest_idrs", "delta", searches=True,
            summary="an I-delta-relevant set of the fewest features"),
