@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from kcxai._errors import InvalidInputError, InvalidTypeError, KcxaiError
+from kcxai.explain._door import explain_with
 from kcxai.explain._methods import METHODS, Method
 from kcxai.explain._query import build_explanation, check_delta
 from kcxai.explain.explanation import Explanation
@@ -81,7 +82,7 @@ def _explain(job: Job, rows: Sequence[tuple[Any, tuple[Any, ...]]]) -> list[Row]
     out: list[Row] = []
     for rid, inst in rows:
         try:
-            e = method.function(job.compiled, inst, job.bound, **job.options)
+            e = explain_with(method, job.compiled, inst, job.bound, **job.options)
         except Exception as err:  # one row's failure is that row's (see the module docstring)
             if job.on_error == "raise":
                 named = _named(rid, err)
@@ -90,7 +91,7 @@ def _explain(job: Job, rows: Sequence[tuple[Any, tuple[Any, ...]]]) -> list[Row]
                 raise named from err
             out.append(RowFailure(rid, tuple(inst), type(err).__name__, str(err)))
             continue
-        out.append(e if e.method == method.name else replace(e, method=method.name))  # "axp" runs min_idrs
+        out.append(e)
     return out
 
 

@@ -56,7 +56,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Callable, NamedTuple, Protocol, TypeGuard, cast, runtime_checkable
+from typing import TYPE_CHECKING, Callable, NamedTuple, Protocol, TypeGuard, Union, cast, runtime_checkable
 
 from kcxai.arithmetic import Bound, Probability, Weight
 from kcxai.space import FeatureSpace
@@ -71,7 +71,7 @@ __all__ = ["CountingOracle", "OracleSession", "SessionBase", "GenericSession", "
            "ApproximateOracle", "DecisionOracle", "MixtureOracle", "PathMixtureOracle", "MixtureSession",
            "per_component", "has_paths", "answers_of", "ANSWERS", "Point", "Decision", "describe_answers",
            "BoxMixtureOracle", "PathBoxMixtureOracle", "Box", "BoxOracle", "has_boxes", "full_box", "point_box",
-           "box_weight", "BatchOracle", "BatchRow", "has_batch"]
+           "box_weight", "BatchOracle", "BatchRow", "has_batch", "BoxDecisionOracle", "has_box_decisions", "Oracle"]
 
 #: A *box*: per feature, the bitmask of the value numbers it allows (bit ``k`` is value ``k``); the full
 #: mask ``(1 << size) - 1`` leaves the feature free. The set of points ``{x : x_f in box[f] for all f}``.
@@ -390,6 +390,21 @@ def has_batch(obj: object) -> "TypeGuard[BatchOracle]":
     return callable(inspect.getattr_static(obj, "min_idrs_batch", None))
 
 
+@runtime_checkable
+class BoxDecisionOracle(Protocol):
+    """A decision engine that also decides the sufficiency of a box of value ranges (the branch and bound):
+    what widening an abductive explanation of a tree ensemble needs."""
+
+    def decide_box(self, box: Box, label: int, deadline: "Deadline | None") -> bool:
+        """Whether every point of ``box`` (each mask a run of consecutive values) is classified ``label``."""
+        ...
+
+
+def has_box_decisions(obj: object) -> "TypeGuard[BoxDecisionOracle]":
+    """Whether ``obj`` is a :class:`BoxDecisionOracle`."""
+    return callable(inspect.getattr_static(obj, "decide_box", None))
+
+
 class Decision(NamedTuple):
     """A sufficiency decision (:meth:`DecisionOracle.decide`).
 
@@ -405,6 +420,10 @@ class Decision(NamedTuple):
 
     sufficient: bool
     features: frozenset[int]
+
+
+#: What answers an explainer's queries: exact counts (and estimates), or sufficiency decisions.
+Oracle = Union[CountingOracle, DecisionOracle]
 
 
 def answers_of(oracle: object) -> str:

@@ -20,10 +20,12 @@ import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-from kcxai.cli._args import add_method_args, delta_float, positive_int, seed
-from kcxai.cli._instance import parse_features, parse_instance
 from kcxai._errors import InvalidInputError, KcxaiError
-from kcxai.engines._registry import LANGUAGES
+from kcxai.cli._args import add_method_args, delta_float, positive_int, seed
+from kcxai.cli._experiment import add_subparser as _add_experiment
+from kcxai.cli._explain_csv import add_subparser as _add_explain_csv
+from kcxai.cli._instance import parse_features, parse_instance
+from kcxai.engines import LANGUAGES
 
 __all__ = ["main", "parse_instance"]
 
@@ -390,11 +392,7 @@ def _parser() -> argparse.ArgumentParser:
     _add_score(sub)
     _add_compile(sub)
     _add_languages(sub)
-    from kcxai.cli._explain_csv import add_subparser as _add_explain_csv
-
     _add_explain_csv(sub)
-    from kcxai.experiments.cli import add_subparser as _add_experiment
-
     _add_experiment(sub)
     return p
 

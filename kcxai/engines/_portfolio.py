@@ -8,8 +8,9 @@ search in the calling thread; the one that answers first stops the other (the
 solver's ``interrupt()``, the search's stop flag, looked at once per batch of
 boxes). Both are exact, so the answer does not depend on which wins; the core
 does (the solver's, or every fixed feature), and so may the set a deletion
-finds. :func:`choose_engine` is the measured rule that picks an engine for a
-model without running two.
+finds. The chooser (:func:`kcxai.engines.choose.choose`) never picks it: it needs a
+second core to pay (with both cores busy it was slower than either alone); the
+measured rule that picks one engine is :func:`kcxai.engines._registry.decision_engine`.
 """
 
 from __future__ import annotations
@@ -24,29 +25,7 @@ from kcxai.engines._ensemble_box import EnsembleBox, Interrupted
 from kcxai.engines._ensemble_cnf import EnsembleCnf
 from kcxai._types import Point
 
-__all__ = ["EnsemblePortfolio", "choose_engine"]
-
-
-def choose_engine(model: Any) -> str:
-    """The engine for a tree ensemble, by the registry's measured rule
-    (:func:`kcxai.engines._registry.decision_engine`, where the figures are): ``"sat"`` or ``"search"``.
-
-    :class:`EnsemblePortfolio` runs both; it is not chosen, as it needs a second core to pay (with both
-    cores busy it was slower than either alone).
-
-    Examples
-    --------
-    >>> import kcxai
-    >>> from kcxai.models import RandomForest
-    >>> space = kcxai.FeatureSpace([kcxai.Feature.categorical(n, [0, 1]) for n in "ab"])
-    >>> tree = kcxai.DecisionTree(space, [0, 1], kcxai.Split("a", {0: kcxai.Leaf(0), 1: kcxai.Leaf(1)}))
-    >>> choose_engine(RandomForest(space, [0, 1], [tree])), choose_engine(RandomForest(space, [0, 1], [tree],
-    ...     voting="soft", leaf_scores=[{1: [1, 0], 2: [0, 1]}]))
-    ('sat', 'search')
-    """
-    from kcxai.engines._registry import decision_engine
-
-    return decision_engine(model) or "search"
+__all__ = ["EnsemblePortfolio"]
 
 
 class _SatWorker:

@@ -27,17 +27,23 @@ import threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from kcxai._errors import CompilationLimitError, InvalidInputError, InvalidTypeError, UnknownLanguageError
+from kcxai._params import Options, check
 from kcxai.compilers.compiled import CompiledModel
 from kcxai.compilers.language import Language
+from kcxai.engines._decision import engine_oracle, is_decision_engine, is_ensemble
 from kcxai.engines._registry import ANSWERED_BY, LANGUAGES, NATIVE_PREFERENCE, decision_engine
 from kcxai.models.classifier import Classifier
-from kcxai.oracle import describe_answers
+from kcxai.oracle import ANSWERS, Oracle, describe_answers
 
 __all__ = ["native_language", "native_compiled", "cached_compiled", "choose", "Choice", "ProbeBudget", "PROBE",
-           "EngineCache", "CACHE_SIZE", "compile_model", "get_language", "available_languages"]
+           "EngineCache", "CACHE_SIZE", "compile_model", "get_language", "available_languages", "decision_compiled",
+           "oracle_for", "DECISION_ENGINES"]
+
+#: What the ensemble aliases' ``engine`` takes: the chooser's decision engine, or one by name.
+DECISION_ENGINES = ("auto",) + tuple(name for name, lang in LANGUAGES.items() if lang.answers == "decisions")
 
 #: How many compiled forms (and failed probes) one model keeps.
 CACHE_SIZE = 8
@@ -161,8 +167,13 @@ def _limits(options: Mapping[str, Any]) -> str:
     return "the probe budget (" + ", ".join(parts) + ")" if parts else "its limits"
 
 
-def choose(model: Classifier, answers: str, *, probe: ProbeBudget | None = None) -> Choice:
+def choose(model: Classifier, answers: str, *, probe: ProbeBudget | None = None,
+           language: str | None = None) -> Choice:
     """The engine giving ``answers`` for ``model`` (see the module docstring), compiled or refused with a reason.
+
+    The one place an engine is chosen: the explainers, the :class:`~kcxai.Explainer`, the command line,
+    the experiments and :func:`compile_model` all come here. ``language`` restricts the choice to one
+    language giving ``answers`` (``"sat"`` or ``"search"`` for decisions, say), built with its defaults.
 
     Examples
     --------
@@ -173,9 +184,13 @@ def choose(model: Classifier, answers: str, *, probe: ProbeBudget | None = None)
     ('dt', "the decision tree's own paths (nothing to compile)")
     """
     probe = PROBE if probe is None else probe
+    if answers not in ANSWERS:
+        raise InvalidInputError(f"Unknown kind of answer {answers!r}; the kinds are {list(ANSWERS)}.")
+    if language is not None and get_language(language).answers != answers:
+        raise InvalidInputError(f"The {language!r} language gives {LANGUAGES[language].answers}, not {answers}.")
     if answers == "counts":
         reasons = []
-        for name in NATIVE_PREFERENCE:
+        for name in (NATIVE_PREFERENCE if language is None else (language,)):
             lang = LANGUAGES[name]
             if not lang.takes(model):
                 continue
@@ -191,21 +206,75 @@ def choose(model: Classifier, answers: str, *, probe: ProbeBudget | None = None)
             reasons.append(f"{name} {got}")
         return Choice("counts", None, "; ".join(reasons) or "no exact counting language takes it")
     if answers == "decisions":
-        engine = decision_engine(model)
-        if engine is None:
+        engine = decision_engine(model) if language is None else language
+        if engine is None or not LANGUAGES[engine].takes(model):
             return Choice("decisions", None, f"no decision engine takes {type(model).__name__} models")
         got = _compiled(model, engine, {})
         if isinstance(got, CompiledModel):
             return Choice("decisions", engine, f"the {engine!r} engine decides delta = 0 queries (built in "
                                                f"{got.stats.compile_seconds:.3g} s)", got)
         return Choice("decisions", None, f"the {engine!r} engine {got}")
-    if answers == "estimates":
-        name = ANSWERED_BY["estimates"]
-        got = _compiled(model, name, {})
-        assert isinstance(got, CompiledModel)  # sampling compiles nothing
-        return Choice("estimates", name, f"certified sampling ('{name}'): estimates, each decision right with "
-                                         f"confidence {got.oracle.confidence:g}", got)  # type: ignore[union-attr]
-    raise InvalidInputError(f"Unknown kind of answer {answers!r}; the kinds are ['counts', 'estimates', 'decisions'].")
+    name = ANSWERED_BY["estimates"] if language is None else language
+    got = _compiled(model, name, {})
+    if not isinstance(got, CompiledModel):  # pragma: no cover - sampling compiles nothing
+        return Choice("estimates", None, f"{name} {got}")
+    confidence = getattr(got.oracle, "confidence", None)
+    return Choice("estimates", name, f"certified sampling ('{name}'): estimates, each decision right with "
+                                     f"confidence {confidence:g}", got)
+
+
+def decision_compiled(model: Classifier, engine: str = "auto") -> CompiledModel:
+    """The decision engine of a tree ensemble (delta = 0), kept in the model's cache: the chooser's
+    (``engine="auto"``, :func:`~kcxai.engines._registry.decision_engine`) or the one named
+    (:data:`DECISION_ENGINES`).
+
+    Examples
+    --------
+    >>> import kcxai
+    >>> from kcxai.engines.choose import decision_compiled
+    >>> decision_compiled(kcxai.datasets.running_example_tree())
+    Traceback (most recent call last):
+    ...
+    kcxai._errors.InvalidTypeError: The decision engines ('sat', 'search') decide tree ensembles (RandomForest, \
+BoostedTrees); explain other models with min_idrs(model, x, 0). Got DecisionTree instead.
+    """
+    check("engine", engine, Options(DECISION_ENGINES))
+    if not isinstance(model, Classifier) or not is_ensemble(model):
+        raise InvalidTypeError(
+            "The decision engines ('sat', 'search') decide tree ensembles (RandomForest, BoostedTrees); explain "
+            f"other models with min_idrs(model, x, 0). Got {type(model).__name__} instead.")
+    c = choose(model, "decisions", language=None if engine == "auto" else engine)
+    if c.compiled is None:
+        raise InvalidInputError(f"{type(model).__name__}: {c.reason}.")
+    return c.compiled
+
+
+def oracle_for(obj: object, answers: Sequence[str] = ("counts",), *, language: str | None = None,
+               probe: ProbeBudget | None = None) -> tuple[Oracle, Classifier | None]:
+    """The oracle answering what a user passed to an explainer, and its model (``None`` if unknown).
+
+    A :class:`~kcxai.compilers.CompiledModel` answers through its oracle; a kcxai model through the
+    engine :func:`choose` gives it for the first of ``answers`` that can be given (or through
+    ``language``, cached by the model); a decision engine made by hand (``EnsembleCnf``,
+    ``EnsembleBox``, ``EnsemblePortfolio``) through an :class:`~kcxai.engines._decision.EngineOracle`;
+    an oracle answers itself.
+    """
+    if isinstance(obj, CompiledModel):
+        return obj.oracle, obj.model
+    if isinstance(obj, Classifier):
+        if language is None:
+            return native_compiled(obj, answers, probe=probe).oracle, obj
+        c = choose(obj, get_language(language).answers, probe=probe, language=language)
+        if c.compiled is None:
+            raise InvalidInputError(f"{type(obj).__name__}: {c.reason}.")
+        return c.compiled.oracle, obj
+    if is_decision_engine(obj):
+        return engine_oracle(obj), obj.model
+    if callable(getattr(obj, "disagree_weight", None)) or callable(getattr(obj, "decide", None)):
+        return cast(Oracle, obj), getattr(obj, "model", None)
+    raise InvalidTypeError(
+        "'obj' must be a kcxai model (e.g. DecisionTree), a CompiledModel from compile_model(), "
+        f"or an oracle. Got {type(obj).__name__} instead.")
 
 
 def native_compiled(model: Classifier, answers: Sequence[str] = ("counts",), *,

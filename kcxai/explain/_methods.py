@@ -15,6 +15,20 @@ What answers a method can use depends on the bound: exact counts always; suffici
 (:class:`~kcxai.oracle.DecisionOracle`, the ensemble engines) when ``delta = 0`` or
 ``precision = 1``; certified estimates (the ``sampling`` language) for the deletion loops
 (``min_idrs``, ``local_cdrs``) at other bounds.
+
+Every door runs a method the same way (:func:`kcxai.explain._query.explain_with`): the public
+function (``kcxai.min_idrs``, ...), its alias for tree ensembles (``kcxai.ensemble_axp`` is ``axp``,
+``ensemble_cxp`` is ``cxp``, ``smallest_ensemble_axp`` / ``_cxp`` are ``smallest_axp`` /
+``smallest_cxp``), the :class:`~kcxai.Explainer`, the batch runner and the command line. Its errors
+and its result name the method.
+
+The default order of a deletion loop (``order=None``) is one rule, whichever name calls the method
+(:data:`DEFAULT_ORDER`): a loop that drops features from a set that keeps the prediction
+(``min_idrs`` / ``axp``, ``local_cdrs``, ``min_cdrs``) tries them by index over exact counts and
+estimates, and fewer values first over sufficiency decisions
+(:func:`~kcxai.explain._progression.deletion_order`: the decision engines decide faster while the
+features their trees cut most stay fixed, see ``docs/results.md``); every other loop tries
+features by index.
 """
 
 from __future__ import annotations
@@ -24,12 +38,14 @@ import inspect
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
+from typing import Any, cast
 
+from kcxai._deadline import check_max_seconds
 from kcxai._errors import InvalidInputError, InvalidTypeError
+from kcxai.explain.explanation import Explanation
 
-__all__ = ["Method", "METHODS", "BOUNDS", "DEFAULT_PRECISION", "DEFAULT_METHOD", "get_method", "resolve_method",
-           "answers_needed", "bound_of", "check_options"]
+__all__ = ["Method", "METHODS", "BOUNDS", "DEFAULT_PRECISION", "DEFAULT_METHOD", "DEFAULT_ORDER", "get_method",
+           "resolve_method", "check_options"]
 
 #: The two bounds, by argument name, with what they bound.
 BOUNDS = {
@@ -40,6 +56,10 @@ BOUNDS = {
 #: The precision asked of precision-bounded methods when none is given (the Explainer's and the CLI's default).
 DEFAULT_PRECISION = Fraction(95, 100)
 
+#: The default order of a deletion loop dropping features from a relevant set, by the kind of answer that
+#: decides it (see the module docstring): ``"index"``, or ``"fewest values"`` first (ties by index).
+DEFAULT_ORDER = {"counts": "index", "estimates": "index", "decisions": "fewest values"}
+
 
 @dataclass(frozen=True)
 class Method:
@@ -49,8 +69,13 @@ class Method:
     ----------
     name : str
     target : str
-        ``"module:function"`` under :mod:`kcxai.explain` computing it:
-        ``function(obj, instance, bound, **options) -> Explanation``.
+        ``"module:function"`` under :mod:`kcxai.explain`: the public function
+        ``function(obj, instance, bound, **options) -> Explanation``, whose keyword-only parameters are
+        the method's options.
+    algorithm : str
+        ``"module:function"`` under :mod:`kcxai.explain`: the algorithm, ``function(q, bound, **options)
+        -> Explanation`` on a :class:`~kcxai.explain._query.Query` (the options but ``max_seconds`` and
+        ``inflate``, which the query applies).
     bound : {"delta", "precision"}
         The argument the method is given (see :data:`BOUNDS`).
     fixed : Fraction or None
@@ -68,10 +93,13 @@ class Method:
         ``None`` or ``"path"``, no ``inflate``).
     summary : str
         One line for the documentation and ``--help``.
+    advice : str
+        Appended to its time-limit message (what to try instead).
     """
 
     name: str
     target: str
+    algorithm: str
     bound: str
     summary: str
     fixed: Fraction | None = None
@@ -79,6 +107,7 @@ class Method:
     searches: bool = False
     estimates: bool = False
     batch: bool = False
+    advice: str = ""
 
     def option_names(self) -> tuple[str, ...]:
         """The keyword options its function takes (``order``, ``start``, ``max_seconds``, ...)."""
@@ -86,10 +115,14 @@ class Method:
         return tuple(p.name for p in params if p.kind is inspect.Parameter.KEYWORD_ONLY)
 
     @property
-    def function(self) -> Callable[..., Any]:
-        """The function computing it (imported on first use)."""
-        module, name = self.target.split(":")
-        return getattr(importlib.import_module(f"kcxai.explain.{module}"), name)  # type: ignore[no-any-return]
+    def function(self) -> Callable[..., Explanation]:
+        """The public function computing it (imported on first use)."""
+        return _imported(self.target)
+
+    @property
+    def run(self) -> Callable[..., Explanation]:
+        """Its algorithm on a query (imported on first use): ``run(q, bound, **options)``."""
+        return _imported(self.algorithm)
 
     def is_exact_case(self, value: Any) -> bool:
         """Whether ``value`` is the bound at which sufficiency decisions answer (delta 0, precision 1)."""
@@ -102,29 +135,45 @@ class Method:
         return ("counts", "estimates") if self.estimates else ("counts",)
 
 
+def _imported(target: str) -> Callable[..., Explanation]:
+    module, name = target.split(":")
+    return cast(Callable[..., Explanation], getattr(importlib.import_module(f"kcxai.explain.{module}"), name))
+
+
+#: What to try when a search hits its time limit, by method (appended to the message).
+_CDRS_ADVICE = (", use local_cdrs (locally minimal, one counting query per feature tried), or explain a "
+                "DecisionTree with its own ('dt') oracle, whose SAT search is much faster")
+_DRS_ADVICE = (", use min_cdrs or local_cdrs (subset- or locally minimal instead of smallest), or explain a "
+               "DecisionTree with its own ('dt') oracle, whose SAT search is much faster")
+_IDRS_ADVICE = (", use min_idrs (subset-minimal instead of smallest: one counting query per feature), or use the "
+                "'sampling' language for certified estimates")
+_DUAL_ADVICE = ", or use min_dual_idrs (subset-minimal instead of smallest)"
+
 _TABLE = (
-    Method("min_idrs", "idrs:min_idrs", "delta", estimates=True, batch=True,
+    Method("min_idrs", "idrs:min_idrs", "idrs:deletion", "delta", estimates=True, batch=True,
            summary="subset-minimal I-delta-relevant set (Algorithm 1): error <= delta"),
-    Method("axp", "idrs:min_idrs", "delta", fixed=Fraction(0), batch=True,
+    Method("axp", "idrs:min_idrs", "idrs:deletion", "delta", fixed=Fraction(0), batch=True,
            summary="abductive explanation: a subset-minimal set that alone forces the prediction (delta = 0)"),
-    Method("smallest_idrs", "smallest:smallest_idrs", "delta", searches=True,
-           summary="an I-delta-relevant set of the fewest features"),
-    Method("smallest_axp", "smallest:smallest_idrs", "delta", fixed=Fraction(0), searches=True,
+    Method("smallest_idrs", "smallest:smallest_idrs", "smallest:fewest_idrs", "delta", searches=True,
+           advice=_IDRS_ADVICE, summary="an I-delta-relevant set of the fewest features"),
+    Method("smallest_axp", "smallest:smallest_idrs", "smallest:fewest_idrs", "delta", fixed=Fraction(0),
+           searches=True, advice=_IDRS_ADVICE,
            summary="an abductive explanation of the fewest features (delta = 0)"),
-    Method("min_dual_idrs", "duality:min_dual_idrs", "delta", kind="dual",
+    Method("min_dual_idrs", "duality:min_dual_idrs", "duality:dual_deletion", "delta", kind="dual",
            summary="subset-minimal dual set: freeing it changes the class with probability > delta"),
-    Method("cxp", "duality:min_dual_idrs", "delta", fixed=Fraction(0), kind="dual",
+    Method("cxp", "duality:min_dual_idrs", "duality:dual_deletion", "delta", fixed=Fraction(0), kind="dual",
            summary="contrastive explanation: a subset-minimal set whose change can change the class (delta = 0)"),
-    Method("smallest_dual_idrs", "duality:smallest_dual_idrs", "delta", kind="dual", searches=True,
-           summary="a dual set of the fewest features"),
-    Method("smallest_cxp", "duality:smallest_dual_idrs", "delta", fixed=Fraction(0), kind="dual", searches=True,
+    Method("smallest_dual_idrs", "duality:smallest_dual_idrs", "duality:fewest_dual", "delta", kind="dual",
+           searches=True, advice=_DUAL_ADVICE, summary="a dual set of the fewest features"),
+    Method("smallest_cxp", "duality:smallest_dual_idrs", "duality:fewest_dual", "delta", fixed=Fraction(0),
+           kind="dual", searches=True, advice=_DUAL_ADVICE,
            summary="a contrastive explanation of the fewest features (delta = 0)"),
-    Method("local_cdrs", "cdrs:local_cdrs", "precision", estimates=True,
+    Method("local_cdrs", "cdrs:local_cdrs", "cdrs:local_deletion", "precision", estimates=True,
            summary="locally minimal C-delta-relevant set: precision >= the bound"),
-    Method("min_cdrs", "cdrs:min_cdrs", "precision", searches=True,
+    Method("min_cdrs", "cdrs:min_cdrs", "cdrs:subset_minimal", "precision", searches=True, advice=_CDRS_ADVICE,
            summary="subset-minimal C-delta-relevant set: precision >= the bound"),
-    Method("smallest_drs", "smallest:smallest_drs", "precision", searches=True,
-           summary="a set of the fewest features with precision >= the bound"),
+    Method("smallest_drs", "smallest:smallest_drs", "smallest:fewest_drs", "precision", searches=True,
+           advice=_DRS_ADVICE, summary="a set of the fewest features with precision >= the bound"),
 )
 
 #: name -> method, in the order they are documented.
@@ -198,17 +247,6 @@ Pr(kappa(x) != c and x_S = v_S)) is the bound of 'min_idrs', 'axp', 'smallest_id
     return m, value
 
 
-def bound_of(m: Method, value: Any) -> dict[str, Any]:
-    """The keyword that carries ``value`` to ``m``'s function: ``{"delta": value}`` or ``{"precision": value}``."""
-    return {m.bound: value}
-
-
-def answers_needed(m: Method, value: Any) -> tuple[str, ...]:
-    """What can answer ``m`` at ``value`` (see :meth:`Method.answers`)."""
-    return m.answers(value)
-
-
-
 def check_options(m: Method, options: dict[str, Any]) -> None:
     """Reject an option ``m`` does not take (naming the ones it takes), or a bad ``max_seconds``, before any work.
 
@@ -227,6 +265,4 @@ def check_options(m: Method, options: dict[str, Any]) -> None:
         raise InvalidInputError(
             f"method={m.name!r} does not take the option(s) {unknown}; its options are {list(known)}{hint}.")
     if "max_seconds" in options:
-        from kcxai._deadline import check_max_seconds
-
         check_max_seconds(options["max_seconds"])
