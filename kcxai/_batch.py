@@ -16,9 +16,11 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Union
 
 from kcxai._errors import InvalidInputError, InvalidTypeError, KcxaiError
+from kcxai._types import IdRow, MethodOptions, ProbabilityLike, RowId
+from kcxai.compilers.compiled import CompiledModel
 from kcxai.explain._door import explain_with
 from kcxai.explain._methods import METHODS, Method
 from kcxai.explain._query import build_explanation, check_delta
@@ -26,7 +28,13 @@ from kcxai.explain.explanation import Explanation
 from kcxai.explanation_set import Lazy, PackedRow, Row, RowFailure, Unpacker, pack
 from kcxai.oracle import BatchRow, has_batch
 
-__all__ = ["Job", "run", "ON_ERROR", "check_n_jobs", "explain_chunk"]
+__all__ = ["Job", "run", "ON_ERROR", "check_n_jobs", "explain_chunk", "Done"]
+
+#: What a task returns for a row: its explanation or failure, packed for the trip back from a worker process.
+Sent = Union[Row, PackedRow]
+
+#: What :func:`run` returns for a row: its explanation or failure, or one still packed (rebuilt when read).
+Done = Union[Row, Lazy]
 
 #: Accepted values of ``on_error``.
 ON_ERROR = ("raise", "report")
@@ -48,24 +56,24 @@ class Job:
     on_error : {"raise", "report"}
     """
 
-    compiled: Any
+    compiled: CompiledModel
     method: str
-    bound: Any
-    options: dict[str, Any] = field(default_factory=dict)
+    bound: ProbabilityLike
+    options: MethodOptions = field(default_factory=dict)
     on_error: str = "raise"
 
 
-def explain_chunk(job: Job, rows: Sequence[tuple[Any, tuple[Any, ...]]], *, packed: bool = False) -> list[Any]:
+def explain_chunk(job: Job, rows: Sequence[IdRow], *, packed: bool = False) -> list[Sent]:
     """Explain ``rows`` (``(id, instance)`` pairs): the task each worker runs. ``packed``: explanations are
     returned as :class:`~kcxai.explanation_set.PackedRow` (what a worker process sends back)."""
     out = _explain(job, rows)
     if not packed:
-        return out
+        return list(out)
     unpacker = Unpacker(job.compiled.model.space)
     return [pack(e, tuple(inst), unpacker) if isinstance(e, Explanation) else e for e, (_, inst) in zip(out, rows)]
 
 
-def _named(rid: Any, err: Exception) -> Exception:
+def _named(rid: RowId, err: Exception) -> Exception:
     """``err`` with its message starting ``row <id>:`` (its other attributes kept, e.g. a time limit's)."""
     if not isinstance(err, KcxaiError):
         return err
@@ -74,7 +82,7 @@ def _named(rid: Any, err: Exception) -> Exception:
     return named
 
 
-def _explain(job: Job, rows: Sequence[tuple[Any, tuple[Any, ...]]]) -> list[Row]:
+def _explain(job: Job, rows: Sequence[IdRow]) -> list[Row]:
     method = METHODS[job.method]
     batched = _batched(job, method, rows)
     if batched is not None:
@@ -95,7 +103,7 @@ def _explain(job: Job, rows: Sequence[tuple[Any, tuple[Any, ...]]]) -> list[Row]
     return out
 
 
-def _batched(job: Job, method: Method, rows: Sequence[tuple[Any, tuple[Any, ...]]]) -> list[Row] | None:
+def _batched(job: Job, method: Method, rows: Sequence[IdRow]) -> list[Row] | None:
     """The rows answered by the oracle's batch hook (:class:`~kcxai.oracle.BatchOracle`), when the method is
     Algorithm 1 in its default form and the oracle has one that applies; else ``None``."""
     oracle = job.compiled.oracle
@@ -135,7 +143,7 @@ def _batched(job: Job, method: Method, rows: Sequence[tuple[Any, tuple[Any, ...]
     return out
 
 
-def check_n_jobs(n_jobs: Any) -> int | None:
+def check_n_jobs(n_jobs: object) -> int | None:
     """``None``, or a non-zero int (``-1``: all cores)."""
     if n_jobs is None:
         return None
@@ -144,8 +152,8 @@ def check_n_jobs(n_jobs: Any) -> int | None:
     return n_jobs
 
 
-def run(job: Job, rows: Sequence[tuple[Any, tuple[Any, ...]]], *, n_jobs: int | None, progress: bool,
-        chunk_size: int | None = None, packed: bool = True) -> list[Any]:
+def run(job: Job, rows: Sequence[IdRow], *, n_jobs: int | None, progress: bool,
+        chunk_size: int | None = None, packed: bool = True) -> list[Done]:
     """Explain every row, in order; ``n_jobs`` > 1 or -1 spreads chunks over joblib workers, which send the
     explanations back packed (:class:`~kcxai.explanation_set.PackedRow`): the result then holds them as
     :class:`~kcxai.explanation_set.Lazy` entries, rebuilt when an :class:`~kcxai.ExplanationSet` first reads them
@@ -153,19 +161,19 @@ def run(job: Job, rows: Sequence[tuple[Any, tuple[Any, ...]]], *, n_jobs: int | 
     if job.on_error not in ON_ERROR:
         raise InvalidInputError(f"'on_error' must be one of {list(ON_ERROR)}. Got {job.on_error!r} instead.")
     n_jobs = check_n_jobs(n_jobs)
-    from tqdm.auto import tqdm
+    from tqdm.auto import tqdm  # warns at import in a notebook without ipywidgets: only when a batch runs
 
     bar = tqdm(total=len(rows), disable=not progress, unit="row", desc=job.method)
     try:
         if n_jobs in (None, 1):
             size = chunk_size or 256
-            out: list[Any] = []
+            out: list[Done] = []
             for k in range(0, len(rows), size):
-                part = explain_chunk(job, rows[k:k + size])
+                part = _explain(job, rows[k:k + size])
                 out += part
                 bar.update(len(part))
             return out
-        import joblib
+        import joblib  # about a second to import: loaded when workers are asked for
 
         workers = joblib.cpu_count() if n_jobs < 0 else n_jobs
         size = chunk_size or max(1, min(4096, math.ceil(len(rows) / (4 * workers))))

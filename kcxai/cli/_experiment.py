@@ -17,7 +17,10 @@ from kcxai.cli._args import delta as _delta
 from kcxai.cli._args import output_dir, positive_seconds, seed, unit_float
 from kcxai.cli._args import positive_int as _positive
 from kcxai.engines import LANGUAGES
+from kcxai.experiments._ensemble_models import MODEL_KINDS, default_kinds
 from kcxai.experiments._settings import DISTRIBUTIONS
+from kcxai.experiments.ensembles import ENSEMBLE_LANGUAGES, EnsemblesConfig
+from kcxai.explain.ensemble_sat import ENGINES
 
 __all__ = ["add_subparser"]
 
@@ -42,7 +45,7 @@ def _n_jobs(text: str) -> int:
 
 
 def _paper_table(args: argparse.Namespace) -> int:
-    from kcxai.experiments.paper_table import PaperTableConfig, run_paper_table
+    from kcxai.experiments.paper_table import PaperTableConfig, run_paper_table  # the runner, when it runs
 
     if args.mode == "cdrs" and args.delta is not None:
         raise InvalidInputError("--mode cdrs bounds the precision: give --precision (e.g. --precision 0.95), "
@@ -67,7 +70,7 @@ def _paper_table(args: argparse.Namespace) -> int:
 
 
 def _languages(args: argparse.Namespace) -> int:
-    from kcxai.experiments.languages import LanguagesConfig, run_languages
+    from kcxai.experiments.languages import LanguagesConfig, run_languages  # the runner, when it runs
 
     cfg = LanguagesConfig(datasets=tuple(args.datasets), languages=tuple(args.languages), instances=args.instances,
                           deltas=tuple(args.delta), seed=args.seed, bins=args.bins, out=args.out,
@@ -86,7 +89,7 @@ def _confidence(text: str) -> float:
 
 
 def _ensembles(args: argparse.Namespace) -> int:
-    from kcxai.experiments.ensembles import EnsemblesConfig, run_ensembles
+    from kcxai.experiments.ensembles import run_ensembles  # the runner, when it runs
 
     cfg = EnsemblesConfig(
         dataset=args.dataset, models=tuple(args.models), trees=tuple(args.trees), depths=tuple(args.depths),
@@ -106,10 +109,6 @@ def _ensembles(args: argparse.Namespace) -> int:
 
 
 def _add_ensembles(sub: Any) -> None:
-    from kcxai.experiments._ensemble_models import MODEL_KINDS, default_kinds
-    from kcxai.experiments.ensembles import ENSEMBLE_LANGUAGES, EnsemblesConfig
-    from kcxai.explain.ensemble_sat import ENGINES
-
     d = EnsemblesConfig(models=())
     r = sub.add_parser(
         "ensembles", help="forests and boosted trees by size: compile time, size, ms per explanation per language",

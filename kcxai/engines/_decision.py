@@ -16,18 +16,20 @@ import time
 import weakref
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol, TypeGuard, runtime_checkable
+from typing import Protocol, TypeGuard, runtime_checkable
 
 from kcxai._deadline import DEFAULT_SEARCH_SECONDS, Deadline, check_max_seconds
 from kcxai._errors import InvalidInputError, InvalidTypeError
 from kcxai.compilers.compiled import CompiledModel, CompileStats
 from kcxai.compilers.language import LanguageOptions
+from kcxai.engines._ensemble_box import EnsembleBox
+from kcxai.engines._ensemble_cnf import SOLVERS, EnsembleCnf
+from kcxai.models.boosted import BoostedTrees
+from kcxai.models.classifier import Classifier
+from kcxai.models.forest import RandomForest
 from kcxai.oracle import Box, Decision, Point
 from kcxai.space import FeatureSpace
 
-if TYPE_CHECKING:  # pragma: no cover
-    from kcxai.engines._ensemble_box import EnsembleBox
-    from kcxai.models.classifier import Classifier
 
 __all__ = ["EngineOracle", "BoxEngineOracle", "EngineOptions", "SatOptions", "is_ensemble", "compile_engine",
            "DecisionEngine", "is_decision_engine", "engine_oracle"]
@@ -50,7 +52,7 @@ class DecisionEngine(Protocol):
     """
 
     language: str
-    model: "Classifier"
+    model: Classifier
     space: FeatureSpace
 
     def changes(self, point: Sequence[int], label: int, fixed: Iterable[int], deadline: Deadline | None = None
@@ -81,12 +83,9 @@ _ADVICE = (", or explain with certified estimates (language='sampling'), or with
            "compiles (language='obdd')")
 
 
-def is_ensemble(model: "Classifier | type") -> bool:
+def is_ensemble(model: Classifier | type) -> bool:
     """Whether ``model`` (or a model class) is a tree ensemble the decision engines encode (a random forest
     or boosted trees)."""
-    from kcxai.models.boosted import BoostedTrees
-    from kcxai.models.forest import RandomForest
-
     if isinstance(model, type):
         return issubclass(model, (RandomForest, BoostedTrees))
     return isinstance(model, (RandomForest, BoostedTrees))
@@ -130,8 +129,6 @@ class SatOptions(EngineOptions):
 
     def validate(self) -> None:
         super().validate()
-        from kcxai.engines._ensemble_cnf import SOLVERS
-
         if not isinstance(self.solver, str) or self.solver not in SOLVERS:
             raise InvalidInputError(
                 f"'solver' must be one of {list(SOLVERS)} (solvers a time limit interrupts within 1.1x of it). "
@@ -207,7 +204,7 @@ def engine_oracle(engine: DecisionEngine) -> EngineOracle:
     return BoxEngineOracle(engine) if callable(getattr(engine, "changes_in_box", None)) else EngineOracle(engine)
 
 
-def compile_engine(model: "Classifier", language: str, options: EngineOptions, *, what: str | None = None,
+def compile_engine(model: Classifier, language: str, options: EngineOptions, *, what: str | None = None,
                    advice: str = _ADVICE) -> CompiledModel:
     """Build the ``language`` engine of a tree ensemble under ``options.max_seconds`` (a time-limit
     message names ``what``, default ``compile_model(model, language)``, and ends with ``advice``)."""
@@ -219,8 +216,6 @@ def compile_engine(model: "Classifier", language: str, options: EngineOptions, *
     what = what or f"compile_model(model, {language!r})"
     with Deadline(options.max_seconds, what=what, advice=advice) as deadline:
         if language == "sat":
-            from kcxai.engines._ensemble_cnf import EnsembleCnf
-
             memory = getattr(options, "max_memory", None)
             extra = {} if memory is None else {"max_memory": memory}
             cnf = EnsembleCnf(model, solver=getattr(options, "solver", "mgh"), deadline=deadline, **extra)
@@ -230,8 +225,6 @@ def compile_engine(model: "Classifier", language: str, options: EngineOptions, *
                                  details={"solver": getattr(options, "solver", "mgh")})
             backend = "python-sat"
         else:
-            from kcxai.engines._ensemble_box import EnsembleBox
-
             box = EnsembleBox(model, deadline=deadline)
             engine = box
             stats = CompileStats(size=box.n_leaves, size_unit="leaf boxes", variables=model.space.n_features,

@@ -18,12 +18,14 @@ from __future__ import annotations
 import queue
 import threading
 from collections.abc import Iterable, Sequence
-from typing import Any
 
 from kcxai._deadline import Deadline
+from kcxai._errors import InvalidInputError
 from kcxai.engines._ensemble_box import EnsembleBox, Interrupted
 from kcxai.engines._ensemble_cnf import EnsembleCnf
 from kcxai._types import Point
+from kcxai.models.boosted import BoostedTrees
+from kcxai.models.forest import RandomForest
 
 __all__ = ["EnsemblePortfolio"]
 
@@ -94,7 +96,8 @@ class EnsemblePortfolio:
 
     language = "portfolio"
 
-    def __init__(self, model: Any, *, solver: str = "mgh", deadline: Deadline | None = None) -> None:
+    def __init__(self, model: RandomForest | BoostedTrees, *, solver: str = "mgh",
+                 deadline: Deadline | None = None) -> None:
         self.sat = EnsembleCnf(model, solver=solver, deadline=deadline)
         try:
             self.box = EnsembleBox(model, deadline=deadline)
@@ -104,7 +107,7 @@ class EnsemblePortfolio:
         self.model = model
         self.space = model.space
         self._worker = _SatWorker(self.sat, self.box)
-        self._last: Any = None
+        self._last: EnsembleCnf | EnsembleBox | None = None  # the engine that answered the last query
         #: Queries answered first by each engine.
         self.wins = {"sat": 0, "search": 0}
         self._closed = False
@@ -139,13 +142,18 @@ class EnsemblePortfolio:
         self.wins["sat"] += 1
         return bool(worker.result)
 
+    def _answered(self) -> EnsembleCnf | EnsembleBox:
+        if self._last is None:
+            raise InvalidInputError("The portfolio has answered no query yet: ask changes() first.")
+        return self._last
+
     def core_features(self, point: Sequence[int], fixed: Iterable[int]) -> set[int]:
         """After an unsatisfiable :meth:`changes`: the solver's core if SAT answered, else every fixed feature."""
-        return set(self._last.core_features(point, fixed))
+        return set(self._answered().core_features(point, fixed))
 
     def model_point(self) -> Point:
         """After a satisfiable :meth:`changes`: the counterexample of the engine that answered."""
-        return tuple(self._last.model_point())
+        return tuple(self._answered().model_point())
 
     def differs(self, point: Sequence[int], features: Iterable[int]) -> set[int]:
         """After a satisfiable :meth:`changes`: the features among ``features`` where the counterexample differs."""
@@ -155,7 +163,7 @@ class EnsemblePortfolio:
     def __enter__(self) -> "EnsemblePortfolio":
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def close(self) -> None:

@@ -1,12 +1,11 @@
 """Algorithm 1 (min_idrs from all features or the path, feature order) for many rows of one tree at once:
 the decision tree oracle's batch hook (:class:`~kcxai.oracle.BatchOracle`).
 
-The per-row loop asks the tree oracle one pruned traversal per feature tried (about 150 nodes on a
-1k-node adult tree, 3 ms a row). Here the rows of a batch share the work that does not depend on the
-deletion loop: for every row and every leaf of another class, the set ``D`` of features on which the
-row disagrees with the leaf's path is computed at once with numpy (one table lookup per row, leaf
-and feature). With ``T`` the freed features, the points of a leaf ``L`` that agree with ``v`` on
-``S = F \\ T`` exist iff ``D_L`` is inside ``T``, and weigh
+The per-row loop asks the tree oracle one pruned traversal per feature tried. Here the rows of a
+batch share the work that does not depend on the deletion loop: for every row and every leaf of
+another class, the set ``D`` of features on which the row disagrees with the leaf's path is computed
+at once with numpy (one table lookup per row, leaf and feature). With ``T`` the freed features, the
+points of a leaf ``L`` that agree with ``v`` on ``S = F \\ T`` exist iff ``D_L`` is inside ``T``, and weigh
 
     prod_{f in S} w(v_f) * prod_{f in T} w(A_f(L))
 

@@ -27,7 +27,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import cast
 
 from kcxai._errors import CompilationLimitError, InvalidInputError, InvalidTypeError, UnknownLanguageError
 from kcxai._params import Options, check
@@ -48,6 +48,9 @@ DECISION_ENGINES = ("auto",) + tuple(name for name, lang in LANGUAGES.items() if
 #: How many compiled forms (and failed probes) one model keeps.
 CACHE_SIZE = 8
 
+#: What a cached form is known by: its language and its options, sorted by name.
+CacheKey = tuple[str, tuple[tuple[str, object], ...]]
+
 
 @dataclass(frozen=True)
 class ProbeBudget:
@@ -64,7 +67,7 @@ class ProbeBudget:
     max_seconds: float = 3.0
     max_memory: int = 1 << 30
 
-    def options(self, language: str) -> dict[str, Any]:
+    def options(self, language: str) -> dict[str, float | int]:
         """The compile options that enforce the budget in ``language`` (none for ``dt``, which compiles nothing)."""
         names = LANGUAGES[language].option_names()
         return {k: v for k, v in (("max_seconds", self.max_seconds), ("max_memory", self.max_memory)) if k in names}
@@ -111,16 +114,16 @@ class EngineCache:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._entries: OrderedDict[tuple[Any, ...], CompiledModel | str] = OrderedDict()
+        self._entries: OrderedDict[CacheKey, CompiledModel | str] = OrderedDict()
 
-    def get(self, key: tuple[Any, ...]) -> CompiledModel | str | None:
+    def get(self, key: CacheKey) -> CompiledModel | str | None:
         with self._lock:
             got = self._entries.get(key)
             if got is not None:
                 self._entries.move_to_end(key)
             return got
 
-    def put(self, key: tuple[Any, ...], value: CompiledModel | str) -> None:
+    def put(self, key: CacheKey, value: CompiledModel | str) -> None:
         with self._lock:
             self._entries[key] = value
             self._entries.move_to_end(key)
@@ -139,7 +142,7 @@ def _cache_of(model: Classifier) -> EngineCache:
     return cache  # type: ignore[no-any-return]
 
 
-def _compiled(model: Classifier, language: str, options: Mapping[str, Any]) -> CompiledModel | str:
+def _compiled(model: Classifier, language: str, options: Mapping[str, object]) -> CompiledModel | str:
     """The model compiled to ``language`` (cached), or why it did not compile within ``options``' limits."""
     key = (language, tuple(sorted(options.items())))
     cache = _cache_of(model)
@@ -153,7 +156,7 @@ def _compiled(model: Classifier, language: str, options: Mapping[str, Any]) -> C
     return got
 
 
-def cached_compiled(model: Classifier, language: str, **options: Any) -> CompiledModel:
+def cached_compiled(model: Classifier, language: str, **options: object) -> CompiledModel:
     """``compile_model(model, language, **options)``, kept by the model (compiled once for those options)."""
     got = _compiled(model, language, LANGUAGES[language].parse_options(**options))
     if not isinstance(got, CompiledModel):
@@ -161,9 +164,10 @@ def cached_compiled(model: Classifier, language: str, **options: Any) -> Compile
     return got
 
 
-def _limits(options: Mapping[str, Any]) -> str:
+def _limits(options: Mapping[str, object]) -> str:
     secs, mem = options.get("max_seconds"), options.get("max_memory")
-    parts = ([f"{secs:g} s"] if secs is not None else []) + ([f"{mem / (1 << 30):g} GiB"] if mem is not None else [])
+    parts = ([f"{secs:g} s"] if isinstance(secs, (int, float)) else []) + (
+        [f"{mem / (1 << 30):g} GiB"] if isinstance(mem, int) else [])
     return "the probe budget (" + ", ".join(parts) + ")" if parts else "its limits"
 
 
@@ -339,7 +343,7 @@ def get_language(language: str) -> Language:
             f"Unknown language {language!r}. Available languages are {sorted(LANGUAGES)}.") from None
 
 
-def _compile(lang: Language, model: "Classifier", options: Mapping[str, Any]) -> CompiledModel:
+def _compile(lang: Language, model: Classifier, options: Mapping[str, object]) -> CompiledModel:
     """``lang.compile(model, **options)``, the compiled form marked as rebuilt by :func:`compile_model` in a
     worker process it is sent to (the one place a language compiles)."""
     compiled = lang.compile(model, **options)
@@ -347,7 +351,7 @@ def _compile(lang: Language, model: "Classifier", options: Mapping[str, Any]) ->
     return compiled
 
 
-def compile_model(model: Classifier, language: str | None = None, **options: Any) -> CompiledModel:
+def compile_model(model: Classifier, language: str | None = None, **options: object) -> CompiledModel:
     """Compile a classifier to a knowledge-compilation language, or to the engine chosen for it.
 
     Parameters

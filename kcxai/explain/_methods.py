@@ -35,13 +35,14 @@ from __future__ import annotations
 
 import importlib
 import inspect
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, cast
+from typing import cast
 
 from kcxai._deadline import check_max_seconds
 from kcxai._errors import InvalidInputError, InvalidTypeError
+from kcxai._types import ProbabilityLike
 from kcxai.explain.explanation import Explanation
 
 __all__ = ["Method", "METHODS", "BOUNDS", "DEFAULT_PRECISION", "DEFAULT_METHOD", "DEFAULT_ORDER", "get_method",
@@ -124,11 +125,11 @@ class Method:
         """Its algorithm on a query (imported on first use): ``run(q, bound, **options)``."""
         return _imported(self.algorithm)
 
-    def is_exact_case(self, value: Any) -> bool:
+    def is_exact_case(self, value: ProbabilityLike) -> bool:
         """Whether ``value`` is the bound at which sufficiency decisions answer (delta 0, precision 1)."""
         return bool(value == (1 if self.bound == "precision" else 0))
 
-    def answers(self, value: Any) -> tuple[str, ...]:
+    def answers(self, value: ProbabilityLike) -> tuple[str, ...]:
         """The answers that serve it at ``value``, in order of preference (see :data:`kcxai.oracle.ANSWERS`)."""
         if self.is_exact_case(value):
             return ("counts", "decisions")
@@ -180,7 +181,7 @@ _TABLE = (
 METHODS: dict[str, Method] = {m.name: m for m in _TABLE}
 
 
-def get_method(method: Any) -> Method:
+def get_method(method: object) -> Method:
     """The declared method called ``method``, or an error listing them."""
     if not isinstance(method, str):
         raise InvalidTypeError(f"'method' must be a str, one of {list(METHODS)}. Got {method!r} instead.")
@@ -200,7 +201,8 @@ def _with(names: Iterable[str]) -> str:
 DEFAULT_METHOD = "local_cdrs"
 
 
-def resolve_method(method: Any, *, delta: Any = None, precision: Any = None) -> tuple[Method, Any]:
+def resolve_method(method: object, *, delta: ProbabilityLike | None = None,
+                   precision: ProbabilityLike | None = None) -> tuple[Method, ProbabilityLike]:
     """The method called ``method`` and the bound to pass it, from the ``delta`` or ``precision`` given.
 
     A method takes the bound it declares and refuses the other; ``delta`` defaults to 0 (an abductive
@@ -247,7 +249,7 @@ Pr(kappa(x) != c and x_S = v_S)) is the bound of 'min_idrs', 'axp', 'smallest_id
     return m, value
 
 
-def check_options(m: Method, options: dict[str, Any]) -> None:
+def check_options(m: Method, options: Mapping[str, object]) -> None:
     """Reject an option ``m`` does not take (naming the ones it takes), or a bad ``max_seconds``, before any work.
 
     >>> check_options(METHODS["axp"], {"strat": "path"})

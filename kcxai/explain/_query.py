@@ -25,9 +25,9 @@ from __future__ import annotations
 
 import numbers
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, cast
 
 from kcxai._deadline import DEFAULT_SEARCH_SECONDS, Deadline, check_max_seconds
 from kcxai._errors import InvalidInputError, InvalidTypeError, NotRelevantError
@@ -73,7 +73,7 @@ def describe(distribution: Distribution) -> str:
     return distribution.kind
 
 
-def check_delta(delta: Any, *, argument: str = "delta", exact: bool = True) -> Probability:
+def check_delta(delta: object, *, argument: str = "delta", exact: bool = True) -> Probability:
     """A probability bound in [0, 1].
 
     ``int`` and ``Fraction`` stay exact. A ``float`` is read as the decimal it
@@ -100,18 +100,22 @@ def read_instance(space: FeatureSpace, instance: InstanceLike) -> tuple[Values, 
 
     A mapping (or a pandas Series labelled by feature name) is read by name; a generator is read once.
     """
-    row: Any = list(instance) if isinstance(instance, Iterator) else instance
+    row: InstanceLike = list(instance) if isinstance(instance, Iterator) else instance
     point = space.encode(row)
-    if isinstance(row, Mapping) or (hasattr(row, "keys") and all(isinstance(k, str) for k in row.keys())):
-        return tuple(row[n] for n in space.names), point
-    return tuple(row.tolist() if hasattr(row, "tolist") else row), point
+    keys = getattr(row, "keys", None)
+    if isinstance(row, Mapping) or (callable(keys) and all(isinstance(k, str) for k in keys())):
+        by_name = cast(Mapping[str, object], row)  # a dict, or a pandas Series labelled by name
+        return tuple(by_name[n] for n in space.names), point
+    tolist = getattr(row, "tolist", None)  # a numpy row
+    return tuple(tolist() if callable(tolist) else row), point
 
 
 def build_explanation(space: FeatureSpace, point: Point, features: Iterable[int], *, instance: Values,
-                      prediction: Any, kind: str, method: str, language: str, calls: int, seconds: float,
+                      prediction: object, kind: str, method: str, language: str, calls: int, seconds: float,
                       error: Probability | None, precision: Probability | None, coverage: Probability | None,
                       delta: Probability | None = None, precision_bound: Probability | None = None,
-                      confidence: float | None = None, literal: Any = None) -> Explanation:
+                      confidence: float | None = None, literal: Callable[[int, int], str] | None = None
+                      ) -> Explanation:
     """The one constructor of :class:`~kcxai.Explanation` results (the per-row explainers and the batch runner).
 
     ``literal(i, value_index)``, if given, prints feature ``i``'s literal (a batch caches them).
@@ -350,7 +354,7 @@ class Query:
 _QUERIES_ARE = {"counts": "counting queries", "estimates": "sampled queries", "decisions": "sufficiency decisions"}
 
 
-def _unanswered(what: str, oracle: Any, has: str, needs: Sequence[str]) -> str:
+def _unanswered(what: str, oracle: object, has: str, needs: Sequence[str]) -> str:
     lang = getattr(oracle, "language", type(oracle).__name__)
     gives = {"counts": "exact counts", "estimates": "only estimates (certified decisions of the deletion loops)",
              "decisions": "only delta = 0 decisions"}[has]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 import numbers
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import cast
 
 from kcxai._deadline import Deadline
 from kcxai._errors import SearchLimitError
@@ -58,9 +58,9 @@ def tree_precision(q: Query, delta: Probability) -> TreePrecision | None:
     return None
 
 
-def check_max_subsets(max_subsets: Any) -> int:
+def check_max_subsets(max_subsets: object) -> int:
     """A positive int."""
-    return int(check("max_subsets", max_subsets, Range(numbers.Integral, 1)))
+    return int(cast(numbers.Integral, check("max_subsets", max_subsets, Range(numbers.Integral, 1))))
 
 
 def first_relevant(test: PrecisionTest, pool: Sequence[int], sizes: Iterable[int], *, max_subsets: int,

@@ -20,6 +20,8 @@ import numbers
 from collections.abc import Iterable, Iterator
 from typing import cast
 
+from pysat.solvers import Solver
+
 from kcxai._deadline import DEFAULT_SEARCH_SECONDS, Deadline, check_max_seconds
 from kcxai._errors import InvalidInputError, InvalidTypeError, NotRelevantError, SearchLimitError
 from kcxai._params import NONE, Range, check
@@ -350,8 +352,6 @@ _ADVICE = ", or a 'limit' on the number of sets; min_idrs and min_dual_idrs give
 
 def _marco(q: Query, bound: Bound, delta: Probability, limit: int | None, max_seconds: float | None
            ) -> Iterator[Explanation]:
-    from pysat.solvers import Solver
-
     if limit == 0:
         return
     n = q.space.n_features
