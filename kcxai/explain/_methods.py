@@ -25,10 +25,10 @@ and its result name the method.
 The default order of a deletion loop (``order=None``) is one rule, whichever name calls the method
 (:data:`DEFAULT_ORDER`): a loop that drops features from a set that keeps the prediction
 (``min_idrs`` / ``axp``, ``local_cdrs``, ``min_cdrs``) tries them by index over exact counts and
-estimates, and fewer values first over sufficiency decisions
-(:func:`~kcxai.explain._progression.deletion_order`: the decision engines decide faster while the
-features their trees cut most stay fixed, see ``docs/results.md``); every other loop tries
-features by index.
+estimates (the paper's order), and fewer values first over sufficiency decisions
+(:func:`~kcxai.explain._progression.deletion_order`: the features the trees cut most stay fixed while
+the others are decided); every other loop tries features by index. The measurements behind the rule,
+and the models on which index order is faster, are in ``docs/results.md`` ("One door").
 """
 
 from __future__ import annotations
