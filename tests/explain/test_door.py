@@ -92,6 +92,22 @@ def test_one_default_order_whichever_name_calls_axp(data: Any, model: Any, engin
         compiled.close()
 
 
+def test_every_name_picks_the_same_axp_where_the_order_decides() -> None:
+    """Two AXps, {a} (3 values) and {b} (2 values), and no cores (the branch and bound): the order alone decides,
+    and every name of axp on the engine tries b first, so keeps a."""
+    space = kcxai.FeatureSpace([kcxai.Feature.categorical("a", [0, 1, 2]), kcxai.Feature.categorical("b", [0, 1])])
+    tree_a = kcxai.DecisionTree(space, [0, 1], kcxai.Split("a", {0: kcxai.Leaf(0), 1: kcxai.Leaf(1), 2: kcxai.Leaf(0)}))
+    tree_b = kcxai.DecisionTree(space, [0, 1], kcxai.Split("b", {0: kcxai.Leaf(0), 1: kcxai.Leaf(1)}))
+    both = kcxai.RandomForest(space, [0, 1], [tree_a, tree_b])  # ties go to class 0: class 1 needs a=1 and b=1
+    search = kcxai.compile_model(both, "search")
+    got = {"ensemble_axp": kcxai.ensemble_axp(both, [0, 0], engine="search").names,
+           "min_idrs": kcxai.min_idrs(search, [0, 0], 0).names,
+           "Explainer": kcxai.Explainer(both, language="search").explain_one([0, 0], method="axp").names,
+           "is_min_idrs": ("a",) if kcxai.is_min_idrs(search, [0, 0], ["a"], 0) else ()}
+    assert set(got.values()) == {("a",)}, got
+    assert kcxai.min_idrs(search, [0, 0], 0, order=["a", "b"]).names == ("b",)  # the other AXp, asked for
+
+
 def test_counting_languages_keep_index_order() -> None:
     """Over exact counts the default order is the feature order, as in the paper (the running example's AXp)."""
     assert DEFAULT_ORDER["counts"] == "index"
