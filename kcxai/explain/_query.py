@@ -27,7 +27,7 @@ import numbers
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from fractions import Fraction
-from typing import TYPE_CHECKING, cast
+from typing import cast
 
 from kcxai._deadline import DEFAULT_SEARCH_SECONDS, Deadline, check_max_seconds
 from kcxai._errors import InvalidInputError, InvalidTypeError, NotRelevantError
@@ -46,10 +46,7 @@ from kcxai.space import FeatureSpace
 from kcxai._types import FeaturesLike, InstanceLike, ProbabilityLike, Values
 from kcxai.typing import Explainable
 
-if TYPE_CHECKING:  # pragma: no cover
-    from kcxai.explain._search import PrecisionTest
-
-__all__ = ["Query", "Bound", "prepare", "check_delta", "check_order", "check_start", "read_instance",
+__all__ = ["PrecisionTest", "Query", "Bound", "prepare", "check_delta", "check_order", "check_start", "read_instance",
            "build_explanation", "DEFAULT_SEARCH_SECONDS", "resolve", "ENGINE_ADVICE"]
 
 #: Appended to the time-limit message of a query answered by a decision engine.
@@ -300,7 +297,7 @@ class Query:
         raise NotRelevantError(
             f"'start' must be an I-delta-relevant set: {shown}, above delta = {format_probability(delta)}.")
 
-    def precision_holds_if_freed(self, session: OracleSession, feature: int, test: "PrecisionTest") -> bool:
+    def precision_holds_if_freed(self, session: OracleSession, feature: int, test: PrecisionTest) -> bool:
         """Whether freeing ``feature`` keeps ``precision(S) >= test.delta`` (``test`` a
         :class:`~kcxai.explain._search.PrecisionTest`): exactly from counts, as a sufficiency decision
         at precision 1, or as a certified decision of an estimating (sampling) session."""
@@ -348,6 +345,32 @@ class Query:
             seconds=time.perf_counter() - self.t0, error=error, precision=precision,
             coverage=self.coverage_of(fixed), delta=delta, precision_bound=precision_bound,
             confidence=self.confidence)
+
+
+class PrecisionTest:
+    """``precision(S) >= delta`` from the oracle's ``disagree_weight``, decided exactly.
+
+    ``precision(S) = 1 - disagree_weight(S) / consistent_weight(S)``, so the test
+    is ``consistent - disagree >= delta * consistent``: the same ratio test as
+    the I-delta bound (:class:`~kcxai.arithmetic.Bound`), from below.
+    """
+
+    __slots__ = ("q", "delta", "_bound")
+
+    def __init__(self, q: Query, delta: Probability) -> None:
+        self.q = q
+        self.delta = delta
+        self._bound = q.space.arith.bound(delta)
+
+    def holds(self, fixed: Iterable[int], weight: Weight) -> bool:
+        """Whether the set ``fixed`` with disagreeing weight ``weight`` has precision ``>= delta``."""
+        cons = self.q.space.consistent_weight(self.q.point, fixed)
+        return self._bound.holds_from_below(cons - weight, cons)
+
+    def relevant(self, fixed: Iterable[int]) -> bool:
+        """One oracle query: whether ``fixed`` is C-delta-relevant."""
+        fixed = frozenset(fixed)
+        return self.holds(fixed, self.q.disagree_weight(fixed))
 
 
 #: How a time-limit message names the queries of each kind of oracle.
