@@ -299,7 +299,7 @@ class Query:
 
     def precision_holds_if_freed(self, session: OracleSession, feature: int, test: PrecisionTest) -> bool:
         """Whether freeing ``feature`` keeps ``precision(S) >= test.delta`` (``test`` a
-        :class:`~kcxai.explain._search.PrecisionTest`): exactly from counts, as a sufficiency decision
+        :class:`PrecisionTest`): exactly from counts, as a sufficiency decision
         at precision 1, or as a certified decision of an estimating (sampling) session."""
         if isinstance(session, DecisionSession):
             return session.holds_if_freed(feature, self.within(Fraction(0)))
