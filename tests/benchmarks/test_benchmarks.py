@@ -110,6 +110,8 @@ SMOKE_ARGS = {"bench_pipelines.py": ["--sklearn-data"]}
 
 PRINTS: dict[str, Callable[[str], None]] = {
     "bench_pipelines.py": _pipelines,
+    "bench_functional.py": _prints("same sets: True", "speed-up over the baseline", "load average",
+                                   "kcxai.ensemble_axp(model, x) in a loop", "fewer values first (the default)"),
     "bench_front_door.py": _prints("RandomForest 5x3", "axp via", "0 rows with a completion predicted otherwise"),
     "bench_ensembles.py": _ensemble_sets_checked,
     "bench_min_idrs.py": _same_counts,
@@ -227,7 +229,7 @@ def test_the_ensemble_check_catches_a_set_that_is_not_minimal_or_not_sufficient(
     Xtr, ytr, Xte = bench.load(smoke=True)
     clf = bench.train("depth8", Xtr, ytr, smoke=True)
     model = kcxai.models.RandomForest.from_sklearn(clf, voting="hard")
-    engine = kcxai.explain.prepare_ensemble(model)
+    engine = kcxai.engines.choose.decision_compiled(model)
     try:
         x = Xte[0]
         axp = kcxai.ensemble_axp(engine, x).features

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from tests._support.strategies import deltas, instance_of, points, tree_and_instance, trees
 
 import kcxai
-from kcxai.compilers import LANGUAGES
+from kcxai.engines import LANGUAGES
 from tests._support.languages import EXACT
 from tests._support.paths import REPO
 
