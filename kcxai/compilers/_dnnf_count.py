@@ -377,9 +377,9 @@ class DnnfSession(SessionBase):
         nodes = c.affected(feature)
         count = o.pw.arith.zero
         changes = []
-        for w, lw, gapf, val in self._parts:
+        for lab, (w, lw, gapf, val) in zip(self._labels, self._parts):
             pos, neg = dict(w.pos), dict(w.neg)
-            _free_weights(c, o.pw, feature, pos, neg)
+            _free_weights(c, o.pw, feature, pos, neg, c.roots[lab])
             lw2 = dict(lw)
             lw2.update(pos)
             lw2.update({-v: x for v, x in neg.items()})
@@ -429,20 +429,23 @@ class _Overlay:
 
 
 def _free_weights(c: DnnfCircuit, pw: ProductWeights, feature: int, pos: dict[int, Weight],
-                  neg: dict[int, Weight]) -> None:
-    """Set ``feature``'s indicator weights to those of a free feature."""
+                  neg: dict[int, Weight], root: int) -> None:
+    """Set ``feature``'s indicator weights to those of a free feature (the class ``root`` still required: its
+    variable may be one of them)."""
     ind = c.indicators[feature]
     ws = pw.weights[feature]
     one = pw.arith.one
     if len(ind) == 2:
         x = abs(ind[1])
         pos[x], neg[x] = (ws[1], ws[0]) if ind[1] > 0 else (ws[0], ws[1])
-        return
-    for k, lit in enumerate(ind):
-        if lit > 0:
-            pos[lit], neg[lit] = ws[k], one
-        else:
-            neg[-lit], pos[-lit] = ws[k], one
+    else:
+        for k, lit in enumerate(ind):
+            if lit > 0:
+                pos[lit], neg[lit] = ws[k], one
+            else:
+                neg[-lit], pos[-lit] = ws[k], one
+    if abs(root) != 1:
+        (neg if root > 0 else pos)[abs(root)] = pw.arith.zero
 
 
 def dnnf_oracle(space: FeatureSpace, circuit: DnnfCircuit) -> CountingOracle:
