@@ -36,7 +36,7 @@ C. Sinz. Towards an optimal CNF encoding of Boolean cardinality constraints. CP 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -59,44 +59,75 @@ PAIRWISE_MAX = 8
 
 @dataclass(frozen=True)
 class Cnf:
-    """A written CNF with what counting on it needs.
+    """A written CNF, as constraint clauses and gate definitions, with what counting on it needs.
 
     Attributes
     ----------
     n_vars : int
         Variables ``1 .. n_vars``; each occurs in some clause, except binary features' variables that
         no function reads.
-    clauses : list of list of int
+    constraints : list of list of int
+        The clauses that define nothing: the constant, the features' validity.
+    gates : list of (bool, int, tuple of int)
+        ``(is_or, output, inputs)``: the variable ``output`` is equivalent to the AND (or the OR) of the
+        input literals.
     roots : tuple of int
         Per class, the literal equivalent to "the model predicts this class".
     indicators : tuple of tuple of int
         Per feature, per value, the literal equivalent to ``x_f = k`` (see the module docstring; empty
         for a feature of one value).
-    gates : int
-        How many gate variables were written.
     """
 
     n_vars: int
-    clauses: list[list[int]]
+    constraints: list[list[int]]
+    gates: list[tuple[bool, int, tuple[int, ...]]]
     roots: tuple[int, ...]
     indicators: tuple[tuple[int, ...], ...]
-    gates: int
 
     @property
     def n_clauses(self) -> int:
-        """Number of clauses."""
-        return len(self.clauses)
+        """Number of clauses, the gates' Tseitin clauses included."""
+        return len(self.constraints) + sum(len(ins) + 1 for _, _, ins in self.gates)
 
     @property
     def n_literals(self) -> int:
-        """Number of literal occurrences."""
-        return sum(map(len, self.clauses))
+        """Number of literal occurrences in the clauses."""
+        return sum(map(len, self.constraints)) + sum(3 * len(ins) + 1 for _, _, ins in self.gates)
+
+    def clauses(self) -> Iterator[list[int]]:
+        """Every clause: the constraints, then each gate's Tseitin clauses."""
+        yield from self.constraints
+        for is_or, out, ins in self.gates:
+            yield from _tseitin(is_or, out, ins)
 
     def dimacs(self) -> str:
         """The CNF in DIMACS format."""
-        lines = [f"p cnf {self.n_vars} {len(self.clauses)}"]
-        lines.extend(" ".join(map(str, cl)) + " 0" for cl in self.clauses)
+        lines = [f"p cnf {self.n_vars} {self.n_clauses}"]
+        lines.extend(" ".join(map(str, cl)) + " 0" for cl in self.clauses())
         return "\n".join(lines) + "\n"
+
+    def circuit(self) -> str:
+        """The gates and constraints, one a line: ``a OUT IN ... 0``, ``o OUT IN ... 0``, ``c LIT ... 0``.
+
+        The gates defining a class root or a value indicator are written as their Tseitin clauses: d4's
+        circuit mode drops a gate whose output no longer matters, and these variables carry the weights
+        and the class conditions of every count.
+        """
+        kept = {abs(r) for r in self.roots} | {abs(x) for ind in self.indicators for x in ind}
+        lines = [f"p {self.n_vars}"]
+        lines.extend("c " + " ".join(map(str, cl)) + " 0" for cl in self.constraints)
+        for is_or, out, ins in self.gates:
+            if out in kept:
+                lines.extend("c " + " ".join(map(str, cl)) + " 0" for cl in _tseitin(is_or, out, ins))
+            else:
+                lines.append(f"{'o' if is_or else 'a'} {out} " + " ".join(map(str, ins)) + " 0")
+        return "\n".join(lines) + "\n"
+
+
+def _tseitin(is_or: bool, out: int, ins: Sequence[int]) -> list[list[int]]:
+    """The clauses of ``out <-> AND(ins)`` (an OR is the negated AND of the negated inputs)."""
+    sign = -1 if is_or else 1
+    return [*([-sign * out, sign * x] for x in ins), [sign * out, *(-sign * x for x in ins)]]
 
 
 class CnfBuilder:
@@ -250,17 +281,12 @@ class CnfBuilder:
         out.add([TRUE])
         self._validity(out)
         for g in gates:
-            if g not in flat:
-                continue
-            ins = [out.lit(x) for x in flat[g]]
-            v = out.rename[g]
-            for x in ins:
-                out.add([-v, x])
-            out.add([v, *(-x for x in ins)])
-            if self.guard is not None:
-                self.guard.tick()
-        return Cnf(out.n_vars, out.clauses, tuple(out.lit(r) for r in roots),
-                   tuple(tuple(out.lit(x) for x in ind) for ind in indicators), len(flat))
+            if g in flat:
+                out.gate(False, out.rename[g], tuple(out.lit(x) for x in flat[g]))
+                if self.guard is not None:
+                    self.guard.tick()
+        return Cnf(out.n_vars, out.clauses, out.gates, tuple(out.lit(r) for r in roots),
+                   tuple(tuple(out.lit(x) for x in ind) for ind in indicators))
 
     def _check_root(self, r: Any) -> int:
         if isinstance(r, bool) or not isinstance(r, int) or r == 0 or abs(r) > self.n_vars:
@@ -339,6 +365,8 @@ class _Writer:
         self.rename = {v: v for v in range(1, n_kept + 1)}
         self.n_vars = n_kept
         self.clauses: list[list[int]] = []
+        self.gates: list[tuple[bool, int, tuple[int, ...]]] = []
+        self.n_clauses = 0
         self.max_clauses = max_clauses
         self.what = what
 
@@ -352,11 +380,21 @@ class _Writer:
         return self.rename[x] if x > 0 else -self.rename[-x]
 
     def add(self, clause: list[int]) -> None:
+        """A constraint clause."""
         self.clauses.append(clause)
-        if self.max_clauses is not None and len(self.clauses) > self.max_clauses:
+        self._count(1)
+
+    def gate(self, is_or: bool, out: int, ins: tuple[int, ...]) -> None:
+        """``out <-> AND(ins)`` (or OR)."""
+        self.gates.append((is_or, out, ins))
+        self._count(len(ins) + 1)
+
+    def _count(self, more: int) -> None:
+        self.n_clauses += more
+        if self.max_clauses is not None and self.n_clauses > self.max_clauses:
             raise LimitHit(
                 f"The CNF of {self.what} for 'ddnnf' exceeded max_clauses={self.max_clauses:,} "
-                f"({len(self.clauses):,} clauses written). Raise 'max_clauses', or use another language "
+                f"({self.n_clauses:,} clauses written). Raise 'max_clauses', or use another language "
                 "('obdd', 'sdd').", "max_clauses")
 
 
@@ -372,8 +410,8 @@ def _exactly_one(xs: list[int], out: _Writer) -> None:
     prev = xs[0]
     for x in xs[1:]:
         s = out.fresh()
-        for cl in ([-x, -prev], [-s, prev, x], [s, -prev], [s, -x]):  # s <-> prev or x; x -> not prev
-            out.add(cl)
+        out.add([-x, -prev])  # x -> not (x_0 or ... or x_{k-1})
+        out.gate(True, s, (prev, x))
         prev = s
 
 

@@ -187,10 +187,10 @@ def run_d4(cnf: Cnf, guard: Guard, what: str) -> Dnnf:
         The child failed, or wrote what kcxai does not read.
     """
     with tempfile.TemporaryDirectory(prefix="kcxai-d4-") as tmp:
-        cnf_path, nnf_path, info_path, err_path = (os.path.join(tmp, n) for n in ("f.cnf", "f.nnf", "f.json", "err"))
-        guard.phase = "writing the CNF for d4"
+        cnf_path, nnf_path, info_path, err_path = (os.path.join(tmp, n) for n in ("f.circ", "f.nnf", "f.json", "err"))
+        guard.phase = "writing the circuit for d4"
         with open(cnf_path, "w", encoding="ascii") as fh:
-            fh.write(cnf.dimacs())
+            fh.write(cnf.circuit())
         guard.check()
         guard.phase = "compiling the CNF with d4"
         with open(err_path, "wb") as err:

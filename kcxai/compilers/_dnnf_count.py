@@ -14,10 +14,13 @@ the weighted count of its models over the variables below it:
 * an edge: its child's value times the weights of its literals.
 
 The count is the root's value times ``w(x) + w(not x)`` for the variables the root does not mention.
-Only weighted variables matter in these products: an unweighted variable contributes 1 as a literal and
-2 when free, and the latter is kept as a power of two per gap (it is 1 on d4's output when every gate is
-defined: a free gate would double the count of its points). With the space's integer weights every
-number is a Python ``int``; with float weights, a ``float``.
+Only weighted variables enter these products; an unweighted variable (a gate, a ladder variable, a bit of
+an order or log block) weighs 1 as a literal and 1 when left free. That is exact because the weighted
+variables determine all the others (every gate is defined from the features, every block from its
+value indicators): each point of feature space is one model, and d4 may drop a gate whose output no
+longer matters (its circuit mode's gate removal) without changing the count. The compilation checks
+it: the count with every weight 1 must be d4's model count and the number of points. With the space's
+integer weights every number is a Python ``int``; with float weights, a ``float``.
 
 Conditioning ``x_f = v_f`` sets the weight of every other value's indicator to 0, so that nothing is
 compiled again: a query is one traversal. A deletion-loop session (:class:`DnnfSession`) keeps the
@@ -37,7 +40,7 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
-from kcxai._errors import InvalidInputError
+from kcxai._errors import BackendError, InvalidInputError
 from kcxai.arithmetic import Weight
 from kcxai.compilers._cnf import Cnf
 from kcxai.compilers._d4 import Dnnf
@@ -80,48 +83,30 @@ class DnnfCircuit:
         self.feature_bits = [sum(1 << bit[v] for v in {abs(x) for x in ind}) for ind in cnf.indicators]
         kinds = [_KIND[k] for k in dnnf.kinds]
         below: list[int] = []  # per node, its weighted variables (bitset)
-        free2: list[int] = []  # per node, how many unweighted variables it mentions
-        unweighted_below: list[int] = []
-        edges: list[tuple[tuple[int, tuple[int, ...], int, int], ...]] = []
-        gaps: dict[tuple[int, int], int] = {}  # (weighted bitset, unweighted count) -> gap number
-        n_vars = dnnf.n_vars
+        edges: list[tuple[tuple[int, tuple[int, ...], int], ...]] = []
+        gaps: dict[int, int] = {}  # weighted variables left free (bitset) -> gap number
         for i, es in enumerate(dnnf.edges):
             sets = []
             for child, lits in es:
                 wl = tuple(x for x in lits if abs(x) in bit)
                 m = below[child]
                 for x in wl:
+                    if -x in wl:
+                        raise BackendError(f"d4's d-DNNF has an edge with both literals of variable {abs(x)}")
                     m |= 1 << bit[abs(x)]
-                u = unweighted_below[child] + (len(lits) - len(wl))
-                sets.append((child, wl, m, u))
+                sets.append((child, wl, m))
             m_all = 0
-            u_all = 0
-            if kinds[i] == _AND:
-                for _, _, m, u in sets:
-                    m_all |= m
-                    u_all += u
-            else:
-                for _, _, m, u in sets:
-                    m_all |= m
-                    u_all = max(u_all, u)
+            for _, _, m in sets:
+                m_all |= m
             below.append(m_all)
-            unweighted_below.append(u_all)
-            free2.append(u_all)
-            out = []
-            for child, wl, m, u in sets:
-                g = -1
-                if kinds[i] == _OR and (m != m_all or u != u_all):
-                    g = gaps.setdefault((m_all & ~m, u_all - u), len(gaps))
-                out.append((child, wl, g, 0))
-            edges.append(tuple(out))
+            edges.append(tuple((child, wl, gaps.setdefault(m_all & ~m, len(gaps)) if kinds[i] == _OR and m != m_all
+                                else -1) for child, wl, m in sets))
         self.kinds = kinds
         self.edges = edges
         self.below = below
         self.root = dnnf.root
-        n_unweighted = n_vars - len(self.weighted)
-        self.gaps = [(self._vars_of(m), u) for (m, u), _ in sorted(gaps.items(), key=lambda kv: kv[1])]
-        self.root_gap = (self._vars_of(((1 << len(self.weighted)) - 1) & ~below[self.root]),
-                         n_unweighted - unweighted_below[self.root])
+        self.gaps = [self._vars_of(m) for m, _ in sorted(gaps.items(), key=lambda kv: kv[1])]
+        self.root_gap = self._vars_of(((1 << len(self.weighted)) - 1) & ~below[self.root])
         self._affected: OrderedDict[int, tuple[int, ...]] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -154,8 +139,8 @@ class DnnfCircuit:
     def gap_factors(self, pos: dict[int, Weight], neg: dict[int, Weight], one: Weight) -> list[Weight]:
         """Per gap, the product of ``w(x) + w(not x)`` over its variables."""
         out = []
-        for vs, u in self.gaps:
-            f = one * (1 << u) if u else one
+        for vs in self.gaps:
+            f = one
             for v in vs:
                 f *= pos[v] + neg[v]
             out.append(f)
@@ -166,7 +151,7 @@ class DnnfCircuit:
         kind = self.kinds[i]
         if kind == _OR:
             v = one * 0
-            for child, lits, g, _ in self.edges[i]:
+            for child, lits, g in self.edges[i]:
                 x = val[child]
                 if not x:
                     continue
@@ -178,7 +163,7 @@ class DnnfCircuit:
             return v
         if kind == _AND:
             v = one
-            for child, lits, _, _ in self.edges[i]:
+            for child, lits, _ in self.edges[i]:
                 x = val[child]
                 if not x:
                     return one * 0
@@ -204,9 +189,8 @@ class DnnfCircuit:
 
     def top(self, val: Sequence[Weight], pos: dict[int, Weight], neg: dict[int, Weight], one: Weight) -> Weight:
         """The count: the root's value times the factors of what the root leaves free."""
-        vs, u = self.root_gap
-        out = val[self.root] * (1 << u) if u else val[self.root]
-        for v in vs:
+        out = val[self.root]
+        for v in self.root_gap:
             out *= pos[v] + neg[v]
         return out
 

@@ -117,7 +117,7 @@ def compile(model: Any, **options: Any) -> CompiledModel:
     space = model.space
     details = {"nodes": dnnf.n_nodes, "edges": dnnf.n_edges, "encoding": opts.encoding,
                "cnf_variables": cnf.n_vars, "cnf_clauses": cnf.n_clauses, "cnf_literals": cnf.n_literals,
-               "gates": cnf.gates, "decision_nodes": dnnf.info.get("decision_nodes"),
+               "gates": len(cnf.gates), "decision_nodes": dnnf.info.get("decision_nodes"),
                "cnf_seconds": cnf_seconds, "d4_seconds": dnnf.info.get("seconds"),
                "d4_version": dnnf.info.get("version"), "memory_bytes": dnnf.info.get("peak_memory")}
     stats = CompileStats(size=dnnf.n_nodes, size_unit="d-DNNF nodes", variables=cnf.n_vars,
