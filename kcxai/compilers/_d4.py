@@ -27,7 +27,6 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -104,21 +103,27 @@ def parse_nnf(text: str, n_vars: int) -> tuple[list[str], list[list[tuple[int, t
     out: dict[int, list[tuple[int, tuple[int, ...]]]] = {}
     children: set[int] = set()
     for number, line in enumerate(text.splitlines(), 1):
-        parts = line.split()
-        if not parts or parts[0] == "c":
-            continue
+        head = line[:1]
         try:
-            if parts[0] in ("o", "a", "t", "f"):
+            if head in ("o", "a", "t", "f"):
+                parts = line.split()
                 if len(parts) != 3 or parts[2] != "0":
                     raise ValueError
-                kind[int(parts[1])] = parts[0]
+                kind[int(parts[1])] = head
                 continue
-            nums = [int(p) for p in parts]
+            if not head or head == "c":
+                continue
+            nums = list(map(int, line.split()))
         except ValueError:
             raise BackendError(f"d4 wrote a line kcxai does not read, line {number}: {line[:80]!r}") from None
-        if len(nums) < 3 or nums[-1] != 0 or any(abs(x) > n_vars or x == 0 for x in nums[2:-1]):
+        lits = tuple(nums[2:-1])
+        if len(nums) < 3 or nums[-1] != 0 or (lits and (max(lits) > n_vars or -min(lits) > n_vars or 0 in lits)):
             raise BackendError(f"d4 wrote an edge kcxai does not read, line {number}: {line[:80]!r}")
-        out.setdefault(nums[0], []).append((nums[1], tuple(nums[2:-1])))
+        got = out.get(nums[0])
+        if got is None:
+            out[nums[0]] = [(nums[1], lits)]
+        else:
+            got.append((nums[1], lits))
         children.add(nums[1])
     unknown = [p for p, es in out.items() for c, _ in es if p not in kind or c not in kind]
     roots = [n for n in kind if n not in children]
@@ -241,7 +246,3 @@ def _watch(proc: "subprocess.Popen[bytes]", guard: Guard, what: str, cnf: Cnf) -
         except subprocess.TimeoutExpired:
             pass
     return peak
-
-
-def _elapsed(t0: float) -> float:
-    return time.perf_counter() - t0

@@ -146,38 +146,40 @@ class DnnfCircuit:
             out.append(f)
         return out
 
-    def node_value(self, i: int, val: Any, lw: Any, gapf: Sequence[Weight], one: Weight) -> Weight:
-        """The value of node ``i`` from its children's values (``val[child]``) and the literal weights."""
-        kind = self.kinds[i]
-        if kind == _OR:
-            v = one * 0
-            for child, lits, g in self.edges[i]:
-                x = val[child]
-                if not x:
-                    continue
-                for lit in lits:
-                    x *= lw[lit]
-                if g >= 0:
-                    x *= gapf[g]
-                v += x
-            return v
-        if kind == _AND:
-            v = one
-            for child, lits, _ in self.edges[i]:
-                x = val[child]
-                if not x:
-                    return one * 0
-                for lit in lits:
-                    x *= lw[lit]
-                v *= x
-            return v
-        return one if kind == _TRUE else one * 0
-
-    def evaluate(self, lw: Any, gapf: Sequence[Weight], one: Weight) -> list[Weight]:
-        """Every node's value under the literal weights ``lw`` (a mapping from weighted literals)."""
-        val: list[Weight] = []
-        for i in range(self.n_nodes):
-            val.append(self.node_value(i, val, lw, gapf, one))
+    def evaluate(self, lw: Any, gapf: Sequence[Weight], one: Weight, val: list[Weight] | None = None,
+                 nodes: Sequence[int] | None = None) -> list[Weight]:
+        """Every node's value under the literal weights ``lw`` (a mapping from weighted literals); or, given
+        ``val``, the values of ``nodes`` (children first) recomputed in it."""
+        todo: Sequence[int] = range(self.n_nodes) if val is None or nodes is None else nodes
+        if val is None:
+            val = [one] * self.n_nodes
+        zero = one * 0
+        kinds, edges = self.kinds, self.edges
+        for i in todo:
+            kind = kinds[i]
+            if kind == _OR:
+                v = zero
+                for child, lits, g in edges[i]:
+                    x = val[child]
+                    if x:
+                        for lit in lits:
+                            x *= lw[lit]
+                        if g >= 0:
+                            x *= gapf[g]
+                        v += x
+            elif kind == _AND:
+                v = one
+                for child, lits, _ in edges[i]:
+                    x = val[child]
+                    if not x:
+                        v = zero
+                        break
+                    for lit in lits:
+                        x *= lw[lit]
+                    v *= x
+            else:
+                v = one if kind == _TRUE else zero
+            val[i] = v
         return val
 
     def unit_count(self) -> int:
@@ -288,9 +290,11 @@ class DnnfOracle:
 
     def predict_point(self, point: Point) -> int:
         masks = [1 << k for k in point]
-        for c in range(self.n_classes):
+        for c in range(self.n_classes - 1):  # the class functions partition the space (checked when compiled)
             if self._count(masks, c):
                 return c
+        if self.n_classes:
+            return self.n_classes - 1
         raise InvalidInputError(  # pragma: no cover - compile checks the partition
             f"No class function of the compiled model holds at point {point}.")
 
@@ -368,11 +372,9 @@ class DnnfSession(SessionBase):
             lw2.update(pos)
             lw2.update({-v: x for v, x in neg.items()})
             gapf2 = c.gap_factors(pos, neg, w.one)
-            over = _Overlay(val)
-            for i in nodes:
-                over.new[i] = c.node_value(i, over, lw2, gapf2, w.one)
-            count += c.top(over, pos, neg, w.one)
-            changes.append((pos, neg, lw2, gapf2, over.new))
+            val2 = c.evaluate(lw2, gapf2, w.one, val.copy(), nodes)
+            count += c.top(val2, pos, neg, w.one)
+            changes.append((pos, neg, lw2, gapf2, val2))
         fixed = self._fixed - {feature}
         result = o.disagree_from(o.pw.consistent_weight(self._point, fixed), count)
         self._last = (feature, changes, result)
@@ -383,33 +385,16 @@ class DnnfSession(SessionBase):
             return
         if self._last is None or self._last[0] != feature:
             self.weight_if_freed(feature)
-        assert self._last is not None
-        _, changes, result = self._last
+        _, changes, result = self._last  # type: ignore[misc]
         parts = []
-        for (w, _, _, val), (pos, neg, lw2, gapf2, new) in zip(self._parts, changes):
+        for (w, _, _, _), (pos, neg, lw2, gapf2, val2) in zip(self._parts, changes):
             w2 = _Weights.__new__(_Weights)
             w2.pos, w2.neg, w2.one = pos, neg, w.one
-            for i, x in new.items():
-                val[i] = x
-            parts.append((w2, lw2, gapf2, val))
+            parts.append((w2, lw2, gapf2, val2))
         self._parts = parts
         self._fixed.discard(feature)
         self._weight = result
         self._last = None
-
-
-class _Overlay:
-    """Node values: the new ones over the session's."""
-
-    __slots__ = ("base", "new")
-
-    def __init__(self, base: list[Weight]) -> None:
-        self.base = base
-        self.new: dict[int, Weight] = {}
-
-    def __getitem__(self, i: int) -> Weight:
-        got = self.new.get(i)
-        return self.base[i] if got is None else got
 
 
 def _free_weights(c: DnnfCircuit, pw: ProductWeights, feature: int, pos: dict[int, Weight],
