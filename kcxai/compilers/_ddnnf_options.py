@@ -9,7 +9,7 @@ Examples
 >>> DdnnfOptions.from_kwargs(encoding="bdd")
 Traceback (most recent call last):
 ...
-kcxai._errors.InvalidInputError: 'encoding' must be one of ['auto', 'onehot', 'order', 'log']. Got 'bdd' instead.
+kcxai._errors.InvalidInputError: 'encoding' must be one of ['auto', 'order', 'onehot', 'log']. Got 'bdd' instead.
 """
 
 from __future__ import annotations
