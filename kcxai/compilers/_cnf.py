@@ -107,20 +107,11 @@ class Cnf:
         return "\n".join(lines) + "\n"
 
     def circuit(self) -> str:
-        """The gates and constraints, one a line: ``a OUT IN ... 0``, ``o OUT IN ... 0``, ``c LIT ... 0``.
-
-        The gates defining a class root or a value indicator are written as their Tseitin clauses: d4's
-        circuit mode drops a gate whose output no longer matters, and these variables carry the weights
-        and the class conditions of every count.
-        """
-        kept = {abs(r) for r in self.roots} | {abs(x) for ind in self.indicators for x in ind}
+        """The gates and constraints, one a line: ``a OUT IN ... 0``, ``o OUT IN ... 0``, ``c LIT ... 0``."""
         lines = [f"p {self.n_vars}"]
         lines.extend("c " + " ".join(map(str, cl)) + " 0" for cl in self.constraints)
-        for is_or, out, ins in self.gates:
-            if out in kept:
-                lines.extend("c " + " ".join(map(str, cl)) + " 0" for cl in _tseitin(is_or, out, ins))
-            else:
-                lines.append(f"{'o' if is_or else 'a'} {out} " + " ".join(map(str, ins)) + " 0")
+        lines.extend(f"{'o' if is_or else 'a'} {out} " + " ".join(map(str, ins)) + " 0"
+                     for is_or, out, ins in self.gates)
         return "\n".join(lines) + "\n"
 
 

@@ -1,12 +1,13 @@
-"""d4 run in a child process under the compilation's limits, and its d-DNNF read back.
+"""d4 run in a child process under the compilation's limits, and its d-DNNFs read back.
 
 One d4 compilation is a single C++ call that cannot be interrupted, prints statistics on the C-level
 standard output and may allocate without bound. So it runs in a child process
 (:mod:`kcxai.compilers._d4_child`, started with this interpreter, its standard output sent to
 ``/dev/null``): the parent writes the CNF to a temporary file, polls the child every
 :data:`POLL_SECONDS`, kills it when ``max_seconds`` has passed or its resident memory exceeds
-``max_memory`` (a :class:`~kcxai.compilers._limits.LimitHit`), and otherwise reads back the d-DNNF
-as text in d4's NNF format (:func:`parse_nnf`) and a small JSON record; nothing is unpickled. A child
+``max_memory`` (a :class:`~kcxai.compilers._limits.LimitHit`), and otherwise reads back one d-DNNF per
+class (the circuit compiled with the class root asserted) as text in d4's NNF format
+(:func:`parse_nnf`) and a small JSON record; nothing is unpickled. A child
 that fails (an exit status other than 0, or a signal) is a :class:`~kcxai.BackendError` quoting the
 end of its standard error.
 
@@ -172,8 +173,8 @@ def _resident(pid: int) -> int:
         return 0
 
 
-def run_d4(cnf: Cnf, guard: Guard, what: str) -> Dnnf:
-    """Compile ``cnf`` with d4 in a child process under ``guard``'s time and memory limits.
+def run_d4(cnf: Cnf, guard: Guard, what: str, *, remove_gates: bool = True) -> list[Dnnf | None]:
+    """Compile ``cnf``'s circuit with d4 in a child process, once per class root, under ``guard``'s limits.
 
     Parameters
     ----------
@@ -183,6 +184,14 @@ def run_d4(cnf: Cnf, guard: Guard, what: str) -> Dnnf:
         ``max_memory`` bounds the child's resident memory.
     what : str
         The model, for messages.
+    remove_gates : bool
+        d4's gate removal (see :mod:`kcxai.compilers._d4_child`).
+
+    Returns
+    -------
+    list of (Dnnf or None)
+        Per class, the d-DNNF of the circuit with its root asserted (``None`` for a root that is the
+        constant false: the class is predicted nowhere).
 
     Raises
     ------
@@ -191,17 +200,21 @@ def run_d4(cnf: Cnf, guard: Guard, what: str) -> Dnnf:
     BackendError
         The child failed, or wrote what kcxai does not read.
     """
+    roots = [r for r in cnf.roots if r != -1]
+    out: list[Dnnf | None] = [None] * len(cnf.roots)
+    if not roots:
+        return out
     with tempfile.TemporaryDirectory(prefix="kcxai-d4-") as tmp:
-        cnf_path, nnf_path, info_path, err_path = (os.path.join(tmp, n) for n in ("f.circ", "f.nnf", "f.json", "err"))
+        circuit_path, prefix, err_path = (os.path.join(tmp, n) for n in ("f.circ", "out", "err"))
         guard.phase = "writing the circuit for d4"
-        with open(cnf_path, "w", encoding="ascii") as fh:
+        with open(circuit_path, "w", encoding="ascii") as fh:
             fh.write(cnf.circuit())
         guard.check()
-        guard.phase = "compiling the CNF with d4"
+        guard.phase = "compiling the circuit with d4"
         with open(err_path, "wb") as err:
-            proc = subprocess.Popen([sys.executable, str(_CHILD), cnf_path, nnf_path, info_path],
-                                    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
-                                    close_fds=True)
+            proc = subprocess.Popen(
+                [sys.executable, str(_CHILD), circuit_path, prefix, "1" if remove_gates else "0", *map(str, roots)],
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err, close_fds=True)
             try:
                 peak = _watch(proc, guard, what, cnf)
             finally:
@@ -212,14 +225,20 @@ def run_d4(cnf: Cnf, guard: Guard, what: str) -> Dnnf:
             tail = Path(err_path).read_bytes()[-2000:].decode("utf-8", "replace").strip()
             how = f"exit status {proc.returncode}" if proc.returncode > 0 else f"signal {-proc.returncode}"
             raise BackendError(
-                f"d4 failed compiling the CNF of {what} for 'ddnnf' ({cnf.n_vars:,} variables, "
+                f"d4 failed compiling the circuit of {what} for 'ddnnf' ({cnf.n_vars:,} variables, "
                 f"{cnf.n_clauses:,} clauses; {how}): {tail[-800:] or 'no message'}")
-        guard.phase = "reading d4's d-DNNF"
-        info = json.loads(Path(info_path).read_text(encoding="ascii"))
-        info["peak_memory"] = peak
-        kinds, edges, root = parse_nnf(Path(nnf_path).read_text(encoding="ascii"), cnf.n_vars)
-    guard.check()
-    return Dnnf(kinds, edges, root, cnf.n_vars, info)
+        guard.phase = "reading d4's d-DNNFs"
+        infos = json.loads(Path(prefix + ".json").read_text(encoding="ascii"))
+        k = 0
+        for c, root in enumerate(cnf.roots):
+            if root == -1:
+                continue
+            info = dict(infos[k], peak_memory=peak)
+            kinds, edges, top = parse_nnf(Path(f"{prefix}.{k}.nnf").read_text(encoding="ascii"), cnf.n_vars)
+            out[c] = Dnnf(kinds, edges, top, cnf.n_vars, info)
+            k += 1
+            guard.check()
+    return out
 
 
 def _watch(proc: "subprocess.Popen[bytes]", guard: Guard, what: str, cnf: Cnf) -> int:
@@ -230,7 +249,7 @@ def _watch(proc: "subprocess.Popen[bytes]", guard: Guard, what: str, cnf: Cnf) -
         if guard.remaining_seconds <= 0:
             proc.kill()
             raise LimitHit(
-                f"Compiling {what} to 'ddnnf' exceeded max_seconds={guard.max_seconds:g} while d4 compiled its CNF "
+                f"Compiling {what} to 'ddnnf' exceeded max_seconds={guard.max_seconds:g} while d4 compiled its circuit "
                 f"({size}; {guard.seconds:.1f} s). Raise 'max_seconds', or use another language ('obdd', 'sdd').",
                 "max_seconds")
         rss = _resident(proc.pid)
@@ -239,7 +258,7 @@ def _watch(proc: "subprocess.Popen[bytes]", guard: Guard, what: str, cnf: Cnf) -
             proc.kill()
             raise LimitHit(
                 f"Compiling {what} to 'ddnnf' exceeded max_memory={format_bytes(guard.max_memory)} while d4 "
-                f"compiled its CNF ({size}; d4's process reached {format_bytes(rss)} after {guard.seconds:.1f} s). "
+                f"compiled its circuit ({size}; d4's process reached {format_bytes(rss)} after {guard.seconds:.1f} s). "
                 "Raise 'max_memory', or use another language ('obdd', 'sdd').", "max_memory")
         try:
             proc.wait(timeout=min(POLL_SECONDS, max(guard.remaining_seconds, 0.001)))

@@ -6,10 +6,10 @@ Examples
 --------
 >>> DdnnfOptions.from_kwargs(max_clauses=10_000).max_clauses
 10000
->>> DdnnfOptions.from_kwargs(encoding="bdd")
+>>> DdnnfOptions.from_kwargs(remove_gates="yes")
 Traceback (most recent call last):
 ...
-kcxai._errors.InvalidInputError: 'encoding' must be one of ['auto', 'order', 'onehot', 'log']. Got 'bdd' instead.
+kcxai._errors.InvalidTypeError: 'remove_gates' must be True or False. Got 'yes' instead.
 """
 
 from __future__ import annotations
@@ -19,8 +19,7 @@ from dataclasses import dataclass
 from typing import ClassVar, Union
 
 from kcxai._errors import InvalidInputError
-from kcxai._params import NONE, POSITIVE_INT, Options, check
-from kcxai.compilers._encoding import ENCODINGS
+from kcxai._params import BOOL, NONE, POSITIVE_INT, check
 from kcxai.compilers._limits import DEFAULT_MAX_MEMORY, DEFAULT_MAX_NODES, DEFAULT_MAX_SECONDS
 from kcxai.compilers.language import LanguageOptions
 
@@ -38,9 +37,10 @@ class DdnnfOptions(LanguageOptions):
 
     Attributes
     ----------
-    encoding : "auto", "onehot", "order" or "log"
-        The Boolean encoding of features of three or more values in the CNF
-        (:mod:`kcxai.compilers._encoding`); ``"auto"``: one-hot.
+    remove_gates : bool, default True
+        d4's gate removal: the circuit is given to d4 as gates, and a gate whose output no longer matters
+        is dropped during the search (measured on a 155-node allhyper tree: 1,702 d-DNNF nodes with it,
+        63,372 with the plain Tseitin CNF). ``False``: d4 compiles the gates as plain clauses.
     max_clauses : int or None, default 5,000,000
         Clauses of the CNF (checked while it is written, before d4 starts).
     max_variables : int or None, default 2,000,000
@@ -57,7 +57,7 @@ class DdnnfOptions(LanguageOptions):
 
     language: ClassVar[str] = "ddnnf"
 
-    encoding: str = "auto"
+    remove_gates: bool = True
     max_clauses: Union[int, None] = DEFAULT_MAX_CLAUSES
     max_variables: Union[int, None] = DEFAULT_MAX_VARIABLES
     max_nodes: Union[int, None] = DEFAULT_MAX_NODES
@@ -65,7 +65,7 @@ class DdnnfOptions(LanguageOptions):
     max_memory: Union[int, None] = DEFAULT_MAX_MEMORY
 
     def validate(self) -> None:
-        check("encoding", self.encoding, Options(ENCODINGS))
+        check("remove_gates", self.remove_gates, BOOL)
         for name in ("max_clauses", "max_variables", "max_nodes", "max_memory"):
             check(name, getattr(self, name), (POSITIVE_INT, NONE))
         ms = self.max_seconds

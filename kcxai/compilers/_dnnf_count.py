@@ -1,26 +1,26 @@
-"""Exact weighted model counting with conditioning on a d-DNNF compiled from a model's CNF.
+"""Exact weighted model counting with conditioning on the d-DNNFs compiled from a model's circuit.
 
-The d-DNNF (from d4, :mod:`kcxai.compilers._d4`) is over the CNF's variables
-(:mod:`kcxai.compilers._cnf`). Every variable weighs 1 in both polarities except the *weighted* ones:
-the value indicators of the features (whose weights are the product distribution's) and the class
-roots' variables (the count of class ``c`` gives the negation of its root weight 0). A node's value is
-the weighted count of its models over the variables below it:
+Each class ``c`` has its own d-DNNF, compiled by d4 from the model's circuit with the class root
+asserted (:mod:`kcxai.compilers._d4`), over the circuit's variables (:mod:`kcxai.compilers._cnf`).
+Every variable weighs 1 in both polarities except the *weighted* ones, the value indicators of the
+features, whose weights are the product distribution's. A node's value is the weighted count of its
+models over the weighted variables below it:
 
 * ``t``: 1; ``f``: 0;
 * an AND node: the product of its edges' values (decomposable: the edges share no variable);
 * an OR node: the sum of its edges' values (deterministic: their models are disjoint), each edge
-  multiplied by ``w(x) + w(not x)`` for every variable of the node that the edge does not mention
-  (smoothing: the edge's models are free on it);
-* an edge: its child's value times the weights of its literals.
+  multiplied by ``w(x) + w(not x)`` for every weighted variable of the node that the edge does not
+  mention (smoothing: the edge's models are free on it);
+* an edge: its child's value times the weights of its weighted literals.
 
-The count is the root's value times ``w(x) + w(not x)`` for the variables the root does not mention.
-Only weighted variables enter these products; an unweighted variable (a gate, a ladder variable, a bit of
-an order or log block) weighs 1 as a literal and 1 when left free. That is exact because the weighted
-variables determine all the others (every gate is defined from the features, every block from its
-value indicators): each point of feature space is one model, and d4 may drop a gate whose output no
-longer matters (its circuit mode's gate removal) without changing the count. The compilation checks
-it: the count with every weight 1 must be d4's model count and the number of points. With the space's
-integer weights every number is a Python ``int``; with float weights, a ``float``.
+The count is the root's value times ``w(x) + w(not x)`` for the weighted variables the root does not
+mention. Unweighted variables (gates, ladder variables) weigh 1 as literals and 1 when left free. That is
+exact because the value indicators determine all the others (every gate is defined from the features):
+each point of feature space is one model, and d4 may drop a gate whose output no longer matters (its
+circuit mode's gate removal) without changing the count. The compilation checks it: each class's count
+with every weight 1 must be d4's model count, and the classes' counts must add up to the number of
+points. With the space's integer weights every number is a Python ``int``; with float weights, a
+``float``.
 
 Conditioning ``x_f = v_f`` sets the weight of every other value's indicator to 0, so that nothing is
 compiled again: a query is one traversal. A deletion-loop session (:class:`DnnfSession`) keeps the
@@ -37,12 +37,11 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from kcxai._errors import BackendError, InvalidInputError
+from kcxai._errors import BackendError
 from kcxai.arithmetic import Weight
-from kcxai.compilers._cnf import Cnf
 from kcxai.compilers._d4 import Dnnf
 from kcxai.distribution import ProductWeights
 from kcxai.oracle import Box, OracleSession, SessionBase, box_weight, per_component, CountingOracle
@@ -66,21 +65,20 @@ class DnnfCircuit:
     Parameters
     ----------
     dnnf : Dnnf
-    cnf : Cnf
-        The CNF it was compiled from (class roots, value indicators).
+        One class's d-DNNF.
+    indicators : tuple of tuple of int
+        Per feature, per value, the literal of its value indicator (:attr:`kcxai.compilers._cnf.Cnf.indicators`).
     """
 
-    def __init__(self, dnnf: Dnnf, cnf: Cnf) -> None:
+    def __init__(self, dnnf: Dnnf, indicators: Sequence[Sequence[int]]) -> None:
         self.n_nodes = dnnf.n_nodes
         self.n_edges = dnnf.n_edges
-        self.roots = cnf.roots
-        self.indicators = cnf.indicators
-        weighted = {abs(x) for ind in cnf.indicators for x in ind} | {abs(r) for r in cnf.roots if abs(r) != 1}
-        self.weighted = sorted(weighted)
+        self.indicators = indicators
+        self.weighted = sorted({abs(x) for ind in indicators for x in ind})
         #: per feature, the bitset of its weighted variables (bit i: weighted variable number i)
         bit = {v: i for i, v in enumerate(self.weighted)}
         self._bit = bit
-        self.feature_bits = [sum(1 << bit[v] for v in {abs(x) for x in ind}) for ind in cnf.indicators]
+        self.feature_bits = [sum(1 << bit[v] for v in {abs(x) for x in ind}) for ind in indicators]
         kinds = [_KIND[k] for k in dnnf.kinds]
         below: list[int] = []  # per node, its weighted variables (bitset)
         edges: list[tuple[tuple[int, tuple[int, ...], int], ...]] = []
@@ -136,7 +134,7 @@ class DnnfCircuit:
 
     # -- evaluation ------------------------------------------------------------------------------
 
-    def gap_factors(self, pos: dict[int, Weight], neg: dict[int, Weight], one: Weight) -> list[Weight]:
+    def gap_factors(self, pos: Mapping[int, Weight], neg: Mapping[int, Weight], one: Weight) -> list[Weight]:
         """Per gap, the product of ``w(x) + w(not x)`` over its variables."""
         out = []
         for vs in self.gaps:
@@ -189,7 +187,7 @@ class DnnfCircuit:
         val = self.evaluate(lw, self.gap_factors(pos, pos, 1), 1)
         return int(self.top(val, pos, pos, 1))
 
-    def top(self, val: Sequence[Weight], pos: dict[int, Weight], neg: dict[int, Weight], one: Weight) -> Weight:
+    def top(self, val: Sequence[Weight], pos: Mapping[int, Weight], neg: Mapping[int, Weight], one: Weight) -> Weight:
         """The count: the root's value times the factors of what the root leaves free."""
         out = val[self.root]
         for v in self.root_gap:
@@ -199,11 +197,11 @@ class DnnfCircuit:
 
 class _Weights:
     """The weights of the weighted literals for one query: value indicators under a product distribution with
-    some features fixed (or restricted to a box), a class root required."""
+    some features fixed (or restricted to a box)."""
 
     __slots__ = ("pos", "neg", "one")
 
-    def __init__(self, circuit: DnnfCircuit, pw: ProductWeights, masks: Sequence[int], root: int) -> None:
+    def __init__(self, circuit: DnnfCircuit, pw: ProductWeights, masks: Sequence[int]) -> None:
         one = pw.arith.one
         zero = pw.arith.zero
         pos: dict[int, Weight] = {v: one for v in circuit.weighted}
@@ -224,8 +222,6 @@ class _Weights:
                         pos[lit] = w
                     else:
                         neg[-lit] = w
-        if abs(root) != 1:
-            (neg if root > 0 else pos)[abs(root)] = zero
         self.pos, self.neg, self.one = pos, neg, one
 
     def literals(self) -> dict[int, Weight]:
@@ -236,7 +232,7 @@ class _Weights:
 
 
 class DnnfOracle:
-    """The counting oracle of a compiled d-DNNF under one product distribution.
+    """The counting oracle of a model compiled to d-DNNFs (one per class) under one product distribution.
 
     Attributes
     ----------
@@ -244,38 +240,34 @@ class DnnfOracle:
         ``"ddnnf"``.
     space : FeatureSpace
     n_classes : int
-    circuit : DnnfCircuit
+    circuits : tuple of (DnnfCircuit or None)
+        Per class, its d-DNNF (``None``: the class is predicted nowhere).
     pw : ProductWeights
     """
 
     language = "ddnnf"
 
-    def __init__(self, space: FeatureSpace, circuit: DnnfCircuit, pw: ProductWeights) -> None:
+    def __init__(self, space: FeatureSpace, circuits: Sequence[DnnfCircuit | None], pw: ProductWeights) -> None:
         self.space = space
-        self.circuit = circuit
+        self.circuits = tuple(circuits)
         self.pw = pw
-        self.n_classes = len(circuit.roots)
+        self.n_classes = len(self.circuits)
         self._full = tuple((1 << f.size) - 1 for f in space.features)
 
     def masks(self, point: Sequence[int], fixed: Any) -> list[int]:
         """Per feature, the values allowed: ``point``'s on the fixed features, all on the others."""
         return [1 << point[f] if f in fixed else m for f, m in enumerate(self._full)]
 
-    def class_count(self, masks: Sequence[int], labels: Sequence[int]) -> Weight:
+    def class_count(self, masks: Sequence[int], labels: Iterable[int]) -> Weight:
         """The weight of ``{x : kappa(x) in labels, x_f in masks[f] for every f}``."""
         total = self.pw.arith.zero
         for c in labels:
-            total += self._count(masks, c)
+            circuit = self.circuits[c]
+            if circuit is not None:
+                w = _Weights(circuit, self.pw, masks)
+                total += circuit.top(circuit.evaluate(w.literals(), circuit.gap_factors(w.pos, w.neg, w.one), w.one),
+                                     w.pos, w.neg, w.one)
         return total
-
-    def _count(self, masks: Sequence[int], label: int) -> Weight:
-        root = self.circuit.roots[label]
-        if root == -1:
-            return self.pw.arith.zero
-        w = _Weights(self.circuit, self.pw, masks, root)
-        c = self.circuit
-        val = c.evaluate(w.literals(), c.gap_factors(w.pos, w.neg, w.one), w.one)
-        return c.top(val, w.pos, w.neg, w.one)
 
     def others(self, label: int) -> tuple[int, ...]:
         """The classes counted for ``disagree_weight``: ``(label,)`` in exact spaces (the weight is the consistent
@@ -290,13 +282,10 @@ class DnnfOracle:
 
     def predict_point(self, point: Point) -> int:
         masks = [1 << k for k in point]
-        for c in range(self.n_classes - 1):  # the class functions partition the space (checked when compiled)
-            if self._count(masks, c):
+        for c in range(self.n_classes - 1):  # the classes partition the space (checked when compiled)
+            if self.class_count(masks, (c,)):
                 return c
-        if self.n_classes:
-            return self.n_classes - 1
-        raise InvalidInputError(  # pragma: no cover - compile checks the partition
-            f"No class function of the compiled model holds at point {point}.")
+        return self.n_classes - 1
 
     def disagree_weight(self, point: Point, label: int, fixed: frozenset[int]) -> Weight:
         count = self.class_count(self.masks(point, fixed), self.others(label))
@@ -324,21 +313,20 @@ class DnnfSession(SessionBase):
     """A deletion-loop session: the node values of the current fixed set, one per counted class; freeing a
     feature recomputes only the nodes whose variables include the feature's."""
 
-    __slots__ = ("_o", "_point", "_fixed", "_labels", "_parts", "_last", "_weight")
+    __slots__ = ("_o", "_point", "_fixed", "_circuits", "_parts", "_last", "_weight")
 
     def __init__(self, oracle: DnnfOracle, point: Point, label: int, fixed: frozenset[int]) -> None:
         self._o = oracle
         self._point = tuple(point)
         self._fixed = set(fixed)
-        self._labels = [c for c in oracle.others(label) if oracle.circuit.roots[c] != -1]
+        self._circuits = [c for c in (oracle.circuits[lab] for lab in oracle.others(label)) if c is not None]
         masks = oracle.masks(point, self._fixed)
-        c = oracle.circuit
         self._parts = []
-        for lab in self._labels:
-            w = _Weights(c, oracle.pw, masks, c.roots[lab])
+        for c in self._circuits:
+            w = _Weights(c, oracle.pw, masks)
             lw = w.literals()
             gapf = c.gap_factors(w.pos, w.neg, w.one)
-            self._parts.append((w, lw, gapf, c.evaluate(lw, gapf, w.one)))
+            self._parts.append((w, lw, c.evaluate(lw, gapf, w.one)))
         self._last: tuple[int, list[Any], Weight] | None = None
         self._weight: Weight | None = None
 
@@ -348,9 +336,9 @@ class DnnfSession(SessionBase):
 
     def weight(self) -> Weight:
         if self._weight is None:
-            o, c = self._o, self._o.circuit
+            o = self._o
             count = o.pw.arith.zero
-            for w, _, _, val in self._parts:
+            for c, (w, _, val) in zip(self._circuits, self._parts):
                 count += c.top(val, w.pos, w.neg, w.one)
             self._weight = o.disagree_from(o.pw.consistent_weight(self._point, self._fixed), count)
         return self._weight
@@ -361,20 +349,20 @@ class DnnfSession(SessionBase):
         last = self._last
         if last is not None and last[0] == feature:
             return last[2]
-        o, c = self._o, self._o.circuit
-        nodes = c.affected(feature)
+        o = self._o
         count = o.pw.arith.zero
         changes = []
-        for lab, (w, lw, gapf, val) in zip(self._labels, self._parts):
+        for c, (w, lw, val) in zip(self._circuits, self._parts):
+            nodes = c.affected(feature)
             pos, neg = dict(w.pos), dict(w.neg)
-            _free_weights(c, o.pw, feature, pos, neg, c.roots[lab])
+            _free_weights(c, o.pw, feature, pos, neg)
             lw2 = dict(lw)
             lw2.update(pos)
             lw2.update({-v: x for v, x in neg.items()})
             gapf2 = c.gap_factors(pos, neg, w.one)
             val2 = c.evaluate(lw2, gapf2, w.one, val.copy(), nodes)
             count += c.top(val2, pos, neg, w.one)
-            changes.append((pos, neg, lw2, gapf2, val2))
+            changes.append((pos, neg, lw2, val2))
         fixed = self._fixed - {feature}
         result = o.disagree_from(o.pw.consistent_weight(self._point, fixed), count)
         self._last = (feature, changes, result)
@@ -387,10 +375,10 @@ class DnnfSession(SessionBase):
             self.weight_if_freed(feature)
         _, changes, result = self._last  # type: ignore[misc]
         parts = []
-        for (w, _, _, _), (pos, neg, lw2, gapf2, val2) in zip(self._parts, changes):
+        for (w, _, _), (pos, neg, lw2, val2) in zip(self._parts, changes):
             w2 = _Weights.__new__(_Weights)
             w2.pos, w2.neg, w2.one = pos, neg, w.one
-            parts.append((w2, lw2, gapf2, val2))
+            parts.append((w2, lw2, val2))
         self._parts = parts
         self._fixed.discard(feature)
         self._weight = result
@@ -398,9 +386,8 @@ class DnnfSession(SessionBase):
 
 
 def _free_weights(c: DnnfCircuit, pw: ProductWeights, feature: int, pos: dict[int, Weight],
-                  neg: dict[int, Weight], root: int) -> None:
-    """Set ``feature``'s indicator weights to those of a free feature (the class ``root`` still required: its
-    variable may be one of them)."""
+                  neg: dict[int, Weight]) -> None:
+    """Set ``feature``'s indicator weights to those of a free feature."""
     ind = c.indicators[feature]
     ws = pw.weights[feature]
     one = pw.arith.one
@@ -413,10 +400,8 @@ def _free_weights(c: DnnfCircuit, pw: ProductWeights, feature: int, pos: dict[in
                 pos[lit], neg[lit] = ws[k], one
             else:
                 neg[-lit], pos[-lit] = ws[k], one
-    if abs(root) != 1:
-        (neg if root > 0 else pos)[abs(root)] = pw.arith.zero
 
 
-def dnnf_oracle(space: FeatureSpace, circuit: DnnfCircuit) -> CountingOracle:
+def dnnf_oracle(space: FeatureSpace, circuits: Sequence[DnnfCircuit | None]) -> CountingOracle:
     """The oracle of ``space``'s distribution: one :class:`DnnfOracle` per product component."""
-    return per_component(space, lambda pw: DnnfOracle(space, circuit, pw))
+    return per_component(space, lambda pw: DnnfOracle(space, circuits, pw))
