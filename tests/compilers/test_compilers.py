@@ -223,7 +223,7 @@ def test_guard_during_a_large_build():
 
 def test_unknown_language(running):
     with pytest.raises(kcxai.UnknownLanguageError,
-                       match=r"Unknown language 'zdd'.*\['brute', 'dt', 'obdd', 'sampling', 'sat', 'sdd', 'search'\]"):
+                       match=r"Unknown language 'zdd'.*\['brute', 'ddnnf', 'dt', 'obdd', 'sampling', 'sat', 'sdd', 'search'\]"):
         kcxai.compile_model(running, "zdd")
 
 
