@@ -77,7 +77,6 @@ class DnnfCircuit:
         self.weighted = sorted({abs(x) for ind in indicators for x in ind})
         #: per feature, the bitset of its weighted variables (bit i: weighted variable number i)
         bit = {v: i for i, v in enumerate(self.weighted)}
-        self._bit = bit
         self.feature_bits = [sum(1 << bit[v] for v in {abs(x) for x in ind}) for ind in indicators]
         kinds = [_KIND[k] for k in dnnf.kinds]
         below: list[int] = []  # per node, its weighted variables (bitset)

@@ -22,12 +22,13 @@ comparing languages.
 Options
 -------
 See :class:`~kcxai.compilers._ddnnf_options.DdnnfOptions`: ``remove_gates`` (d4's gate removal, on),
-``max_clauses and ``max_variables`` (the CNF, before d4 starts), ``max_nodes`` (the d-DNNF, once
-read), ``max_seconds`` (the whole compilation; d4's process is killed at it) and ``max_memory`` (d4's
+``max_clauses`` and ``max_variables`` (the CNF, before d4 starts), ``max_nodes`` (the d-DNNFs of all
+classes, once read), ``max_seconds`` (the whole compilation; d4's process is killed at it) and ``max_memory`` (d4's
 process's resident memory; the CNF's construction in this process is held to the same growth).
 
-d4 (the ``d4Solver`` package, ``pip install "kcxai[d4]"``) only runs in the child process; this
-process never imports it, and nothing d4 prints reaches the user's standard output.
+d4 (the ``d4Solver`` package, ``pip install "kcxai[d4]"``) only compiles in the child process (the
+registry's availability check imports ``py_d4`` here, which prints nothing), and nothing d4 prints
+reaches the user's standard output.
 
 References
 ----------
