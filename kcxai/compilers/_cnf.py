@@ -12,8 +12,10 @@ Variables
 * Each feature's block of :mod:`kcxai.compilers._encoding` variables follows, in feature order, with
   the *validity* clauses that the diagram compilers leave out: exactly one variable of a one-hot block
   (pairwise for up to :data:`PAIRWISE_MAX` values, else a ladder of auxiliary variables, each defined
-  as "one of the first ``k`` values"); the chain ``x >= t+1 -> x >= t`` of the order encoding; no code
+  by clauses as "one of the first ``k`` values"); the chain ``x >= t+1 -> x >= t`` of the order encoding; no code
   ``>= d`` in the log encoding. So every model of the CNF encodes a point.
+* One *selector* variable per class, exactly one of them true, tied to the model's class by the unit
+  clause ``OR_c (selector_c and root_c)`` (:meth:`CnfBuilder.cnf`).
 * Every other variable is a *gate* defined by an equivalence (Tseitin): ``g <-> AND(inputs)``, the
   inputs being literals (an OR is a negated AND of negated inputs). Gates are shared by their inputs
   (structural hashing), constants are folded, and a positive input used by one gate only is merged into
@@ -76,6 +78,9 @@ class Cnf:
     indicators : tuple of tuple of int
         Per feature, per value, the literal equivalent to ``x_f = k`` (see the module docstring; empty
         for a feature of one value).
+    selectors : tuple of int
+        Per class, its *selector* variable: exactly one selector is true, and the constraint
+        ``OR_c (selector_c and root_c)`` makes it the model's class (see :meth:`CnfBuilder.cnf`).
     """
 
     n_vars: int
@@ -83,6 +88,7 @@ class Cnf:
     gates: list[tuple[bool, int, tuple[int, ...]]]
     roots: tuple[int, ...]
     indicators: tuple[tuple[int, ...], ...]
+    selectors: tuple[int, ...] = ()
 
     @property
     def n_clauses(self) -> int:
@@ -252,7 +258,11 @@ class CnfBuilder:
         return out
 
     def cnf(self, roots: Sequence[int], max_clauses: int | None = None) -> Cnf:
-        """The clauses defining ``roots`` (one literal per class) and the value indicators.
+        """The clauses defining ``roots`` (one literal per class) and the value indicators, with one selector
+        variable per class: exactly one selector holds (pairwise clauses), and the unit clause
+        ``OR_c (selector_c and root_c)`` ties it to the class, so each point is still one model, whose selector
+        is its class. A count with the other classes' selectors weighing 0 is a count of a set of classes, and
+        every class is counted on one compiled form.
 
         Raises
         ------
@@ -262,14 +272,26 @@ class CnfBuilder:
         roots = [self._check_root(r) for r in roots]
         indicators = self.indicators()
         _check_indicators(indicators)
-        tops = [*roots, *(x for ind in indicators for x in ind if len(ind) > 2)]
+        selectors = []
+        for _ in roots:
+            self.n_vars += 1
+            selectors.append(self.n_vars)
+        top = FALSE
+        for s, r in zip(selectors, roots):
+            top = self.disj(top, self.conj(s, r))
+        tops = [top, *roots, *(x for ind in indicators for x in ind if len(ind) > 2)]
         gates = self._reachable(tops)
         flat = self._flatten(gates, self._uses(gates, tops), set(abs(t) for t in tops))
         out = _Writer(1 + self.enc.n_vars, max_clauses, self.what)
+        for v in selectors:
+            out.rename[v] = out.fresh()
         for g in gates:
             if g in flat:
                 out.rename[g] = out.fresh()
         out.add([TRUE])
+        out.add([out.lit(top)])
+        sel = [out.rename[v] for v in selectors]
+        _exactly_one(sel, out, pairwise=True)
         self._validity(out)
         for g in gates:
             if g in flat:
@@ -277,7 +299,7 @@ class CnfBuilder:
                 if self.guard is not None:
                     self.guard.tick()
         return Cnf(out.n_vars, out.clauses, out.gates, tuple(out.lit(r) for r in roots),
-                   tuple(tuple(out.lit(x) for x in ind) for ind in indicators))
+                   tuple(tuple(out.lit(x) for x in ind) for ind in indicators), tuple(sel))
 
     def _check_root(self, r: Any) -> int:
         if isinstance(r, bool) or not isinstance(r, int) or r == 0 or abs(r) > self.n_vars:
@@ -389,11 +411,12 @@ class _Writer:
                 "('obdd', 'sdd').", "max_clauses")
 
 
-def _exactly_one(xs: list[int], out: _Writer) -> None:
+def _exactly_one(xs: list[int], out: _Writer, pairwise: bool = False) -> None:
     """Exactly one of ``xs`` (written variables): pairwise, or a ladder ``s_k <-> (x_0 or ... or x_k)`` with
-    ``x_k -> not s_{k-1}``."""
+    ``x_k -> not s_{k-1}``. The ladder's definitions are written as clauses, not gates: d4's gate removal
+    miscounted circuits whose clauses read a gate's output (see :mod:`kcxai.compilers.ddnnf`)."""
     out.add(list(xs))
-    if len(xs) <= PAIRWISE_MAX:
+    if pairwise or len(xs) <= PAIRWISE_MAX:
         for i, a in enumerate(xs):
             for b in xs[i + 1:]:
                 out.add([-a, -b])
@@ -402,7 +425,8 @@ def _exactly_one(xs: list[int], out: _Writer) -> None:
     for x in xs[1:]:
         s = out.fresh()
         out.add([-x, -prev])  # x -> not (x_0 or ... or x_{k-1})
-        out.gate(True, s, (prev, x))
+        for clause in _tseitin(True, s, (prev, x)):
+            out.add(clause)
         prev = s
 
 

@@ -1,13 +1,12 @@
-"""d4 run in a child process under the compilation's limits, and its d-DNNFs read back.
+"""d4 run in a child process under the compilation's limits, and its d-DNNF read back.
 
 One d4 compilation is a single C++ call that cannot be interrupted, prints statistics on the C-level
 standard output and may allocate without bound. So it runs in a child process
 (:mod:`kcxai.compilers._d4_child`, started with this interpreter, its standard output sent to
 ``/dev/null``): the parent writes the CNF to a temporary file, polls the child every
 :data:`POLL_SECONDS`, kills it when ``max_seconds`` has passed or its resident memory exceeds
-``max_memory`` (a :class:`~kcxai.compilers._limits.LimitHit`), and otherwise reads back one d-DNNF per
-class (the circuit compiled with the class root asserted) as text in d4's NNF format
-(:func:`parse_nnf`) and a small JSON record; nothing is unpickled. A child
+``max_memory`` (a :class:`~kcxai.compilers._limits.LimitHit`), and otherwise reads back the d-DNNF as
+text in d4's NNF format (:func:`parse_nnf`) and a small JSON record; nothing is unpickled. A child
 that fails (an exit status other than 0, or a signal) is a :class:`~kcxai.BackendError` quoting the
 end of its standard error.
 
@@ -173,8 +172,8 @@ def _resident(pid: int) -> int:
         return 0
 
 
-def run_d4(cnf: Cnf, guard: Guard, what: str, *, remove_gates: bool = True) -> list[Dnnf | None]:
-    """Compile ``cnf``'s circuit with d4 in a child process, once per class root, under ``guard``'s limits.
+def run_d4(cnf: Cnf, guard: Guard, what: str, *, remove_gates: bool = True) -> Dnnf:
+    """Compile ``cnf``'s circuit with d4 in a child process under ``guard``'s limits.
 
     Parameters
     ----------
@@ -187,12 +186,6 @@ def run_d4(cnf: Cnf, guard: Guard, what: str, *, remove_gates: bool = True) -> l
     remove_gates : bool
         d4's gate removal (see :mod:`kcxai.compilers._d4_child`).
 
-    Returns
-    -------
-    list of (Dnnf or None)
-        Per class, the d-DNNF of the circuit with its root asserted (``None`` for a root that is the
-        constant false: the class is predicted nowhere).
-
     Raises
     ------
     LimitHit
@@ -200,10 +193,6 @@ def run_d4(cnf: Cnf, guard: Guard, what: str, *, remove_gates: bool = True) -> l
     BackendError
         The child failed, or wrote what kcxai does not read.
     """
-    roots = [r for r in cnf.roots if r != -1]
-    out: list[Dnnf | None] = [None] * len(cnf.roots)
-    if not roots:
-        return out
     with tempfile.TemporaryDirectory(prefix="kcxai-d4-") as tmp:
         circuit_path, prefix, err_path = (os.path.join(tmp, n) for n in ("f.circ", "out", "err"))
         guard.phase = "writing the circuit for d4"
@@ -213,7 +202,7 @@ def run_d4(cnf: Cnf, guard: Guard, what: str, *, remove_gates: bool = True) -> l
         guard.phase = "compiling the circuit with d4"
         with open(err_path, "wb") as err:
             proc = subprocess.Popen(
-                [sys.executable, str(_CHILD), circuit_path, prefix, "1" if remove_gates else "0", *map(str, roots)],
+                [sys.executable, str(_CHILD), circuit_path, prefix, "1" if remove_gates else "0"],
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err, close_fds=True)
             try:
                 peak = _watch(proc, guard, what, cnf)
@@ -227,18 +216,12 @@ def run_d4(cnf: Cnf, guard: Guard, what: str, *, remove_gates: bool = True) -> l
             raise BackendError(
                 f"d4 failed compiling the circuit of {what} for 'ddnnf' ({cnf.n_vars:,} variables, "
                 f"{cnf.n_clauses:,} clauses; {how}): {tail[-800:] or 'no message'}")
-        guard.phase = "reading d4's d-DNNFs"
-        infos = json.loads(Path(prefix + ".json").read_text(encoding="ascii"))
-        k = 0
-        for c, root in enumerate(cnf.roots):
-            if root == -1:
-                continue
-            info = dict(infos[k], peak_memory=peak)
-            kinds, edges, top = parse_nnf(Path(f"{prefix}.{k}.nnf").read_text(encoding="ascii"), cnf.n_vars)
-            out[c] = Dnnf(kinds, edges, top, cnf.n_vars, info)
-            k += 1
-            guard.check()
-    return out
+        guard.phase = "reading d4's d-DNNF"
+        info = json.loads(Path(prefix + ".json").read_text(encoding="ascii"))
+        info["peak_memory"] = peak
+        kinds, edges, top = parse_nnf(Path(prefix + ".nnf").read_text(encoding="ascii"), cnf.n_vars)
+    guard.check()
+    return Dnnf(kinds, edges, top, cnf.n_vars, info)
 
 
 def _watch(proc: "subprocess.Popen[bytes]", guard: Guard, what: str, cnf: Cnf) -> int:

@@ -1,13 +1,12 @@
-"""The child process that runs d4: ``python _d4_child.py CIRCUIT_FILE OUT_PREFIX REMOVE_GATES ROOT ...``.
+"""The child process that runs d4: ``python _d4_child.py CIRCUIT_FILE OUT_PREFIX REMOVE_GATES``.
 
 Run by path by :mod:`kcxai.compilers._d4` (so it imports nothing of kcxai, only ``py_d4`` and the
 standard library): reads a circuit (:meth:`kcxai.compilers._cnf.Cnf.circuit`: ``p N_VARS``, then one
-``a OUT IN ... 0`` / ``o OUT IN ... 0`` gate or ``c LIT ... 0`` clause a line) and, for each ROOT
-literal in turn, compiles the circuit with the unit clause ``ROOT`` to a d-DNNF with d4 in its circuit
-mode, with gate removal if REMOVE_GATES is ``1`` (a gate whose output no longer matters is dropped
-during the search: its variable is determined). It writes the ``k``-th d-DNNF in d4's NNF text format
-to ``OUT_PREFIX.k.nnf`` and, last, a JSON list to ``OUT_PREFIX.json``: per root, the d-DNNF's node and
-edge counts, d4's model count (a decimal string) and compile time, and the d4 version. The parent reads
+``a OUT IN ... 0`` / ``o OUT IN ... 0`` gate or ``c LIT ... 0`` clause a line), compiles it to a
+d-DNNF with d4 in its circuit mode, with gate removal if REMOVE_GATES is ``1`` (a gate whose output no
+longer matters is dropped during the search: its variable is determined), writes the d-DNNF in d4's
+NNF text format to ``OUT_PREFIX.nnf`` and, last, a JSON object to ``OUT_PREFIX.json``: the d-DNNF's node
+and edge counts, d4's model count (a decimal string), its compile time and the d4 version. The parent reads
 the JSON only once this process has exited with status 0. d4 prints statistics to its standard output,
 which the parent sends to ``/dev/null``.
 """
@@ -47,25 +46,19 @@ def read_circuit(path: str) -> tuple[list[py_d4.Gate], int]:
 
 def main(argv: list[str]) -> int:
     circuit_path, prefix, remove = argv[1:4]
-    roots = [int(x) for x in argv[4:]]
     gates, n_vars = read_circuit(circuit_path)
     options = py_d4.dump_options_to_dict(py_d4.OptionDpllStyleMethod())
     options["spec"]["removeGates"] = remove == "1"
-    infos = []
-    for k, root in enumerate(roots):
-        unit = py_d4.Gate()
-        unit.gateType = py_d4.GateType.CLAUSE
-        unit.inputs = [root]
-        t0 = time.perf_counter()
-        compiled = py_d4.Solver([*gates, unit], n_vars, py_d4.load_options_from_dict(options)).compile()
-        seconds = time.perf_counter() - t0
-        with open(f"{prefix}.{k}.nnf", "w", encoding="ascii") as fh:
-            fh.write(compiled.getNNFString())
-        infos.append({"nodes": compiled.getNbNodes(), "edges": compiled.getNbEdges(), "count": compiled.count([]),
-                      "decision_nodes": compiled.getNbDecisionNodes(), "seconds": seconds, "version": _version()})
+    t0 = time.perf_counter()
+    compiled = py_d4.Solver(gates, n_vars, py_d4.load_options_from_dict(options)).compile()
+    seconds = time.perf_counter() - t0
+    with open(prefix + ".nnf", "w", encoding="ascii") as fh:
+        fh.write(compiled.getNNFString())
+    info = {"nodes": compiled.getNbNodes(), "edges": compiled.getNbEdges(), "count": compiled.count([]),
+            "decision_nodes": compiled.getNbDecisionNodes(), "seconds": seconds, "version": _version()}
     tmp = prefix + ".json.part"
     with open(tmp, "w", encoding="ascii") as fh:
-        json.dump(infos, fh)
+        json.dump(info, fh)
     os.replace(tmp, prefix + ".json")
     return 0
 

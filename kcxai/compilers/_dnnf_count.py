@@ -1,9 +1,10 @@
 """Exact weighted model counting with conditioning on the d-DNNFs compiled from a model's circuit.
 
-Each class ``c`` has its own d-DNNF, compiled by d4 from the model's circuit with the class root
-asserted (:mod:`kcxai.compilers._d4`), over the circuit's variables (:mod:`kcxai.compilers._cnf`).
-Every variable weighs 1 in both polarities except the *weighted* ones, the value indicators of the
-features, whose weights are the product distribution's. A node's value is the weighted count of its
+The d-DNNF (from d4, :mod:`kcxai.compilers._d4`) is over the circuit's variables
+(:mod:`kcxai.compilers._cnf`). Every variable weighs 1 in both polarities except the *weighted* ones: the
+value indicators of the features, whose weights are the product distribution's, and the class
+selectors (exactly one holds, the model's class): a count of the classes in a set gives the other
+selectors weight 0. A node's value is the weighted count of its
 models over the weighted variables below it:
 
 * ``t``: 1; ``f``: 0;
@@ -15,12 +16,11 @@ models over the weighted variables below it:
 
 The count is the root's value times ``w(x) + w(not x)`` for the weighted variables the root does not
 mention. Unweighted variables (gates, ladder variables) weigh 1 as literals and 1 when left free. That is
-exact because the value indicators determine all the others (every gate is defined from the features):
-each point of feature space is one model, and d4 may drop a gate whose output no longer matters (its
-circuit mode's gate removal) without changing the count. The compilation checks it: each class's count
-with every weight 1 must be d4's model count, and the classes' counts must add up to the number of
-points. With the space's integer weights every number is a Python ``int``; with float weights, a
-``float``.
+exact because the value indicators determine all the others (every gate is defined from the features,
+the selector is the class): each point of feature space is one model, and d4 may drop a gate whose
+output no longer matters (its circuit mode's gate removal) without changing the count. The compilation
+checks it: the count with every weight 1 must be d4's model count and the number of points. With the
+space's integer weights every number is a Python ``int``; with float weights, a ``float``.
 
 Conditioning ``x_f = v_f`` sets the weight of every other value's indicator to 0, so that nothing is
 compiled again: a query is one traversal. A deletion-loop session (:class:`DnnfSession`) keeps the
@@ -65,16 +65,18 @@ class DnnfCircuit:
     Parameters
     ----------
     dnnf : Dnnf
-        One class's d-DNNF.
     indicators : tuple of tuple of int
         Per feature, per value, the literal of its value indicator (:attr:`kcxai.compilers._cnf.Cnf.indicators`).
+    selectors : tuple of int
+        Per class, its selector variable (:attr:`kcxai.compilers._cnf.Cnf.selectors`).
     """
 
-    def __init__(self, dnnf: Dnnf, indicators: Sequence[Sequence[int]]) -> None:
+    def __init__(self, dnnf: Dnnf, indicators: Sequence[Sequence[int]], selectors: Sequence[int]) -> None:
         self.n_nodes = dnnf.n_nodes
         self.n_edges = dnnf.n_edges
         self.indicators = indicators
-        self.weighted = sorted({abs(x) for ind in indicators for x in ind})
+        self.selectors = tuple(selectors)
+        self.weighted = sorted({abs(x) for ind in indicators for x in ind} | set(self.selectors))
         #: per feature, the bitset of its weighted variables (bit i: weighted variable number i)
         bit = {v: i for i, v in enumerate(self.weighted)}
         self.feature_bits = [sum(1 << bit[v] for v in {abs(x) for x in ind}) for ind in indicators]
@@ -180,9 +182,9 @@ class DnnfCircuit:
         return val
 
     def unit_count(self) -> int:
-        """The number of models over all the variables (every literal weighing 1): d4's count, checked."""
+        """The number of models (every weighted literal weighing 1): d4's count, checked."""
         pos = {v: 1 for v in self.weighted}
-        lw: dict[int, Weight] = {**pos, **{-v: 1 for v in self.weighted}}
+        lw: dict[int, Weight] = {**pos, **{-v: 1 for v in self.weighted}}  # every class counted
         val = self.evaluate(lw, self.gap_factors(pos, pos, 1), 1)
         return int(self.top(val, pos, pos, 1))
 
@@ -196,11 +198,11 @@ class DnnfCircuit:
 
 class _Weights:
     """The weights of the weighted literals for one query: value indicators under a product distribution with
-    some features fixed (or restricted to a box)."""
+    some features fixed (or restricted to a box), the selectors of the classes counted."""
 
     __slots__ = ("pos", "neg", "one")
 
-    def __init__(self, circuit: DnnfCircuit, pw: ProductWeights, masks: Sequence[int]) -> None:
+    def __init__(self, circuit: DnnfCircuit, pw: ProductWeights, masks: Sequence[int], labels: Iterable[int]) -> None:
         one = pw.arith.one
         zero = pw.arith.zero
         pos: dict[int, Weight] = {v: one for v in circuit.weighted}
@@ -221,6 +223,10 @@ class _Weights:
                         pos[lit] = w
                     else:
                         neg[-lit] = w
+        counted = set(labels)
+        for c, v in enumerate(circuit.selectors):
+            if c not in counted:
+                pos[v] = zero
         self.pos, self.neg, self.one = pos, neg, one
 
     def literals(self) -> dict[int, Weight]:
@@ -231,7 +237,7 @@ class _Weights:
 
 
 class DnnfOracle:
-    """The counting oracle of a model compiled to d-DNNFs (one per class) under one product distribution.
+    """The counting oracle of a model compiled to a d-DNNF under one product distribution.
 
     Attributes
     ----------
@@ -239,18 +245,17 @@ class DnnfOracle:
         ``"ddnnf"``.
     space : FeatureSpace
     n_classes : int
-    circuits : tuple of (DnnfCircuit or None)
-        Per class, its d-DNNF (``None``: the class is predicted nowhere).
+    circuit : DnnfCircuit
     pw : ProductWeights
     """
 
     language = "ddnnf"
 
-    def __init__(self, space: FeatureSpace, circuits: Sequence[DnnfCircuit | None], pw: ProductWeights) -> None:
+    def __init__(self, space: FeatureSpace, circuit: DnnfCircuit, pw: ProductWeights) -> None:
         self.space = space
-        self.circuits = tuple(circuits)
+        self.circuit = circuit
         self.pw = pw
-        self.n_classes = len(self.circuits)
+        self.n_classes = len(circuit.selectors)
         self._full = tuple((1 << f.size) - 1 for f in space.features)
 
     def masks(self, point: Sequence[int], fixed: Any) -> list[int]:
@@ -259,14 +264,9 @@ class DnnfOracle:
 
     def class_count(self, masks: Sequence[int], labels: Iterable[int]) -> Weight:
         """The weight of ``{x : kappa(x) in labels, x_f in masks[f] for every f}``."""
-        total = self.pw.arith.zero
-        for c in labels:
-            circuit = self.circuits[c]
-            if circuit is not None:
-                w = _Weights(circuit, self.pw, masks)
-                total += circuit.top(circuit.evaluate(w.literals(), circuit.gap_factors(w.pos, w.neg, w.one), w.one),
-                                     w.pos, w.neg, w.one)
-        return total
+        c = self.circuit
+        w = _Weights(c, self.pw, masks, labels)
+        return c.top(c.evaluate(w.literals(), c.gap_factors(w.pos, w.neg, w.one), w.one), w.pos, w.neg, w.one)
 
     def others(self, label: int) -> tuple[int, ...]:
         """The classes counted for ``disagree_weight``: ``(label,)`` in exact spaces (the weight is the consistent
@@ -309,8 +309,8 @@ class DnnfOracle:
 
 
 class DnnfSession(SessionBase):
-    """A deletion-loop session: the node values of the current fixed set, one per counted class; freeing a
-    feature recomputes only the nodes whose variables include the feature's."""
+    """A deletion-loop session: the node values of the current fixed set; freeing a feature recomputes only the
+    nodes whose variables include the feature's."""
 
     __slots__ = ("_o", "_point", "_fixed", "_circuits", "_parts", "_last", "_weight")
 
@@ -318,14 +318,11 @@ class DnnfSession(SessionBase):
         self._o = oracle
         self._point = tuple(point)
         self._fixed = set(fixed)
-        self._circuits = [c for c in (oracle.circuits[lab] for lab in oracle.others(label)) if c is not None]
-        masks = oracle.masks(point, self._fixed)
-        self._parts = []
-        for c in self._circuits:
-            w = _Weights(c, oracle.pw, masks)
-            lw = w.literals()
-            gapf = c.gap_factors(w.pos, w.neg, w.one)
-            self._parts.append((w, lw, c.evaluate(lw, gapf, w.one)))
+        c = oracle.circuit
+        w = _Weights(c, oracle.pw, oracle.masks(point, self._fixed), oracle.others(label))
+        lw = w.literals()
+        self._parts = [(w, lw, c.evaluate(lw, c.gap_factors(w.pos, w.neg, w.one), w.one))]
+        self._circuits = [c]
         self._last: tuple[int, list[Any], Weight] | None = None
         self._weight: Weight | None = None
 
@@ -401,6 +398,6 @@ def _free_weights(c: DnnfCircuit, pw: ProductWeights, feature: int, pos: dict[in
                 neg[-lit], pos[-lit] = ws[k], one
 
 
-def dnnf_oracle(space: FeatureSpace, circuits: Sequence[DnnfCircuit | None]) -> CountingOracle:
+def dnnf_oracle(space: FeatureSpace, circuit: DnnfCircuit) -> CountingOracle:
     """The oracle of ``space``'s distribution: one :class:`DnnfOracle` per product component."""
-    return per_component(space, lambda pw: DnnfOracle(space, circuits, pw))
+    return per_component(space, lambda pw: DnnfOracle(space, circuit, pw))
