@@ -58,8 +58,7 @@ _DECLARED = (
              "ordered binary decision diagram compiled with dd (CUDD when its wheel exists)",
              options=ObddOptions, package="dd", install="pip install dd"),
     Language("ddnnf", "kcxai.compilers.ddnnf",
-             "decision-DNNF compiled by d4 (once per class) from the model's functions as a circuit of gates; "
-             "counted by kcxai", options=DdnnfOptions, package="py_d4", install='pip install "kcxai[d4]"'),
+             "decision-DNNF compiled by d4 from the model's functions as a circuit of gates; counted by kcxai", options=DdnnfOptions, package="py_d4", install='pip install "kcxai[d4]"'),
     Language("brute", "kcxai.engines.brute",
              "enumeration of feature space (small models; the test reference)", options=BruteOptions),
     Language("sampling", "kcxai.engines.sampling",
