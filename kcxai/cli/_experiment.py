@@ -73,6 +73,7 @@ def _languages(args: argparse.Namespace) -> int:
     from kcxai.experiments.languages import LanguagesConfig, run_languages  # the runner, when it runs
 
     cfg = LanguagesConfig(datasets=tuple(args.datasets), languages=tuple(args.languages), instances=args.instances,
+                          families=tuple(args.families),
                           deltas=tuple(args.delta), seed=args.seed, bins=args.bins, out=args.out,
                           quick=args.quick, plots=not args.no_plots, progress=not args.no_progress,
                           max_seconds=args.max_seconds)
@@ -213,13 +214,18 @@ def add_subparser(subparsers: Any) -> argparse.ArgumentParser:
                    help="precision bounds of --mode cdrs (default 0.95)")
     p.set_defaults(func=_paper_table, delta=None)
 
+    from kcxai.experiments.languages import FAMILIES as LANGUAGE_FAMILIES  # as the other experiments: loaded when used
+
     q = sub.add_parser(
         "languages", help="compile time, size and min_idrs time per KC language",
-        description="For the experiment's trees: compile to each language and time min_idrs on the same "
-                    "instances and deltas; every language must find dt's sets.")
+        description="For the experiment's trees, the same trees as decision lists, and small forests: compile to "
+                    "each language and time min_idrs on the same instances and deltas; every language must find "
+                    "the sets of the first language that compiled the model.")
     _common(q, "results/languages")
-    q.add_argument("--languages", nargs="+", default=["dt", "sdd", "obdd"], metavar="LANG", choices=list(LANGUAGES),
-                   help="languages to compare (default: dt sdd obdd)")
+    q.add_argument("--languages", nargs="+", default=["dt", "sdd", "obdd", "ddnnf"], metavar="LANG",
+                   choices=list(LANGUAGES), help="languages to compare (default: dt sdd obdd ddnnf)")
+    q.add_argument("--families", nargs="+", default=list(LANGUAGE_FAMILIES), choices=list(LANGUAGE_FAMILIES),
+                   metavar="FAMILY", help=f"model families among {', '.join(LANGUAGE_FAMILIES)} (default: all)")
     q.add_argument("--instances", type=_positive, default=50,
                    help="instances per dataset (seeded subsample of the protocol's; default 50)")
     q.add_argument("--max-seconds", type=positive_seconds, default=600.0,

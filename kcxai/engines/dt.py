@@ -659,8 +659,8 @@ def compile(model: Any) -> "CompiledModel":
     return CompiledModel(model=model, oracle=oracle, language="dt", backend="kcxai",
                          stats=CompileStats(size=model.n_nodes, size_unit="tree nodes",
                                             variables=model.space.n_features, compile_seconds=seconds,
-                                            details={"nodes": model.n_nodes, "paths": n_paths,
-                                                     "path_literals": n_lits}))
+                                            details={"nodes": model.n_nodes, "edges": model.n_nodes - 1,
+                                                     "paths": n_paths, "path_literals": n_lits}))
 
 
 def _fewest_tested(tree: "DecisionTree") -> int:
