@@ -3,7 +3,11 @@
 For each dataset of the paper's experiment, take the models of the chosen *families* (``tree``: the
 paper protocol's tree; ``decision_list``: the same tree as an ordered list of its paths' rules, which
 every compiler reads through another ``build``; ``forest``: a hard-voting scikit-learn forest of
-:data:`FOREST` trees), compile each to every language (``dt``: a tree's own paths; ``sdd``; ``obdd``;
+:data:`FOREST` trees; the BDD-encoded families of the seed's compiled classifiers, ``naive_bayes``: a
+scikit-learn ``CategoricalNB``, and ``logistic``: a ``LogisticRegression`` over the feature codes, both
+trained on the :data:`SCORE_FEATURES` features of highest mutual information with the class on the
+training rows, imported with their float weights taken exactly and compiled by the threshold
+construction), compile each to every language (``dt``: a tree's own paths; ``sdd``; ``obdd``;
 ``ddnnf``), then time :func:`kcxai.min_idrs` on the same instances and deltas. Every language must
 return the same sets as the first language that compiled the model (same deletion order, exact
 counts); disagreements are counted and reported. A language that is not installed is reported as
@@ -27,14 +31,19 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from kcxai._errors import CompilationLimitError, InvalidInputError, KcxaiError, MissingDependencyError
 from kcxai._params import POSITIVE_INT, check
+from kcxai.models import LinearClassifier, NaiveBayes
+from kcxai.space import Feature, FeatureSpace
 from kcxai.experiments._data import explained_instances, prepare_data, subsample
 from kcxai.experiments._progress import Progress
 from kcxai.experiments._trees import train_tree
 from kcxai.experiments.paper_table import DELTAS, machine_info
 
-__all__ = ["LanguagesConfig", "run_languages", "LANGUAGE_COLUMNS", "FAMILIES", "FOREST", "family_model"]
+__all__ = ["LanguagesConfig", "run_languages", "LANGUAGE_COLUMNS", "FAMILIES", "FOREST", "SCORE_FEATURES",
+           "family_model", "informative_features"]
 
 #: Columns of ``languages.csv``.
 LANGUAGE_COLUMNS = ("dataset", "family", "tree_nodes", "language", "backend", "status", "compile_seconds", "size",
@@ -42,10 +51,15 @@ LANGUAGE_COLUMNS = ("dataset", "family", "tree_nodes", "language", "backend", "s
                     "cpu_median_ms", "cpu_max_ms", "reference", "disagreements")
 
 #: The model families compared (see the module docstring).
-FAMILIES = ("tree", "decision_list", "forest")
+FAMILIES = ("tree", "decision_list", "forest", "naive_bayes", "logistic")
 
 #: scikit-learn settings of the ``forest`` family (hard voting).
 FOREST = {"n_estimators": 10, "max_depth": 3}
+
+#: Features the ``naive_bayes`` and ``logistic`` families are trained on (the most informative ones; the
+#: others weigh 0 in every class). Trained on all 29 of allhyper's features, with their exact weights or
+#: rounded to 1/10, neither model compiled in 30 s in obdd, sdd or ddnnf (2026-11-28).
+SCORE_FEATURES = 6
 
 
 @dataclass
@@ -173,7 +187,52 @@ def family_model(family: str, data: Any, trained: Any, seed: int = 0) -> Any:
         clf = RandomForestClassifier(random_state=seed, **FOREST).fit(data.X[data.train], data.y[data.train])
         return RandomForest.from_sklearn(clf, domains=data.domains, feature_names=list(data.feature_names),
                                          voting="hard")
+    if family in ("naive_bayes", "logistic"):
+        return _score_model(family, data, seed)
     raise InvalidInputError(f"'family' must be one of {list(FAMILIES)}. Got {family!r} instead.")
+
+
+def informative_features(data: Any, k: int = SCORE_FEATURES) -> list[int]:
+    """The ``k`` features of highest mutual information with the class on ``data``'s training rows (ties: the
+    first feature), in feature order."""
+    from sklearn.feature_selection import mutual_info_classif  # scikit-learn: loaded when a family needs it
+
+    mi = mutual_info_classif(data.X[data.train], data.y[data.train], discrete_features=True)
+    order = np.argsort(-mi, kind="stable")
+    return sorted(int(i) for i in order[:k])
+
+
+def _score_model(family: str, data: Any, seed: int) -> Any:
+    """A ``naive_bayes`` or ``logistic`` model over the dataset's full space, trained on its
+    :func:`informative_features`: scikit-learn's model of the selected columns, imported exactly
+    (``from_sklearn``), with weight 0 for every value of the other features."""
+    from sklearn.linear_model import LogisticRegression  # scikit-learn: loaded when a family needs it
+    from sklearn.naive_bayes import CategoricalNB
+
+    picked = informative_features(data)
+    domains, names = data.domains, list(data.feature_names)
+    x_train, y_train = data.X[data.train][:, picked], data.y[data.train]
+    kw = {"domains": [domains[i] for i in picked], "feature_names": [names[i] for i in picked]}
+    space = FeatureSpace([Feature.categorical(n, d) for n, d in zip(names, domains)])
+    sub: LinearClassifier | NaiveBayes
+    if family == "naive_bayes":
+        nb = CategoricalNB(min_categories=[len(domains[i]) for i in picked]).fit(x_train, y_train)
+        sub = NaiveBayes.from_sklearn(nb, **kw)
+    else:
+        lr = LogisticRegression(max_iter=1000, random_state=seed).fit(x_train, y_train)
+        sub = LinearClassifier.from_sklearn(lr, **kw)
+    k = len(sub.classes)
+    tables: list[list[list[Fraction]]] = [[[Fraction(0)] * len(d) for _ in range(k)] for d in domains]
+    for j, i in enumerate(picked):
+        per_value = [sub.likelihood(j, v) if isinstance(sub, NaiveBayes) else sub.weight(j, v) for v in domains[i]]
+        tables[i] = [[w[c] for w in per_value] for c in range(k)]
+    out: LinearClassifier | NaiveBayes
+    if isinstance(sub, NaiveBayes):
+        out = NaiveBayes(space, sub.classes, sub.priors, tables, log=True)
+    else:
+        out = LinearClassifier(space, sub.classes, tables, sub.intercepts)
+    out.weights_from_floats = True
+    return out
 
 
 def run_languages(cfg: LanguagesConfig) -> list[dict[str, Any]]:
