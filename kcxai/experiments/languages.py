@@ -57,8 +57,8 @@ FAMILIES = ("tree", "decision_list", "forest", "naive_bayes", "logistic")
 FOREST = {"n_estimators": 10, "max_depth": 3}
 
 #: Features the ``naive_bayes`` and ``logistic`` families are trained on (the most informative ones; the
-#: others weigh 0 in every class). Trained on all 29 of allhyper's features, with their exact weights or
-#: rounded to 1/10, neither model compiled in 30 s in obdd, sdd or ddnnf (2026-11-28).
+#: others weigh 0 in every class). Trained on all 29 of allhyper's features, neither model compiled in 30 s
+#: in obdd or sdd, nor rounded to 1/10 in obdd, sdd or ddnnf (2026-11-28, docs/results.md).
 SCORE_FEATURES = 6
 
 
