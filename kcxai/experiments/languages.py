@@ -43,7 +43,7 @@ from kcxai.experiments._trees import train_tree
 from kcxai.experiments.paper_table import DELTAS, machine_info
 
 __all__ = ["LanguagesConfig", "run_languages", "LANGUAGE_COLUMNS", "FAMILIES", "FOREST", "SCORE_FEATURES",
-           "family_model", "informative_features"]
+           "QUICK_MAX_SECONDS", "family_model", "informative_features"]
 
 #: Columns of ``languages.csv``.
 LANGUAGE_COLUMNS = ("dataset", "family", "tree_nodes", "language", "backend", "status", "compile_seconds", "size",
@@ -60,6 +60,10 @@ FOREST = {"n_estimators": 10, "max_depth": 3}
 #: others weigh 0 in every class). Trained on all 29 of allhyper's features, neither model compiled in 30 s
 #: in obdd or sdd, nor rounded to 1/10 in obdd, sdd or ddnnf (2026-11-28, docs/results.md).
 SCORE_FEATURES = 6
+
+#: The compile limit of a quick run (``max_seconds`` is lowered to it): a cell over its limit costs the limit,
+#: and the 5 ``ddnnf`` cells over 60 s in docs/results.md's quick run would take up to 50 minutes at 600 s.
+QUICK_MAX_SECONDS = 60.0
 
 
 @dataclass
@@ -81,7 +85,8 @@ class LanguagesConfig:
     out : str
         Output directory.
     quick : bool
-        5 instances per dataset.
+        5 instances per dataset, and compilations under at most :data:`QUICK_MAX_SECONDS` (the limit used is
+        the one the outputs state).
     plots : bool
         Write ``languages.png`` (needs matplotlib).
     max_seconds : float or None
@@ -258,6 +263,9 @@ def run_languages(cfg: LanguagesConfig) -> list[dict[str, Any]]:
     out = Path(cfg.out)
     out.mkdir(parents=True, exist_ok=True)
     n_inst = min(cfg.instances, 5) if cfg.quick else cfg.instances
+    max_seconds = cfg.max_seconds
+    if cfg.quick:
+        max_seconds = QUICK_MAX_SECONDS if max_seconds is None else min(max_seconds, QUICK_MAX_SECONDS)
     langs = list(cfg.languages)
     if "dt" in langs:  # dt first: the reference every other language is compared with, where it applies
         langs.remove("dt")
@@ -277,7 +285,7 @@ def run_languages(cfg: LanguagesConfig) -> list[dict[str, Any]]:
             reference: tuple[str, list[tuple[int, ...]]] | None = None
             for lang in langs:
                 prog = Progress(f"{name} {family} {lang}", len(work), enabled=cfg.progress)
-                row = _one_language(model, lang, work, reference, prog, cfg.max_seconds)
+                row = _one_language(model, lang, work, reference, prog, max_seconds)
                 prog.close()
                 found = row.pop("_found", None)
                 if reference is None and found is not None:
@@ -288,7 +296,7 @@ def run_languages(cfg: LanguagesConfig) -> list[dict[str, Any]]:
                 rows.append({"dataset": name, "family": family, "tree_nodes": trained.n_nodes, **row})
     info = {"date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
             "machine": machine_info(), "instances_per_dataset": n_inst,
-            "deltas": [str(d) for d in cfg.deltas], "seed": cfg.seed, "bins": cfg.bins, "max_seconds": cfg.max_seconds,
+            "deltas": [str(d) for d in cfg.deltas], "seed": cfg.seed, "bins": cfg.bins, "max_seconds": max_seconds,
             "families": list(cfg.families),
             "seconds": round(time.perf_counter() - t_start, 1), "rows": rows}
     (out / "languages.json").write_text(json.dumps(info, indent=1), encoding="utf-8")

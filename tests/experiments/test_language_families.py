@@ -11,8 +11,8 @@ import kcxai
 from kcxai.experiments import paper_table as pt
 from kcxai.experiments._data import prepare_data
 from kcxai.experiments._trees import train_tree
-from kcxai.experiments.languages import (SCORE_FEATURES, LanguagesConfig, family_model, informative_features,
-                                         run_languages)
+from kcxai.experiments.languages import (QUICK_MAX_SECONDS, SCORE_FEATURES, LanguagesConfig, family_model,
+                                         informative_features, run_languages)
 
 
 @pytest.fixture(scope="module")
@@ -59,7 +59,7 @@ def test_score_families_are_sklearns_models_on_the_informative_features(allhyper
 
 def test_languages_run_the_score_families_with_the_same_sets(tmp_path):
     langs = ("dt", "obdd", "sdd") + (("ddnnf",) if kcxai.available_languages()["ddnnf"] else ())
-    cfg = LanguagesConfig(datasets=("allhyper",), languages=langs, families=("naive_bayes", "logistic"), quick=True,
+    cfg = LanguagesConfig(datasets=("allhyper",), languages=langs, families=("naive_bayes", "logistic"),
                           instances=2, out=str(tmp_path), progress=False, plots=False, max_seconds=120)
     rows = run_languages(cfg)
     assert [(r["family"], r["language"]) for r in rows] == [(f, lang) for f in cfg.families for lang in langs]
@@ -75,3 +75,21 @@ def test_languages_run_the_score_families_with_the_same_sets(tmp_path):
             assert r["reference"] == "obdd" and r["disagreements"] == 0
     md = (tmp_path / "languages.md").read_text()
     assert "| allhyper | naive_bayes |" in md and "| allhyper | logistic |" in md
+
+
+@pytest.mark.parametrize("quick, asked, used", [(True, 600.0, QUICK_MAX_SECONDS), (True, None, QUICK_MAX_SECONDS),
+                                                (True, 5.0, 5.0), (False, 600.0, 600.0)])
+def test_a_quick_run_compiles_under_the_quick_limit_and_says_so(tmp_path, monkeypatch, quick, asked, used):
+    seen = []
+    real_compile = kcxai.compile_model
+
+    def spy(model, lang, **options):
+        seen.append(options.get("max_seconds"))
+        return real_compile(model, lang, **options)
+
+    monkeypatch.setattr(kcxai, "compile_model", spy)
+    run_languages(LanguagesConfig(datasets=("allhyper",), languages=("obdd",), families=("tree",), quick=quick,
+                                  instances=1, deltas=(pt.DELTAS[0],), max_seconds=asked, out=str(tmp_path),
+                                  progress=False, plots=False))
+    assert seen == [used]
+    assert f"max_seconds={used}." in (tmp_path / "languages.md").read_text()
