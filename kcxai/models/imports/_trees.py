@@ -40,6 +40,7 @@ from typing import Any, Union
 
 import numpy as np
 
+from kcxai._cuts import float32_cuts
 from kcxai._errors import ModelFormatError
 from kcxai.models._tree_data import TreeArrays
 from kcxai.space import Feature, FeatureSpace
@@ -166,7 +167,11 @@ class FlatNodes:
     local_right: np.ndarray
 
     @classmethod
-    def of(cls, raws: Sequence[RawTree]) -> "FlatNodes":
+    def of(cls, raws: Sequence[RawTree], float32: bool = False) -> "FlatNodes":
+        """The nodes of ``raws``; with ``float32`` (the library rounds its input to float32), each threshold is
+        replaced by the float32 at or below it (:func:`kcxai._cuts.float32_cuts`), which splits every float32
+        value alike: two thresholds between the same two float32 values become one cut, so no interval of a
+        feature is left without a value the library can read."""
         counts = np.array([len(r.left) for r in raws], dtype=np.int64)
         starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
         left = np.concatenate([r.left for r in raws]).astype(np.int64)
@@ -177,7 +182,8 @@ class FlatNodes:
         ml = np.concatenate([np.zeros(len(r.left), dtype=bool) if r.missing_left is None
                              else np.asarray(r.missing_left, dtype=bool) for r in raws])
         return cls(starts, counts, np.where(leaf, -1, left + shift), np.where(leaf, -1, right + shift), feature,
-                   np.concatenate([r.threshold for r in raws]).astype(np.float64), ml, left, right)
+                   _cuts_as_read(np.concatenate([r.threshold for r in raws]).astype(np.float64), float32), ml, left,
+                   right)
 
     def on(self, column: int) -> np.ndarray:
         """The global ids of the internal nodes testing the library's input ``column``."""
@@ -424,7 +430,7 @@ def plain_parts(raw: RawEnsemble, names: Sequence[str], domains: Sequence[Sequen
                 distribution: Any) -> EnsembleParts:
     """The parts of an ensemble over its own input columns: categorical features for given domains, numeric
     ones cut by the union of the trees' thresholds (the values read as the library reads them)."""
-    flat = FlatNodes.of(raw.trees)
+    flat = FlatNodes.of(raw.trees, raw.float32)
     groups = flat.by_column()
     features: list[Feature] = []
     plans: list[Plan] = []
@@ -448,6 +454,10 @@ def plain_parts(raw: RawEnsemble, names: Sequence[str], domains: Sequence[Sequen
             splits.masked(nodes, i, vals[None, :] <= t[:, None])
     space = FeatureSpace(features, distribution=distribution)
     return parts_from(raw, space, flat, splits)
+
+
+def _cuts_as_read(thresholds: np.ndarray, float32: bool) -> np.ndarray:
+    return float32_cuts(thresholds) if float32 else thresholds
 
 
 def numeric_cuts(thresholds: np.ndarray) -> np.ndarray:
