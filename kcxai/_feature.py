@@ -366,7 +366,7 @@ class Feature:
         --------
         >>> from kcxai import Feature
         >>> area = Feature.numeric("area", [0.6000000014901161, 952.8999938964844], float32=True)
-        >>> area.bound_position(0.6, True), area.bound_position(952.9, False), area.bound_position(1e39, False)
+        >>> area.bound_position(0.6, True), area.bound_position(952.9, True), area.bound_position(1e39, False)
         (1, 2, 3)
         """
         keys = self.cut_keys()

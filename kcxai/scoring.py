@@ -30,7 +30,7 @@ from kcxai._rule_parse import parse_rule
 from kcxai.arithmetic import Probability
 from kcxai.data import DataLike
 from kcxai.evaluation import DataMetrics
-from kcxai.explain.explanation import Condition, format_probability
+from kcxai.explain.explanation import Condition, format_probability, under
 from kcxai.space import FeatureSpace
 from kcxai.typing import Explainable
 
@@ -96,7 +96,7 @@ class RuleScore:
     def __str__(self) -> str:
         which = "" if self.class_source == "rule" else " (the majority class: the rule names none)"
         text = (f"{self.rule()}{which}\n  precision {format_probability(self.precision)}, coverage "
-                f"{format_probability(self.coverage)} (under the {self.distribution} distribution, exact)")
+                f"{format_probability(self.coverage)} (exact, {under(self.distribution)})")
         return text + (f"\n  {self.data}" if self.data is not None else "")
 
 

@@ -41,12 +41,13 @@ from typing import Any, Union
 import numpy as np
 
 from kcxai._cuts import float32_cuts
-from kcxai._errors import ModelFormatError
+from kcxai._errors import ModelFormatError, ProblemTooLargeError
 from kcxai.models._tree_data import TreeArrays
 from kcxai.space import Feature, FeatureSpace
 
 __all__ = ["RawTree", "RawEnsemble", "EnsembleParts", "Ranged", "Masked", "Plan", "Splits", "FlatNodes",
-           "tree_arrays", "plain_parts", "parts_from", "numeric_cuts", "cut_positions", "as_read"]
+           "tree_arrays", "check_mask_memory", "MASK_MEMORY_LIMIT", "plain_parts", "parts_from", "numeric_cuts",
+           "cut_positions", "as_read"]
 
 
 @dataclass(frozen=True)
@@ -253,6 +254,40 @@ def tree_arrays(flat: FlatNodes, splits: Splits,
     for t, (s, c) in enumerate(zip(flat.starts.tolist(), flat.counts.tolist())):
         out.append((TreeArrays(tuple(feat[s:s + c]), tuple(lab[s:s + c]), tuple(br[s:s + c]), 0), leaves[t]))
     return out
+
+
+#: The most memory the value masks of an imported ensemble's ranged splits may take (bytes): each distinct
+#: split of a numeric feature with ``n`` intervals is two ``n``-bit integers, so the masks grow with the square
+#: of the feature's cuts (an ExtraTrees forest draws a new threshold at every node: 100 default trees on
+#: adult cut one column about 490,000 times, some 60 GB of masks).
+MASK_MEMORY_LIMIT = 4 * 2**30
+
+
+def check_mask_memory(flat: FlatNodes, splits: Splits, names: Sequence[str], limit: int = MASK_MEMORY_LIMIT) -> None:
+    """Refuse, before building them, value masks that would take more than ``limit`` bytes, naming the features
+    with the most cuts and what would work."""
+    inner = np.flatnonzero(flat.left != -1)
+    feats = splits.feat[inner]
+    need, worst = 0, []
+    for f in np.unique(feats).tolist():
+        plan = splits.plans[f]
+        if not isinstance(plan, Ranged):
+            continue
+        nodes = inner[feats == f]
+        keys = np.unique(splits.pos[nodes] * 4 + splits.upper[nodes] * 2 + splits.missing_left[nodes])
+        cost = int(keys.size) * 2 * (plan.size // 8 + 32)  # two ints per distinct split, with their headers
+        need += cost
+        worst.append((cost, f, plan.n_cuts))
+    if need <= limit:
+        return
+    worst.sort(reverse=True)
+    named = ", ".join(f"{names[f]!r} ({cuts} cuts)" for _, f, cuts in worst[:3])
+    raise ProblemTooLargeError(
+        f"The trees cut numeric features at so many distinct thresholds that their value masks would take about "
+        f"{need / 2**30:.1f} GiB (more than {limit / 2**30:.0f} GiB; the masks grow with the square of a feature's "
+        f"cuts): {named}. What would work: fewer or shallower trees (max_depth, min_samples_leaf, max_leaf_nodes); "
+        "a RandomForest rather than ExtraTrees (its thresholds fall between data values, which trees share); or the "
+        "column binned (KBinsDiscretizer) or rounded before fitting.")
 
 
 def _row_int(row: np.ndarray) -> int:
@@ -473,7 +508,9 @@ def cut_positions(cuts: np.ndarray, thresholds: np.ndarray) -> np.ndarray:
 
 
 def parts_from(raw: RawEnsemble, space: FeatureSpace, flat: FlatNodes, splits: Splits) -> EnsembleParts:
-    """The :class:`EnsembleParts` of resolved nodes."""
+    """The :class:`EnsembleParts` of resolved nodes (refused when their value masks would not fit in
+    :data:`MASK_MEMORY_LIMIT`)."""
+    check_mask_memory(flat, splits, space.names)
     trees = tree_arrays(flat, splits, raw.labels)
     return EnsembleParts(space, list(raw.classes), [a for a, _ in trees], raw.node_values, raw.tree_class,
                          raw.init, raw.ties, leaves=[lv for _, lv in trees])
