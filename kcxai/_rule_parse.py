@@ -212,18 +212,30 @@ def _literal(space: FeatureSpace, text: str) -> tuple[int, int]:
         "'NAME in (a, b]'.")
 
 
-def _starts_literal(space: FeatureSpace, text: str) -> bool:
-    return any(text.startswith(name) and _OP.match(text[len(name):].lstrip()) for name in space.names)
+def _literal_start(space: FeatureSpace, text: str) -> str | None:
+    """The longest feature name that starts ``text`` followed by an operator, or ``None``."""
+    for name in sorted(space.names, key=len, reverse=True):
+        if text.startswith(name) and _OP.match(text[len(name):].lstrip()):
+            return name
+    return None
 
 
 def _split_literals(space: FeatureSpace, body: str) -> list[str]:
-    """The literals of a rule's body, split at `` AND `` where a literal starts next (a label may hold "AND")."""
+    """The literals of a rule's body, split at `` AND `` where a literal starts next: a feature's name may hold
+    "AND" (its pieces stay together), and so may a category's label (a piece that starts no literal goes with
+    the one before)."""
+    pieces = body.split(" AND ")
     out: list[str] = []
-    for piece in body.split(" AND "):
-        if out and not _starts_literal(space, piece.strip()):
-            out[-1] = f"{out[-1]} AND {piece}"
-        else:
-            out.append(piece)
+    i = 0
+    while i < len(pieces):
+        name = _literal_start(space, " AND ".join(pieces[i:]).strip())
+        if name is None and out:
+            out[-1] = f"{out[-1]} AND {pieces[i]}"
+            i += 1
+            continue
+        k = name.count(" AND ") + 1 if name is not None else 1
+        out.append(" AND ".join(pieces[i:i + k]))
+        i += k
     return [p.strip() for p in out]
 
 

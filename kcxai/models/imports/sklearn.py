@@ -7,6 +7,7 @@ class methods, which take their parts from the importer modules
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -116,6 +117,8 @@ def import_estimator(estimator: Any, X_train: Any = None, *, domains: Sequence[A
         imported = import_pipeline(Pipeline([("model", estimator)]), distribution=None, missing_columns=(),
                                    seen_missing=missing)
         return Imported(imported.model, imported.reader)
+    if feature_names is None:
+        feature_names = _renamed_columns(estimator, X_train)
     if domains is None and family.kind == "linear":
         if X_train is None:
             raise InvalidInputError(
@@ -124,6 +127,20 @@ def import_estimator(estimator: Any, X_train: Any = None, *, domains: Sequence[A
         domains = domains_from(X_train, sklearn_feature_names(estimator, int(n), feature_names))
     model = _build(estimator, domains, feature_names)
     return Imported(model, TableReader.for_space(model.space))
+
+
+def _renamed_columns(estimator: Any, X_train: Any) -> list[str] | None:
+    """The training rows' own column names where the estimator renamed them (LightGBM writes ``mean radius`` as
+    ``mean_radius``), so that tables with the original columns read; else ``None`` (the estimator's names)."""
+    names = getattr(estimator, "feature_names_in_", None)
+    columns = getattr(X_train, "columns", None)
+    if names is None or columns is None or len(columns) != len(names):
+        return None
+    columns = [str(c) for c in columns]
+    if columns == [str(n) for n in names]:
+        return None
+    same = all(re.sub(r"\W", "_", c) == re.sub(r"\W", "_", str(n)) for c, n in zip(columns, names))
+    return columns if same else None
 
 
 def from_sklearn(estimator: Any, X_train: Any = None, *, domains: Sequence[Any] | None = None,
