@@ -122,8 +122,9 @@ def import_estimator(estimator: Any, X_train: Any = None, *, domains: Sequence[A
     if domains is None and family.kind == "linear":
         if X_train is None:
             raise InvalidInputError(
-                f"{type(estimator).__name__} has no finite feature space of its own: pass 'X_train' (the values "
-                "each column takes are its domain) or 'domains', or a Pipeline that encodes the columns.")
+                f"'domains' is required for {type(estimator).__name__} without 'X_train': a linear model over real "
+                "numbers has no finite feature space of its own; pass 'X_train' (the values each column takes are "
+                "its domain), 'domains' (one list of values per feature), or a Pipeline that encodes the columns.")
         domains = domains_from(X_train, sklearn_feature_names(estimator, int(n), feature_names))
     model = _build(estimator, domains, feature_names)
     return Imported(model, TableReader.for_space(model.space))
