@@ -263,9 +263,10 @@ def tree_arrays(flat: FlatNodes, splits: Splits,
 MASK_MEMORY_LIMIT = 4 * 2**30
 
 
-def check_mask_memory(flat: FlatNodes, splits: Splits, names: Sequence[str], limit: int = MASK_MEMORY_LIMIT) -> None:
-    """Refuse, before building them, value masks that would take more than ``limit`` bytes, naming the features
-    with the most cuts and what would work."""
+def check_mask_memory(flat: FlatNodes, splits: Splits, names: Sequence[str], limit: int | None = None) -> None:
+    """Refuse, before building them, value masks that would take more than ``limit`` bytes (default
+    :data:`MASK_MEMORY_LIMIT`), naming the features with the most cuts and what would work."""
+    limit = MASK_MEMORY_LIMIT if limit is None else limit
     inner = np.flatnonzero(flat.left != -1)
     feats = splits.feat[inner]
     need, worst = 0, []
