@@ -87,6 +87,12 @@ def _tree_load(out: str) -> None:
     assert re.search(r"\s50\s+dt\s+new\s", out) and "!!" not in out, out
 
 
+def _hard_problems(out: str) -> None:
+    """bench_hard_problems: every tree's smallest_drs met the baseline's size (a mismatch exits) with a ratio."""
+    rows = [line.split() for line in out.splitlines() if " smallest_drs " in line]
+    assert len(rows) == 2 and all(float(r[-1]) > 0 and float(r[-2]) > 0 for r in rows), out
+
+
 def _seam_json(out: str) -> None:
     """bench_seam: its JSON line holds one row per language."""
     line = next(line for line in out.splitlines() if line.startswith('{"bench_seam"'))
@@ -112,6 +118,7 @@ PRINTS: dict[str, Callable[[str], None]] = {
     "bench_models.py": _prints("points where a model without rounding differs from scikit-learn: 0 "),
     "bench_limits.py": _limit_cases,
     "bench_seam.py": _seam_json,
+    "bench_hard_problems.py": _hard_problems,
     "bench_tree_load.py": _tree_load,
     "bench_languages.py": _agree_with_dt,
     "bench_counting.py": _prints("Targets (issue 22)", "local_cdrs 0.95: median", "min_idrs 0.01: median",
