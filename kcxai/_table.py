@@ -84,6 +84,8 @@ class ColumnReader:
         :data:`~kcxai.MISSING` (the feature has that value); else it is an error.
     if_missing : str
         What the error on a missing cell advises.
+    if_unknown : str
+        What the error on an unknown category adds (``""``: nothing).
     """
 
     column: str
@@ -92,6 +94,7 @@ class ColumnReader:
     edges: tuple[float, ...] = ()
     missing: bool = False
     if_missing: str = "kcxai explains complete rows only: fill or drop it first"
+    if_unknown: str = ""
 
     def _missing_cell(self, rid: Any) -> Any:
         """:data:`~kcxai.MISSING`, or the error for a missing cell in row ``rid``."""
@@ -115,7 +118,7 @@ class ColumnReader:
                 except (KeyError, TypeError):
                     raise InvalidInputError(
                         f"Column {self.column!r} has the unknown category {x!r} in row {rid!r}; the model knows "
-                        f"{_shown(self.categories)}.") from None
+                        f"{_shown(self.categories)}.{' ' + self.if_unknown if self.if_unknown else ''}") from None
             return out
         arr = np.asarray(cells) if isinstance(cells, np.ndarray) else None
         if arr is not None and arr.dtype.kind in "fiu":  # a numeric column: checked at once

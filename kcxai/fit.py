@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import numbers
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any, Union
+from typing import Any, Protocol, Union
 
 import numpy as np
 
@@ -46,10 +46,6 @@ from kcxai.data import DataLike, encode_rows
 from kcxai.distribution import Distribution, Mixture, Product, Uniform
 from kcxai.space import FeatureSpace
 
-if TYPE_CHECKING:  # pragma: no cover
-    from kcxai.compilers.compiled import CompiledModel
-    from kcxai.models.classifier import Classifier
-
 __all__ = ["fit_distribution", "KINDS", "DEFAULT_RESOLUTION"]
 
 #: The kinds :func:`fit_distribution` fits.
@@ -57,8 +53,15 @@ KINDS = ("uniform", "product", "mixture")
 #: Denominator of the stored mixture probabilities.
 DEFAULT_RESOLUTION = 10**6
 
+class HasSpace(Protocol):
+    """What has a feature space: a kcxai model (``Classifier``) or a ``CompiledModel``."""
+
+    @property
+    def space(self) -> FeatureSpace: ...
+
+
 #: What a distribution is fitted for: a model, a compiled model or a feature space.
-Fittable = Union["Classifier", "CompiledModel", FeatureSpace]
+Fittable = Union[HasSpace, FeatureSpace]
 
 
 def _space_of(obj: Any) -> FeatureSpace:

@@ -302,8 +302,10 @@ def _add_score(sub: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter)
     _add_model_args(p)
     p.add_argument("--rule", "-r", required=True,
-                   help="IF cond AND cond [THEN class = c]; a condition is 'name = v', 'name in {a, b}', "
-                        "'name > 37.5', 'name <= 52.5' or 'name in (29.5, 52.5]' (bounds at the feature's cuts)")
+                   help="IF cond AND cond [THEN class = c], as kcxai prints rules; a condition is 'name = v', "
+                        "'name in {a, b}', 'name > 37.5', 'name <= 52.5', 'name < 1', 'name >= 1' or "
+                        "'name in (29.5, 52.5]' / '[1, 2)' (bounds at the feature's cuts, a decimal read as the "
+                        "model reads it in a row), '... or name = missing'")
     p.add_argument("--data", default=None, metavar="CSV", help="rows to measure the rule on as well")
     p.add_argument("--language", "-l", default=None, choices=list(LANGUAGES), metavar="LANG",
                    help="force the exact counting language (default: the model's, within the probe budget)")

@@ -45,6 +45,7 @@ from typing import Any
 from kcxai._errors import InvalidTypeError
 from kcxai.compilers._encoding import Encoding, _prefix_cubes
 from kcxai.compilers._limits import Guard, LimitHit
+from kcxai.compilers._threshold import class_functions
 from kcxai.compilers.builder import check_literal, check_switch
 from kcxai.space import FeatureSpace
 
@@ -444,8 +445,8 @@ def _check_indicators(indicators: Sequence[Sequence[int]]) -> None:
 
 
 def model_cnf(model: Any, builder: CnfBuilder, max_clauses: int | None = None) -> Cnf:
-    """The CNF of ``model``'s class functions (its ``build``) on ``builder``."""
-    fns = model.build(builder)
+    """The CNF of ``model``'s class functions (:func:`~kcxai.compilers._threshold.class_functions`) on ``builder``."""
+    fns = class_functions(model, builder)
     if not isinstance(fns, (list, tuple)) or len(fns) != len(model.classes):
         raise InvalidTypeError(
             f"{type(model).__name__}.build() must return one function per class ({len(model.classes)}). "

@@ -78,6 +78,7 @@ class Column:
     nan_category: Any = None  # the encoder's own missing-value category (NaN or None), if it learned one
     has_nan_category: bool = False
     imputer: str = ""  # the step that fills its missing values, if any
+    unknown: str = ""  # the encoder step that reads a category it was not fitted on (handle_unknown), if any
     steps: list[str] = field(default_factory=list)
 
 
@@ -261,9 +262,12 @@ class _Reader:
         _no_infrequent(enc, step, self.names(ins))
         out: list[Out] = []
         drop = getattr(enc, "drop_idx_", None) if isinstance(enc, OneHotEncoder) else None
+        rule = getattr(enc, "handle_unknown", "error")
         for k, o in enumerate(ins):
             col = self.columns[o.column]
             _categories(enc, step, col, k)
+            if rule != "error":
+                col.unknown = f"step {step!r} ({type(enc).__name__}(handle_unknown={rule!r}))"
             if not isinstance(enc, OneHotEncoder):
                 out.append(Out(o.column, "coded"))
                 continue

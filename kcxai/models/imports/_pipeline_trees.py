@@ -52,7 +52,7 @@ def _route(values: np.ndarray, t: np.ndarray, missing_left: np.ndarray, float32:
 def composed_parts(raw: RawEnsemble, codings: Sequence[Any], pre: Preprocessing, distribution: Any) -> EnsembleParts:
     """The parts of the ensemble over the original columns (``codings``: the used columns, in order, as made
     by :mod:`kcxai.models.imports.pipeline`)."""
-    flat = FlatNodes.of(raw.trees)
+    flat = FlatNodes.of(raw.trees, raw.float32)
     groups = flat.by_column()
     empty = np.empty(0, dtype=np.int64)
     # scaled numbers: the cuts in original units, all the columns' bisections together
