@@ -36,6 +36,7 @@ def is_missing(x: Any) -> bool:
     if isinstance(x, (str, bytes, bool, int)):
         return False
     try:
+        # pandas (heavy) loads only when a cell may be a pandas missing value, not with kcxai
         import pandas as pd
 
         out = pd.isna(x)

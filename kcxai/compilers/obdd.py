@@ -58,16 +58,24 @@ from collections.abc import Sequence
 from typing import Any
 
 from kcxai._errors import InvalidInputError, InvalidTypeError, MissingDependencyError
-from kcxai.compilers.compiled import CompiledModel, CompileStats
 from kcxai.compilers._encoding import Encoding, value_masks
 from kcxai.compilers._ensemble import build_ensemble, obdd_nodes
 from kcxai.compilers._limits import DEFAULT_MAX_MEMORY, DEFAULT_MAX_NODES, DEFAULT_MAX_SECONDS, Guard, LimitHit, advice
 from kcxai.compilers._options import ObddOptions
 from kcxai.compilers._orders import feature_order
 from kcxai.compilers._stats import ObddStats
-from kcxai.compilers._tables.wmc import FALSE, TRUE, DiagramOracle, LevelTable, check_partition, diagram_oracle
+from kcxai.compilers._tables.wmc import (
+    FALSE,
+    TRUE,
+    DiagramOracle,
+    LevelTable,
+    _recursion,
+    check_partition,
+    diagram_oracle,
+)
 from kcxai.compilers._threshold import class_functions
 from kcxai.compilers.builder import DiagramBuilder
+from kcxai.compilers.compiled import CompiledModel, CompileStats
 
 __all__ = ["compile", "DEFAULTS", "ObddOptions", "ObddStats", "BddBuilder", "sifted_order"]
 
@@ -233,8 +241,6 @@ def _export(bdd: Any, enc: Encoding, roots: Sequence[Any], guard: Guard) -> tupl
                     guard.check(len(feature))
         memo[k] = r
         return r
-
-    from kcxai.compilers._tables.wmc import _recursion
 
     try:
         with _recursion(len(enc.blocks) + 10):

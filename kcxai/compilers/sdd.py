@@ -56,15 +56,13 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from kcxai._errors import InvalidTypeError, MissingDependencyError
-from kcxai.compilers.compiled import CompiledModel, CompileStats
 from kcxai.compilers._encoding import Encoding
 from kcxai.compilers._ensemble import build_ensemble
 from kcxai.compilers._limits import Guard, LimitHit, advice
 from kcxai.compilers._options import VTREES, SddOptions
-from kcxai.compilers._sdd_steps import SteppedApply
 from kcxai.compilers._orders import feature_order
+from kcxai.compilers._sdd_steps import SteppedApply
 from kcxai.compilers._stats import SddStats
-from kcxai.compilers._threshold import class_functions, exclusive_branches
 from kcxai.compilers._tables.wmc import (
     FALSE,
     TRUE,
@@ -74,7 +72,10 @@ from kcxai.compilers._tables.wmc import (
     check_partition,
     diagram_oracle,
 )
+from kcxai.compilers._threshold import class_functions, exclusive_branches
 from kcxai.compilers.builder import DiagramBuilder
+from kcxai.compilers.compiled import CompiledModel, CompileStats
+from kcxai.compilers.obdd import _sifted_order
 
 __all__ = ["compile", "DEFAULTS", "SddOptions", "SddStats", "SddBuilder", "VTREES"]
 
@@ -326,8 +327,6 @@ def _order(model: Any, opts: SddOptions, guard: Guard) -> tuple[tuple[int, ...],
     within ``max_nodes``, else ``"dfs"``. The time and memory limits are the SDD compilation's own."""
     if opts.order != "auto":
         return feature_order(model, opts.order, guard), "given"
-    from kcxai.compilers.obdd import _sifted_order
-
     guard.phase = "choosing the block order (sifting the model's OBDD)"
     try:
         return _sifted_order(model, opts.encoding, guard), "obdd-sifting"

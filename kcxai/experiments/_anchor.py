@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import logging
+import subprocess
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -20,6 +23,7 @@ _INSTALL = 'pip install "kcxai[anchor]"  (alibi>=0.9.6 and click; it pulls spacy
 def import_anchor_tabular() -> Any:
     """alibi's ``AnchorTabular`` class, or a :class:`~kcxai.MissingDependencyError` saying how to install it."""
     try:
+        # alibi (optional extra 'anchor', heavy) loads only for the Anchor baseline
         from alibi.explainers import AnchorTabular
     except ImportError as e:
         raise MissingDependencyError(
@@ -129,10 +133,6 @@ def run_anchor(python: str, job_dir: Any, *, clf: Any, train: Any, instances: An
     CSV files in ``job_dir``) and return ``{"info": ..., "anchors": [...]}`` (one record per instance:
     ``row``, ``features``, alibi's ``precision`` and ``coverage`` estimates, ``prediction``, ``seconds``,
     ``cpu_seconds``). The driver's tree must predict as ``clf`` does on the instances (checked)."""
-    import json
-    import subprocess
-    from pathlib import Path
-
     job = Path(job_dir)
     job.mkdir(parents=True, exist_ok=True)
     if not Path(python).exists():

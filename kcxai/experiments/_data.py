@@ -11,6 +11,7 @@ import numpy as np
 
 from kcxai._errors import InvalidInputError, InvalidTypeError
 from kcxai._params import INT, Range, check
+from kcxai.datasets import load_dataset
 
 __all__ = ["PreparedData", "prepare_data", "discretise", "explained_instances", "subsample"]
 
@@ -137,8 +138,6 @@ def prepare_data(name: str, *, bins: int = 10, test_size: float = 0.2, seed: int
 
 @functools.lru_cache(maxsize=6)
 def _prepare(name: str, bins: int, test_size: float, seed: int) -> PreparedData:
-    from kcxai.datasets import load_dataset
-
     ds = load_dataset(name)
     cols, labels = [], []
     for j, kind in enumerate(ds.feature_types):

@@ -24,6 +24,7 @@ import numpy as np
 
 from kcxai._errors import MissingDependencyError
 from kcxai.experiments._data import PreparedData
+from kcxai.models import RandomForest, from_sklearn
 
 __all__ = ["MODEL_KINDS", "default_kinds", "require_kind", "TrainedEnsemble", "train_ensemble", "import_ensemble"]
 
@@ -78,23 +79,28 @@ class TrainedEnsemble:
 
 def _estimator(family: str, trees: int, depth: int, seed: int) -> Any:
     if family == "rf":
+        # scikit-learn (heavy) loads only when a model is trained, not at the command line's start
         from sklearn.ensemble import RandomForestClassifier
 
         return RandomForestClassifier(n_estimators=trees, max_depth=depth, random_state=seed, n_jobs=1)
     if family == "gb":
+        # scikit-learn (heavy) loads only when a model is trained, not at the command line's start
         from sklearn.ensemble import GradientBoostingClassifier
 
         return GradientBoostingClassifier(n_estimators=trees, max_depth=depth, random_state=seed)
     if family == "hgb":
+        # scikit-learn (heavy) loads only when a model is trained, not at the command line's start
         from sklearn.ensemble import HistGradientBoostingClassifier
 
         # early stopping is on by default above 10,000 rows: it would train fewer trees than asked
         return HistGradientBoostingClassifier(max_iter=trees, max_depth=depth, max_leaf_nodes=None,
                                               early_stopping=False, random_state=seed)
     if family == "xgb":
+        # xgboost / lightgbm (optional extra 'boost', heavy) load only for their family
         import xgboost
 
         return xgboost.XGBClassifier(n_estimators=trees, max_depth=depth, n_jobs=1, random_state=seed)
+    # xgboost / lightgbm (optional extra 'boost', heavy) load only for their family
     import lightgbm
 
     return lightgbm.LGBMClassifier(n_estimators=trees, max_depth=depth, num_leaves=max(2, 2 ** depth), n_jobs=1,
@@ -138,8 +144,6 @@ def library_predict(kind: str, clf: Any, X: Any) -> Any:
 
 def import_ensemble(kind: str, trained: TrainedEnsemble, data: PreparedData) -> tuple[Any, float]:
     """The kcxai model of ``trained`` for ``kind`` over the data's codes, and the import's wall-clock seconds."""
-    from kcxai.models import RandomForest, from_sklearn
-
     names = list(data.feature_names)
     t0 = time.perf_counter()
     if kind == "rf-hard":

@@ -12,11 +12,13 @@ neither to train the tree nor to fit the distribution.
 from __future__ import annotations
 
 import dataclasses
+import time
 from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
+from kcxai import fit_distribution
 from kcxai._params import POSITIVE_INT, Options, check
 from kcxai.experiments._data import PreparedData
 from kcxai.experiments._trees import TrainedTree
@@ -64,10 +66,6 @@ def with_fitted_distribution(data: PreparedData, trained: TrainedTree, kind: str
     >>> t.tree.space.distribution.kind
     'product'
     """
-    import time
-
-    from kcxai import fit_distribution
-
     check_setting(kind, "idrs", components)
     if kind == "uniform":
         return trained, 0.0

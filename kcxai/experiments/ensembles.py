@@ -51,17 +51,30 @@ from typing import Any, Callable
 
 import numpy as np
 
+import kcxai
 from kcxai._deadline import Deadline
 from kcxai._errors import InvalidInputError, KcxaiError, SearchLimitError
-from kcxai._params import NON_NEGATIVE_INT, OPEN_PROBABILITY, POSITIVE_INT, Options, check
 from kcxai._files import write_text
+from kcxai._params import NON_NEGATIVE_INT, OPEN_PROBABILITY, POSITIVE_INT, Options, check
+from kcxai.compilers._options import CONSTRUCTIONS
+from kcxai.datasets import DATASETS
+from kcxai.engines import LANGUAGES
 from kcxai.engines.choose import decision_compiled
 from kcxai.experiments._budget import OverBudget, deadline
 from kcxai.experiments._data import PreparedData, prepare_data, subsample
-from kcxai.experiments._ensemble_models import (MODEL_KINDS, default_kinds, import_ensemble, library_predict,
-                                                n_nodes, require_kind, train_ensemble)
+from kcxai.experiments._ensemble_models import (
+    MODEL_KINDS,
+    default_kinds,
+    import_ensemble,
+    library_predict,
+    n_nodes,
+    require_kind,
+    train_ensemble,
+)
 from kcxai.experiments._ensemble_tables import write_outputs
 from kcxai.experiments._progress import Progress
+from kcxai.experiments.paper_table import machine_info
+from kcxai.explain.ensemble_sat import ENGINES
 
 __all__ = ["EnsemblesConfig", "run_ensembles", "ENSEMBLE_LANGUAGES", "ENSEMBLE_COLUMNS"]
 
@@ -164,10 +177,6 @@ def _positive_number(name: str, v: Any) -> None:
 def check_config(cfg: EnsemblesConfig) -> None:
     """An :class:`~kcxai.InvalidInputError` naming the first bad setting (a value of the wrong type: an
     :class:`~kcxai.InvalidTypeError`; a missing package: a :class:`~kcxai.MissingDependencyError`)."""
-    from kcxai.compilers._options import CONSTRUCTIONS
-    from kcxai.datasets import DATASETS
-    from kcxai.explain.ensemble_sat import ENGINES
-
     check("dataset", cfg.dataset, Options(DATASETS))
     bad = [m for m in cfg.models if m not in MODEL_KINDS]
     if bad or not cfg.models or len(set(cfg.models)) != len(cfg.models):
@@ -203,9 +212,6 @@ def _covered(hits: list[tuple[int, int]], trees: int, depth: int) -> tuple[int, 
 
 def _compile(lang: str, model: Any, cfg: EnsemblesConfig, hit: tuple[int, int] | None) -> tuple[dict[str, Any], Any]:
     """The compile fields of ``lang``'s rows, and the compiled model or engine (``None`` when there is none)."""
-    import kcxai
-    from kcxai.engines import LANGUAGES
-
     f: dict[str, Any] = {"backend": "", "exact": lang != "sampling", "confidence": "", "status": "ok", "note": "",
                          "compile_seconds": "", "size": "", "size_unit": "", "construction": "", "diagram_nodes": ""}
     if lang == "sampling":
@@ -260,8 +266,6 @@ def _explain(lang: str, obj: Any, xs: list[list[int]], delta: Fraction, budget: 
              ) -> tuple[dict[str, Any], list[tuple[int, ...] | None], bool]:
     """Explain ``xs`` under the budget: the row's figures, the sets found (``None`` when not reached) and
     whether ``obj`` was interrupted inside a call (then it must not be used again)."""
-    import kcxai
-
     times: list[float] = []
     sets: list[tuple[int, ...] | None] = []
     sizes: list[int] = []
@@ -303,8 +307,6 @@ def _checkers(objs: dict[str, Any], model: Any, delta: Fraction,
               limit: Deadline) -> dict[str, Callable[[list[int], Any], bool]]:
     """Per exact language usable at ``delta``: ``check(x, features)``, whether the set is relevant (the SAT
     engine's calls under ``limit``: ``SIGALRM`` cannot stop them)."""
-    import kcxai
-
     out: dict[str, Callable[[list[int], Any], bool]] = {}
     for lang in ("obdd", "sdd"):
         if objs.get(lang) is not None:
@@ -512,8 +514,6 @@ def run_ensembles(cfg: EnsemblesConfig) -> list[dict[str, Any]]:
     >>> [(r["language"], r["status"], r["explanations"], r["disagreements"]) for r in run_ensembles(cfg)]
     [('obdd', 'ok', 2, 0), ('sat', 'ok', 2, 0)]
     """
-    from kcxai.experiments.paper_table import machine_info
-
     check_config(cfg)
     out = Path(cfg.out)
     (out / "records").mkdir(parents=True, exist_ok=True)

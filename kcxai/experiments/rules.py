@@ -27,10 +27,13 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+import kcxai
 from kcxai._errors import InvalidInputError
+from kcxai.experiments import _anchor as anchors
 from kcxai.experiments._data import explained_instances, prepare_data, subsample
 from kcxai.experiments._settings import HeldOut, with_fitted_distribution
 from kcxai.experiments._trees import train_tree
+from kcxai.explain.inflate import box_of
 
 __all__ = ["RulesConfig", "run_rules", "rules_markdown"]
 
@@ -69,19 +72,16 @@ class RulesConfig:
 
 
 def _explain_kcxai(data: Any, trained: Any, rows: Any, delta: Fraction, held: HeldOut) -> list[dict[str, Any]]:
-    from kcxai import compile_model, inflate, local_cdrs
-    from kcxai.explain.inflate import box_of
-
-    compiled = compile_model(trained.tree, "dt")
+    compiled = kcxai.compile_model(trained.tree, "dt")
     space = compiled.oracle.space
     predict = trained.clf.predict
     out = []
     for r in rows:
         x = data.X[r]
         t0 = time.process_time()
-        e = local_cdrs(compiled, x.tolist(), delta, start="path")
+        e = kcxai.local_cdrs(compiled, x.tolist(), delta, start="path")
         t1 = time.process_time()
-        wide = inflate(compiled, e)
+        wide = kcxai.inflate(compiled, e)
         t2 = time.process_time()
         pred = predict(x.reshape(1, -1))[0]
         if e.prediction != pred or wide.precision is None or wide.precision < delta:
@@ -108,8 +108,6 @@ def _readable(data: Any, e: Any) -> str:
 
 
 def _anchor(cfg: RulesConfig, data: Any, trained: Any, rows: Any, held: HeldOut) -> list[dict[str, Any]]:
-    from kcxai.experiments._anchor import run_anchor
-
     assert cfg.anchor_python is not None
     job = Path(cfg.out) / "anchor" / data.name
     key = {"rows": [int(r) for r in rows], "threshold": float(cfg.delta), "seed": cfg.seed, "bins": cfg.bins,
@@ -118,9 +116,9 @@ def _anchor(cfg: RulesConfig, data: Any, trained: Any, rows: Any, held: HeldOut)
     if cached.exists() and (job / "anchors.json").exists() and json.loads(cached.read_text()) == key:
         result = json.loads((job / "anchors.json").read_text(encoding="utf-8"))
     else:
-        result = run_anchor(cfg.anchor_python, job, clf=trained.clf, train=data.X[data.train], instances=data.X[rows],
-                            rows=rows, feature_names=data.feature_names, labels=data.labels,
-                            threshold=float(cfg.delta), seed=cfg.seed)
+        result = anchors.run_anchor(cfg.anchor_python, job, clf=trained.clf, train=data.X[data.train],
+                                    instances=data.X[rows], rows=rows, feature_names=data.feature_names,
+                                    labels=data.labels, threshold=float(cfg.delta), seed=cfg.seed)
         cached.write_text(json.dumps(key), encoding="utf-8")
     out = []
     for a in result["anchors"]:

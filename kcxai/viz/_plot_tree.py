@@ -21,8 +21,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from kcxai._errors import MissingDependencyError
+from kcxai._errors import InvalidInputError, MissingDependencyError
 from kcxai._params import Range, check
+from kcxai.viz._tree_marks import _edge_label, check_tree, highlight
 
 __all__ = ["TreeLayout", "layout_tree", "plot_tree"]
 
@@ -132,6 +133,7 @@ class _Measure:
     _SLACK = 1.06
 
     def __init__(self, dpi: float) -> None:
+        # matplotlib (optional extra 'plot', heavy) loads only when something is drawn
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
 
@@ -209,8 +211,6 @@ class _Scene:
 
     @classmethod
     def of(cls, tree: Any, measure: _Measure, *, max_depth: int | None, keep: frozenset[int]) -> "_Scene":
-        from kcxai.viz._tree_marks import _edge_label
-
         arrays, space = tree.arrays, tree.space
         shown = layout_tree(arrays, max_depth=max_depth, keep=keep)
         stubs = {b for _, b, _ in shown.collapsed}
@@ -317,12 +317,10 @@ def plot_tree(tree: Any, explanation: Any = None, instance: Any = None, *, max_d
     >>> ax.get_title()
     'IF x1 = 1 AND x9 = 1 THEN class = 1'
     """
-    from kcxai._errors import InvalidInputError
-    from kcxai.viz._tree_marks import check_tree, highlight
-
     check_tree(tree, "plot_tree")
     check("fontsize", fontsize, FONTSIZE)
     try:
+        # matplotlib (optional extra 'plot', heavy) loads only when something is drawn
         import matplotlib.pyplot as plt
     except ImportError:
         raise MissingDependencyError("Drawing with matplotlib needs it installed: pip install 'kcxai[plot]'.") from None

@@ -6,6 +6,9 @@ from typing import Any
 
 from kcxai._errors import InvalidInputError, InvalidTypeError
 from kcxai._params import NON_NEGATIVE_INT, NONE, check
+from kcxai.explain.explanation import Explanation
+from kcxai.models.classifier import Classifier
+from kcxai.models.tree import DecisionTree
 
 __all__ = ["highlight", "check_tree"]
 
@@ -41,9 +44,6 @@ _INSTEAD = {
 
 def check_tree(tree: Any, what: str = "the drawing") -> None:
     """Refuse anything but a :class:`~kcxai.DecisionTree`, naming what was given and what to draw instead."""
-    from kcxai.models.classifier import Classifier
-    from kcxai.models.tree import DecisionTree
-
     if isinstance(tree, DecisionTree):
         return
     kind = type(tree).__name__
@@ -65,8 +65,6 @@ def highlight(tree: Any, explanation: Any = None, instance: Any = None
               ) -> tuple[frozenset[int], set[int], set[tuple[int, int]]]:
     """What a drawing highlights: the explanation's features, and the nodes and edges of the instance's
     path (the explanation's instance unless ``instance`` is given). Checks the arguments."""
-    from kcxai.explain.explanation import Explanation
-
     check_tree(tree)
     if explanation is not None and not isinstance(explanation, Explanation):
         raise InvalidTypeError(f"'explanation' must be an Explanation. Got {type(explanation).__name__} instead.")

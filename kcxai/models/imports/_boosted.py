@@ -68,6 +68,7 @@ def _check_classes(clf: Any) -> list[Any]:
 
 def _raw_gradient_boosting(clf: Any) -> RawEnsemble:
     """The trees of a fitted ``sklearn.ensemble.GradientBoostingClassifier``."""
+    # scikit-learn (heavy) loads on first import of an estimator, not with kcxai
     from sklearn.dummy import DummyClassifier  # type: ignore[import-untyped]
     from sklearn.ensemble import GradientBoostingClassifier  # type: ignore[import-untyped]
 
@@ -98,6 +99,7 @@ def _raw_gradient_boosting(clf: Any) -> RawEnsemble:
 
 def _raw_hist_gradient_boosting(clf: Any) -> RawEnsemble:
     """The trees of a fitted ``sklearn.ensemble.HistGradientBoostingClassifier``."""
+    # scikit-learn (heavy) loads on first import of an estimator, not with kcxai
     from sklearn.ensemble import HistGradientBoostingClassifier  # type: ignore[import-untyped]
 
     if not isinstance(clf, HistGradientBoostingClassifier):
@@ -157,6 +159,7 @@ def boosted_parts(clf: Any, *, domains: Sequence[Any] | None = None, feature_nam
 
 def raw_boosted(clf: Any) -> RawEnsemble:
     """The :class:`RawEnsemble` of any supported boosted classifier."""
+    # scikit-learn (heavy) loads on first import of an estimator, not with kcxai
     from sklearn.ensemble import GradientBoostingClassifier, HistGradientBoostingClassifier
 
     if isinstance(clf, GradientBoostingClassifier):

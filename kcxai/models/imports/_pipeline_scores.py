@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from kcxai._errors import InvalidInputError
+from kcxai.models.linear import LinearClassifier, NaiveBayes
 
 __all__ = ["score_model", "linear_terms", "finite_only"]
 
@@ -52,9 +53,8 @@ def linear_terms(codings: list[Any], coef_rows: list[list[Fraction]]) -> list[li
 def score_model(final: Any, codings: list[Any], labels: list[Any], distribution: Any, space: Any) -> Any:
     """Naive Bayes and linear classifiers: each feature's contribution is the sum over its encoded
     columns, taken as the exact rationals scikit-learn stores."""
+    # scikit-learn (heavy) loads on first import of an estimator, not with kcxai
     from sklearn.naive_bayes import BernoulliNB, CategoricalNB
-
-    from kcxai.models.linear import LinearClassifier, NaiveBayes
 
     k = len(labels)
     if isinstance(final, CategoricalNB):

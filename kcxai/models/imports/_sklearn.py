@@ -61,6 +61,7 @@ def check_domains(domains: Sequence[Any] | None, n: int) -> list[list[float] | N
 
 def _fitted_tree(clf: Any) -> Any:
     try:
+        # scikit-learn (heavy) loads on first import of an estimator, not with kcxai
         from sklearn.tree import DecisionTreeClassifier
     except ImportError as e:  # pragma: no cover - scikit-learn is a core dependency
         raise InvalidTypeError("Importing scikit-learn trees needs scikit-learn installed.") from e
@@ -178,6 +179,7 @@ def naive_bayes_parts(clf: Any, *, domains: Sequence[Any] | None = None,
     with ``flp = feature_log_prob_`` and ``neg = log(1 - exp(flp))`` computed as
     sklearn computes it; the default domain is ``[0, 1]``.
     """
+    # scikit-learn (heavy) loads on first import of an estimator, not with kcxai
     from sklearn.naive_bayes import BernoulliNB, CategoricalNB
 
     if not isinstance(clf, (CategoricalNB, BernoulliNB)):
@@ -236,6 +238,7 @@ class LinearParts(NamedTuple):
 def linear_parts(clf: Any, *, domains: Sequence[Any] | None = None,
                  feature_names: Sequence[str] | None = None, distribution: Any = None) -> LinearParts:
     """The parts of :meth:`kcxai.models.LinearClassifier.from_sklearn`."""
+    # scikit-learn (heavy) loads on first import of an estimator, not with kcxai
     from sklearn.linear_model._base import LinearClassifierMixin
 
     if not isinstance(clf, LinearClassifierMixin):

@@ -23,8 +23,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple, Union
 
+import numpy as np
+
 from kcxai._errors import InvalidInputError, InvalidTypeError
 from kcxai.models._rule_conditions import ConditionsLike
+from kcxai.models.imports._sklearn import check_domains, sklearn_feature_names
 from kcxai.space import Feature, FeatureSpace
 
 __all__ = ["RuleModelParts", "SpaceLike", "rule_set_from_wittgenstein", "decision_list_from_imodels"]
@@ -81,10 +84,6 @@ def decision_list_from_imodels(clf: Any, domains: Sequence[Sequence[Any]], featu
 
     See :meth:`kcxai.models.DecisionList.from_imodels`.
     """
-    import numpy as np
-
-    from kcxai.models.imports._sklearn import check_domains, sklearn_feature_names
-
     rules = getattr(clf, "rules_", None)
     if type(clf).__name__ != "GreedyRuleListClassifier" or not isinstance(rules, list) or not rules:
         raise InvalidTypeError(

@@ -7,6 +7,7 @@ class methods, which take their parts from the importer modules
 
 from __future__ import annotations
 
+import importlib
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -17,10 +18,10 @@ from kcxai._table import TableReader
 from kcxai.models.boosted import BoostedTrees
 from kcxai.models.classifier import Classifier
 from kcxai.models.forest import RandomForest
-from kcxai.models.linear import LinearClassifier, NaiveBayes
 from kcxai.models.imports._sklearn import sklearn_feature_names
 from kcxai.models.imports._training import Imported, domains_from, missing_columns, with_distribution
 from kcxai.models.imports.pipeline import import_pipeline
+from kcxai.models.linear import LinearClassifier, NaiveBayes
 from kcxai.models.tree import DecisionTree
 
 __all__ = ["from_sklearn", "import_estimator", "SUPPORTED", "FAMILIES", "Family", "family_of"]
@@ -39,8 +40,6 @@ class Family:
 def _is(*path: str) -> Callable[[Any], bool]:
     """A test ``isinstance(est, module.Class)`` for scikit-learn classes named ``module.Class``."""
     def test(est: Any) -> bool:
-        import importlib
-
         for p in path:
             module, _, name = p.rpartition(".")
             if isinstance(est, getattr(importlib.import_module(module), name)):
