@@ -64,15 +64,8 @@ from kcxai.compilers._limits import DEFAULT_MAX_MEMORY, DEFAULT_MAX_NODES, DEFAU
 from kcxai.compilers._options import ObddOptions
 from kcxai.compilers._orders import feature_order
 from kcxai.compilers._stats import ObddStats
-from kcxai.compilers._tables.wmc import (
-    FALSE,
-    TRUE,
-    DiagramOracle,
-    LevelTable,
-    _recursion,
-    check_partition,
-    diagram_oracle,
-)
+from kcxai.compilers._tables.wmc import FALSE, TRUE, DiagramOracle, LevelTable, check_partition, diagram_oracle
+from kcxai.compilers._tables.wmc import _recursion
 from kcxai.compilers._threshold import class_functions
 from kcxai.compilers.builder import DiagramBuilder
 from kcxai.compilers.compiled import CompiledModel, CompileStats

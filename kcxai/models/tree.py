@@ -32,6 +32,7 @@ from kcxai.models._tree_data import (
     _full,
     _mask_from_json,
     _mask_to_json,
+    preorder,
 )
 from kcxai.models._tree_nodes import arrays_from_nodes
 from kcxai.space import SPACE, FeatureSpace
@@ -350,13 +351,7 @@ class DecisionTree(Classifier):
         """One function per class: the disjunction of the class's paths, built bottom-up."""
         n_cls = len(self.classes)
         memo: dict[int, list[Any]] = {}
-        order: list[int] = []
-        stack = [self._root]
-        while stack:  # post-order without recursion (deep trees)
-            nid = stack.pop()
-            order.append(nid)
-            stack.extend(child for _, child in self._branches[nid])
-        for nid in reversed(order):
+        for nid in reversed(preorder(self._root, self._branches)):  # children first, without recursion
             f = self._feat[nid]
             if f < 0:
                 memo[nid] = [builder.true() if c == self._label[nid] else builder.false() for c in range(n_cls)]
@@ -381,14 +376,8 @@ class DecisionTree(Classifier):
 
         Built bottom-up without recursion, so chains thousands of nodes deep convert too.
         """
-        order: list[int] = []
-        stack = [self._root]
-        while stack:  # pre-order; children are built before their parent when it is read backwards
-            nid = stack.pop()
-            order.append(nid)
-            stack.extend(child for _, child in self._branches[nid])
         built: dict[int, Node] = {}
-        for nid in reversed(order):
+        for nid in reversed(preorder(self._root, self._branches)):  # children before their parent
             f = self._feat[nid]
             if f < 0:
                 built[nid] = Leaf(self.classes[self._label[nid]])
