@@ -78,7 +78,7 @@ def exclusive_branches(builder: FunctionBuilder[F], feature: int, branches: Sequ
     first. The chain ``E_1 ? f_1 : (E_2 ? f_2 : ... f_m)`` equals the disjunction on feature space, and it
     also never mixes two branches *outside* it: the SDD and OBDD compilers leave the validity of a
     feature's Boolean encoding out of their diagrams, and there a disjunction over branches whose literals
-    overlap on invalid encodings builds disjunctions of the branches' functions (measured in
+    overlap on invalid encodings builds disjunctions of the branches' functions (sizes in
     ``docs/results.md``).
     """
     groups: dict[int, list[Any]] = {}

@@ -18,10 +18,8 @@ reorder : None, bool or "dynamic", default None
     ``"dynamic"``: let CUDD's group sifting reorder the blocks (each moves as a
     unit) while building, and once more at the end. ``True``: only at the end.
     ``False``: keep the initial order. ``None``: ``"dynamic"`` with CUDD,
-    ``False`` with autoref (which cannot keep blocks together). Measured on an
-    80-feature tree: 0.16 s and 379 nodes with ``"dynamic"``, 3.3 s and 1,440
-    nodes with ``True``; on a 1,000-node adult tree both take under a second
-    (12,239 and 9,903 nodes).
+    ``False`` with autoref (which cannot keep blocks together). (Sizes and times
+    of the choices: ``docs/results.md``.)
 encoding : "auto", "order", "onehot" or "log", default "auto"
 backend : "auto", "cudd" or "autoref", default "auto"
 construction : "auto", "ensemble" or "builder", default "auto"
