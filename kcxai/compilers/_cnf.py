@@ -40,7 +40,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kcxai._errors import InvalidTypeError
 from kcxai.compilers._encoding import Encoding, _prefix_cubes
@@ -48,6 +48,9 @@ from kcxai.compilers._limits import Guard, LimitHit
 from kcxai.compilers._threshold import class_functions
 from kcxai.compilers.builder import check_literal, check_switch
 from kcxai.space import FeatureSpace
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kcxai.models.classifier import Classifier
 
 __all__ = ["CnfBuilder", "Cnf", "TRUE", "FALSE", "PAIRWISE_MAX", "model_cnf"]
 
@@ -444,7 +447,7 @@ def _check_indicators(indicators: Sequence[Sequence[int]]) -> None:
             owner[abs(x)] = f
 
 
-def model_cnf(model: Any, builder: CnfBuilder, max_clauses: int | None = None) -> Cnf:
+def model_cnf(model: Classifier, builder: CnfBuilder, max_clauses: int | None = None) -> Cnf:
     """The CNF of ``model``'s class functions (:func:`~kcxai.compilers._threshold.class_functions`) on ``builder``."""
     fns = class_functions(model, builder)
     if not isinstance(fns, (list, tuple)) or len(fns) != len(model.classes):

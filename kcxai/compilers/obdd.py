@@ -53,7 +53,7 @@ from __future__ import annotations
 import gc
 import importlib
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kcxai._errors import InvalidInputError, InvalidTypeError, MissingDependencyError
 from kcxai.compilers._encoding import Encoding, value_masks
@@ -67,6 +67,9 @@ from kcxai.compilers._tables.wmc import _recursion
 from kcxai.compilers._threshold import class_functions
 from kcxai.compilers.builder import DiagramBuilder
 from kcxai.compilers.compiled import CompiledModel, CompileStats
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kcxai.models.classifier import Classifier
 
 __all__ = ["compile", "DEFAULTS", "ObddOptions", "ObddStats", "BddBuilder", "sifted_order"]
 
@@ -254,7 +257,7 @@ def _is_cudd_failure(e: BaseException) -> bool:
     return (isinstance(e, ValueError) and "NULL" in text) or (isinstance(e, RuntimeError) and "memory" in text)
 
 
-def _build(model: Any, bdd: Any, builder: BddBuilder, guard: Guard, reorder: Any) -> list[Any]:
+def _build(model: Classifier, bdd: Any, builder: BddBuilder, guard: Guard, reorder: Any) -> list[Any]:
     """Build the class functions and reorder."""
     fns = class_functions(model, builder)
     if not isinstance(fns, (list, tuple)) or len(fns) != len(model.classes):
@@ -305,7 +308,7 @@ def _manager(mod: Any, backend: str, enc: Encoding, reorder: bool | str, max_mem
     return bdd
 
 
-def _run(model: Any, opts: ObddOptions, guard: Guard, export: bool, purpose: str = "") -> _Built:
+def _run(model: Classifier, opts: ObddOptions, guard: Guard, export: bool, purpose: str = "") -> _Built:
     """Build (and export) the model's OBDD; frees every dd object before returning or raising a limit."""
     mod, backend = _backend(opts.backend)
     reorder = opts.reorder
@@ -356,14 +359,14 @@ def _run(model: Any, opts: ObddOptions, guard: Guard, export: bool, purpose: str
     return out
 
 
-def _sifted_order(model: Any, encoding: str, guard: Guard) -> tuple[int, ...]:
+def _sifted_order(model: Classifier, encoding: str, guard: Guard) -> tuple[int, ...]:
     opts = ObddOptions(encoding=encoding, backend="cudd", reorder="dynamic", max_nodes=guard.max_nodes,
                        max_seconds=guard.max_seconds, max_memory=guard.max_memory)
     levels = _run(model, opts, guard, export=False, purpose=" as an OBDD, to sift its block order").levels
     return tuple(levels) + tuple(f for f in range(model.space.n_features) if f not in set(levels))
 
 
-def sifted_order(model: Any, *, encoding: str = "auto", max_nodes: int | None = DEFAULT_MAX_NODES,
+def sifted_order(model: Classifier, *, encoding: str = "auto", max_nodes: int | None = DEFAULT_MAX_NODES,
                  max_seconds: float | None = DEFAULT_MAX_SECONDS,
                  max_memory: int | None = DEFAULT_MAX_MEMORY) -> tuple[int, ...]:
     """The order of the feature blocks CUDD's group sifting finds for ``model``'s OBDD.
@@ -391,7 +394,7 @@ def sifted_order(model: Any, *, encoding: str = "auto", max_nodes: int | None = 
     return _sifted_order(model, opts.encoding, guard)
 
 
-def compile(model: Any, **options: Any) -> CompiledModel:
+def compile(model: Classifier, **options: Any) -> CompiledModel:
     """Compile ``model`` to an OBDD (see the module docstring for the options).
 
     Examples
@@ -428,7 +431,7 @@ def compile(model: Any, **options: Any) -> CompiledModel:
                          stats=CompileStats.from_mapping(stats.to_dict(), size_unit="OBDD nodes"))
 
 
-def _compile_ensemble(model: Any, opts: ObddOptions, guard: Guard) -> CompiledModel:
+def _compile_ensemble(model: Classifier, opts: ObddOptions, guard: Guard) -> CompiledModel:
     """The ``"ensemble"`` construction: the multi-valued diagram built feature by feature
     (:mod:`kcxai.compilers._ensemble`) is the counting table itself; no dd manager is involved."""
     space = model.space

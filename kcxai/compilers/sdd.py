@@ -51,7 +51,7 @@ import importlib
 import os
 import tempfile
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kcxai._errors import InvalidTypeError, MissingDependencyError
 from kcxai.compilers._encoding import Encoding
@@ -74,6 +74,9 @@ from kcxai.compilers._threshold import class_functions, exclusive_branches
 from kcxai.compilers.builder import DiagramBuilder
 from kcxai.compilers.compiled import CompiledModel, CompileStats
 from kcxai.compilers.obdd import _sifted_order
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kcxai.models.classifier import Classifier
 
 __all__ = ["compile", "DEFAULTS", "SddOptions", "SddStats", "SddBuilder", "VTREES"]
 
@@ -320,7 +323,7 @@ def _export(roots: Sequence[Any], enc: Encoding, inside: dict[int, int], vnode_a
     return kind, data, out, len(counted), n_elements
 
 
-def _order(model: Any, opts: SddOptions, guard: Guard) -> tuple[tuple[int, ...], str]:
+def _order(model: Classifier, opts: SddOptions, guard: Guard) -> tuple[tuple[int, ...], str]:
     """The block order: for ``"auto"``, CUDD's sifted OBDD order when dd.cudd imports and that OBDD stays
     within ``max_nodes``, else ``"dfs"``. The time and memory limits are the SDD compilation's own."""
     if opts.order != "auto":
@@ -344,7 +347,7 @@ def _collector(mgr: Any) -> Callable[[], None]:
     return collect
 
 
-def compile(model: Any, **options: Any) -> CompiledModel:
+def compile(model: Classifier, **options: Any) -> CompiledModel:
     """Compile ``model`` to an SDD (see the module docstring for the options).
 
     Examples
@@ -386,7 +389,7 @@ def _builder(mgr: Any, enc: Encoding, guard: Guard) -> SddBuilder:
     return SddBuilder(mgr, enc, guard)
 
 
-def _compile_ensemble(model: Any, opts: SddOptions, guard: Guard) -> CompiledModel:
+def _compile_ensemble(model: Classifier, opts: SddOptions, guard: Guard) -> CompiledModel:
     """The ``"ensemble"`` construction: the tree ensemble's multi-valued diagram is built feature by feature
     (:mod:`kcxai.compilers._ensemble`), then converted node by node into PySDD over a vtree in its order."""
     built = build_ensemble(model, opts, guard)
@@ -414,7 +417,7 @@ def _from_diagram(builder: SddBuilder, built: Any) -> list[Any]:
     return [builder.neg(sdd[r]) if neg else sdd[r] for r, neg in zip(built.roots, built.negated)]
 
 
-def _finish(model: Any, opts: SddOptions, guard: Guard, mgr: Any, enc: Encoding, fns: Sequence[Any],
+def _finish(model: Classifier, opts: SddOptions, guard: Guard, mgr: Any, enc: Encoding, fns: Sequence[Any],
             order_from_obdd: bool, construction: str, extra: dict[str, Any]) -> CompiledModel:
     """Export the class SDDs into the counting table, check it, and report."""
     space = model.space

@@ -18,13 +18,16 @@ import importlib.util
 import time
 import warnings
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from kcxai._errors import MissingDependencyError
 from kcxai.experiments._data import PreparedData
-from kcxai.models import RandomForest, from_sklearn
+from kcxai.models import BoostedTrees, Classifier, RandomForest, from_sklearn
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kcxai.data import DataLike
 
 __all__ = ["MODEL_KINDS", "default_kinds", "require_kind", "TrainedEnsemble", "train_ensemble", "import_ensemble"]
 
@@ -128,7 +131,7 @@ def train_ensemble(data: PreparedData, family: str, trees: int, depth: int, *, s
     return TrainedEnsemble(family, clf, trees, depth, time.perf_counter() - t0)
 
 
-def _hard_votes(clf: Any, X: Any) -> Any:
+def _hard_votes(clf: Any, X: DataLike) -> Any:
     """A random forest's majority vote (the first class of most votes), as kcxai's hard voting."""
     votes = np.stack([np.asarray(e.predict(np.asarray(X, dtype=np.float32)), dtype=np.int64)
                       for e in clf.estimators_])
@@ -136,7 +139,7 @@ def _hard_votes(clf: Any, X: Any) -> Any:
     return clf.classes_[np.argmax(counts, axis=0)]
 
 
-def library_predict(kind: str, clf: Any, X: Any) -> Any:
+def library_predict(kind: str, clf: Any, X: DataLike) -> Any:
     """The source library's predictions (for ``rf-hard``: the trees' majority vote)."""
     X = np.asarray(X)
     return _hard_votes(clf, X) if kind == "rf-hard" else np.asarray(clf.predict(X))
@@ -146,6 +149,7 @@ def import_ensemble(kind: str, trained: TrainedEnsemble, data: PreparedData) -> 
     """The kcxai model of ``trained`` for ``kind`` over the data's codes, and the import's wall-clock seconds."""
     names = list(data.feature_names)
     t0 = time.perf_counter()
+    model: Classifier
     if kind == "rf-hard":
         model = RandomForest.from_sklearn(trained.clf, voting="hard", domains=data.domains, feature_names=names)
     else:
@@ -153,6 +157,6 @@ def import_ensemble(kind: str, trained: TrainedEnsemble, data: PreparedData) -> 
     return model, time.perf_counter() - t0
 
 
-def n_nodes(model: Any) -> int:
+def n_nodes(model: RandomForest | BoostedTrees) -> int:
     """Nodes of the imported trees (splits and leaves)."""
     return int(sum(t.n_nodes for t in model.trees))

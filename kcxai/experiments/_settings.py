@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -22,6 +22,10 @@ from kcxai import fit_distribution
 from kcxai._params import POSITIVE_INT, Options, check
 from kcxai.experiments._data import PreparedData
 from kcxai.experiments._trees import TrainedTree
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kcxai.distribution import DistributionLike
+    from kcxai.data import DataLike
 
 __all__ = ["DISTRIBUTIONS", "MODES", "with_fitted_distribution", "HeldOut", "check_setting"]
 
@@ -38,7 +42,7 @@ MODES = ("idrs", "cdrs")
 _FITTED: dict[tuple[Any, ...], Any] = {}
 
 
-def check_setting(distribution: Any, mode: Any, components: Any) -> None:
+def check_setting(distribution: DistributionLike, mode: Any, components: Any) -> None:
     """An :class:`~kcxai.InvalidInputError` naming the argument unless the setting is known."""
     check("distribution", distribution, Options(DISTRIBUTIONS))
     check("mode", mode, Options(MODES))
@@ -95,7 +99,7 @@ class HeldOut:
     (2, 1)
     """
 
-    def __init__(self, X: Any, labels: Any) -> None:
+    def __init__(self, X: DataLike, labels: Any) -> None:
         self.X = np.asarray(X)
         self.labels = np.asarray(labels)
 

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import kcxai
 from kcxai._errors import CompilationLimitError, InvalidInputError, KcxaiError, MissingDependencyError
@@ -38,6 +38,11 @@ from kcxai.experiments._progress import Progress
 from kcxai.experiments._trees import train_tree
 from kcxai.experiments.paper_table import DELTAS, machine_info
 from kcxai.models import DecisionList, RandomForest
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kcxai.experiments._data import PreparedData
+    from kcxai.experiments._trees import TrainedTree
+    from kcxai.models.tree import DecisionTree
 
 __all__ = ["LanguagesConfig", "run_languages", "LANGUAGE_COLUMNS", "FAMILIES", "FOREST", "family_model"]
 
@@ -104,7 +109,7 @@ def _options(lang: str, max_seconds: float | None) -> dict[str, Any]:
     return {"max_seconds": max_seconds} if "max_seconds" in LANGUAGES[lang].option_names() else {}
 
 
-def _one_language(tree: Any, lang: str, work: list[tuple[list[int], Fraction]],
+def _one_language(tree: DecisionTree, lang: str, work: list[tuple[list[int], Fraction]],
                   reference: tuple[str, list[tuple[int, ...]]] | None, progress: Progress,
                   max_seconds: float | None = None) -> dict[str, Any]:
     row: dict[str, Any] = {"language": lang, "backend": "", "status": "ok", "compile_seconds": "", "size": "",
@@ -154,7 +159,7 @@ def _one_language(tree: Any, lang: str, work: list[tuple[list[int], Fraction]],
     return row
 
 
-def family_model(family: str, data: Any, trained: Any, seed: int = 0) -> Any:
+def family_model(family: str, data: PreparedData, trained: TrainedTree, seed: int = 0) -> Any:
     """The model of ``family`` for a prepared dataset and its trained tree (see the module docstring)."""
     tree = trained.tree
     if family == "tree":

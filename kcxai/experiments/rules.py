@@ -22,10 +22,11 @@ import datetime
 import json
 import statistics
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from fractions import Fraction
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import kcxai
 from kcxai._errors import InvalidInputError
@@ -34,6 +35,11 @@ from kcxai.experiments._data import explained_instances, prepare_data, subsample
 from kcxai.experiments._settings import HeldOut, with_fitted_distribution
 from kcxai.experiments._trees import train_tree
 from kcxai.explain.inflate import box_of
+
+if TYPE_CHECKING:  # pragma: no cover
+    pass
+    from kcxai.experiments._data import PreparedData
+    from kcxai.experiments._trees import TrainedTree
 
 __all__ = ["RulesConfig", "run_rules", "rules_markdown"]
 
@@ -71,7 +77,8 @@ class RulesConfig:
     progress: bool = field(default=True, repr=False)
 
 
-def _explain_kcxai(data: Any, trained: Any, rows: Any, delta: Fraction, held: HeldOut) -> list[dict[str, Any]]:
+def _explain_kcxai(data: PreparedData, trained: TrainedTree, rows: Sequence[int], delta: Fraction, held: HeldOut
+                   ) -> list[dict[str, Any]]:
     compiled = kcxai.compile_model(trained.tree, "dt")
     space = compiled.oracle.space
     predict = trained.clf.predict
@@ -100,14 +107,15 @@ def _explain_kcxai(data: Any, trained: Any, rows: Any, delta: Fraction, held: He
     return out
 
 
-def _readable(data: Any, e: Any) -> str:
+def _readable(data: PreparedData, e: Any) -> str:
     """A widened rule with the data's labels of the codes (the bins' intervals, the categories)."""
     conds = [f"{c.name} in {{{', '.join(data.labels[c.feature][k] for k in c.values)}}}" if len(c.values) > 1
              else f"{c.name} = {data.labels[c.feature][c.values[0]]}" for c in e.conditions]
     return f"IF {' AND '.join(conds) or 'TRUE'} THEN class = {e.prediction}"
 
 
-def _anchor(cfg: RulesConfig, data: Any, trained: Any, rows: Any, held: HeldOut) -> list[dict[str, Any]]:
+def _anchor(cfg: RulesConfig, data: PreparedData, trained: TrainedTree, rows: Sequence[int], held: HeldOut
+            ) -> list[dict[str, Any]]:
     assert cfg.anchor_python is not None
     job = Path(cfg.out) / "anchor" / data.name
     key = {"rows": [int(r) for r in rows], "threshold": float(cfg.delta), "seed": cfg.seed, "bins": cfg.bins,

@@ -17,6 +17,8 @@ from kcxai.space import FeatureSpace
 
 if TYPE_CHECKING:  # pragma: no cover
     from kcxai.functions import FunctionBuilder
+    from kcxai.distribution import DistributionLike
+    from kcxai._types import InstanceLike
 
 __all__ = ["Classifier", "load_model", "model_from_dict", "FORMAT_NAME", "FORMAT_VERSION"]
 
@@ -98,7 +100,7 @@ class Classifier(abc.ABC):
         rows = np.asarray(points).tolist()
         return np.fromiter((self.predict_point(tuple(r)) for r in rows), dtype=np.int64, count=len(rows))
 
-    def predict(self, instance: Any) -> Any:
+    def predict(self, instance: InstanceLike) -> Any:
         """The class label predicted for one instance given in user values."""
         return self.classes[self.predict_point(self.space.encode(instance))]
 
@@ -140,7 +142,7 @@ class Classifier(abc.ABC):
             "(kcxai.compilers._threshold.class_functions(model, builder)).")
 
     @abc.abstractmethod
-    def with_distribution(self, distribution: Any) -> "Classifier":
+    def with_distribution(self, distribution: DistributionLike) -> "Classifier":
         """The same classifier over the same features with another distribution."""
 
     def _copy_with_space(self: _C, space: FeatureSpace) -> _C:

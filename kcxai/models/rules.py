@@ -42,6 +42,8 @@ from kcxai.space import SPACE, FeatureSpace
 
 if TYPE_CHECKING:  # pragma: no cover
     from kcxai.functions import FunctionBuilder
+    from kcxai.distribution import DistributionLike
+    from kcxai._types import InstanceLike
 
 __all__ = ["Rule", "RuleLike", "DecisionList", "RuleSet"]
 
@@ -137,7 +139,7 @@ class _RuleModel(Classifier):
             masks[i] = masks.get(i, full_mask(space.features[i].size)) & m
         return conds_from_masks(space, masks)
 
-    def with_distribution(self: _M, distribution: Any) -> _M:
+    def with_distribution(self: _M, distribution: DistributionLike) -> _M:
         return self._copy_with_space(self.space.with_distribution(distribution))
 
     @classmethod
@@ -229,7 +231,7 @@ class DecisionList(_RuleModel):
 
     @classmethod
     def from_imodels(cls, clf: Any, *, domains: Sequence[Sequence[Any]], feature_names: Sequence[str] | None = None,
-                     distribution: Any = None) -> "DecisionList":
+                     distribution: DistributionLike = None) -> "DecisionList":
         """Import a fitted ``imodels.GreedyRuleListClassifier`` (optional extra ``kcxai[rules]``).
 
         Each of its rules tests one feature, ``x >= cutoff`` (or ``x < cutoff``
@@ -257,7 +259,7 @@ class DecisionList(_RuleModel):
                 return c
         return self._default
 
-    def rule_of(self, instance: Any) -> int | None:
+    def rule_of(self, instance: InstanceLike) -> int | None:
         """The index of the rule that decides an instance (``None``: the default)."""
         point = self.space.encode(instance)
         for r, (conds, _) in enumerate(self._rules):

@@ -39,6 +39,8 @@ from kcxai.space import SPACE, FeatureSpace
 
 if TYPE_CHECKING:  # pragma: no cover
     from kcxai.functions import FunctionBuilder
+    from kcxai.distribution import DistributionLike
+    from kcxai._types import InstanceLike
 
 __all__ = ["DecisionTree", "Leaf", "Split", "TreePath", "TreeArrays"]
 
@@ -336,7 +338,7 @@ class DecisionTree(Classifier):
         masks = tuple(sorted((f, m) for f, m in allowed.items() if m != _full(features[f].size)))
         return TreePath(self._label[nid], masks, nid)
 
-    def path_features(self, instance: Any) -> tuple[int, ...]:
+    def path_features(self, instance: InstanceLike) -> tuple[int, ...]:
         """The features restricted on the path followed by an instance (user values).
 
         Examples
@@ -365,7 +367,7 @@ class DecisionTree(Classifier):
             memo[nid] = out
         return memo[self._root]
 
-    def with_distribution(self, distribution: Any) -> "DecisionTree":
+    def with_distribution(self, distribution: DistributionLike) -> "DecisionTree":
         return DecisionTree._from_arrays(self.space.with_distribution(distribution), self.classes,
                                          list(self._feat), list(self._label), list(self._branches),
                                          names=self._node_names, root=self._root, validate=False,
@@ -442,7 +444,7 @@ class DecisionTree(Classifier):
     @classmethod
     def from_sklearn(cls, clf: Any, *, feature_names: Sequence[str] | None = None,
                      domains: Sequence[Sequence[float] | None] | None = None,
-                     distribution: Any = None) -> "DecisionTree":
+                     distribution: DistributionLike = None) -> "DecisionTree":
         """Import a fitted scikit-learn ``DecisionTreeClassifier``.
 
         Parameters
@@ -474,7 +476,7 @@ class DecisionTree(Classifier):
                                                    distribution=distribution))
 
     @classmethod
-    def from_dt(cls, tree_path: str, map_path: str, *, distribution: Any = None) -> "DecisionTree":
+    def from_dt(cls, tree_path: str, map_path: str, *, distribution: DistributionLike = None) -> "DecisionTree":
         """Read a tree in the plain-text ``.dt`` / ``.map`` format of the authors' tools.
 
         See ``docs/model-format.md`` for the format. Feature ``k`` is named

@@ -19,11 +19,14 @@ import math
 import numbers
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kcxai._errors import InvalidInputError, MissingDependencyError
 from kcxai._params import Range, check
 from kcxai.viz._tree_marks import _edge_label, check_tree, highlight
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kcxai._types import InstanceLike
 
 __all__ = ["TreeLayout", "layout_tree", "plot_tree"]
 
@@ -273,7 +276,7 @@ def _wrap(text: str, width: float, measure: _Measure, size: float) -> list[str]:
     return lines
 
 
-def plot_tree(tree: Any, explanation: Any = None, instance: Any = None, *, max_depth: int | None = None,
+def plot_tree(tree: Any, explanation: Any = None, instance: InstanceLike | None = None, *, max_depth: int | None = None,
               title: str | None = None, ax: Any = None, fontsize: float = 8) -> Any:
     """Draw a decision tree with matplotlib, optionally with an instance's path and an explanation.
 

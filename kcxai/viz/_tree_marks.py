@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kcxai._errors import InvalidInputError, InvalidTypeError
 from kcxai._params import NON_NEGATIVE_INT, NONE, check
 from kcxai.explain.explanation import Explanation
 from kcxai.models.classifier import Classifier
 from kcxai.models.tree import DecisionTree
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kcxai._types import InstanceLike
 
 __all__ = ["highlight", "check_tree"]
 
@@ -61,7 +64,7 @@ def check_tree(tree: Any, what: str = "the drawing") -> None:
                            f"which it does not draw; {hint}.")
 
 
-def highlight(tree: Any, explanation: Any = None, instance: Any = None
+def highlight(tree: Any, explanation: Any = None, instance: InstanceLike | None = None
               ) -> tuple[frozenset[int], set[int], set[tuple[int, int]]]:
     """What a drawing highlights: the explanation's features, and the nodes and edges of the instance's
     path (the explanation's instance unless ``instance`` is given). Checks the arguments."""

@@ -24,10 +24,13 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from kcxai._errors import InvalidInputError, InvalidTypeError, MissingDependencyError, ModelFormatError
 from kcxai.space import Feature, FeatureSpace
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kcxai.distribution import DistributionLike
 
 __all__ = ["BddParts", "Node", "bdd_from_dd", "read_dd_json", "table_to_dd"]
 
@@ -98,7 +101,7 @@ def _convert(bdd: Any, u: Any, index: dict[str, int], nodes: list[Node]) -> int:
     return memo[(int(u), False)]
 
 
-def bdd_from_dd(u: Any, variables: Sequence[str] | None, distribution: Any) -> BddParts:
+def bdd_from_dd(u: Any, variables: Sequence[str] | None, distribution: DistributionLike) -> BddParts:
     """The node table of a dd function, over ``variables`` (default: all of its manager's, by level).
 
     See :meth:`kcxai.models.BddClassifier.from_dd`.
