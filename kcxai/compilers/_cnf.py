@@ -154,8 +154,8 @@ class CnfBuilder:
     >>> b = CnfBuilder(space)
     >>> f = b.conj(b.value_in(0, 0b10), b.value_in(1, 0b011))
     >>> cnf = b.cnf([f, b.neg(f)])
-    >>> cnf.n_vars, cnf.indicators
-    (6, ((-2, 2), (3, 4, 5)))
+    >>> cnf.n_vars, cnf.indicators  # the 4 value variables, then the 2 class selectors and the gates
+    (11, ((-2, 2), (3, 4, 5)))
     """
 
     def __init__(self, space: FeatureSpace, encoding: str = "auto", guard: Guard | None = None,
