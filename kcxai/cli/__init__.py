@@ -353,7 +353,7 @@ def _add_compile(sub: Any) -> None:
     p.set_defaults(func=_compile)
 
 
-def _languages(args: Any) -> int:
+def _languages(args: argparse.Namespace) -> int:
     if args.markdown:
         print(languages_markdown(), end="")
         return 0

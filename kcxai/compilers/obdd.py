@@ -257,7 +257,7 @@ def _is_cudd_failure(e: BaseException) -> bool:
     return (isinstance(e, ValueError) and "NULL" in text) or (isinstance(e, RuntimeError) and "memory" in text)
 
 
-def _build(model: Classifier, bdd: Any, builder: BddBuilder, guard: Guard, reorder: Any) -> list[Any]:
+def _build(model: Classifier, bdd: Any, builder: BddBuilder, guard: Guard, reorder: bool | str) -> list[Any]:
     """Build the class functions and reorder."""
     fns = class_functions(model, builder)
     if not isinstance(fns, (list, tuple)) or len(fns) != len(model.classes):
