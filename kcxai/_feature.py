@@ -118,7 +118,7 @@ class Interval:
     float32: bool = field(default=False, compare=False, repr=False)
 
     def __contains__(self, x: object) -> bool:
-        return isinstance(x, (int, float)) and self.low < x <= self.high  # type: ignore[operator]
+        return isinstance(x, (int, float)) and self.low < x <= self.high
 
     def __str__(self) -> str:
         return format_interval(self.low, self.high, float32=self.float32)

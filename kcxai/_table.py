@@ -17,12 +17,16 @@ import math
 import numbers
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from kcxai._errors import InvalidInputError, InvalidTypeError, name_mismatch
 from kcxai._feature import MISSING
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kcxai.space import FeatureSpace
+    from kcxai.data import DataLike
 
 __all__ = ["ColumnReader", "TableReader", "Table", "is_missing"]
 
@@ -36,6 +40,7 @@ def is_missing(x: Any) -> bool:
     if isinstance(x, (str, bytes, bool, int)):
         return False
     try:
+        # pandas (heavy) loads only when a cell may be a pandas missing value, not with kcxai
         import pandas as pd
 
         out = pd.isna(x)
@@ -196,7 +201,7 @@ class TableReader:
         self._positions = tuple(pos[f.column] for f in self.features)
 
     @classmethod
-    def for_space(cls, space: Any) -> "TableReader":
+    def for_space(cls, space: FeatureSpace) -> "TableReader":
         """The reader of a kcxai model's own features: one column per feature, named like it."""
         readers = [ColumnReader(f.name, "number", missing=f.missing_index is not None) if f.is_numeric
                    else ColumnReader(f.name, "category", f.values, missing=f.missing_index is not None)
@@ -205,7 +210,7 @@ class TableReader:
 
     # -- reading ---------------------------------------------------------------
 
-    def read(self, X: Any, *, argument: str = "X") -> Table:
+    def read(self, X: DataLike, *, argument: str = "X") -> Table:
         """Rows of ``X`` as instances: a DataFrame, a 2-D array or list of rows, a dict of columns or of
         one row's values, a pandas Series (one row) or a 1-D sequence (one row)."""
         cols, ids, single = self._columns_of(X, argument)

@@ -36,11 +36,16 @@ from typing import Any, ClassVar, Union
 from kcxai._errors import InvalidInputError, InvalidTypeError, ModelFormatError
 from kcxai.arithmetic import EXACT, FLOAT, Arithmetic, Probability, Weight
 
-__all__ = ["Distribution", "Uniform", "Product", "Mixture", "ProductWeights", "Parameter",
+__all__ = ["Distribution", "Uniform", "Product", "Mixture", "ProductWeights", "Parameter", "DistributionLike",
            "distribution_from_dict"]
 
 #: A distribution parameter as given: exact (``int``/``Fraction``) or ``float``.
 Parameter = Union[int, Fraction, float]
+
+#: A distribution as a feature space takes it: ``None`` (uniform), a :class:`Distribution`, or product
+#: weights, one entry per feature (a sequence in feature order or a mapping by name; see
+#: :class:`~kcxai.FeatureSpace`).
+DistributionLike = Union[None, "Distribution", Sequence[Any], Mapping[str, Any]]
 
 
 def _lcm(a: int, b: int) -> int:

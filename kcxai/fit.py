@@ -1,10 +1,9 @@
 """Distributions fitted from data, in one call: ``fit_distribution(model, X_train, kind=...)``.
 
 Why: under the uniform distribution most of the probability sits on points no
-real row resembles, so an I-delta set's exact error says little about the data
-(measured on adult, depth-8 tree, delta 0.01: exact precision 0.53, on held-out
-rows 0.81). A distribution fitted on the training rows makes the printed,
-exact number track the data.
+real row resembles, so an I-delta set's exact error can say little about the data
+(an example is in ``docs/results.md``). A distribution fitted on the training rows
+makes the printed, exact number track the data.
 
 Kinds
 -----

@@ -29,8 +29,10 @@ from typing import Any
 from kcxai._rule_parse import parse_rule
 from kcxai.arithmetic import Probability
 from kcxai.data import DataLike
-from kcxai.evaluation import DataMetrics
+from kcxai.evaluation import DataMetrics, _measure_boxes
+from kcxai.explain._query import describe
 from kcxai.explain.explanation import Condition, format_probability, under
+from kcxai.explain.inflate import _box_oracle, conditions_of
 from kcxai.space import FeatureSpace
 from kcxai.typing import Explainable
 
@@ -146,9 +148,6 @@ def score_rule(model: Explainable, rule: Mapping[str, Any] | str, *,
     >>> kcxai.score_rule(tree, {"x1": 0}).prediction
     0
     """
-    from kcxai.explain._query import describe
-    from kcxai.explain.inflate import _box_oracle, conditions_of
-
     oracle, source = _box_oracle(model)
     space: FeatureSpace = oracle.space
     classes = list(getattr(source, "classes", range(oracle.n_classes)))
@@ -166,8 +165,6 @@ def score_rule(model: Explainable, rule: Mapping[str, Any] | str, *,
     disagree, consistent = oracle.box_weights(box, label)
     data = None
     if rows is not None:
-        from kcxai.evaluation import _measure_boxes
-
         data = _measure_boxes(model, [(box, label)], rows)[0]
     return RuleScore(conditions=conditions_of(space, box), prediction=classes[label], class_source=source_of_class,
                      precision=space.arith.complement(disagree, consistent), coverage=space.probability(consistent),

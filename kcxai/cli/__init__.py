@@ -33,7 +33,7 @@ from kcxai.datasets import load_dataset, reference_tree, running_example_tree
 from kcxai.engines import LANGUAGES
 from kcxai.engines._registry import languages_markdown
 from kcxai.explain._methods import METHODS, resolve_method
-from kcxai.models import DecisionTree, load_model
+from kcxai.models import Classifier, DecisionTree, load_model
 
 __all__ = ["main", "parse_instance"]
 
@@ -58,7 +58,7 @@ def _one_line(message: str) -> str:
 # -- shared helpers ---------------------------------------------------------------
 
 
-def _load_model(model: str, map_file: str | None) -> Any:
+def _load_model(model: str, map_file: str | None) -> Classifier:
     """A kcxai model from a JSON file, a ``.dt`` + ``.map`` pair or ``bundled:<name>``."""
     if model.startswith("bundled:"):
         name = model[len("bundled:"):]
@@ -353,7 +353,7 @@ def _add_compile(sub: Any) -> None:
     p.set_defaults(func=_compile)
 
 
-def _languages(args: Any) -> int:
+def _languages(args: argparse.Namespace) -> int:
     if args.markdown:
         print(languages_markdown(), end="")
         return 0

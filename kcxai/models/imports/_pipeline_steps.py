@@ -94,6 +94,7 @@ class Layout:
 
 
 def is_passthrough(trans: Any) -> bool:
+    # scikit-learn (heavy) loads on first import of an estimator, not with kcxai
     from sklearn.preprocessing import FunctionTransformer
 
     return trans is None or (isinstance(trans, str) and trans == "passthrough") or (
@@ -101,6 +102,7 @@ def is_passthrough(trans: Any) -> bool:
 
 
 def _refuse(step: str, trans: Any, cols: Sequence[str]) -> InvalidTypeError:
+    # scikit-learn (heavy) loads on first import of an estimator, not with kcxai
     from sklearn.preprocessing import FunctionTransformer
 
     kind = type(trans).__name__
@@ -167,6 +169,7 @@ class _Reader:
         return [self.columns[o.column].name for o in ins]
 
     def walk(self, step: str, trans: Any, ins: list[Out]) -> list[Out]:
+        # scikit-learn (heavy) loads on first import of an estimator, not with kcxai
         from sklearn.compose import ColumnTransformer
         from sklearn.pipeline import Pipeline
         from sklearn.preprocessing import KBinsDiscretizer, OneHotEncoder, OrdinalEncoder
@@ -257,6 +260,7 @@ class _Reader:
         return out
 
     def encoder(self, step: str, enc: Any, ins: list[Out]) -> list[Out]:
+        # scikit-learn (heavy) loads on first import of an estimator, not with kcxai
         from sklearn.preprocessing import OneHotEncoder
 
         _no_infrequent(enc, step, self.names(ins))
@@ -317,6 +321,7 @@ def _column_names(est: Any) -> tuple[list[str], bool]:
 
 def layout_of(pipeline: Any) -> tuple[Any, str, Layout]:
     """The final estimator, its step name, and the preprocessing's :class:`Layout`."""
+    # scikit-learn (heavy) loads on first import of an estimator, not with kcxai
     from sklearn.pipeline import Pipeline
 
     if not isinstance(pipeline, Pipeline):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from fractions import Fraction
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -14,6 +14,9 @@ from kcxai.models.imports._trees import EnsembleParts, RawEnsemble, RawTree, pla
 from kcxai.models._numbers import exact_number
 from kcxai.models._tree_data import TreeParts
 from kcxai.space import Feature, FeatureSpace
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kcxai.distribution import DistributionLike
 
 __all__ = ["tree_parts", "forest_parts", "raw_tree", "raw_sklearn_trees", "nan_rule", "raw_decision_tree", "raw_forest",
            "as_tree_parts", "naive_bayes_parts", "linear_parts", "sklearn_feature_names",
@@ -61,6 +64,7 @@ def check_domains(domains: Sequence[Any] | None, n: int) -> list[list[float] | N
 
 def _fitted_tree(clf: Any) -> Any:
     try:
+        # scikit-learn (heavy) loads on first import of an estimator, not with kcxai
         from sklearn.tree import DecisionTreeClassifier
     except ImportError as e:  # pragma: no cover - scikit-learn is a core dependency
         raise InvalidTypeError("Importing scikit-learn trees needs scikit-learn installed.") from e
@@ -105,7 +109,7 @@ def raw_sklearn_trees(clf: Any, structures: Sequence[Any], *, soft: bool) -> Raw
 
 
 def tree_parts(clf: Any, *, feature_names: Sequence[str] | None = None,
-               domains: Sequence[Any] | None = None, distribution: Any = None) -> TreeParts:
+               domains: Sequence[Any] | None = None, distribution: DistributionLike = None) -> TreeParts:
     """The parts of :meth:`kcxai.DecisionTree.from_sklearn`."""
     raw = raw_decision_tree(clf)
     names = sklearn_feature_names(clf, raw.n_features, feature_names)
@@ -140,7 +144,7 @@ def check_forest(clf: Any) -> None:
 
 
 def forest_parts(clf: Any, *, domains: Sequence[Any] | None = None, feature_names: Sequence[str] | None = None,
-                 distribution: Any = None, soft: bool = True) -> EnsembleParts:
+                 distribution: DistributionLike = None, soft: bool = True) -> EnsembleParts:
     """The parts of :meth:`kcxai.models.RandomForest.from_sklearn`; with ``soft``, each node's class scores.
 
     Call it with the garbage collector paused (:func:`~kcxai._gc.gc_paused`): it builds millions of tuples.
@@ -168,7 +172,8 @@ class NaiveBayesParts(NamedTuple):
 
 
 def naive_bayes_parts(clf: Any, *, domains: Sequence[Any] | None = None,
-                      feature_names: Sequence[str] | None = None, distribution: Any = None) -> NaiveBayesParts:
+                      feature_names: Sequence[str] | None = None,
+                      distribution: DistributionLike = None) -> NaiveBayesParts:
     """The parts of :meth:`kcxai.models.NaiveBayes.from_sklearn`.
 
     ``CategoricalNB``: value ``v`` of feature ``i`` has the log-likelihoods
@@ -178,6 +183,7 @@ def naive_bayes_parts(clf: Any, *, domains: Sequence[Any] | None = None,
     with ``flp = feature_log_prob_`` and ``neg = log(1 - exp(flp))`` computed as
     sklearn computes it; the default domain is ``[0, 1]``.
     """
+    # scikit-learn (heavy) loads on first import of an estimator, not with kcxai
     from sklearn.naive_bayes import BernoulliNB, CategoricalNB
 
     if not isinstance(clf, (CategoricalNB, BernoulliNB)):
@@ -234,8 +240,9 @@ class LinearParts(NamedTuple):
 
 
 def linear_parts(clf: Any, *, domains: Sequence[Any] | None = None,
-                 feature_names: Sequence[str] | None = None, distribution: Any = None) -> LinearParts:
+                 feature_names: Sequence[str] | None = None, distribution: DistributionLike = None) -> LinearParts:
     """The parts of :meth:`kcxai.models.LinearClassifier.from_sklearn`."""
+    # scikit-learn (heavy) loads on first import of an estimator, not with kcxai
     from sklearn.linear_model._base import LinearClassifierMixin
 
     if not isinstance(clf, LinearClassifierMixin):

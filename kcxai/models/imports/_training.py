@@ -6,7 +6,7 @@ ranges over, and the distribution every count is under (:func:`with_distribution
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -14,6 +14,10 @@ from kcxai._errors import InvalidInputError, InvalidTypeError
 from kcxai._table import TableReader, is_missing
 from kcxai.fit import KINDS, fit_distribution
 from kcxai.models.classifier import Classifier
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kcxai.distribution import DistributionLike
+    from kcxai.data import DataLike
 
 __all__ = ["Imported", "missing_columns", "domains_from", "relabel", "with_distribution", "DISTRIBUTIONS"]
 
@@ -30,7 +34,7 @@ class Imported(NamedTuple):
     reader: TableReader
 
 
-def missing_columns(X: Any) -> list[str]:
+def missing_columns(X: DataLike) -> list[str]:
     """The columns of the training rows ``X`` that hold a missing value (NaN / None); by position ``x0, x1, ...``
     for an array.
 
@@ -98,7 +102,7 @@ def relabel(model: Classifier, class_names: Any) -> Classifier:
     return model.with_classes([class_names.get(c, c) for c in model.classes])
 
 
-def with_distribution(model: Classifier, distribution: Any, X_train: Any, reader: TableReader,
+def with_distribution(model: Classifier, distribution: DistributionLike, X_train: DataLike, reader: TableReader,
                       options: Mapping[str, Any] | None = None) -> Classifier:
     """The model under ``distribution``.
 

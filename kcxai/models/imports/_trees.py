@@ -36,7 +36,7 @@ from __future__ import annotations
 import collections
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import TYPE_CHECKING, Any, Union
 
 import numpy as np
 
@@ -44,6 +44,9 @@ from kcxai._cuts import float32_cuts
 from kcxai._errors import ModelFormatError, ProblemTooLargeError
 from kcxai.models._tree_data import TreeArrays
 from kcxai.space import Feature, FeatureSpace
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kcxai.distribution import DistributionLike
 
 __all__ = ["RawTree", "RawEnsemble", "EnsembleParts", "Ranged", "Masked", "Plan", "Splits", "FlatNodes",
            "tree_arrays", "check_mask_memory", "MASK_MEMORY_LIMIT", "plain_parts", "parts_from", "numeric_cuts",
@@ -463,7 +466,7 @@ def _leaf_order(flat: FlatNodes, reached: np.ndarray, levels: list[np.ndarray]) 
 # -- an estimator over its own input columns ------------------------------------------------
 
 def plain_parts(raw: RawEnsemble, names: Sequence[str], domains: Sequence[Sequence[float] | None],
-                distribution: Any) -> EnsembleParts:
+                distribution: DistributionLike) -> EnsembleParts:
     """The parts of an ensemble over its own input columns: categorical features for given domains, numeric
     ones cut by the union of the trees' thresholds (the values read as the library reads them)."""
     flat = FlatNodes.of(raw.trees, raw.float32)

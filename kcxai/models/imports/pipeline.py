@@ -33,18 +33,30 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from kcxai._errors import InvalidInputError, InvalidTypeError
 from kcxai._gc import gc_paused
 from kcxai._table import ColumnReader, TableReader
+from kcxai.models.boosted import BoostedTrees
+from kcxai.models.classifier import Classifier
+from kcxai.models.forest import RandomForest, leaf_dicts, trees_of
+from kcxai.models.imports._boosted import raw_boosted
+from kcxai.models.imports._pipeline_scores import finite_only, score_model
 from kcxai.models.imports._pipeline_steps import STEPS, Layout, layout_of
+from kcxai.models.imports._pipeline_trees import composed_parts
 from kcxai.models.imports._pipeline_values import Preprocessing
+from kcxai.models.imports._sklearn import as_tree_parts, nan_rule, raw_decision_tree, raw_forest
 from kcxai.models.imports._training import missing_columns as missing_columns_of
 from kcxai.models.imports._training import with_distribution
-from kcxai.space import Feature
+from kcxai.models.tree import DecisionTree
+from kcxai.space import MISSING, Feature, FeatureSpace
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kcxai.distribution import DistributionLike
+    from kcxai.data import DataLike
 
 __all__ = ["ImportedPipeline", "from_pipeline", "import_pipeline", "columns_missing_in", "SUPPORTED_STEPS"]
 
@@ -147,8 +159,6 @@ class Coding:
     @property
     def domain(self) -> tuple[Any, ...]:
         """The feature's values as they are read: categories or bin numbers, then the missing value."""
-        from kcxai.space import MISSING
-
         return (*self.categories, MISSING) if self.missing else self.categories
 
     def representatives(self) -> list[Any]:
@@ -298,7 +308,7 @@ def _run(pre: Preprocessing, values: dict[int, list[Any]], what: str) -> np.ndar
     return X
 
 
-def from_pipeline(pipeline: Any, X_train: Any = None, *, distribution: Any = "auto",
+def from_pipeline(pipeline: Any, X_train: DataLike = None, *, distribution: str | DistributionLike = "auto",
                   missing_columns: Sequence[str] = (),
                   distribution_options: Mapping[str, Any] | None = None) -> ImportedPipeline:
     """Import a fitted scikit-learn ``Pipeline`` as a kcxai model over its original columns, under the
@@ -362,21 +372,20 @@ def from_pipeline(pipeline: Any, X_train: Any = None, *, distribution: Any = "au
     return replace(imported, model=model)
 
 
-def columns_missing_in(pipeline: Any, X_train: Any) -> list[str]:
+def columns_missing_in(pipeline: Any, X_train: DataLike) -> list[str]:
     """The pipeline's input columns the training rows miss values in."""
     names = getattr(pipeline, "feature_names_in_", None)
     known = [f"x{k}" for k in range(int(getattr(pipeline, "n_features_in_", 0)))] if names is None else list(names)
     return [c for c in missing_columns_of(X_train) if c in known]
 
 
-def import_pipeline(pipeline: Any, *, distribution: Any, missing_columns: Sequence[str],
+def import_pipeline(pipeline: Any, *, distribution: DistributionLike, missing_columns: Sequence[str],
                     seen_missing: Sequence[str] = ()) -> ImportedPipeline:
     """:func:`from_pipeline` under ``distribution`` (passed to the feature space): a column of
     ``missing_columns`` gets the missing value or is an error when the pipeline has no rule for NaN there; a
     column of ``seen_missing`` (which the training rows miss values in) gets it where there is one, and is
     left without it otherwise (a missing cell there is then refused with the column and the row)."""
     from kcxai.models.imports.sklearn import family_of  # sklearn.py imports this module: the cycle broken here
-    from kcxai.models.imports._sklearn import nan_rule
 
     final, final_name, layout = layout_of(pipeline)
     family = family_of(final, where=f"The pipeline ends in {type(final).__name__}, which kcxai does not import")
@@ -394,17 +403,11 @@ def import_pipeline(pipeline: Any, *, distribution: Any, missing_columns: Sequen
     return ImportedPipeline(model=model, reader=TableReader(layout.names, readers, by_position=not layout.named))
 
 
-def _model(kind: str, final: Any, codings: list[Coding], pre: Preprocessing, distribution: Any) -> Any:
+def _model(kind: str, final: Any, codings: list[Coding], pre: Preprocessing,
+           distribution: DistributionLike) -> Classifier:
     """The kcxai model of the classifier ``final`` (of the family ``kind``) composed with the codings."""
     labels = [c.item() if isinstance(c, np.generic) else c for c in final.classes_]
     if kind in ("tree", "forest", "boosted"):
-        from kcxai.models.imports._boosted import raw_boosted
-        from kcxai.models.imports._pipeline_trees import composed_parts
-        from kcxai.models.imports._sklearn import as_tree_parts, raw_decision_tree, raw_forest
-        from kcxai.models.boosted import BoostedTrees
-        from kcxai.models.forest import RandomForest, leaf_dicts, trees_of
-        from kcxai.models.tree import DecisionTree
-
         raw = replace({"tree": raw_decision_tree, "forest": raw_forest, "boosted": raw_boosted}[kind](final),
                       classes=labels)
         parts = composed_parts(raw, codings, pre, distribution)
@@ -416,9 +419,6 @@ def _model(kind: str, final: Any, codings: list[Coding], pre: Preprocessing, dis
                                 leaf_scores=leaf_dicts(trees, parts.node_values or []))
         return BoostedTrees(parts.space, parts.classes, trees, leaf_dicts(trees, parts.node_values or []),
                             tree_class=parts.tree_class, init=parts.init, ties=parts.ties)
-    from kcxai.models.imports._pipeline_scores import finite_only, score_model
-    from kcxai.space import FeatureSpace
-
     finite_only(codings, final)
     space = FeatureSpace([c.feature() for c in codings], distribution=distribution)
     return score_model(final, codings, labels, distribution, space)

@@ -10,7 +10,7 @@ fitted on the training rows when there are any: :func:`~kcxai.models.imports._tr
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kcxai._errors import InvalidTypeError
 from kcxai._table import TableReader
@@ -19,10 +19,13 @@ from kcxai.models.imports._training import Imported, relabel, with_distribution
 from kcxai.models.imports.pipeline import ImportedPipeline, columns_missing_in, import_pipeline
 from kcxai.models.imports.sklearn import import_estimator
 
+if TYPE_CHECKING:  # pragma: no cover
+    from kcxai.data import DataLike
+
 __all__ = ["Imported", "import_model"]
 
 
-def _source(model: Any, X_train: Any) -> Imported:
+def _source(model: Classifier, X_train: DataLike) -> Imported:
     """The kcxai model of what the user passed (under its own distribution) and the reader of its tables."""
     if isinstance(model, Classifier):
         return Imported(model, TableReader.for_space(model.space))
@@ -42,7 +45,7 @@ def _source(model: Any, X_train: Any) -> Imported:
         f"ImportedPipeline (kcxai.from_pipeline). Got {type(model).__name__} instead.")
 
 
-def import_model(model: Any, X_train: Any = None, *, distribution: Any = "auto",
+def import_model(model: Any, X_train: DataLike = None, *, distribution: Any = "auto",
                  distribution_options: Mapping[str, Any] | None = None,
                  class_names: Mapping[Any, Any] | None = None) -> Imported:
     """The kcxai model of ``model`` and the reader of its input tables, as the :class:`~kcxai.Explainer` takes

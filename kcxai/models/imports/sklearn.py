@@ -7,21 +7,26 @@ class methods, which take their parts from the importer modules
 
 from __future__ import annotations
 
+import importlib
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kcxai._errors import InvalidInputError, InvalidTypeError
 from kcxai._table import TableReader
 from kcxai.models.boosted import BoostedTrees
 from kcxai.models.classifier import Classifier
 from kcxai.models.forest import RandomForest
-from kcxai.models.linear import LinearClassifier, NaiveBayes
 from kcxai.models.imports._sklearn import sklearn_feature_names
 from kcxai.models.imports._training import Imported, domains_from, missing_columns, with_distribution
 from kcxai.models.imports.pipeline import import_pipeline
+from kcxai.models.linear import LinearClassifier, NaiveBayes
 from kcxai.models.tree import DecisionTree
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kcxai.distribution import DistributionLike
+    from kcxai.data import DataLike
 
 __all__ = ["from_sklearn", "import_estimator", "SUPPORTED", "FAMILIES", "Family", "family_of"]
 
@@ -39,8 +44,6 @@ class Family:
 def _is(*path: str) -> Callable[[Any], bool]:
     """A test ``isinstance(est, module.Class)`` for scikit-learn classes named ``module.Class``."""
     def test(est: Any) -> bool:
-        import importlib
-
         for p in path:
             module, _, name = p.rpartition(".")
             if isinstance(est, getattr(importlib.import_module(module), name)):
@@ -96,7 +99,7 @@ def _build(estimator: Any, domains: Sequence[Any] | None, feature_names: Sequenc
     return LinearClassifier.from_sklearn(estimator, **kw)
 
 
-def import_estimator(estimator: Any, X_train: Any = None, *, domains: Sequence[Any] | None = None,
+def import_estimator(estimator: Any, X_train: DataLike = None, *, domains: Sequence[Any] | None = None,
                      feature_names: Sequence[str] | None = None) -> Imported:
     """The kcxai model of a fitted estimator and the reader of its input tables, as the training rows ask:
     a tree ensemble whose rows have missing values is imported with a missing value in those columns (routed
@@ -130,7 +133,7 @@ def import_estimator(estimator: Any, X_train: Any = None, *, domains: Sequence[A
     return Imported(model, TableReader.for_space(model.space))
 
 
-def _renamed_columns(estimator: Any, X_train: Any) -> list[str] | None:
+def _renamed_columns(estimator: Any, X_train: DataLike) -> list[str] | None:
     """The training rows' own column names where the estimator renamed them (LightGBM writes ``mean radius`` as
     ``mean_radius``), so that tables with the original columns read; else ``None`` (the estimator's names)."""
     names = getattr(estimator, "feature_names_in_", None)
@@ -144,9 +147,9 @@ def _renamed_columns(estimator: Any, X_train: Any) -> list[str] | None:
     return columns if same else None
 
 
-def from_sklearn(estimator: Any, X_train: Any = None, *, domains: Sequence[Any] | None = None,
-                 feature_names: Sequence[str] | None = None, distribution: Any = "auto",
-                 distribution_options: Mapping[str, Any] | None = None) -> Any:
+def from_sklearn(estimator: Any, X_train: DataLike = None, *, domains: Sequence[Any] | None = None,
+                 feature_names: Sequence[str] | None = None, distribution: str | DistributionLike = "auto",
+                 distribution_options: Mapping[str, Any] | None = None) -> Classifier:
     """The kcxai model of a fitted scikit-learn classifier, under the distribution of its training rows.
 
     Parameters
