@@ -16,7 +16,7 @@ from kcxai.models._tree_data import TreeParts
 from kcxai.space import Feature, FeatureSpace
 
 __all__ = ["tree_parts", "forest_parts", "raw_tree", "raw_sklearn_trees", "nan_rule", "raw_decision_tree", "raw_forest",
-           "as_tree_parts", "naive_bayes_parts", "linear_parts", "sklearn_feature_names",
+           "leaf_probabilities", "as_tree_parts", "naive_bayes_parts", "linear_parts", "sklearn_feature_names",
            "check_domains", "NaiveBayesParts", "LinearParts"]
 
 
@@ -98,10 +98,72 @@ def raw_sklearn_trees(clf: Any, structures: Sequence[Any], *, soft: bool) -> Raw
     raws = [raw_tree(t, missing=bool(rule)) for t in structures]
     values = None
     if soft:
-        # DecisionTreeClassifier.predict_proba returns tree_.value[leaf, 0, :n_classes] (fractions).
-        values = [np.asarray(t.value[:, 0, :len(labels)]) for t in structures]  # rows read at the leaves only
+        cache: dict[tuple[int, int], Fraction] = {}
+        values = [leaf_probabilities(t, len(labels), cache) for t in structures]
     return RawEnsemble(labels, raws, [np.argmax(t.value[:, 0, :], axis=1) for t in structures], values,
                        float32=True, n_features=int(clf.n_features_in_), nan_rule=rule)
+
+
+#: The largest leaf weight whose class counts :func:`leaf_probabilities` recovers (float64 holds every integer up
+#: to it exactly).
+_EXACT_INTEGERS = 2**53
+
+
+def leaf_probabilities(t: Any, n_classes: int,
+                       cache: dict[tuple[int, int], Fraction] | None = None
+                       ) -> list[tuple[Fraction | float, ...] | None]:
+    """Per node of a fitted scikit-learn ``tree_``, the class probabilities of a leaf as exact rationals
+    (``None`` at internal nodes): what a soft-voting forest sums.
+
+    ``DecisionTreeClassifier.predict_proba`` returns ``tree_.value[leaf, 0]`` (scikit-learn >= 1.4): class
+    fractions ``c / w`` of the leaf's weighted training counts, rounded to float64. Where the leaf's weight
+    ``w = weighted_n_node_samples`` is an integer (sample weights that are integers: bootstrap counts, none)
+    and the counts ``c = round(value * w)`` sum to ``w`` and give back every stored float
+    (``float(c / w) == value``), the leaf's probabilities are the rationals ``c / w``; otherwise (fractional
+    sample or class weights) the stored floats, which the forest takes as the rationals they hold. The
+    rationals keep the ties of the counts: ``1/3 + 1/6 = 1/2`` (scikit-learn's float64 sum is ``0.5`` too),
+    where the float64 values taken exactly sum to ``1/2 - 2**-55``. ``cache`` shares equal ``Fraction``
+    objects between trees.
+
+    Examples
+    --------
+    >>> from sklearn.tree import DecisionTreeClassifier
+    >>> clf = DecisionTreeClassifier(max_depth=1).fit([[0], [0], [0], [1]], [0, 0, 1, 1])
+    >>> [row for row in leaf_probabilities(clf.tree_, 2) if row is not None]
+    [(Fraction(2, 3), Fraction(1, 3)), (Fraction(0, 1), Fraction(1, 1))]
+    """
+    cache = {} if cache is None else cache
+    value = np.asarray(t.value[:, 0, :n_classes], dtype=np.float64)
+    weight = np.asarray(t.weighted_n_node_samples, dtype=np.float64)
+    leaves = np.flatnonzero(np.asarray(t.children_left) == -1)
+    v, w = value[leaves], weight[leaves]
+    integral = (w == np.rint(w)) & (w >= 1) & (w <= _EXACT_INTEGERS)
+    w_safe = np.where(integral, w, 1.0)
+    counts = np.rint(v * w_safe[:, None])
+    with np.errstate(invalid="ignore"):
+        exact = integral & (counts.sum(axis=1) == w_safe) & np.all(counts / w_safe[:, None] == v, axis=1)
+    # one tuple per distinct row: (counts, weight) where recovered, else the floats' bit patterns
+    keys = np.concatenate([np.where(exact[:, None], counts, v), np.where(exact, w, -1.0)[:, None]], axis=1)
+    uniq, inverse = np.unique(keys, axis=0, return_inverse=True)
+    rows: list[tuple[Fraction | float, ...]] = []
+    for key in uniq.tolist():
+        total = key[-1]
+        if total > 0:
+            rows.append(tuple(_ratio(int(c), int(total), cache) for c in key[:-1]))
+        else:  # floats, which the forest takes as the rationals they store (and says so: weights_from_floats)
+            rows.append(tuple(key[:-1]))
+    out: list[tuple[Fraction | float, ...] | None] = [None] * len(value)
+    for leaf, r in zip(leaves.tolist(), np.asarray(inverse).ravel().tolist()):
+        out[leaf] = rows[r]
+    return out
+
+
+def _ratio(count: int, total: int, cache: dict[tuple[int, int], Fraction]) -> Fraction:
+    key = (count, total)
+    hit = cache.get(key)
+    if hit is None:
+        hit = cache[key] = Fraction(count, total)
+    return hit
 
 
 def tree_parts(clf: Any, *, feature_names: Sequence[str] | None = None,
