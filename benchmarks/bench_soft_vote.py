@@ -11,12 +11,16 @@ columns are drawn independently from the data's values (new combinations of leav
 compared with ``clf.predict``, in the same process:
 
 * ``floats``: each leaf's float64 ``tree_.value`` taken as the rational it stores (kcxai before 2026-11-28);
-* ``counts``: each leaf's probabilities the ratios of its training counts
-  (:func:`kcxai.models.imports._sklearn.leaf_probabilities`, what the import does now).
+* ``all ratios``: each leaf's probabilities the ratios of its training counts, whatever their denominator;
+* ``ratios, lcm <= 2**48`` (the import now, :func:`kcxai.models.imports._sklearn.leaf_probabilities`): the
+  ratios of the leaves of smallest denominators while the lcm of the denominators stays at most
+  :data:`~kcxai.models.imports._sklearn.MAX_SCALE`, the floats elsewhere.
 
-It prints, per data set and reading, the rows predicted otherwise than scikit-learn, and for ``counts`` how many
-rows have an exact tie between the two best classes and how many of the disagreements are such ties that
-scikit-learn's float sums break (the rest must lie within ``RandomForest.float_margin``, which it checks).
+It prints, per data set and reading, the rows predicted otherwise than scikit-learn and the bits of the
+forest's integer scale (the least common multiple of its leaves' denominators, which the engines' encodings
+grow with: median and largest over the forests); for the import, how many rows have an exact tie between the
+two best classes and how many of the disagreements are such ties that scikit-learn's float sums break (every
+disagreement must lie within ``RandomForest.float_margin``, which it checks).
 """
 
 from __future__ import annotations
@@ -38,7 +42,9 @@ from sklearn.preprocessing import OneHotEncoder
 
 from kcxai.data import encode_rows
 from kcxai.models import RandomForest, from_pipeline, from_sklearn
+from kcxai.models._numbers import lcm_of_denominators
 from kcxai.models.forest import leaf_dicts
+from kcxai.models.imports._sklearn import leaf_probabilities
 
 
 def _mixed(seed: int, n: int = 300) -> tuple[pd.DataFrame, np.ndarray]:
@@ -84,6 +90,22 @@ def _as_floats(model: RandomForest, clf: Any) -> RandomForest:
                         leaf_scores=leaf_dicts(model.trees, values))
 
 
+def _all_ratios(model: RandomForest, clf: Any) -> RandomForest:
+    """The same forest with every leaf's count ratios, whatever their denominator."""
+    k = len(model.classes)
+    values = leaf_probabilities([e.tree_ for e in clf.estimators_], k, max_scale=None)
+    return RandomForest(model.space, model.classes, model.trees, voting="soft",
+                        leaf_scores=leaf_dicts(model.trees, values))
+
+
+def scale_bits(model: RandomForest) -> int:
+    """The bits of the forest's integer scale (the lcm of its leaf scores' denominators)."""
+    return lcm_of_denominators({id(x): x for t in model._terms for row in t for x in row}.values()).bit_length()
+
+
+READINGS = ("floats", "all ratios", "ratios, lcm <= 2**48")
+
+
 def _tied(model: RandomForest, points: np.ndarray) -> np.ndarray:
     """Whether the two best exact summed scores tie at each point (predict_points' integer scores)."""
     ties = np.zeros(len(points), dtype=bool)
@@ -112,7 +134,9 @@ def run(data: list[str], forests: int, rows: int, seed: int) -> None:
     for name in data:
         X, y = _data(name, seed)
         rng = np.random.default_rng(seed)
-        totals = {"rows": 0, "floats": 0, "counts": 0, "ties": 0, "tie_wrong": 0, "near": 0, "floats_leaves": 0}
+        totals = {"rows": 0, "ties": 0, "tie_wrong": 0, "near": 0, "floats_leaves": 0}
+        wrongs = dict.fromkeys(READINGS, 0)
+        bits: dict[str, list[int]] = {r: [] for r in READINGS}
         cpu = time.process_time()
         for _ in range(forests):
             clf = _forest(rng)
@@ -133,13 +157,12 @@ def run(data: list[str], forests: int, rows: int, seed: int) -> None:
                 want_labels = clf.predict(table)
             index = {c: i for i, c in enumerate(model.classes)}
             want = np.asarray([index[c.item() if hasattr(c, "item") else c] for c in want_labels])
-            got = model.predict_points(points)
-            before = _as_floats(model, clf).predict_points(points)
-            wrong = np.flatnonzero(got != want)
+            for reading, m in zip(READINGS, (_as_floats(model, clf), _all_ratios(model, clf), model)):
+                wrongs[reading] += int(np.count_nonzero(m.predict_points(points) != want))
+                bits[reading].append(scale_bits(m))
+            wrong = np.flatnonzero(model.predict_points(points) != want)
             ties = _tied(model, points)
             totals["rows"] += len(points)
-            totals["floats"] += int(np.count_nonzero(before != want))
-            totals["counts"] += wrong.size
             totals["ties"] += int(np.count_nonzero(ties))
             totals["tie_wrong"] += int(np.count_nonzero(ties[wrong]))
             totals["near"] += _near(model, points, wrong, want)
@@ -147,13 +170,15 @@ def run(data: list[str], forests: int, rows: int, seed: int) -> None:
         cpu = time.process_time() - cpu
         n = totals["rows"]
         print(f"{name}: {forests} forests, {n} rows ({cpu:.1f} s CPU)")
-        print(f"  floats taken exactly (before): {totals['floats']} of {n} rows predicted otherwise than scikit-learn")
-        print(f"  counts' ratios (now):          {totals['counts']} of {n} rows predicted otherwise than scikit-learn")
-        print(f"    exact ties of the two best classes: {totals['ties']} rows; disagreements that are exact ties "
-              f"broken by scikit-learn's float sums: {totals['tie_wrong']} of {totals['counts']}; within "
-              f"float_margin: {totals['near']} of {totals['counts']}")
-        print(f"    forests with some leaf kept as floats: {totals['floats_leaves']}")
-        if totals["near"] != totals["counts"]:
+        for reading in READINGS:
+            b = sorted(bits[reading])
+            print(f"  {reading:21s} {wrongs[reading]:4d} of {n} rows predicted otherwise than scikit-learn; scale "
+                  f"{b[len(b) // 2]} bits (median), {b[-1]} (largest)")
+        now = wrongs[READINGS[-1]]
+        print(f"    import: exact ties of the two best classes: {totals['ties']} rows; disagreements that are exact "
+              f"ties broken by scikit-learn's float sums: {totals['tie_wrong']} of {now}; within float_margin: "
+              f"{totals['near']} of {now}; forests with some leaf kept as floats: {totals['floats_leaves']}")
+        if totals["near"] != now:
             print("  ERROR: a disagreement outside float_margin")
 
 

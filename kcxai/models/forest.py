@@ -9,7 +9,9 @@ Two votings, both exact:
   exactly. An imported scikit-learn forest's leaves are the ratios of their
   training counts, ``c / w`` (recovered from the float64 ``tree_.value``, see
   :func:`~kcxai.models.imports._sklearn.leaf_probabilities`; a leaf whose
-  counts do not give its floats back keeps the floats, taken exactly).
+  counts do not give its floats back, or whose denominator would make the
+  forest's common denominator exceed ``2**48``, keeps the floats, taken
+  exactly: the engines' integer encodings grow with that denominator's bits).
   scikit-learn sums the float64 roundings of these ratios and divides by the
   number of trees ``n``; the two can predict differently only at a point where
   the two best exact sums ``R_a, R_b`` are within ``g (R_a + R_b)`` of each
@@ -288,8 +290,9 @@ class RandomForest(Classifier):
             return "exact: votes are counted exactly"
         bound = self.float_margin
         if bound is not None:
-            kept = ("; leaves whose counts do not give back their float64 values (fractional weights) keep those "
-                    "floats, taken exactly" if self.weights_from_floats else "")
+            kept = ("; leaves whose counts do not give back their float64 values (fractional weights) or whose "
+                    "denominators would make the forest's common denominator larger than 2**48 keep those floats, "
+                    "taken exactly" if self.weights_from_floats else "")
             return (f"exact rationals: each leaf's class probabilities are the ratios of its training counts, "
                     f"recovered from scikit-learn's float64 values{kept}; sums are compared exactly. scikit-learn "
                     f"sums the float64 values and can predict another class only where the two best exact sums "

@@ -84,17 +84,21 @@ def test_leaf_probabilities_are_count_ratios_or_the_floats() -> None:
     X = np.array([[0], [0], [0], [1], [1], [1], [1], [1], [1]], dtype=float)
     y = np.array([0, 0, 1, 0, 1, 1, 1, 1, 1])
     clf = RandomForestClassifier(n_estimators=1, max_depth=1, bootstrap=False, random_state=0).fit(X, y)
-    rows = [r for r in leaf_probabilities(clf.estimators_[0].tree_, 2) if r is not None]
+    rows = [r for r in leaf_probabilities([clf.estimators_[0].tree_], 2)[0] if r is not None]
     assert sorted(rows) == [(Fraction(1, 6), Fraction(5, 6)), (Fraction(2, 3), Fraction(1, 3))]
+    # the lcm of the kept denominators stays at most max_scale, smallest first: 3 kept, 6 gives its floats
+    rows = [r for r in leaf_probabilities([clf.estimators_[0].tree_], 2, max_scale=3)[0] if r is not None]
+    assert sorted(rows) == [(1 / 6, 5 / 6), (Fraction(2, 3), Fraction(1, 3))]
+    assert isinstance(rows[0][0], float) != isinstance(rows[1][0], float)
     # integer sample weights: still the ratios of the weighted counts
     w = np.array([1, 2, 1, 1, 1, 1, 1, 1, 3])
     clf.fit(X, y, sample_weight=w)
-    rows = [r for r in leaf_probabilities(clf.estimators_[0].tree_, 2) if r is not None]
+    rows = [r for r in leaf_probabilities([clf.estimators_[0].tree_], 2)[0] if r is not None]
     assert sorted(rows) == [(Fraction(1, 8), Fraction(7, 8)), (Fraction(3, 4), Fraction(1, 4))]
     # fractional weights: the leaf's floats, each taken as the rational it stores
     clf.fit(X, y, sample_weight=w * 0.1)
     tree = clf.estimators_[0].tree_
-    rows = [r for r in leaf_probabilities(tree, 2) if r is not None]
+    rows = [r for r in leaf_probabilities([tree], 2)[0] if r is not None]
     leaves = np.flatnonzero(tree.children_left == -1)
     assert sorted(rows) == sorted(tuple(float(v) for v in tree.value[leaf, 0]) for leaf in leaves)
     model = from_sklearn(clf)
