@@ -372,8 +372,9 @@ class RandomForest(Classifier):
         """Import a fitted scikit-learn ``RandomForestClassifier`` (or ``ExtraTreesClassifier``).
 
         ``voting="soft"`` (default) reproduces ``clf.predict`` (highest mean of
-        the trees' leaf class probabilities, each the exact ratio of the leaf's
-        training counts; scikit-learn's float64 sums can differ only within
+        the trees' leaf class probabilities: the exact ratios of the leaves'
+        training counts, or their floats where those do not fit, see the module
+        docstring; scikit-learn's float64 sums can differ only within
         :attr:`float_margin`); ``"hard"`` is the majority of the trees'
         predicted classes. ``domains`` as in
         :meth:`kcxai.DecisionTree.from_sklearn`; without it a feature's
