@@ -413,10 +413,9 @@ def _model(kind: str, final: Any, codings: list[Coding], pre: Preprocessing,
         parts = composed_parts(raw, codings, pre, distribution)
         if kind == "tree":
             return DecisionTree._from_parts(as_tree_parts(parts))
-        trees = trees_of(parts)
         if kind == "forest":
-            return RandomForest(parts.space, parts.classes, trees, voting="soft",
-                                leaf_scores=leaf_dicts(trees, parts.node_values or []))
+            return RandomForest._of_sklearn_parts(parts)
+        trees = trees_of(parts)
         return BoostedTrees(parts.space, parts.classes, trees, leaf_dicts(trees, parts.node_values or []),
                             tree_class=parts.tree_class, init=parts.init, ties=parts.ties)
     finite_only(codings, final)
