@@ -38,14 +38,13 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from fractions import Fraction
-from typing import Any, Union
+from typing import Union
 
 import numpy as np
-from numpy.typing import NDArray
 
 from kcxai._types import Point
 from kcxai.arithmetic import Bound, Probability, Weight
-from kcxai.compilers._tables.vectors import Component
+from kcxai.compilers._tables.vectors import Array, Component
 from kcxai.models.tree import DecisionTree
 from kcxai.oracle import SessionBase
 from kcxai.space import FeatureSpace
@@ -69,8 +68,6 @@ _U = 2.0 ** -53
 #: The smallest term the float screening accepts (far above float64's smallest normal number, 2**-1022).
 _FLOOR = 2.0 ** -900
 
-#: A numpy array of the tables (its element type is said where it is made).
-Array = NDArray[Any]
 #: Leaves (columns of the tables): their indices, or a slice when they are contiguous.
 Leaves = Union[Array, slice]
 #: What a session's query computes for ``S \\ {feature}``: ``(error, consistent, empty)``.
