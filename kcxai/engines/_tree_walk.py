@@ -28,40 +28,39 @@ Izza, Ignatiev, Narodytska, Cooper and Marques-Silva, "Efficient Explanations Wi
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Generic, Union
 
 from kcxai.arithmetic import Weight
-from kcxai.compilers._tables.vectors import Columns, Component, Vec
+from kcxai.compilers._tables.vectors import Columns, Component, V, WeightVector, as_float, as_int, number_kind
 from kcxai.models.tree import DecisionTree
 from kcxai.oracle import Box
 from kcxai._types import Point
 
-__all__ = ["TreeWalk"]
-
-#: Per node, its reachable branches: (child, the values ``A & mask`` the branch allows, their weight).
-_Branches = tuple[tuple[int, int, Vec], ...]
+__all__ = ["TreeWalk", "AnyTreeWalk", "tree_walk"]
 
 
-class TreeWalk:
+class TreeWalk(Generic[V]):
     """A decision tree's exact walk under ``K`` product components (see the module).
 
     Parameters
     ----------
     tree : DecisionTree
         Read through its public view ``tree.arrays``.
-    components : sequence of (coefficient, ProductWeights)
-        ``(c_k, P_k)``, as ``space.distribution.components`` gives them (one, ``c = 1``, for a product).
+    columns : Columns
+        The components' weights (see :func:`tree_walk`, which makes them).
 
     Examples
     --------
     >>> import kcxai
-    >>> from kcxai.engines._tree_walk import TreeWalk
+    >>> from kcxai.engines._tree_walk import tree_walk
     >>> tree = kcxai.datasets.running_example_tree()
-    >>> TreeWalk(tree, tree.space.distribution.components).disagree((1, 1, 1, 1, 0, 0, 0, 0, 1), 1, frozenset({0, 8}))
+    >>> tree_walk(tree, tree.space.distribution.components).disagree((1, 1, 1, 1, 0, 0, 0, 0, 1), 1, frozenset({0, 8}))
     7
     """
 
-    def __init__(self, tree: DecisionTree, components: Sequence[Component]) -> None:
-        self.columns = cols = Columns(components)
+    def __init__(self, tree: DecisionTree, columns: Columns[V]) -> None:
+        self.columns: Columns[V] = columns
+        cols = columns
         arrays = tree.arrays
         self._feat = feat = arrays.feature
         self._labels = arrays.label
@@ -72,11 +71,11 @@ class TreeWalk:
         # the bitmask of the features tested in its subtree and of the classes of the leaves below it, and
         # its region's weight R (reached nodes only; a node no point reaches keeps 0).
         self._allowed = [0] * n
-        self._w_allowed: list[Vec] = [cols.one] * n
-        self._branches: list[_Branches] = [()] * n
+        self._w_allowed: list[V] = [cols.one] * n
+        self._branches: list[tuple[tuple[int, int, V], ...]] = [()] * n
         self._tested = [0] * n
         self._classes = [0] * n
-        region: list[Vec] = [cols.vec([cols.arith.zero] * cols.k)] * n
+        region: list[V] = [cols.zero] * n
         region[arrays.root] = cols.vec([pw.total for pw in cols.pws])
         div = cols.div
         order: list[int] = []
@@ -108,8 +107,8 @@ class TreeWalk:
                 tested |= self._tested[child]
                 classes |= self._classes[child]
             self._tested[nid], self._classes[nid] = tested, classes
-        self._region = region
-        self._others: dict[int, list[Vec]] = {}
+        self._region: list[V] = region
+        self._others: dict[int, list[V]] = {}
         self._active: dict[int, list[bool]] = {}
 
     @property
@@ -118,12 +117,12 @@ class TreeWalk:
         per_node = [self.columns.entries(r) for r in self._region]
         return [list(col) for col in zip(*per_node)]
 
-    def others(self, label: int) -> list[Vec]:
+    def others(self, label: int) -> list[V]:
         """Per node, ``O_k(node, label)``: the weight of its region that other classes cover (kept per class)."""
         got = self._others.get(label)
         if got is None:
             feat, labels, branches = self._feat, self._labels, self._branches
-            zero = self.columns.vec([self.columns.arith.zero] * self.columns.k)
+            zero = self.columns.zero
             got = [r if f < 0 and c != label else zero for r, f, c in zip(self._region, feat, labels)]
             for nid in reversed(self._order):
                 if feat[nid] >= 0:
@@ -151,14 +150,11 @@ class TreeWalk:
         A run of frontier nodes reached with the same factor is summed before its one division."""
         cols = self.columns
         div = cols.div
-        smask = 0
-        for f in fixed:
-            smask |= 1 << f
-        kv, pf = cols.fixed_factors(point, fixed)
+        smask, kv, pf = cols.fixed_factors(point, fixed)
         feat, branches, w_allowed, tested = self._feat, self._branches, self._w_allowed, self._tested
         active, others = self.active(label), self.others(label)
-        total: Vec = cols.arith.zero
-        run: Vec | None = None
+        total: V = cols.zero
+        run: V | None = None
         run_pf = pf
         stack = [(self._root, pf)]
         while stack:
@@ -191,10 +187,10 @@ class TreeWalk:
             return cols.arith.zero
         return cols.combine((total + div(run, run_pf)) * kv)
 
-    def box(self, box: Box, label: int, split: int) -> dict[int, Vec]:
+    def box(self, box: Box, label: int, split: int) -> dict[int, list[Weight]]:
         """Per component, the weight of ``{x in box : kappa(x) != label}``, kept apart by the values of
-        ``split`` (a feature, or ``-1``: none) that the frontier nodes allow: ``{mask: vector}`` (the one
-        mask ``0`` when ``split < 0``; no entry where no point of another class lies in the box).
+        ``split`` (a feature, or ``-1``: none) that the frontier nodes allow: ``{mask: [weight_k, ...]}`` (the
+        one mask ``0`` when ``split < 0``; no entry where no point of another class lies in the box).
 
         The constrained features are those whose box is not their whole domain (but ``split``); a frontier
         node weighs ``O_k(n, c) prod_g w_k(A_g(n) & B_g) / w_k(A_g(n))``."""
@@ -211,9 +207,9 @@ class TreeWalk:
         feat, branches, w_allowed, allowed, tested = (self._feat, self._branches, self._w_allowed, self._allowed,
                                                       self._tested)
         active, others = self.active(label), self.others(label)
-        out: dict[int, Vec] = {}
+        out: dict[int, V] = {}
         # runs of frontier nodes reached with the same factors and split values: summed, then divided once
-        run: Vec | None = None
+        run: V | None = None
         run_key = (num, den, 0)
         stack = [(self._root, num, den, full[split] if split >= 0 else 0)]
         while stack:
@@ -244,9 +240,24 @@ class TreeWalk:
                     stack.append((child, num, den, am))
         if run is not None:
             _add_to(out, run_key[2], div(run, run_key[1]) * run_key[0])
-        return out
+        return {mask: cols.entries(v) for mask, v in out.items()}
 
 
-def _add_to(acc: dict[int, Vec], key: int, x: Vec) -> None:
+def _add_to(acc: dict[int, V], key: int, x: V) -> None:
     got = acc.get(key)
     acc[key] = x if got is None else got + x
+
+
+#: A tree walk of any number type (see :func:`~kcxai.compilers._tables.vectors.number_kind`).
+AnyTreeWalk = Union[TreeWalk[int], TreeWalk[float], TreeWalk[WeightVector]]
+
+
+def tree_walk(tree: DecisionTree, components: Sequence[Component]) -> AnyTreeWalk:
+    """The walk of ``tree`` under ``components`` (``space.distribution.components``): all of them at once, with
+    Python numbers for one component and :class:`~kcxai.compilers._tables.vectors.WeightVector` for more."""
+    kind = number_kind(components)
+    if kind == "vector":
+        return TreeWalk(tree, Columns(components, WeightVector))
+    if kind == "int":
+        return TreeWalk(tree, Columns(components, as_int))
+    return TreeWalk(tree, Columns(components, as_float))

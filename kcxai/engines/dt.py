@@ -23,7 +23,7 @@ from kcxai.compilers.compiled import CompiledModel, CompileStats
 from kcxai.compilers._tables.vectors import Component
 from kcxai.engines._path_table import PathSession, PathTable
 from kcxai.engines._registry import is_tree
-from kcxai.engines._tree_walk import TreeWalk
+from kcxai.engines._tree_walk import AnyTreeWalk, tree_walk
 from kcxai.models.classifier import Classifier
 from kcxai.models.tree import DecisionTree, TreePath
 from kcxai.oracle import Box, OracleSession, SessionBase, box_weight
@@ -67,7 +67,7 @@ class TreeOracle:
         self.n_classes = len(tree.classes)
         self.components: tuple[Component, ...] = tuple(
             space.distribution.components if components is None else components)
-        self._walk = TreeWalk(tree, self.components)
+        self._walk: AnyTreeWalk = tree_walk(tree, self.components)
         self._total: Weight = space.arith.zero
         for c, pw in self.components:
             self._total += c * pw.total
@@ -137,10 +137,10 @@ class TreeOracle:
 
     def box_weights(self, box: Box, label: int) -> tuple[Weight, Weight]:
         """``(disagree, consistent)`` weights of a box (:class:`~kcxai.oracle.BoxOracle`), in one walk."""
-        walked = self._walk.box(box, label, -1)
-        cols = self._walk.columns
-        disagree = cols.combine(walked[0]) if walked else cols.arith.zero
-        consistent = cols.arith.zero
+        walked = self._walk.box(box, label, -1).get(0, [])
+        disagree = consistent = self.space.arith.zero
+        for (c, _), x in zip(self.components, walked):
+            disagree += c * x
         for c, pw in self.components:
             consistent += c * box_weight(pw, box)
         return disagree, consistent
@@ -148,12 +148,11 @@ class TreeOracle:
     def box_weights_by_value(self, box: Box, label: int, feature: int) -> tuple[tuple[Weight, Weight], ...]:
         """Per value of ``feature``, the box's weights with ``feature`` set to it, in one walk: a region that
         does not test ``feature`` spreads its weight over the values it allows, pro rata, per component."""
-        cols = self._walk.columns
-        arith = cols.arith
+        arith = self.space.arith
         div = arith.div
         size = self.space.features[feature].size
         full = box[:feature] + ((1 << size) - 1,) + box[feature + 1:]
-        walked = [(mask, cols.entries(v)) for mask, v in self._walk.box(box, label, feature).items()]
+        walked = list(self._walk.box(box, label, feature).items())
         disagree = [arith.zero] * size
         consistent = [arith.zero] * size
         for k, (c, pw) in enumerate(self.components):

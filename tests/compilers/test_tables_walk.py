@@ -2,7 +2,8 @@
 
 OBDD- and SDD-compiled trees (multi-valued features, 2-3 classes), forests and boosted trees, under
 distributions of exactly K product components (K = 1: a product, or a mixture of one), exact and float.
-Every query walks the diagram once with a vector of K weights per node; each is run three ways: the walk
+Every query walks the diagram with a vector of K weights per node, once for all components or once per
+component (as the oracle chooses for K < 4 on diagrams the walk answers); each is run three ways: the walk
 of the reachable nodes only, numpy over whole units only, and both in one session. Counts, sessions, box
 weights and box weights by value are compared with probabilities enumerated from the distribution's
 parameters as given (tests/_support/reference.py); ``min_idrs`` and ``local_cdrs`` with the brute-force
@@ -20,8 +21,8 @@ from hypothesis import strategies as st
 
 import kcxai
 from kcxai import Feature, FeatureSpace
-from kcxai.compilers._tables import base as _base
-from kcxai.compilers._tables.base import FALSE, TRUE, UnitValues
+from kcxai.compilers._tables import base as _base, diagram as _diagram
+from kcxai.compilers._tables.base import FALSE, TRUE, counter_for
 from kcxai.distribution import Mixture, Product, Uniform
 from tests._support import reference as ref
 from tests._support.model_strategies import boosted_models, forests
@@ -32,13 +33,22 @@ LANGUAGES = ("obdd", "sdd")
 EVALUATIONS = {"walk": (10 ** 9, 10 ** 9), "arrays": (0, -1), "mixed": (0, 1)}
 
 
-@pytest.fixture(scope="module", params=list(EVALUATIONS))
+#: The fewest components walked at once (else one walk per component, unless numpy counts).
+GROUPINGS = {"at-once": 1, "one-by-one": 10 ** 9}
+#: The choices as shipped (the ``evaluation`` fixture patches them while it is active).
+SHIPPED = {(_base, "VECTOR_MIN_NODES"): _base.VECTOR_MIN_NODES, (_base, "RECURSIVE_MAX_FREE"): _base.RECURSIVE_MAX_FREE,
+           (_diagram, "VECTOR_MIN_COLUMNS"): _diagram.VECTOR_MIN_COLUMNS}
+
+
+@pytest.fixture(scope="module", params=[(e, g) for e in EVALUATIONS for g in GROUPINGS], ids="-".join)
 def evaluation(request: pytest.FixtureRequest) -> Any:
-    min_nodes, max_free = EVALUATIONS[request.param]
+    how, grouping = request.param
+    min_nodes, max_free = EVALUATIONS[how]
     with pytest.MonkeyPatch.context() as mp:  # the same for every example: module-scoped
         mp.setattr(_base, "VECTOR_MIN_NODES", min_nodes)
         mp.setattr(_base, "RECURSIVE_MAX_FREE", max_free)
-        yield request.param
+        mp.setattr(_diagram, "VECTOR_MIN_COLUMNS", GROUPINGS[grouping])
+        yield how
 
 
 @st.composite
@@ -150,19 +160,18 @@ def test_terminal_values_are_parameters_of_the_walk(evaluation: str, data: Any) 
     third terminal would be counted the same way). (In an SDD a terminal is also a prime.)"""
     model = data.draw(models_with_k(exact=True))
     oracle = kcxai.compile_model(model, "obdd").oracle
-    counter = oracle.counter
+    counter = counter_for(oracle.table, model.space.distribution.components)
     cols = counter.columns
     n = model.space.n_features
     p = data.draw(points(model.space))
     s = frozenset(data.draw(st.sets(st.integers(0, n - 1))))
     isfixed = [f in s for f in range(n)]
     label = data.draw(st.integers(0, len(model.classes) - 1))
-    plain = counter.counts((label,), p, isfixed, UnitValues(oracle.table.n_units))
-    swapped = counter.counts((label,), p, isfixed, UnitValues(oracle.table.n_units), {FALSE: cols.one, TRUE: None})
+    plain = counter.counts((label,), p, isfixed, counter.new_values())
+    swapped = counter.counts((label,), p, isfixed, counter.new_values(), {FALSE: cols.one, TRUE: None})
     per_component = [pw.consistent_weight(p, s) for pw in cols.pws]
-    assert [a + b for a, b in zip(cols.entries(plain if plain is not None else cols.vec([0] * cols.k)),
-                                  cols.entries(swapped if swapped is not None else cols.vec([0] * cols.k)))] \
-        == per_component
+    assert [a + b for a, b in zip(cols.entries(cols.zero if plain is None else plain),
+                                  cols.entries(cols.zero if swapped is None else swapped))] == per_component
 
 
 def test_totals_past_int64_walk_with_python_integers(evaluation: str) -> None:
@@ -178,5 +187,24 @@ def test_totals_past_int64_walk_with_python_integers(evaluation: str) -> None:
     want = sum(Fraction(i + 1, 10) * q * (1 - q * q) for i, q in enumerate(qs))
     for language in LANGUAGES:
         compiled = kcxai.compile_model(tree, language)
-        assert not compiled.oracle.counter.columns.fits_arrays
+        assert not compiled.oracle.counters[0].columns.fits_arrays
         assert kcxai.idrs_error(compiled, (1,) * n, ["b5"]) == want
+
+
+def test_components_are_walked_at_once_from_four_or_with_numpy(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The automatic choice: one walk for all components from VECTOR_MIN_COLUMNS of them, or on a diagram counted
+    with numpy; one walk per component below, on diagrams the walk answers."""
+    for (module, name), value in SHIPPED.items():
+        monkeypatch.setattr(module, name, value)
+    space = FeatureSpace([Feature.categorical(f"x{i}", [0, 1, 2]) for i in range(3)])
+    tree = kcxai.DecisionTree(space, [0, 1], kcxai.Split("x0", {0: kcxai.Leaf(0), 1: kcxai.Leaf(1), 2: kcxai.Leaf(1)}))
+    k = _diagram.VECTOR_MIN_COLUMNS
+    assert k == 4
+    for n, walks in ((1, 1), (k - 1, k - 1), (k, 1)):
+        mix = Mixture(list(range(1, n + 1)), [Product([[1, j + 1, 2]] * 3) for j in range(n)])
+        for language in LANGUAGES:
+            assert len(kcxai.compile_model(tree.with_distribution(mix), language).oracle.counters) == walks
+    monkeypatch.setattr(_base, "VECTOR_MIN_NODES", 0)  # every diagram counted with numpy: at once
+    mix = Mixture([1, 2], [Product([[1, 1, 2]] * 3), Product([[1, 3, 2]] * 3)])
+    for language in LANGUAGES:
+        assert len(kcxai.compile_model(tree.with_distribution(mix), language).oracle.counters) == 1

@@ -2,18 +2,34 @@
 
 from __future__ import annotations
 
+
 from collections.abc import Sequence
 
 from kcxai._errors import InvalidInputError
 from kcxai._types import Point
 from kcxai.arithmetic import Weight
-from kcxai.compilers._tables.base import Counter, Table, UnitValues
-from kcxai.compilers._tables.vectors import Columns, Vec
+from kcxai.compilers._tables import base
+from kcxai.compilers._tables.base import AnyCounter, DiagramSession, Table, counter_for
+from kcxai.compilers._tables.vectors import INT64_SAFE, Component
 from kcxai.models.classifier import Classifier
 from kcxai.oracle import Box, OracleSession, SessionBase
 from kcxai.space import FeatureSpace
 
-__all__ = ["DiagramOracle", "DiagramSession", "check_partition", "diagram_oracle"]
+__all__ = ["DiagramOracle", "DiagramSession", "check_partition", "diagram_oracle", "VECTOR_MIN_COLUMNS"]
+
+#: Mixtures of at least this many components are walked once for all of them; fewer are walked once per
+#: component (a walk with vectors of 2 or 3 weights pays more per node than 2 or 3 walks with numbers), except
+#: on diagrams counted with numpy, whose units take every component at once (docs/results.md, "One counting
+#: walk").
+VECTOR_MIN_COLUMNS = 4
+
+
+def together(table: Table, components: Sequence[Component]) -> bool:
+    """Whether a walk of ``table`` takes every component at once (see :data:`VECTOR_MIN_COLUMNS`)."""
+    if len(components) >= VECTOR_MIN_COLUMNS:
+        return True
+    exact = components[0][1].arith.exact
+    return table.n_nodes >= base.VECTOR_MIN_NODES and (not exact or all(pw.total < INT64_SAFE for _, pw in components))
 
 
 class DiagramOracle:
@@ -29,16 +45,27 @@ class DiagramOracle:
     n_classes : int
     table : LevelTable or VtreeTable
         The exported diagram counting is done on.
-    counter : Counter
-        The table counting in the distribution's components.
+    counters : list of Counter
+        The table counting in the distribution's components: one counter for all of them, or one per
+        component (see :data:`VECTOR_MIN_COLUMNS`); the weights are their sums.
+
+    Parameters
+    ----------
+    at_once : bool, optional
+        Walk every component at once (``True``) or each in turn (``False``); by default as
+        :data:`VECTOR_MIN_COLUMNS` says. The answers are the same.
     """
 
-    def __init__(self, language: str, space: FeatureSpace, table: Table) -> None:
+    def __init__(self, language: str, space: FeatureSpace, table: Table, *, at_once: bool | None = None) -> None:
         self.language = language
         self.space = space
         self.table = table
         self.n_classes = len(table.roots)
-        self.counter: Counter = table.counter(Columns(space.distribution.components))
+        comps = space.distribution.components
+        if at_once is None:
+            at_once = together(table, comps)
+        self.counters: list[AnyCounter] = [counter_for(table, comps)] if at_once else \
+            [counter_for(table, [c]) for c in comps]
 
     def predict_point(self, point: Point) -> int:
         table = self.table
@@ -50,7 +77,8 @@ class DiagramOracle:
 
     def class_weight(self, point: Point, label: int, fixed: frozenset[int]) -> Weight:
         """Weight of ``{x : kappa(x) = label and x_fixed = point_fixed}``."""
-        return self._count(self.counter, (label,), point, fixed)
+        isfixed = [f in fixed for f in range(self.space.n_features)]
+        return _sum([c.weight((label,), point, isfixed) for c in self.counters])
 
     def others(self, label: int) -> tuple[int, ...]:
         """The classes counted for ``disagree_weight``: ``(label,)`` in exact spaces (the weight
@@ -60,117 +88,58 @@ class DiagramOracle:
             return (label,)
         return tuple(c for c in range(self.n_classes) if c != label)
 
-    def disagree_from(self, columns: Columns, point: Point, fixed: frozenset[int] | set[int],
-                      count: Vec | None) -> Weight:
-        """``disagree_weight`` from the per-column counts of :meth:`others`."""
-        counted = columns.arith.zero if count is None else columns.combine(count)
-        if not columns.exact:
-            return counted
-        return columns.consistent(point, fixed) - counted
-
-    def _count(self, counter: Counter, labels: Sequence[int], point: Point, fixed: frozenset[int]) -> Weight:
-        isfixed = [f in fixed for f in range(self.space.n_features)]
-        count = counter.counts(labels, point, isfixed, UnitValues(self.table.n_units))
-        return counter.columns.arith.zero if count is None else counter.columns.combine(count)
-
     def disagree_weight(self, point: Point, label: int, fixed: frozenset[int]) -> Weight:
         isfixed = [f in fixed for f in range(self.space.n_features)]
-        count = self.counter.counts(self.others(label), point, isfixed, UnitValues(self.table.n_units))
-        return self.disagree_from(self.counter.columns, point, fixed, count)
+        return _sum([c.disagree(self.others(label), point, isfixed) for c in self.counters])
 
     def session(self, point: Point, label: int, fixed: frozenset[int]) -> OracleSession:
-        return DiagramSession(self, point, label, fixed)
+        sessions = [c.session(point, self.others(label), fixed) for c in self.counters]
+        return sessions[0] if len(sessions) == 1 else _SumSession(sessions)
 
     # -- boxes (the BoxOracle capability) ------------------------------------------
 
     def box_weights(self, box: Box, label: int) -> tuple[Weight, Weight]:
         """``(disagree, consistent)`` weights of a box: the same walk as any count, in the distribution's
         columns with every value outside the box weighing 0 (:class:`~kcxai.oracle.BoxOracle`)."""
-        columns = self.counter.columns.masked(box)
-        free = (0,) * self.space.n_features
-        consistent = columns.consistent(free, set())
-        if not consistent:
-            return columns.arith.zero, columns.arith.zero
-        counter = self.table.counter(columns)
-        count = counter.counts(self.others(label), free, [False] * self.space.n_features,
-                               UnitValues(self.table.n_units))
-        return self.disagree_from(columns, free, set(), count), consistent
+        got = [c.box_weights(box, self.others(label)) for c in self.counters]
+        return _sum([d for d, _ in got]), _sum([w for _, w in got])
 
     def box_weights_by_value(self, box: Box, label: int, feature: int) -> tuple[tuple[Weight, Weight], ...]:
-        """Per value of ``feature``, the box's weights with ``feature`` set to it: the masked columns counted
-        with ``feature`` fixed to each value in turn, recomputing only the units above it (as a session does
-        when a feature is freed)."""
-        n = self.space.n_features
-        size = self.space.features[feature].size
-        columns = self.counter.columns.masked(box[:feature] + ((1 << size) - 1,) + box[feature + 1:])
-        counter = self.table.counter(columns)
-        labels = self.others(label)
-        isfixed = [f == feature for f in range(n)]
-        values = UnitValues(self.table.n_units)
-        out = []
-        for k in range(size):
-            point = (0,) * feature + (k,) + (0,) * (n - feature - 1)
-            here = values if k == 0 else values.with_fresh(self.table.units_of[feature])
-            count = counter.counts(labels, point, isfixed, here)
-            consistent = columns.consistent(point, {feature})
-            out.append((self.disagree_from(columns, point, {feature}, count), consistent))
-        return tuple(out)
+        """Per value of ``feature``, the box's weights with ``feature`` set to it, recomputing only the units
+        above it from one value to the next."""
+        got = [c.box_weights_by_value(box, self.others(label), feature) for c in self.counters]
+        return tuple((_sum([d for d, _ in per]), _sum([w for _, w in per])) for per in zip(*got))
 
 
-class DiagramSession(SessionBase):
-    """Incremental deletion-loop session: recompute only the units above the feature freed."""
+def _sum(weights: Sequence[Weight]) -> Weight:
+    """The sum of the counters' weights (one weight when the components are walked at once)."""
+    total = weights[0]
+    for w in weights[1:]:
+        total += w
+    return total
 
-    __slots__ = ("_o", "_point", "_labels", "_isfixed", "_values", "_last", "_weight")
 
-    def __init__(self, oracle: DiagramOracle, point: Point, label: int, fixed: frozenset[int]) -> None:
-        self._o = oracle
-        self._point = tuple(point)
-        self._labels = oracle.others(label)
-        self._isfixed = [f in fixed for f in range(oracle.space.n_features)]
-        self._values = UnitValues(oracle.table.n_units)
-        #: the last weight_if_freed: the feature, what it computed, its weight
-        self._last: tuple[int, UnitValues, Weight] | None = None
-        self._weight: Weight | None = None
+class _SumSession(SessionBase):
+    """The deletion-loop session of an oracle walking each component in turn: one session per component."""
+
+    __slots__ = ("_sessions",)
+
+    def __init__(self, sessions: Sequence[OracleSession]) -> None:
+        self._sessions = tuple(sessions)
 
     @property
     def fixed(self) -> frozenset[int]:
-        return frozenset(f for f, x in enumerate(self._isfixed) if x)
-
-    def _disagree(self, isfixed: Sequence[bool], values: UnitValues) -> Weight:
-        o = self._o
-        count = o.counter.counts(self._labels, self._point, isfixed, values)
-        fixed = {f for f, x in enumerate(isfixed) if x}
-        return o.disagree_from(o.counter.columns, self._point, fixed, count)
+        return self._sessions[0].fixed
 
     def weight(self) -> Weight:
-        if self._weight is None:
-            self._weight = self._disagree(self._isfixed, self._values)
-        return self._weight
+        return _sum([s.weight() for s in self._sessions])
 
     def weight_if_freed(self, feature: int) -> Weight:
-        if not self._isfixed[feature]:
-            return self.weight()
-        last = self._last
-        if last is not None and last[0] == feature:
-            return last[2]
-        isfixed = list(self._isfixed)
-        isfixed[feature] = False
-        values = self._values.with_fresh(self._o.table.units_of[feature])
-        w = self._disagree(isfixed, values)
-        self._last = (feature, values, w)
-        return w
+        return _sum([s.weight_if_freed(feature) for s in self._sessions])
 
     def free(self, feature: int) -> None:
-        if not self._isfixed[feature]:
-            return
-        last = self._last
-        if last is not None and last[0] == feature:  # keep what weight_if_freed computed
-            self._values, self._weight = last[1], last[2]
-        else:
-            self._values = self._values.with_fresh(self._o.table.units_of[feature])
-            self._weight = None
-        self._last = None
-        self._isfixed[feature] = False
+        for s in self._sessions:
+            s.free(feature)
 
 
 def check_partition(oracle: DiagramOracle, model: Classifier) -> None:

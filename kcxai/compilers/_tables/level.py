@@ -5,16 +5,25 @@ See :mod:`kcxai.compilers._tables.wmc`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from enum import Enum
+from typing import Final, Generic
 
 import numpy as np
 
-from kcxai.compilers._tables.base import TRUE, Counter, Table, Terminals
+from kcxai.compilers._tables.base import TRUE, Counter, Table
 from kcxai.compilers._tables.level_arrays import LevelStructure
-from kcxai.compilers._tables.vectors import Array, Columns, Vec
+from kcxai.compilers._tables.vectors import Array, Columns, V
 from kcxai.space import FeatureSpace
 
 __all__ = ["LevelTable", "LevelCounter"]
+
+class _Missing(Enum):
+    MISSING = 0
+
+
+#: What a store returns for a node it does not hold.
+_MISSING: Final = _Missing.MISSING
 
 
 class LevelTable(Table):
@@ -84,13 +93,16 @@ class LevelTable(Table):
         self.depth = n_levels + 2
         self.pair_levels: list[tuple[int, int]] = [(0, 0)]
         self._pair_of: dict[tuple[int, int], int] = {}
-        #: per node, the skip pair of each edge and of each value's child
+        #: per node, the skip pair of each edge and of each value's child; and for each value the pair of the
+        #: levels from the node's to the child's (the node's own factor and the skipped ones)
         self.edge_pairs = [tuple(self._pair(lev[n], lev[c]) for _, c in edges[n]) for n in range(len(feature))]
         self.value_pairs = [tuple(self._pair(lev[n], lev[c]) for c in vchild[n]) for n in range(len(feature))]
+        self.value_spans = [tuple(self._pair(lev[n] - 1, lev[c]) for c in vchild[n]) for n in range(len(feature))]
         #: per class, the pair of the levels above its root; the pair of every level
         self.root_pairs = [self._pair(-1, lev[r]) for r in self.roots]
         self.full_pair = self._pair(-1, n_levels)
         self._structure: list[LevelStructure] = []
+        self._n_nodes = sum(1 for f in feature if f >= 0)
 
     def _pair(self, a: int, b: int) -> int:
         """The skip pair of the levels strictly between ``a`` and ``b`` (0: none)."""
@@ -112,7 +124,7 @@ class LevelTable(Table):
     @property
     def n_nodes(self) -> int:
         """Internal nodes (terminals not counted)."""
-        return sum(1 for f in self.feature if f >= 0)
+        return self._n_nodes
 
     @property
     def n_edges(self) -> int:
@@ -125,40 +137,43 @@ class LevelTable(Table):
             n = vchild[n][point[feature[n]]]
         return (n == TRUE) != self.negated[label]
 
-    def counter(self, columns: Columns) -> "LevelCounter":
+    def counter(self, columns: Columns[V]) -> "LevelCounter[V]":
         return LevelCounter(self, columns)
 
 
-class LevelCounter(Counter):
+class LevelCounter(Counter[V]):
     """A :class:`LevelTable` counting in ``K`` weight columns (see :mod:`kcxai.compilers._tables.base`).
 
     A node ``n`` at level ``l`` weighs, per column, ``V(n) = sum_e w(E_e) skip(l, l_e) V(child_e)`` if its
     feature is free and ``w(v_f) skip(l, l_c) V(c)`` (``c`` the child of ``v_f``) if it is fixed.
     """
 
-    def __init__(self, table: LevelTable, columns: Columns) -> None:
-        super().__init__(table, columns)
+    def __init__(self, table: LevelTable, columns: Columns[V]) -> None:
+        Counter.__init__(self, table, columns)
         self.t = table
         mw = columns.mask_weight
         feature, edges = table.feature, table.edges
-        #: per node, its edges as (w(E) per column, child, skip pair)
-        self.wedges: list[tuple[tuple[Vec, int, int], ...]] = [
-            tuple((mw(f, m), c, p) for (m, c), p in zip(edges[n], table.edge_pairs[n])) if f >= 0 else ()
+        #: per node, its edges as (w(E) per column, child, child's level, skip pair)
+        self.wedges: list[tuple[tuple[V, int, int, int], ...]] = [
+            tuple((mw(f, m), c, table.lev[c], p) for (m, c), p in zip(edges[n], table.edge_pairs[n])) if f >= 0 else ()
             for n, f in enumerate(feature)]
         self.order_units = list(range(table.n_levels - 1, -1, -1))
-        self._edge_w: list[Array] = []
+        self._pair_bounds: list[tuple[Array, Array]] = []
+        self._level_units: list[_LevelUnits[V]] = []
 
-    def walk(self, labels: Sequence[int], point: Sequence[int], isfixed: Sequence[bool], fac: Sequence[Vec],
-             stores: list[dict[int, Vec | None]], terminals: Terminals) -> Vec | None:
+    def walk(self, labels: Sequence[int], point: Sequence[int], isfixed: Sequence[bool], fac: Sequence[V],
+             stores: list[dict[int, V | None]], terminals: Mapping[int, V | None]) -> V | None:
         t = self.t
-        lev, feature, vchild, value_pairs, wedges = t.lev, t.feature, t.vchild, t.value_pairs, self.wedges
+        lev, feature, vchild, value_spans, wedges = t.lev, t.feature, t.vchild, t.value_spans, self.wedges
         pair_levels = t.pair_levels
         lfac = [fac[f] for f in t.order]
         one = self.columns.one
-        skips: list[Vec | None] = [None] * len(pair_levels)
-        units = [*stores, dict(terminals)]  # the terminals sit at level n_levels
+        skips: list[V | None] = [None] * len(pair_levels)
+        # per level its store, and the terminals' values at level n_levels (never written)
+        units = list(stores)
+        units.append(dict(terminals))
 
-        def skip(p: int) -> Vec:  # the product of the factors of the levels strictly between pair p's
+        def skip(p: int) -> V:  # the product of the factors of the levels strictly between pair p's
             r = skips[p]
             if r is None:
                 a, b = pair_levels[p]
@@ -168,31 +183,34 @@ class LevelCounter(Counter):
                 skips[p] = r
             return r
 
-        def value(n: int) -> Vec | None:  # None: weight 0 in every column
-            store = units[lev[n]]
-            r = store.get(n, store)
-            if r is not store:
-                return r  # type: ignore[return-value]  # (the store itself: not there)
+        def value(n: int) -> V | None:  # None: weight 0 in every column. n is not in its unit's store yet.
             f = feature[n]
-            if isfixed[f]:
+            if isfixed[f]:  # the child of v_f, times the factors of the levels from n's to the child's
                 v = point[f]
-                got = value(vchild[n][v])
+                c = vchild[n][v]
+                got = units[lev[c]].get(c, _MISSING)
+                if got is _MISSING:
+                    got = value(c)
                 if got is not None:
-                    p = value_pairs[n][v]
-                    got = got * fac[f] if not p else got * fac[f] * skip(p)
+                    got = got * skip(value_spans[n][v])
             else:
                 got = None
-                for w, c, p in wedges[n]:
-                    x = value(c)
+                for w, c, lc, p in wedges[n]:
+                    x = units[lc].get(c, _MISSING)
+                    if x is _MISSING:
+                        x = value(c)
                     if x is not None:
                         x = x * w if not p else x * w * skip(p)
                         got = x if got is None else got + x
-            store[n] = got
+            units[lev[n]][n] = got
             return got
 
-        total: Vec | None = None
+        total: V | None = None
         for label in labels:
-            r = value(t.roots[label])
+            root = t.roots[label]
+            r = units[lev[root]].get(root, _MISSING)
+            if r is _MISSING:
+                r = value(root)
             p = t.root_pairs[label]
             if r is not None and p:
                 r = r * skip(p)
@@ -209,31 +227,75 @@ class LevelCounter(Counter):
         order = self.t.order
         return [tuple(order[j] for j in range(a + 1, b)) for a, b in self.t.pair_levels]
 
+    def pair_products(self, fac: Array) -> Array:
+        """Per skip pair ``(a, b)``, the product of the factors of the levels strictly between: ``P[b] / P[a + 1]``
+        for the prefix products ``P`` of the levels' factors (exact in ``int64``: every prefix is at most the
+        total weight, and divides the longer ones), or the products themselves where floats could underflow."""
+        t = self.t
+        if not self._pair_bounds:
+            spans = [(0, 0)] + [(a + 1, b) for a, b in t.pair_levels[1:]]  # pair 0 spans nothing
+            lo = np.asarray([a for a, _ in spans], dtype=np.int64)
+            hi = np.asarray([b for _, b in spans], dtype=np.int64)
+            self._pair_bounds.append((lo, hi))
+        lo, hi = self._pair_bounds[0]
+        levels = fac[list(t.order)] if t.n_levels else np.ones((0, self.columns.k), dtype=fac.dtype)
+        prefix = np.concatenate([np.ones((1, self.columns.k), dtype=fac.dtype), np.cumprod(levels, axis=0)])
+        if self.columns.exact:
+            exact_quotient: Array = prefix[hi] // prefix[lo]
+            return exact_quotient
+        if prefix.size and prefix.min() > 1e-250 and np.isfinite(prefix).all():
+            quotient: Array = prefix[hi] / prefix[lo]
+            return quotient
+        return super().pair_products(fac)
+
     def n_ids(self) -> int:
         return len(self.t.feature)
 
+    def _units(self) -> "_LevelUnits[V]":
+        if not self._level_units:
+            self._level_units.append(_LevelUnits(self))
+        return self._level_units[0]
+
     def unit_ids(self) -> list[Array]:
-        return self.t.structure().ids
+        return self._units().ids
 
     def unit_values(self, u: int, val: Array, sm: Array, point: Sequence[int], isfixed: Sequence[bool],
                     fac: Array) -> Array:
-        s = self.t.structure()
+        s = self._units()
         f = self.t.order[u]
         if isfixed[f]:
             v = point[f]
-            fixed_value: Array = val[s.vchild[u][:, v]] * sm[s.vpair[u][:, v]] * fac[f]
+            m = s.size[u]
+            fixed_value: Array = (val[self.spread(s.vchild[u][:, v], s.n_ids)]
+                                  * sm[self.spread(s.vpair[u][:, v], s.n_pairs)] * np.repeat(fac[f], m))
             return fixed_value
-        if not self._edge_w:
-            mw, order = self.columns.mask_weight, self.t.order
-            self._edge_w = [self.columns.array([self.columns.entries(mw(order[lv], m)) for m in masks])
-                            for lv, masks in enumerate(s.edge_masks)]
-        contrib = self._edge_w[u] * sm[s.edge_pair[u]] * val[s.edge_child[u]]
-        summed: Array = np.add.reduceat(contrib, s.starts[u], axis=0)
+        summed: Array = np.add.reduceat(s.edge_w[u] * sm[s.edge_pair[u]] * val[s.edge_child[u]], s.starts[u])
         return summed
 
     def root_value(self, label: int, val: Array, sm: Array) -> Array:
-        t = self.t
-        r: Array = val[t.roots[label]] * sm[t.root_pairs[label]]
+        t, s = self.t, self._units()
+        r: Array = val[t.roots[label]::s.n_ids] * sm[t.root_pairs[label]::s.n_pairs]
         if t.negated[label]:  # the complement: every point's weight minus the root's
-            r = sm[t.full_pair] - r
+            r = sm[t.full_pair::s.n_pairs] - r
         return r
+
+
+class _LevelUnits(Generic[V]):
+    """The levels' index arrays of a :class:`LevelTable` in a counter's flat layout (one block per column), with
+    its edge weights."""
+
+    def __init__(self, counter: LevelCounter[V]) -> None:
+        t = counter.t
+        s = t.structure()
+        cols = counter.columns
+        self.n_ids = len(t.feature)
+        self.n_pairs = len(t.pair_levels)
+        self.size = [len(ids) for ids in s.ids]
+        self.ids = [counter.spread(ids, self.n_ids) for ids in s.ids]
+        self.vchild, self.vpair = s.vchild, s.vpair
+        self.edge_child = [counter.spread(c, self.n_ids) for c in s.edge_child]
+        self.edge_pair = [counter.spread(p, self.n_pairs) for p in s.edge_pair]
+        self.starts = [counter.spread(st, len(c)) for st, c in zip(s.starts, s.edge_child)]
+        mw = cols.mask_weight
+        self.edge_w = [counter.flat(cols.array([cols.entries(mw(t.order[lv], m)) for m in masks]))
+                       for lv, masks in enumerate(s.edge_masks)]

@@ -5,13 +5,13 @@ See :mod:`kcxai.compilers._tables.wmc`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Union
+from collections.abc import Mapping, Sequence
+from typing import Generic, Union
 
 import numpy as np
 
-from kcxai.compilers._tables.base import TRUE, Counter, Table, Terminals, recursion
-from kcxai.compilers._tables.vectors import Array, Columns, Vec
+from kcxai.compilers._tables.base import TRUE, Counter, Table, recursion
+from kcxai.compilers._tables.vectors import Array, Columns, V
 from kcxai.space import FeatureSpace
 
 __all__ = ["VtreeTable", "VtreeCounter", "NodeData"]
@@ -115,11 +115,12 @@ class VtreeTable(Table):
             _, xl, xr = vnodes[x]
             depth[x] = 1 + max(depth[xl] if xl >= 0 else 0, depth[xr] if xr >= 0 else 0)
         self.depth = 2 * (max(depth) if depth else 0) + 4
+        self._n_nodes = sum(1 for k in kind if k == 2)
 
     @property
     def n_nodes(self) -> int:
         """Decision nodes above the blocks."""
-        return sum(1 for k in self.kind if k == 2)
+        return self._n_nodes
 
     @property
     def n_edges(self) -> int:
@@ -143,11 +144,11 @@ class VtreeTable(Table):
         with recursion(self.depth):
             return ev(self.roots[label])
 
-    def counter(self, columns: Columns) -> "VtreeCounter":
+    def counter(self, columns: Columns[V]) -> "VtreeCounter[V]":
         return VtreeCounter(self, columns)
 
 
-class VtreeCounter(Counter):
+class VtreeCounter(Counter[V]):
     """A :class:`VtreeTable` counting in ``K`` weight columns (see :mod:`kcxai.compilers._tables.base`).
 
     A decision node over vtree node ``x`` (children ``xl``, ``xr``) with elements ``(p_i, s_i)`` weighs, per
@@ -156,23 +157,23 @@ class VtreeCounter(Counter):
     the vtree's nodes (the leaves of a feature's block computed in its block's unit).
     """
 
-    def __init__(self, table: VtreeTable, columns: Columns) -> None:
-        super().__init__(table, columns)
+    def __init__(self, table: VtreeTable, columns: Columns[V]) -> None:
+        Counter.__init__(self, table, columns)
         self.t = table
         #: per leaf node, its weight w(E) per column
-        self.leaf_w: list[Vec] = [columns.mask_weight(*table.leaf[n]) if kind == 1 else columns.one
+        self.leaf_w: list[V] = [columns.mask_weight(*table.leaf[n]) if kind == 1 else columns.one
                                   for n, kind in enumerate(table.kind)]
         self.order_units = list(range(len(table.vnodes)))  # the vtree's nodes are numbered children first
-        self._units: list[_VtreeUnits] = []
+        self._units: list[_VtreeUnits[V]] = []
 
-    def walk(self, labels: Sequence[int], point: Sequence[int], isfixed: Sequence[bool], fac: Sequence[Vec],
-             stores: list[dict[int, Vec | None]], terminals: Terminals) -> Vec | None:
+    def walk(self, labels: Sequence[int], point: Sequence[int], isfixed: Sequence[bool], fac: Sequence[V],
+             stores: list[dict[int, V | None]], terminals: Mapping[int, V | None]) -> V | None:
         t = self.t
         kind, elems, home, pair_feats, leaf_w, leaf = t.kind, t.elems, t.home, t.pair_feats, self.leaf_w, t.leaf
         one = self.columns.one
-        smooth: list[Vec | None] = [None] * len(pair_feats)
+        smooth: list[V | None] = [None] * len(pair_feats)
 
-        def sm(k: int) -> Vec:  # the product of the factors of the features of smoothing pair k
+        def sm(k: int) -> V:  # the product of the factors of the features of smoothing pair k
             r = smooth[k]
             if r is None:
                 r = one
@@ -181,7 +182,7 @@ class VtreeCounter(Counter):
                 smooth[k] = r
             return r
 
-        def value(n: int) -> Vec | None:  # None: weight 0 in every column
+        def value(n: int) -> V | None:  # None: weight 0 in every column
             k = kind[n]
             if k == 0:
                 return terminals[n]
@@ -210,7 +211,7 @@ class VtreeCounter(Counter):
             store[n] = got
             return got
 
-        total: Vec | None = None
+        total: V | None = None
         for label in labels:
             r = value(t.roots[label])
             k = t.root_pairs[label]
@@ -222,9 +223,9 @@ class VtreeCounter(Counter):
 
     # -- numpy ---------------------------------------------------------------------------------
 
-    def _arrays(self) -> "_VtreeUnits":
+    def _arrays(self) -> "_VtreeUnits[V]":
         if not self._units:
-            self._units.append(_VtreeUnits(self.t, self.columns))
+            self._units.append(_VtreeUnits(self))
         return self._units[0]
 
     def pair_members(self) -> list[tuple[int, ...]]:
@@ -239,31 +240,39 @@ class VtreeCounter(Counter):
     def unit_values(self, u: int, val: Array, sm: Array, point: Sequence[int], isfixed: Sequence[bool],
                     fac: Array) -> Array:
         a = self._arrays()
+        k = self.columns.k
         parts = []
         if a.n_leaves[u]:
             f = a.leaf_feature[u]
-            if isfixed[f]:
+            if isfixed[f]:  # per column: the leaves holding at v_f weigh w(v_f), the others 0
                 holds = a.leaf_mask[u][:, point[f]]
-                parts.append(np.where(holds[:, None], fac[f][None, :], np.zeros_like(a.leaf_w[u])))
+                parts.append(np.tile(holds, k) * np.repeat(fac[f], a.n_leaves[u]))
             else:
                 parts.append(a.leaf_w[u])
         prime, sub, kp, ks, starts = a.elem[u]
         if len(starts):
-            contrib = (val[prime] * sm[kp]) * (val[sub] * sm[ks])
-            parts.append(np.add.reduceat(contrib, starts, axis=0))
-        out: Array = parts[0] if len(parts) == 1 else np.concatenate(parts)
-        return out
+            parts.append(np.add.reduceat((val[prime] * sm[kp]) * (val[sub] * sm[ks]), starts))
+        if len(parts) == 1:
+            one_part: Array = parts[0]
+            return one_part
+        both: Array = np.concatenate([x.reshape(k, -1) for x in parts], axis=1).ravel()  # per column: leaves first
+        return both
 
     def root_value(self, label: int, val: Array, sm: Array) -> Array:
-        r: Array = val[self.t.roots[label]] * sm[self.t.root_pairs[label] + 1]
+        a = self._arrays()
+        r: Array = val[self.t.roots[label]::a.n_ids] * sm[self.t.root_pairs[label] + 1::a.n_pairs]
         return r
 
 
-class _VtreeUnits:
-    """The SDD table's units as numpy index arrays, with one counter's leaf weights."""
+class _VtreeUnits(Generic[V]):
+    """The SDD table's units as numpy index arrays in a counter's flat layout (one block per column), with its
+    leaf weights."""
 
-    def __init__(self, t: VtreeTable, columns: Columns) -> None:
+    def __init__(self, counter: VtreeCounter[V]) -> None:
+        t, columns = counter.t, counter.columns
         n_v = len(t.vnodes)
+        self.n_ids = len(t.kind)
+        self.n_pairs = len(t.pair_feats) + 1
         leaves: list[list[int]] = [[] for _ in range(n_v)]
         decisions: list[list[int]] = [[] for _ in range(n_v)]
         for n, kind in enumerate(t.kind):
@@ -272,14 +281,16 @@ class _VtreeUnits:
             elif kind == 2:
                 decisions[t.home[n]].append(n)
         self.n_leaves = [len(x) for x in leaves]
-        #: per unit, its node ids: its block's leaves, then its decision nodes
-        self.ids = [np.asarray(leaves[x] + decisions[x], dtype=np.int64) for x in range(n_v)]
+        #: per unit, where its nodes' values go: its block's leaves, then its decision nodes
+        self.ids = [counter.spread(np.asarray(leaves[x] + decisions[x], dtype=np.int64), self.n_ids)
+                    for x in range(n_v)]
         leaf_data = [[t.leaf[n] for n in leaves[x]] for x in range(n_v)]
         self.leaf_feature = [d[0][0] if d else -1 for d in leaf_data]
         sizes = [t.space.features[f].size if f >= 0 else 0 for f in self.leaf_feature]
         self.leaf_mask = [np.asarray([[m >> v & 1 == 1 for v in range(size)] for _, m in d],
                                      dtype=np.bool_).reshape(len(d), size) for d, size in zip(leaf_data, sizes)]
-        self.leaf_w = [columns.array([columns.entries(columns.mask_weight(*x)) for x in d]) for d in leaf_data]
+        self.leaf_w = [counter.flat(columns.array([columns.entries(columns.mask_weight(*x)) for x in d]))
+                       for d in leaf_data]
         #: per unit, its decision nodes' elements: primes, subs, their smoothing pairs, where each node starts
         self.elem: list[tuple[Array, Array, Array, Array, Array]] = []
         for x in range(n_v):
@@ -295,6 +306,7 @@ class _VtreeUnits:
                     sub.append(s_)
                     kp.append(a + 1)
                     ks.append(b + 1)
-            self.elem.append((np.asarray(prime, dtype=np.int64), np.asarray(sub, dtype=np.int64),
-                              np.asarray(kp, dtype=np.int64), np.asarray(ks, dtype=np.int64),
-                              np.asarray(starts, dtype=np.int64)))
+            arrays = [np.asarray(z, dtype=np.int64) for z in (prime, sub, kp, ks, starts)]
+            self.elem.append((counter.spread(arrays[0], self.n_ids), counter.spread(arrays[1], self.n_ids),
+                              counter.spread(arrays[2], self.n_pairs), counter.spread(arrays[3], self.n_pairs),
+                              counter.spread(arrays[4], len(prime))))
