@@ -6,7 +6,8 @@ See :mod:`kcxai.compilers._tables.wmc`.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Generic, Union
+from enum import Enum
+from typing import Final, Generic, Union
 
 import numpy as np
 
@@ -15,6 +16,14 @@ from kcxai.compilers._tables.vectors import Array, Columns, V
 from kcxai.space import FeatureSpace
 
 __all__ = ["VtreeTable", "VtreeCounter", "NodeData"]
+
+
+class _Missing(Enum):
+    MISSING = 0
+
+
+#: What a store returns for a node it does not hold.
+_MISSING: Final = _Missing.MISSING
 
 #: A node's data: ``None`` (terminal), ``(feature, mask)`` (leaf) or ``(vnode, ((prime, sub), ...))`` (decision).
 NodeData = Union[None, tuple[int, int], tuple[int, tuple[tuple[int, int], ...]]]
@@ -182,38 +191,41 @@ class VtreeCounter(Counter[V]):
                 smooth[k] = r
             return r
 
-        def value(n: int) -> V | None:  # None: weight 0 in every column
-            k = kind[n]
-            if k == 0:
-                return terminals[n]
-            if k == 1:
+        # per unit its store, and the terminals' values last (a terminal's home is -1)
+        units = list(stores)
+        units.append(dict(terminals))
+
+        def value(n: int) -> V | None:  # None: weight 0 in every column. n is not in its unit's store yet.
+            if kind[n] == 1:  # a leaf: the values E of one feature
                 f, mask = leaf[n]
-                if isfixed[f]:
-                    return fac[f] if mask >> point[f] & 1 else None
-                return leaf_w[n]
-            store = stores[home[n]]
-            r = store.get(n, store)
-            if r is not store:
-                return r  # type: ignore[return-value]  # (the store itself: not there)
-            got = None
-            for p, s_, kp, ks in elems[n]:
-                a = value(p)
-                if a is None:
-                    continue
-                b = value(s_)
-                if b is None:
-                    continue
-                if kp >= 0:
-                    a = a * sm(kp)
-                if ks >= 0:
-                    b = b * sm(ks)
-                got = a * b if got is None else got + a * b
-            store[n] = got
+                got: V | None = leaf_w[n] if not isfixed[f] else fac[f] if mask >> point[f] & 1 else None
+            else:
+                got = None
+                for p, s_, kp, ks in elems[n]:
+                    a = units[home[p]].get(p, _MISSING)
+                    if a is _MISSING:
+                        a = value(p)
+                    if a is None:
+                        continue
+                    b = units[home[s_]].get(s_, _MISSING)
+                    if b is _MISSING:
+                        b = value(s_)
+                    if b is None:
+                        continue
+                    if kp >= 0:
+                        a = a * sm(kp)
+                    if ks >= 0:
+                        b = b * sm(ks)
+                    got = a * b if got is None else got + a * b
+            units[home[n]][n] = got
             return got
 
         total: V | None = None
         for label in labels:
-            r = value(t.roots[label])
+            root = t.roots[label]
+            r = units[home[root]].get(root, _MISSING)
+            if r is _MISSING:
+                r = value(root)
             k = t.root_pairs[label]
             if r is not None:
                 if k >= 0:
