@@ -33,7 +33,7 @@ import numpy as np
 
 import kcxai
 from kcxai.models import RandomForest, from_sklearn
-from kcxai.models._threshold import FeatureBlock, threshold_function
+from kcxai.compilers._threshold import FeatureBlock, threshold_function
 
 STEP = Fraction(1, 100)  # the rounding used for models too large to compile exactly
 FINE = Fraction(1, 1000)

@@ -1,15 +1,20 @@
-"""What a model describes itself with: the :class:`FunctionBuilder` protocol, and :class:`AdditiveTrees`.
+"""What a model describes itself with: the :class:`FunctionBuilder` protocol, or its scores as data.
 
 A model says "kappa(x) = c" once, as Boolean functions built from literals
-``x_f in E``, and every compiler (:mod:`kcxai.compilers`) implements this
-protocol on its own backend. The protocol lives here, below both, so that
-models depend on it and never on a compiler.
+``x_f in E`` (its ``build(builder)``), and every compiler (:mod:`kcxai.compilers`)
+implements this protocol on its own backend. The protocol lives here, below both,
+so that models depend on it and never on a compiler.
 
-A tree ensemble whose class scores are sums of leaf scores (random forests,
-boosted trees) can also describe itself as an :class:`AdditiveTrees`, from
-its method ``additive_trees()``: the diagram compilers then build its diagram
-directly, feature by feature (:mod:`kcxai.compilers._ensemble`), instead of
-through the builder.
+A model whose class scores add up describes them as data instead, and the
+compilers build its class functions:
+
+* :class:`AdditiveScores` (``additive_scores()``): one term per feature and value
+  (linear classifiers, naive Bayes); the threshold compiler
+  (:mod:`kcxai.compilers._threshold`) builds the functions through the builder;
+* :class:`AdditiveTrees` (``additive_trees()``): sums of tree leaf scores (random
+  forests, boosted trees); the diagram compilers build their diagram feature by
+  feature (:mod:`kcxai.compilers._ensemble`), or through the builder with the
+  threshold compiler (``construction="builder"``).
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from kcxai.space import FeatureSpace
 
-__all__ = ["FunctionBuilder", "AdditiveTrees"]
+__all__ = ["FunctionBuilder", "AdditiveScores", "AdditiveTrees", "TreeNodes", "TreeStructure"]
 
 F = TypeVar("F")
 
@@ -69,6 +74,88 @@ class FunctionBuilder(Protocol[F]):
     def switch(self, feature: int, cases: Sequence[F]) -> F:
         """``OR_k (x_feature = k and cases[k])``: branch on a feature's value."""
         ...
+
+
+class TreeNodes(Protocol):
+    """A decision tree's node arrays, as a description reads them (:class:`kcxai.models.tree.TreeArrays`)."""
+
+    @property
+    def feature(self) -> Sequence[int]:
+        """The feature tested at each node, ``-1`` at a leaf."""
+        ...
+
+    @property
+    def branches(self) -> Sequence[Sequence[tuple[int, int]]]:
+        """Per node, its edges ``(mask of values, child)``."""
+        ...
+
+    @property
+    def root(self) -> int:
+        """The root's node id."""
+        ...
+
+
+class TreeStructure(Protocol):
+    """What a description reads of a decision tree: its node arrays and its reachable leaves."""
+
+    @property
+    def arrays(self) -> TreeNodes:
+        """The node arrays."""
+        ...
+
+    @property
+    def leaves(self) -> Sequence[int]:
+        """The node ids of the reachable leaves, in the order of the tree's scores."""
+        ...
+
+
+@dataclass(frozen=True)
+class AdditiveScores:
+    """A classifier whose class scores add one term per feature: ``kappa(x)`` is the class of highest
+    ``base[c] + sum_f terms[f][x_f][c]`` (with ``product=True``: ``base[c] * prod_f terms[f][x_f][c]``, all
+    positive), ties won by the class listed first in ``priority``.
+
+    Linear classifiers and naive Bayes describe themselves so (their ``additive_scores()``); the numbers
+    are exact rationals.
+
+    Attributes
+    ----------
+    space : FeatureSpace
+    terms : tuple
+        Per feature, per value, one ``Fraction`` per class.
+    base : tuple of Fraction
+        The class scores before any feature (intercepts, priors).
+    priority : tuple of int
+        Every class index once: among classes of equal highest score, the first listed here wins.
+    product : bool
+        Whether the terms multiply (positive probabilities) instead of adding up.
+    name : str
+        What the model is, for messages.
+
+    Examples
+    --------
+    >>> from fractions import Fraction
+    >>> import kcxai
+    >>> from kcxai.models import LinearClassifier
+    >>> space = kcxai.FeatureSpace([kcxai.Feature.categorical(n, [0, 1]) for n in "ab"])
+    >>> spec = LinearClassifier.from_coefficients(space, [1, 2], Fraction(-3, 2)).additive_scores()
+    >>> spec.terms[1]  # feature b: per value, the two classes' terms
+    ((Fraction(0, 1), Fraction(0, 1)), (Fraction(0, 1), Fraction(2, 1)))
+    >>> spec.base, spec.priority, spec.product
+    ((Fraction(0, 1), Fraction(-3, 2)), (0, 1), False)
+    """
+
+    space: FeatureSpace
+    terms: tuple[tuple[tuple[Fraction, ...], ...], ...]
+    base: tuple[Fraction, ...]
+    priority: tuple[int, ...]
+    product: bool = False
+    name: str = "additive scores"
+
+    @property
+    def n_classes(self) -> int:
+        """Number of classes."""
+        return len(self.base)
 
 
 @dataclass(frozen=True)

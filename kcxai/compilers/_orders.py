@@ -27,6 +27,7 @@ from typing import Any, Union
 
 from kcxai._errors import InvalidInputError, InvalidTypeError
 from kcxai.compilers._limits import Guard
+from kcxai.compilers._threshold import class_functions
 from kcxai.compilers.builder import check_literal, check_switch
 from kcxai.space import FeatureSpace
 
@@ -143,7 +144,7 @@ def feature_order(model: Any, order: Any, guard: Guard | None = None) -> tuple[i
         probe = ProbeBuilder(space, guard)
         if guard is not None:
             phase, guard.phase = guard.phase, "probing the model for the 'dfs' feature order"
-        found = probe.first_occurrence(model.build(probe))
+        found = probe.first_occurrence(class_functions(model, probe))
         if guard is not None:
             guard.phase = phase
             guard.check()

@@ -66,6 +66,7 @@ from kcxai.compilers._options import ObddOptions
 from kcxai.compilers._orders import feature_order
 from kcxai.compilers._stats import ObddStats
 from kcxai.compilers._tables.wmc import FALSE, TRUE, DiagramOracle, LevelTable, check_partition, recursion
+from kcxai.compilers._threshold import class_functions
 from kcxai.compilers.builder import DiagramBuilder
 
 __all__ = ["compile", "DEFAULTS", "ObddOptions", "ObddStats", "BddBuilder", "sifted_order"]
@@ -256,7 +257,7 @@ def _is_cudd_failure(e: BaseException) -> bool:
 
 def _build(model: Any, bdd: Any, builder: BddBuilder, guard: Guard, reorder: Any) -> list[Any]:
     """Build the class functions and reorder."""
-    fns = model.build(builder)
+    fns = class_functions(model, builder)
     if not isinstance(fns, (list, tuple)) or len(fns) != len(model.classes):
         raise InvalidTypeError(
             f"{type(model).__name__}.build() must return one function per class ({len(model.classes)}). "

@@ -64,6 +64,7 @@ from kcxai.compilers._options import VTREES, SddOptions
 from kcxai.compilers._sdd_steps import SteppedApply
 from kcxai.compilers._orders import feature_order
 from kcxai.compilers._stats import SddStats
+from kcxai.compilers._threshold import class_functions, exclusive_branches
 from kcxai.compilers._tables.wmc import (
     FALSE,
     TRUE,
@@ -370,7 +371,7 @@ def compile(model: Any, **options: Any) -> CompiledModel:
     mgr = _manager(enc, order, opts.shape(False))
     builder = _builder(mgr, enc, guard)
     try:
-        fns = model.build(builder)
+        fns = class_functions(model, builder)
     except MemoryError:
         raise guard.out_of_memory("Python failed to allocate") from None
     if not isinstance(fns, (list, tuple)) or len(fns) != len(model.classes):
@@ -406,9 +407,7 @@ def _compile_ensemble(model: Any, opts: SddOptions, guard: Guard) -> CompiledMod
 
 def _from_diagram(builder: SddBuilder, built: Any) -> list[Any]:
     """One SDD per class from the multi-valued diagram, children first (each node an if-then-else chain
-    over its edges, :func:`~kcxai.models._threshold.exclusive_branches`)."""
-    from kcxai.models._threshold import exclusive_branches
-
+    over its edges, :func:`~kcxai.compilers._threshold.exclusive_branches`)."""
     diagram = built.diagram
     sdd: dict[int, Any] = {FALSE: builder.false(), TRUE: builder.true()}
     for u in diagram._post(built.roots):

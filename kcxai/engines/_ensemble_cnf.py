@@ -61,27 +61,41 @@ import math
 from bisect import bisect_left
 from collections.abc import Iterable, Sequence
 from fractions import Fraction
-from typing import Any
 
-from pysat.card import ITotalizer  # type: ignore[import-untyped]
-from pysat.formula import IDPool  # type: ignore[import-untyped]
-from pysat.solvers import Solver  # type: ignore[import-untyped]
+from pysat.card import ITotalizer
+from pysat.formula import IDPool
+from pysat.solvers import Solver
 
 from kcxai._deadline import Deadline
 from kcxai._errors import InvalidTypeError, ProblemTooLargeError
 from kcxai._params import Options, check
 from kcxai.engines._sums import guarded_sum_geq
 from kcxai._types import Point
+from kcxai.models.boosted import BoostedTrees
+from kcxai.models.forest import RandomForest
+from kcxai.models.classifier import Classifier
+from kcxai.models.tree import DecisionTree
 
-__all__ = ["EnsembleCnf", "ensemble_view", "SOLVERS", "DEFAULT_MAX_MEMORY"]
+__all__ = ["EnsembleCnf", "EnsembleView", "ensemble_view", "SOLVERS", "DEFAULT_MAX_MEMORY"]
 
 
-class _View:
-    """What the encoding reads from a tree ensemble: trees, per-leaf class scores, base scores, tie order."""
+class EnsembleView:
+    """What the engines read from a tree ensemble: trees, per-leaf class scores, base scores, tie order.
+
+    Attributes
+    ----------
+    trees : sequence of DecisionTree
+    rows : sequence of dict
+        Per tree, ``{reachable leaf: its exact score for each class}``.
+    base : sequence of Fraction
+        The class scores before any tree.
+    ties_last : bool
+        Whether ties go to the later class (else to the earlier).
+    """
 
     __slots__ = ("trees", "rows", "base", "ties_last")
 
-    def __init__(self, trees: Sequence[Any], rows: Sequence[dict[int, tuple[Fraction, ...]]],
+    def __init__(self, trees: Sequence[DecisionTree], rows: Sequence[dict[int, tuple[Fraction, ...]]],
                  base: Sequence[Fraction], ties_last: bool) -> None:
         self.trees = trees
         self.rows = rows
@@ -93,17 +107,15 @@ class _View:
         return d > c if self.ties_last else d < c
 
 
-def ensemble_view(model: Any) -> _View:
+def ensemble_view(model: Classifier) -> EnsembleView:
     """The scores of a :class:`~kcxai.models.RandomForest` or :class:`~kcxai.models.BoostedTrees`."""
-    from kcxai.models.boosted import BoostedTrees
-    from kcxai.models.forest import RandomForest
-
     if isinstance(model, RandomForest):
         k = len(model.classes)
-        return _View(model.trees, [model.leaf_scores(t) for t in range(model.n_trees)], [Fraction(0)] * k, False)
+        return EnsembleView(model.trees, [model.leaf_scores(t) for t in range(model.n_trees)], [Fraction(0)] * k,
+                            False)
     if isinstance(model, BoostedTrees):
-        return _View(model.trees, [model.leaf_scores(t) for t in range(model.n_trees)], model.base_scores,
-                     model.ties == "last")
+        return EnsembleView(model.trees, [model.leaf_scores(t) for t in range(model.n_trees)], model.base_scores,
+                            model.ties == "last")
     raise InvalidTypeError(
         f"'model' must be a RandomForest or BoostedTrees (a tree ensemble). Got {type(model).__name__} instead.")
 
@@ -158,7 +170,7 @@ class EnsembleCnf:
 
     language = "sat"
 
-    def __init__(self, model: Any, *, solver: str = "mgh", deadline: Deadline | None = None,
+    def __init__(self, model: Classifier, *, solver: str = "mgh", deadline: Deadline | None = None,
                  max_memory: int | None = DEFAULT_MAX_MEMORY) -> None:
         check("solver", solver, Options(SOLVERS))
         self.model = model
@@ -172,8 +184,10 @@ class EnsembleCnf:
         self.clauses = 0
         self.literals = 0
         self._buffer: list[list[int]] = []
+        self._formula: list[list[int]] = []  # every clause, to load a fresh solver (see restart)
+        self._used = False
         self._deadline = deadline
-        self._totalizers: list[Any] = []
+        self._totalizers: list[ITotalizer] = []
         try:
             self._encode()
         except BaseException:
@@ -198,6 +212,7 @@ class EnsembleCnf:
         self.clauses += len(self._buffer)
         self.literals += sum(map(len, self._buffer))
         self.solver.append_formula(self._buffer)
+        self._formula.extend(self._buffer)
         self._buffer = []
         if self.max_memory is not None and self.memory > self.max_memory:
             raise ProblemTooLargeError(
@@ -231,8 +246,6 @@ class EnsembleCnf:
         self._outside_cache = {}
 
     def _hard(self) -> bool:
-        from kcxai.models.forest import RandomForest
-
         return isinstance(self.model, RandomForest) and self.model.voting == "hard"
 
     def _outside(self, i: int, mask: int) -> tuple[int, ...]:
@@ -267,7 +280,7 @@ class EnsembleCnf:
         got = self._outside_cache[key] = tuple(runs)
         return got
 
-    def _leaf_boxes(self, tree: Any) -> Iterable[tuple[int, list[int]]]:
+    def _leaf_boxes(self, tree: DecisionTree) -> Iterable[tuple[int, list[int]]]:
         """Per reachable leaf, ``(leaf, literals)``: the disjunction of the literals says the point is outside it.
 
         A walk down the node arrays keeping, per restricted feature, the allowed values and their outside
@@ -350,7 +363,7 @@ class EnsembleCnf:
         self.pool.top = tot.top_id
         for cl in tot.cnf.clauses:
             self._add(list(cl))
-        return -tot.rhs[n - need]
+        return -int(tot.rhs[n - need])
 
     def _true(self) -> int:
         t = self._new()
@@ -479,6 +492,7 @@ class EnsembleCnf:
         Under ``deadline`` the SAT call is interrupted at the time limit (:class:`~kcxai.SearchLimitError`).
         """
         lits = self.assumptions(point, label, fixed)
+        self._used = True
         if deadline is None:
             return bool(self.solver.solve(assumptions=lits))
         return deadline.solve(self.solver, lits)
@@ -503,6 +517,20 @@ class EnsembleCnf:
         """After a satisfiable :meth:`changes`: the features among ``features`` whose model value is not ``point``'s."""
         p = self.model_point()
         return {i for i in features if p[i] != point[i]}
+
+    def restart(self) -> None:
+        """Load the clauses into a fresh solver, if the current one has answered a query.
+
+        An incremental solver keeps what it learned: its next model or core depends on every call
+        before, so the counterexample or proof of one explanation would depend on the explanations
+        run before it. Each explanation restarts (:meth:`EngineOracle.decide`), so its answer depends
+        only on its input; loading costs a fraction of the encoding (about 6 ms for 17 k clauses).
+        """
+        if not self._used:
+            return
+        self.solver.delete()
+        self.solver = Solver(name=self.solver_name, bootstrap_with=self._formula)
+        self._used = False
 
     def close(self) -> None:
         """Free the solver."""

@@ -27,8 +27,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Union
 
-from pysat.card import CardEnc, EncType  # type: ignore[import-untyped]
-from pysat.formula import IDPool  # type: ignore[import-untyped]
+from pysat.card import CardEnc, EncType
+from pysat.formula import IDPool
 
 __all__ = ["Bit", "guarded_sum_geq", "UNARY_LIMIT"]
 

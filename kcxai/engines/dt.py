@@ -17,16 +17,17 @@ import time
 from collections.abc import Sequence
 
 from kcxai._errors import InvalidTypeError
-from kcxai._types import Point
+from kcxai._types import Point, Values
 from kcxai.arithmetic import Bound, Probability, Weight
 from kcxai.compilers.compiled import CompiledModel, CompileStats
 from kcxai.compilers._tables.vectors import Component
 from kcxai.engines._path_table import PathSession, PathTable
 from kcxai.engines._registry import is_tree
+from kcxai.engines._tree_batch import TreeBatch
 from kcxai.engines._tree_walk import AnyTreeWalk, tree_walk
 from kcxai.models.classifier import Classifier
 from kcxai.models.tree import DecisionTree, TreePath
-from kcxai.oracle import Box, OracleSession, SessionBase, box_weight
+from kcxai.oracle import BatchRow, Box, OracleSession, SessionBase, box_weight
 
 __all__ = ["TreeOracle", "TreeSession", "compile", "WALK_BUDGET"]
 
@@ -75,6 +76,9 @@ class TreeOracle:
         self._min_depth = _fewest_tested(tree)
         self._table: PathTable | None = None
         self._table_built = False
+        # the batch hook (built on first use; None: it does not apply, the components not the tree's own)
+        self._batch: TreeBatch | None = None
+        self._batch_built = components is not None
 
     @property
     def paths(self) -> tuple[TreePath, ...]:
@@ -132,6 +136,18 @@ class TreeOracle:
 
     def session(self, point: Point, label: int, fixed: frozenset[int]) -> OracleSession:
         return TreeSession(self, point, label, fixed)
+
+    def min_idrs_batch(self, instances: Sequence[Values], delta: Probability, start: str | None
+                       ) -> list[BatchRow | Exception] | None:
+        """Algorithm 1 for many instances at once (the :class:`~kcxai.oracle.BatchOracle` hook): see
+        :class:`~kcxai.engines._tree_batch.TreeBatch`, built on first use and kept."""
+        if not self._batch_built:
+            with self._lock:
+                if not self._batch_built:
+                    self._batch = TreeBatch.build(self.tree)
+                    self._batch_built = True
+        batch = self._batch
+        return None if batch is None else batch.min_idrs_rows(instances, delta, start)
 
     # -- boxes (the BoxOracle capability) ------------------------------------------
 

@@ -1,20 +1,21 @@
 """The shared base of the additive-score classifiers (:mod:`kcxai.models.linear`): one exact score
-table per feature and class, prediction by integer sums, compilation by the threshold compiler,
-rounding, and the JSON of the tables.
+table per feature and class, prediction by integer sums, the scores described as data for the
+compilers (:class:`~kcxai.functions.AdditiveScores`), rounding, and the JSON of the tables.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 
 from kcxai._errors import InvalidInputError, InvalidTypeError, ModelFormatError
 from kcxai._params import check
 from kcxai.models.classifier import Classifier
-from kcxai.models._predict_batch import FeatureScores, argmax_first_rows
+from kcxai.functions import AdditiveScores
+from kcxai.models._predict_batch import FeatureScores, argmax_first, argmax_first_rows
 from kcxai.models._numbers import (
     Number,
     check_step,
@@ -25,11 +26,7 @@ from kcxai.models._numbers import (
     rounding_margin,
     scaled_ints,
 )
-from kcxai.models._threshold import FeatureBlock, argmax_first, argmax_functions
 from kcxai.space import SPACE, FeatureSpace
-
-if TYPE_CHECKING:  # pragma: no cover
-    from kcxai.functions import FunctionBuilder
 
 __all__ = ["FeatureScoreModel", "as_list", "json_list", "tables_from_json"]
 
@@ -148,10 +145,11 @@ class FeatureScoreModel(Classifier):
         """The exact score of every class for an instance in user values."""
         return self.scores_point(self.space.encode(instance))
 
-    def build(self, builder: "FunctionBuilder[Any]") -> list[Any]:
-        """One function per class, compiled exactly (see the module docstring)."""
-        blocks = [FeatureBlock(i) for i in range(self.space.n_features)]
-        return argmax_functions(builder, blocks, self._base, self._terms, mult=self._mult)
+    def additive_scores(self) -> AdditiveScores:
+        """The exact scores as data: per feature and value one term per class, the first class winning ties
+        (what the compilers build the class functions from, :mod:`kcxai.compilers._threshold`)."""
+        return AdditiveScores(self.space, self._terms, self._base, tuple(range(len(self.classes))),
+                              product=self._mult, name=type(self).__name__)
 
     #: ``None``, or ``(step, margin)`` when the weights were rounded by :meth:`rounded`.
     rounding: tuple[Fraction, Fraction] | None = None

@@ -14,16 +14,15 @@ so margins are summed and compared exactly. A library sums floats, so it may
 round a margin within a few ulps of zero (or of another class's score)
 differently; :attr:`exactness` says so.
 
-Compilation (:meth:`BoostedTrees.build`) is the construction used by
-:class:`~kcxai.models.RandomForest`: each pairwise score test is built tree by
-tree through the threshold compiler.
+The model describes its scores to the compilers as data
+(:meth:`BoostedTrees.additive_trees`), as :class:`~kcxai.models.RandomForest` does.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -34,16 +33,12 @@ from kcxai.models.classifier import Classifier
 from kcxai.models._predict_batch import LeafScores, argmax_first_rows, signs
 from kcxai._gc import gc_paused
 from kcxai.functions import AdditiveTrees
-from kcxai.models.forest import TreeBlock, checked_trees, leaf_dicts, tree_over, trees_of
+from kcxai.models.forest import TreeLeaves, checked_trees, leaf_dicts, tree_over, trees_of
 from kcxai.models._numbers import exact_number
 from kcxai.models._numbers import lcm_of_denominators as _lcm_of_denominators
 from kcxai.models._numbers import parse_fraction as _parse_fraction
-from kcxai.models._threshold import argmax_functions
 from kcxai.models.tree import DecisionTree
 from kcxai.space import SPACE, FeatureSpace
-
-if TYPE_CHECKING:  # pragma: no cover
-    from kcxai.functions import FunctionBuilder
 
 __all__ = ["BoostedTrees", "TIES"]
 
@@ -155,7 +150,7 @@ class BoostedTrees(Classifier):
             values.append(tuple(row))
         self._values = tuple(values)  # per tree, per reachable leaf (tree.leaves order)
         self.values_from_floats = floats
-        self._blocks = [TreeBlock(tree) for tree in self.trees]
+        self._blocks = [TreeLeaves(tree) for tree in self.trees]
         scale = _lcm_of_denominators({*self.init, *(v for row in values for v in row)})
         self._scale = scale
         self._iinit = tuple(int(x * scale) for x in self.init)
@@ -250,20 +245,9 @@ class BoostedTrees(Classifier):
             return np.asarray((sign >= 0) if self.ties == "last" else (sign > 0), dtype=np.int64)
         return argmax_first_rows(s)
 
-    def build(self, builder: "FunctionBuilder[Any]") -> list[Any]:
-        """One function per class: the exact score comparison, compiled tree by tree."""
-        terms = [[self.leaf_scores(t)[leaf] for leaf in tree.leaves] for t, tree in enumerate(self.trees)]
-        base = list(self.base_scores)
-        if self.ties == "last":  # argmax_functions gives ties to the first class: reverse the two classes
-            base.reverse()
-            terms = [[tuple(reversed(row)) for row in blk] for blk in terms]
-            return list(reversed(argmax_functions(builder, self._blocks, base, terms)))
-        return argmax_functions(builder, self._blocks, base, terms)
-
     def additive_trees(self) -> AdditiveTrees:
         """The model as a sum of leaf scores (:meth:`leaf_scores`, :attr:`base_scores`), ties broken as
-        :attr:`ties` says: what the diagram compilers build feature by feature
-        (:mod:`kcxai.compilers._ensemble`)."""
+        :attr:`ties` says: what the compilers build its class functions from."""
         k = len(self.classes)
         slot = [1 if k == 2 else c for c in self.tree_class]
         zero = Fraction(0)

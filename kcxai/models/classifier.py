@@ -124,13 +124,18 @@ class Classifier(abc.ABC):
 
     # -- explanation support --------------------------------------------
 
-    @abc.abstractmethod
     def build(self, builder: "FunctionBuilder[Any]") -> list[Any]:
         """One Boolean function per class, ``kappa(x) = c``, built with ``builder``.
 
         The functions partition feature space (exactly one holds at each point).
-        Compilers call this; see :mod:`kcxai.compilers._truth_table`.
+        Compilers call this (through :func:`kcxai.compilers._threshold.class_functions`); a model that
+        describes its scores as data instead (``additive_scores()`` or ``additive_trees()``, see
+        :mod:`kcxai.functions`) leaves its functions to the compilers and does not implement it.
         """
+        raise InvalidTypeError(
+            f"{type(self).__name__} has no build(): a model describes its class functions with build(builder) or "
+            "its scores as data (additive_scores() or additive_trees()), and the compilers build them "
+            "(kcxai.compilers._threshold.class_functions(model, builder)).")
 
     @abc.abstractmethod
     def with_distribution(self, distribution: Any) -> "Classifier":

@@ -11,19 +11,17 @@ Two votings, both exact:
   first class with the most votes (``argmax`` of the vote counts, as
   ``VotingClassifier(voting="hard")`` does).
 
-Compilation (:meth:`RandomForest.build`) is the construction of
-:mod:`kcxai.models.linear` with the trees as blocks: every pairwise test
-``score_c >= score_d`` is built tree by tree, each tree's leaves branching to
-the sub-function of the partial sum they lead to, with sub-functions shared
-across partial sums no later tree can tell apart. Each class function is the
-conjunction of its pairwise tests.
+A forest describes its scores to the compilers as data
+(:meth:`RandomForest.additive_trees`, a :class:`~kcxai.functions.AdditiveTrees`):
+the diagram compilers build it feature by feature (:mod:`kcxai.compilers._ensemble`)
+or tree by tree through the threshold compiler (:mod:`kcxai.compilers._threshold`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -31,23 +29,18 @@ from kcxai._errors import InvalidInputError, InvalidTypeError, ModelFormatError
 from kcxai._params import Options, check
 from kcxai.models.imports import _sklearn
 from kcxai.models.classifier import Classifier
-from kcxai.models._predict_batch import LeafScores, argmax_first_rows, signs
+from kcxai.models._predict_batch import LeafScores, argmax_first, argmax_first_rows, signs
 from kcxai._gc import gc_paused
 from kcxai.functions import AdditiveTrees
 from kcxai.models.imports._trees import EnsembleParts
 from kcxai.models._numbers import check_step, exact_number, round_to, rounding_margin
 from kcxai.models._numbers import lcm_of_denominators as _lcm_of_denominators
 from kcxai.models._numbers import parse_fraction as _parse_fraction
-from kcxai.models._threshold import argmax_first as _argmax_first
-from kcxai.models._threshold import argmax_functions, exclusive_branches
 from kcxai.models._tree_data import TreeParts
 from kcxai.models.tree import DecisionTree
 from kcxai.space import SPACE, FeatureSpace
 
-if TYPE_CHECKING:  # pragma: no cover
-    from kcxai.functions import FunctionBuilder
-
-__all__ = ["RandomForest", "VOTINGS", "TreeBlock", "leaf_of", "tree_over", "trees_of", "leaf_dicts"]
+__all__ = ["RandomForest", "VOTINGS", "TreeLeaves", "leaf_of", "tree_over", "trees_of", "leaf_dicts"]
 
 #: The votings a :class:`RandomForest` reproduces.
 VOTINGS = ("soft", "hard")
@@ -102,13 +95,13 @@ def _exact(x: Any, memo: dict[Any, tuple[Fraction, bool]], what: str) -> tuple[F
     return hit
 
 
-class TreeBlock:
-    """A tree as a block of an additive score: one outcome per reachable leaf."""
+class TreeLeaves:
+    """A tree's reachable leaves numbered in ``tree.leaves`` order (the order of its scores): the outcome of a
+    point is the number of the leaf it reaches."""
 
-    __slots__ = ("tree", "index", "arrays")
+    __slots__ = ("arrays", "index")
 
     def __init__(self, tree: DecisionTree) -> None:
-        self.tree = tree
         self.arrays = tree.arrays
         self.index = {leaf: k for k, leaf in enumerate(tree.leaves)}
 
@@ -118,27 +111,8 @@ class TreeBlock:
         return _walk(a.feature, a.branches, a.root, point)
 
     def outcome(self, point: Sequence[int]) -> int:
+        """The number of the leaf ``point`` reaches."""
         return self.index[self.leaf(point)]
-
-    def assemble(self, builder: "FunctionBuilder[Any]", children: Sequence[Any]) -> Any:
-        """The tree with leaf ``k`` replaced by ``children[k]`` (unreachable leaves by false)."""
-        a = self.arrays
-        order: list[int] = []
-        stack = [a.root]
-        while stack:
-            nid = stack.pop()
-            order.append(nid)
-            stack.extend(child for _, child in a.branches[nid])
-        memo: dict[int, Any] = {}
-        for nid in reversed(order):
-            f = a.feature[nid]
-            if f < 0:
-                k = self.index.get(nid)
-                memo[nid] = builder.false() if k is None else children[k]
-                continue
-            branches = [(mask, memo.pop(child)) for mask, child in a.branches[nid]]
-            memo[nid] = exclusive_branches(builder, f, branches)
-        return memo[a.root]
 
 
 class RandomForest(Classifier):
@@ -187,7 +161,7 @@ class RandomForest(Classifier):
             if tree.classes != self.classes:
                 raise InvalidInputError(
                     f"'trees[{t}]' has classes {list(tree.classes)}; the forest's are {list(self.classes)}.")
-        self._blocks = [TreeBlock(tree) for tree in self.trees]
+        self._blocks = [TreeLeaves(tree) for tree in self.trees]
         k = len(self.classes)
         floats = False
         terms: list[tuple[tuple[Fraction, ...], ...]] = []
@@ -307,7 +281,7 @@ class RandomForest(Classifier):
             row = t[blk.outcome(point)]
             for c, x in enumerate(row):
                 s[c] += x
-        return _argmax_first(s)
+        return argmax_first(s)
 
     def predict_points(self, points: "np.ndarray[Any, Any]") -> "np.ndarray[Any, np.dtype[np.int64]]":
         """The class indices of many encoded points: the exact summed integer-scaled scores (or vote
@@ -328,14 +302,9 @@ class RandomForest(Classifier):
             return np.asarray(signs(s[:, 0]) > 0, dtype=np.int64)
         return argmax_first_rows(np.concatenate([np.zeros_like(s[:, :1]), s], axis=1))
 
-    def build(self, builder: "FunctionBuilder[Any]") -> list[Any]:
-        """One function per class: the exact voting, compiled tree by tree (see the module docstring)."""
-        base = [Fraction(0)] * len(self.classes)
-        return argmax_functions(builder, self._blocks, base, self._terms)
-
     def additive_trees(self) -> AdditiveTrees:
         """The forest as a sum of leaf scores (one-hot votes for hard voting), ties to the first class: what the
-        diagram compilers build feature by feature (:mod:`kcxai.compilers._ensemble`)."""
+        compilers build its class functions from (see the module docstring)."""
         k = len(self.classes)
         return AdditiveTrees(self.space, self.trees, self._terms, (Fraction(0),) * k, tuple(range(k)),
                              f"RandomForest ({self.voting} voting)")

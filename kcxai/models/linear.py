@@ -19,10 +19,11 @@ a model is in, and ``docs/models.md`` gives the disagreements measured.
 
 Compilation
 -----------
-:meth:`build` compiles the class functions with the threshold compiler of
-:mod:`kcxai.models._threshold` (Chan and Darwiche's symbolic compilation of
-naive Bayes classifiers, as used by Shih, Choi and Darwiche, IJCAI 2018), each
-feature a block.
+Both describe their scores to the compilers as data (``additive_scores()``, a
+:class:`~kcxai.functions.AdditiveScores`); the threshold compiler
+(:mod:`kcxai.compilers._threshold`: Chan and Darwiche's symbolic compilation of
+naive Bayes classifiers, as used by Shih, Choi and Darwiche, IJCAI 2018) builds
+their class functions, each feature a block.
 """
 
 from __future__ import annotations

@@ -2,7 +2,8 @@
 
 
 class HashCons:
-    """Stands in for ``FeatureBlock.assemble``: canonical node ids, so equal sub-functions get equal ids.
+    """Stands in for ``kcxai.compilers._threshold.FeatureBlock.assemble``: canonical node ids, so equal
+    sub-functions get equal ids.
 
     Records every request, to check that the interval cache never asks for
     the same sub-function twice.

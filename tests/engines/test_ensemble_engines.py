@@ -14,8 +14,9 @@ from pysat.formula import IDPool
 
 import kcxai
 from kcxai import InvalidInputError, InvalidTypeError, ProblemTooLargeError
-from kcxai.explain import prepare_ensemble
-from kcxai.engines._ensemble_box import MASK_BITS, EnsembleBox, _Batch, _high_bit, _low_bit, _range_masks
+from kcxai.engines._box_leaves import MASK_BITS, high_bit, low_bit, range_masks
+from kcxai.engines._box_search import BoxBatch
+from kcxai.engines._ensemble_box import EnsembleBox
 from kcxai.engines._ensemble_cnf import SOLVERS, EnsembleCnf, _runs, ensemble_view
 from kcxai.engines._portfolio import EnsemblePortfolio
 from kcxai.engines._sums import guarded_sum_geq
@@ -94,7 +95,7 @@ def test_checkers_agree_with_brute_force(data: Any, model: Any, engine: str) -> 
 @settings(max_examples=40, deadline=None)
 @given(data=st.data(), model=ENSEMBLES, engine=ENGINES)
 def test_one_prepared_engine_serves_many_instances_and_orders(data: Any, model: Any, engine: str) -> None:
-    cnf = prepare_ensemble(model, engine=engine)
+    cnf = kcxai.compile_model(model, engine)
     try:
         for _ in range(3):
             point = data.draw(points(model.space))
@@ -108,6 +109,31 @@ def test_one_prepared_engine_serves_many_instances_and_orders(data: Any, model: 
                 assert model.predict_point(raw.model_point()) != bf.label
     finally:
         cnf.close()
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data(), model=ENSEMBLES, engine=ENGINES)
+def test_an_explanation_does_not_depend_on_the_ones_before(data: Any, model: Any, engine: str) -> None:
+    """A shared engine answers as a fresh one: a solver's learned clauses from earlier explanations
+    change its cores and counterexamples, so each explanation starts from a restarted solver."""
+    first, target = data.draw(points(model.space)), data.draw(points(model.space))
+    x, y = instance_of(model.space, first), instance_of(model.space, target)
+    methods = (kcxai.ensemble_axp, kcxai.smallest_ensemble_axp)
+    fresh = []
+    for fn in methods:
+        alone = kcxai.compile_model(model, engine)
+        try:
+            fresh.append(fn(alone, y).features)
+        finally:
+            alone.close()
+    shared = kcxai.compile_model(model, engine)
+    try:
+        for fn in methods:
+            fn(shared, x)
+            fn(shared, y)
+        assert [fn(shared, y).features for fn in methods] == fresh
+    finally:
+        shared.close()
 
 
 @settings(max_examples=40, deadline=None)
@@ -162,8 +188,8 @@ def test_runs_of_a_mask() -> None:
 def test_rejects_what_is_not_an_ensemble() -> None:
     tree = kcxai.datasets.running_example_tree()
     with pytest.raises(InvalidTypeError,
-                       match="explains tree ensembles .RandomForest, BoostedTrees. "
-                             "with the .sat. engine. Got DecisionTree"):
+                       match=r"decide tree ensembles \(RandomForest, BoostedTrees\); explain other models with "
+                             r"min_idrs\(model, x, 0\)\. Got DecisionTree"):
         kcxai.ensemble_axp(tree, (1, 1, 1, 1, 0, 0, 0, 0, 1))
     space = kcxai.FeatureSpace([kcxai.Feature.categorical(n, [0, 1]) for n in "ab"])
     forest = RandomForest(space, [0, 1], [kcxai.DecisionTree(space, [0, 1], kcxai.Split("a", {0: kcxai.Leaf(0),
@@ -273,7 +299,7 @@ def test_big_values_are_decided_exactly_past_int64() -> None:
     assert model.margin([0, 0, 0]) == -tiny and model.margin([1, 0, 0]) == model.margin([0, 1, 1]) == 0
     assert [model.predict_point(p) for p in ((1, 0, 1), (1, 1, 1), (1, 0, 0), (0, 0, 1))] == [1, 1, 0, 0]
     engine = EnsembleBox(model)
-    assert engine._rivals[1][0].slack is not None  # the float path
+    assert engine.rivals[1][0].slack is not None  # the float path
     for point in itertools.product((0, 1), repeat=3):
         bf = Brute(model, point)
         assert _is_axp(bf, set(kcxai.ensemble_axp(engine, point).features))
@@ -312,7 +338,7 @@ def test_single_feature_flips_are_real_counterexamples(data: Any, model: Any) ->
         if answer:
             w = engine.model_point()
             assert model.predict_point(w) != label and all(w[j] == point[j] for j in range(n) if j != i)
-            assert engine.nodes == before or engine._flips(point, label)[i] is None
+            assert engine.nodes == before or engine.flips(point, label)[i] is None
 
 
 
@@ -338,15 +364,15 @@ def test_the_probe_reads_the_margin_of_its_point_exactly(data: Any, model: Any) 
     n = model.space.n_features
     point = data.draw(points(model.space))
     label = model.predict_point(point)
-    cols = engine._meet_columns(point)
+    cols = engine.meet_columns(point)
     rivals = [d for d in range(len(model.classes)) if d != label]
     probes = 0
     for fixed in itertools.chain.from_iterable(itertools.combinations(range(n), k) for k in range(n)):
         meet = np.logical_and.reduce(cols[:, list(fixed)], axis=1) if fixed else np.ones(len(cols), dtype=bool)
-        for d, rival in zip(rivals, engine._rivals[label]):
-            search = engine._searcher(rival, point, list(fixed), meet, label, None)
+        for d, rival in zip(rivals, engine.rivals[label]):
+            search = engine.searcher(rival, point, list(fixed), meet, label, None)
             root = search.start()
-            if not (isinstance(root, _Batch) and search.probes):
+            if not (isinstance(root, BoxBatch) and search.can_probe):
                 continue
             got = search.vote(root)
             assert got is not None
@@ -451,8 +477,8 @@ def test_a_feature_wider_than_a_mask_keeps_hulls_and_stays_exact(data: Any, mode
        st.lists(st.tuples(st.integers(0, 63), st.integers(0, 63)), min_size=1, max_size=8))
 def test_bit_helpers(masks: list[int], ends: list[tuple[int, int]]) -> None:
     m = np.asarray(masks, dtype=np.uint64)
-    assert _low_bit(m).tolist() == [(x & -x).bit_length() - 1 for x in masks]
-    assert _high_bit(m).tolist() == [x.bit_length() - 1 for x in masks]
+    assert low_bit(m).tolist() == [(x & -x).bit_length() - 1 for x in masks]
+    assert high_bit(m).tolist() == [x.bit_length() - 1 for x in masks]
     lo, hi = [min(e) for e in ends], [max(e) for e in ends]
-    got = _range_masks(np.asarray(lo), np.asarray(hi)).tolist()
+    got = range_masks(np.asarray(lo), np.asarray(hi)).tolist()
     assert got == [sum(1 << v for v in range(a, b + 1)) for a, b in zip(lo, hi)]

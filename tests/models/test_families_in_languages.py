@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import kcxai
+from kcxai.compilers._threshold import FeatureBlock, class_functions
 from tests._support.builders import Constants, HashCons
 from tests._support import reference as ref
 from tests._support.model_strategies import (bdd_models, decision_lists, forests, linear_models, naive_bayes_models,
@@ -27,7 +28,7 @@ LANGUAGES = ANY_MODEL
 
 def _need(language):
     """Declared languages must be usable: never skip (see test_conformance)."""
-    assert kcxai.compilers.LANGUAGES[language].is_available(), language
+    assert kcxai.engines.LANGUAGES[language].is_available(), language
 
 
 @pytest.mark.parametrize("family", sorted(FAMILIES))
@@ -94,14 +95,12 @@ def test_threshold_diagrams_stay_the_size_of_their_sub_functions(language):
     from sklearn.naive_bayes import CategoricalNB
     from unittest import mock
 
-    from kcxai.models._threshold import FeatureBlock
-
     rng = np.random.default_rng(0)
     X = rng.integers(0, 3, size=(2000, 16))
     y = np.argmax(X @ rng.normal(size=(16, 2)) + rng.normal(scale=2.0, size=(2000, 2)), axis=1)
     model = kcxai.from_sklearn(CategoricalNB().fit(X, y))
     h = HashCons()
     with mock.patch.object(FeatureBlock, "assemble", lambda blk, builder, ch: h.assemble(blk, builder, ch)):
-        model.build(Constants(model.space))
+        class_functions(model, Constants(model.space))
     compiled = kcxai.compile_model(model, language)
     assert 1000 < len(h.table) and compiled.stats["size"] <= 4 * len(h.table)

@@ -13,6 +13,7 @@ from tests._support import reference as ref
 from kcxai import DecisionTree, Feature, FeatureSpace, Leaf, Split
 from kcxai.compilers._truth_table import TruthTableBuilder
 from kcxai.models import RandomForest, from_sklearn
+from kcxai.compilers._threshold import class_functions
 from tests._support.model_strategies import forests
 
 
@@ -36,7 +37,7 @@ def test_forest_votes_and_builds_a_partition(forest):
         assert forest.predict_point(p) == v.index(max(v))
         assert list(forest.scores_point(p)) == v
     b = TruthTableBuilder(forest.space)
-    b.check_partition(forest.build(b), forest.predict_point)
+    b.check_partition(class_functions(forest, b), forest.predict_point)
 
 
 @given(forests())
@@ -174,7 +175,7 @@ def test_rounded_soft_forest_differs_only_within_the_margin(forest):
             top = sorted(forest.scores_point(p))[-2:]
             assert top[1] - top[0] <= margin
     b = TruthTableBuilder(forest.space)
-    b.check_partition(r.build(b), r.predict_point)
+    b.check_partition(class_functions(r, b), r.predict_point)
     again = kcxai.models.model_from_dict(r.to_dict())
     assert again.rounding == r.rounding and again.to_dict() == r.to_dict()
     assert r.with_distribution(None).rounding == r.rounding

@@ -16,7 +16,7 @@ from tests._support import reference as ref
 from kcxai import Feature, FeatureSpace
 from kcxai.compilers._truth_table import TruthTableBuilder
 from kcxai.models import LinearClassifier, NaiveBayes, from_sklearn
-from kcxai.models._threshold import FeatureBlock
+from kcxai.compilers._threshold import FeatureBlock, class_functions
 from tests._support.model_strategies import linear_models, naive_bayes_models
 from tests._support.strategies import feature_spaces
 
@@ -40,7 +40,7 @@ def test_linear_predicts_the_first_class_of_highest_exact_score(space, data):
         assert m.predict_point(p) == _independent_argmax(scores)
         assert list(m.scores_point(p)) == scores
     b = TruthTableBuilder(space)
-    b.check_partition(m.build(b), m.predict_point)
+    b.check_partition(class_functions(m, b), m.predict_point)
 
 
 @given(feature_spaces(max_features=4), st.data())
@@ -55,13 +55,13 @@ def test_naive_bayes_with_probabilities_compares_exact_products(space, data):
                  for c in range(k)]
         assert nb.predict_point(p) == _independent_argmax([Fraction(x) for x in joint])
     b = TruthTableBuilder(space)
-    b.check_partition(nb.build(b), nb.predict_point)
+    b.check_partition(class_functions(nb, b), nb.predict_point)
 
 
 @given(st.one_of(linear_models(distributions=("uniform", "exact", "float")), naive_bayes_models()))
 def test_build_partitions_and_json_round_trips(model):
     b = TruthTableBuilder(model.space)
-    b.check_partition(model.build(b), model.predict_point)
+    b.check_partition(class_functions(model, b), model.predict_point)
     again = kcxai.models.model_from_dict(model.to_dict())
     assert again.to_dict() == model.to_dict()
     assert again.weights_from_floats == model.weights_from_floats
@@ -171,7 +171,7 @@ def test_categorical_nb_agrees_with_sklearn(n_features, n_values, n_classes):
     _check_agrees(model, est, pts, est.predict_joint_log_proba(pts))
     if model.space.size <= 4096:
         b = TruthTableBuilder(model.space)
-        b.check_partition(model.build(b), model.predict_point)
+        b.check_partition(class_functions(model, b), model.predict_point)
 
 
 @pytest.mark.parametrize("binarize, domain", [(0.0, None), (None, [0, 1]), (1.5, [0, 1, 2, 3])])
@@ -204,7 +204,7 @@ def test_linear_models_agree_with_sklearn(estimator, n_features):
     _check_agrees(model, est, pts, est.decision_function(pts))
     if model.space.size <= 4096:
         b = TruthTableBuilder(model.space)
-        b.check_partition(model.build(b), model.predict_point)
+        b.check_partition(class_functions(model, b), model.predict_point)
 
 
 def test_linear_import_needs_domains_and_nb_checks_them():
@@ -241,14 +241,14 @@ def test_threshold_construction_builds_each_sub_function_once(n, data):
     model = LinearClassifier.from_coefficients(space, w, Fraction(bias, 2))
     b = HashCons()
     with mock.patch.object(FeatureBlock, "assemble", lambda blk, builder, ch: b.assemble(blk, builder, ch)):
-        f0, f1 = model.build(Constants(space))
+        f0, f1 = class_functions(model, Constants(space))
     assert f1 == ("not", f0)
     assert len(b.requests) == len(set(b.requests))
     if equal:
         assert len(b.requests) <= (n + 1) * (n + 2) // 2
     if n <= 12:
         tt = TruthTableBuilder(space)
-        tt.check_partition(model.build(tt), model.predict_point)
+        tt.check_partition(class_functions(model, tt), model.predict_point)
 
 
 def test_sklearn_float_rounding_is_the_only_source_of_disagreement():
@@ -285,7 +285,7 @@ def test_rounded_models_differ_only_within_the_certified_margin(model, step):
             top = sorted(s)[-2:]
             assert top[1] - top[0] <= margin
     b = TruthTableBuilder(model.space)
-    b.check_partition(r.build(b), r.predict_point)
+    b.check_partition(class_functions(r, b), r.predict_point)
     again = kcxai.models.model_from_dict(r.to_dict())
     assert again.rounding == r.rounding and again.to_dict() == r.to_dict()
     twice = r.rounded(1)

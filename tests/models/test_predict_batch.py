@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 import kcxai
 from kcxai import DecisionTree, Feature, FeatureSpace
 from kcxai.models import BoostedTrees, RandomForest
+from kcxai.models._binary_tree import _binary_chains, _binary_two_way, _chain
 from kcxai.models._predict_batch import TreeWalk
 from tests._support.model_strategies import (_classes, _with_classes, any_model, forests, linear_models,
     naive_bayes_models)
@@ -163,7 +164,6 @@ def test_both_walks_and_both_layouts(tree: DecisionTree, seed: int) -> None:
     """Random trees (multi-way splits, values in no branch of a node they cannot reach, branches no point
     takes): the packed and unpacked walks reach the point-wise leaves, and so does the general layout
     for trees the two-way layout takes."""
-    from kcxai.models._predict_batch import _binary_chains
 
     pts = random_points(tree.space, 200, seed)
     assert_walks_reach_the_leaves(tree, pts)
@@ -218,7 +218,6 @@ def node_branches(draw: Any) -> tuple[list[tuple[int, int]], int, int]:
 def test_chain_routes_every_value_as_the_first_branch_holding_it(case: Any) -> None:
     """A node's chain of binary tests (intervals, complements, values of earlier branches added, bitmaps)
     sends every value that reaches the node to the child of the first branch holding it."""
-    from kcxai.models._predict_batch import _chain
 
     branches, size, reach = case
     tests, default = _chain(branches, size)
@@ -242,7 +241,6 @@ def test_deep_sklearn_forests_on_wide_domains(seed: int, n_classes: int) -> None
     trees are over 10 levels deep): predictions equal predict_point, for both walks."""
     from sklearn.ensemble import ExtraTreesClassifier, RandomForestClassifier
 
-    from kcxai.models._predict_batch import _binary_two_way
 
     rng = np.random.default_rng(seed)
     X = np.column_stack([rng.normal(size=600), rng.integers(0, 3, 600), rng.normal(size=600).round(3)])

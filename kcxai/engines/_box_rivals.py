@@ -1,0 +1,141 @@
+"""The margins the box search bounds: per predicted class ``c`` and rival ``d``, ``score_c - score_d`` per leaf.
+
+Each leaf adds ``row[c] - row[d]`` to the margin (its scores minus the rival's). The differences of one
+pair are scaled to integers by one common factor (the least common multiple of their denominators,
+the base difference's included), so that sums compare exactly, and each leaf keeps the *rank* of its
+value among the pair's distinct values (a tree all of whose remaining leaves have one rank is settled,
+and the lowest rank is the lowest value). Trees whose leaves all have one value for the pair add it to
+the base and leave no row. The values sit in an ``int64`` table when no sum of them can pass ``2**62``
+in magnitude; otherwise in a ``float64`` table whose sums prune only past a stated rounding margin
+(:attr:`Rival.slack`), the decisions being exact Python-integer sums (:meth:`Rival.exact_total`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from fractions import Fraction
+import numpy as np
+
+from kcxai._deadline import Deadline
+from kcxai.engines._box_leaves import IntArray, NumberArray
+from kcxai.engines._ensemble_cnf import EnsembleView
+
+__all__ = ["Rival", "rivals_of"]
+
+#: A leaf's class scores (one exact rational per class).
+ScoreRow = tuple[Fraction, ...]
+
+
+class Rival:
+    """One rival ``d`` of the predicted class ``c``: the leaves of the trees that separate them.
+
+    Attributes
+    ----------
+    leaf_rows : array of int
+        Rows of the engine's :class:`~kcxai.engines._box_leaves.LeafTable`, grouped by tree.
+    leaf_tree : array of int
+        The tree of each row (ascending).
+    leaf_rank : array of int
+        The rank of each row's value among :attr:`values`.
+    values : list of int
+        The distinct scaled values, ascending.
+    value_table : array of int64 or float64
+        :attr:`values` as numpy numbers (floats when :attr:`slack` is not ``None``).
+    base : int
+        The scaled margin the trees without rows add, and the base scores' difference.
+    threshold : int
+        A counterexample has a margin of at most this (0 when ``d`` wins ties against ``c``, else -1).
+    slack : float or None
+        ``None`` for int64 sums; else the rounding margin of any float sum of the values.
+    """
+
+    __slots__ = ("leaf_rows", "leaf_tree", "leaf_rank", "value_table", "values", "base", "threshold", "slack")
+
+    def __init__(self, leaf_rows: IntArray, leaf_tree: IntArray, leaf_rank: IntArray, values: list[int], base: int,
+                 threshold: int) -> None:
+        self.leaf_rows = leaf_rows
+        self.leaf_tree = leaf_tree
+        self.leaf_rank = leaf_rank
+        self.values = values
+        self.base = base
+        self.threshold = threshold
+        n_trees = len(np.unique(leaf_tree))
+        total = max((abs(v) for v in values), default=0) * n_trees + abs(base)  # bounds every partial sum
+        self.value_table: NumberArray
+        if total < 2 ** 62:
+            self.value_table = np.asarray(values, dtype=np.int64)
+            self.slack: float | None = None
+        else:  # float bounds, pruning only past their rounding error: a sum of n_trees + 2 rounded terms,
+            # each within 2^-53 of its magnitude (at most ``total``), and rounded partial sums
+            self.value_table = np.asarray([float(v) for v in values], dtype=np.float64)
+            self.slack = math.ldexp(float(total), -52) * (2 * n_trees + 4) + 1.0
+
+    def exact_total(self, ranks: IntArray) -> int:
+        """The exact sum of the values of ``ranks``."""
+        if self.slack is None:
+            return int(self.value_table[ranks].sum())
+        return sum(self.values[k] for k in ranks.tolist())
+
+
+def rivals_of(view: EnsembleView, leaf_tree: IntArray, deadline: Deadline | None = None) -> dict[int, list[Rival]]:
+    """Per class ``c``, its rivals ``d != c`` in increasing order (the deadline checked once per tree and pair)."""
+    distinct, row_ids = _distinct_rows(view, deadline)
+    k = len(view.base)
+    return {c: [_rival(view, c, d, distinct, row_ids, leaf_tree, deadline) for d in range(k) if d != c]
+            for c in range(k)}
+
+
+def _distinct_rows(view: EnsembleView, deadline: Deadline | None) -> tuple[list[ScoreRow], list[IntArray]]:
+    """The distinct score rows (by identity: a hard-voting forest shares one row per class), and per tree the
+    index of each leaf's row."""
+    index: dict[int, int] = {}
+    distinct: list[ScoreRow] = []
+    per_tree = []
+    for rows in view.rows:  # look at the clock once per tree
+        if deadline is not None:
+            deadline.check()
+        ids = []
+        for row in rows.values():
+            k = index.get(id(row))
+            if k is None:
+                k = index[id(row)] = len(distinct)
+                distinct.append(row)
+            ids.append(k)
+        per_tree.append(np.asarray(ids, dtype=np.int64))
+    return distinct, per_tree
+
+
+def _rival(view: EnsembleView, c: int, d: int, distinct: Sequence[ScoreRow], row_ids: Sequence[IntArray],
+           leaf_tree: IntArray, deadline: Deadline | None) -> Rival:
+    """The margin ``score_c - score_d`` per leaf, scaled to integers, as ranks among its distinct values."""
+    diffs = [row[c] - row[d] for row in distinct]
+    base = view.base[c] - view.base[d]
+    scale = 1
+    for x in (*set(diffs), base):
+        scale = scale * x.denominator // math.gcd(scale, x.denominator)
+    ints = [int(x * scale) for x in diffs]
+    uniq = sorted(set(ints))
+    rank_of = {v: r for r, v in enumerate(uniq)}
+    rank_of_row = np.asarray([rank_of[v] for v in ints], dtype=np.int64)
+    base_int = int(base * scale)
+    keep_rows, keep_ranks = [], []
+    at = 0
+    for ids in row_ids:
+        if deadline is not None:
+            deadline.check()
+        ranks = rank_of_row[ids]
+        if len(ranks) and (ranks != ranks[0]).any():
+            keep_rows.append(np.arange(at, at + len(ids), dtype=np.int64))
+            keep_ranks.append(ranks)
+        elif len(ranks):  # constant for this pair
+            base_int += uniq[int(ranks[0])]
+        at += len(ids)
+    rows = np.concatenate(keep_rows) if keep_rows else np.zeros(0, dtype=np.int64)
+    rank = np.concatenate(keep_ranks) if keep_ranks else np.zeros(0, dtype=np.int64)
+    # ranks over the values that occur in non-constant trees only
+    used = np.unique(rank)
+    renumber = np.zeros(len(uniq), dtype=np.int64)
+    renumber[used] = np.arange(len(used))
+    return Rival(rows, leaf_tree[rows], renumber[rank], [uniq[int(k)] for k in used], base_int,
+                 0 if view.prefers(d, c) else -1)
