@@ -25,8 +25,8 @@ from kcxai.compilers._tables import base as _base, diagram as _diagram
 from kcxai.compilers._tables.base import FALSE, TRUE, counter_for
 from kcxai.distribution import Mixture, Product, Uniform
 from tests._support import reference as ref
-from tests._support.model_strategies import boosted_models, forests
-from tests._support.strategies import components, deltas, instance_of, points, trees
+from tests._support.enumerated import Enumerated, in_box, models_with_k, same
+from tests._support.strategies import deltas, instance_of, points
 
 LANGUAGES = ("obdd", "sdd")
 #: How a count is made: (numpy's fewest nodes, the walk's most free features).
@@ -49,42 +49,6 @@ def evaluation(request: pytest.FixtureRequest) -> Any:
         mp.setattr(_base, "RECURSIVE_MAX_FREE", max_free)
         mp.setattr(_diagram, "VECTOR_MIN_COLUMNS", GROUPINGS[grouping])
         yield how
-
-
-@st.composite
-def models_with_k(draw: Any, *, ensembles: bool = True, exact: bool | None = None) -> Any:
-    """A tree, forest or boosted model under a distribution of exactly K = 1, 2 or 5 components."""
-    kinds = [trees(distributions=("uniform",))]
-    if ensembles:
-        kinds += [forests(distributions=("uniform",)), boosted_models(distributions=("uniform",))]
-    model = draw(st.one_of(*kinds))
-    k = draw(st.sampled_from([1, 2, 5]))
-    exact = draw(st.booleans()) if exact is None else exact
-    dist = draw(components([f.size for f in model.space.features], k, exact=exact))
-    model = model.with_distribution(dist)
-    assert model.space.distribution.n_components == k
-    return model
-
-
-class Enumerated:
-    """Every point's probability and class under a model, enumerated once (the ground truth)."""
-
-    def __init__(self, model: Any) -> None:
-        self.space = model.space
-        self.rows = [(x, ref.point_probability(model.space, x), model.predict_point(x))
-                     for x in ref.all_points(model.space)]
-
-    def weight(self, inside: Any, label: int | None = None) -> Any:
-        """Pr(x inside and kappa(x) != label) (any class when ``label`` is None)."""
-        zero: Any = Fraction(0) if self.space.is_exact else 0.0
-        return sum((p for x, p, c in self.rows if inside(x) and (label is None or c != label)), zero)
-
-
-def same(weight: Any, total: Any, probability: Any) -> bool:
-    """Whether an oracle's weight (relative to ``total``) is the enumerated probability."""
-    if isinstance(weight, int) and isinstance(total, int):
-        return Fraction(weight, total) == probability
-    return abs(float(weight) / float(total) - float(probability)) <= 1e-9
 
 
 @settings(max_examples=25, deadline=None)
@@ -121,15 +85,13 @@ def test_box_weights_and_by_value_equal_enumeration(evaluation: str, data: Any, 
     box = tuple(data.draw(st.integers(1, (1 << f.size) - 1)) for f in model.space.features)
     feature = data.draw(st.integers(0, model.space.n_features - 1))
     for label in range(len(model.classes)):
-        def inside(x: Any, b: Any = box) -> bool:
-            return all(b[i] >> x[i] & 1 for i in range(len(b)))
-
         disagree, consistent = oracle.box_weights(box, label)
-        assert same(disagree, total, truth.weight(inside, label)) and same(consistent, total, truth.weight(inside))
+        assert same(disagree, total, truth.weight(in_box(box), label)) and same(consistent, total,
+                                                                                 truth.weight(in_box(box)))
         for k, (d, c) in enumerate(oracle.box_weights_by_value(box, label, feature)):
             at_k = box[:feature] + (1 << k,) + box[feature + 1:]
-            assert same(d, total, truth.weight(lambda x: inside(x, at_k), label))
-            assert same(c, total, truth.weight(lambda x: inside(x, at_k)))
+            assert same(d, total, truth.weight(in_box(at_k), label))
+            assert same(c, total, truth.weight(in_box(at_k)))
 
 
 @settings(max_examples=20, deadline=None)
