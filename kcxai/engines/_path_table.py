@@ -55,7 +55,7 @@ __all__ = ["PathTable", "PathSession", "MAX_TABLE_ENTRIES", "MIN_TABLE_LEAVES", 
 #: the exact traversal alone.
 MAX_TABLE_ENTRIES = 1 << 23
 #: Trees with fewer reachable leaves are answered by the exact walk alone: on them one walk per query costs
-#: less than a session's numpy calls (measured on the experiment's trees of 150 and 650 nodes).
+#: less than a session's numpy calls (docs/results.md, "Counting speed under fitted distributions").
 MIN_TABLE_LEAVES = 256
 #: A session tracks every leaf of another class when there are at most this many (times the components),
 #: else only the leaves a query can reach (more bookkeeping per feature freed, smaller arrays).
