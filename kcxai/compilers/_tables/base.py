@@ -57,13 +57,15 @@ VECTOR_MIN_NODES = 2000
 #: With at most this many free features, a query reaches few nodes: the walk, which visits only those, beats
 #: numpy's whole units even on a large diagram.
 RECURSIVE_MAX_FREE = 3
+#: The Python calls a walk leaves for its callers, above its own depth.
+RECURSION_MARGIN = 200
 
 
 @contextmanager
 def recursion(depth: int) -> Iterator[None]:
     """Allow at least ``depth`` nested Python calls (restored afterwards)."""
     old = sys.getrecursionlimit()
-    need = depth + 200
+    need = depth + RECURSION_MARGIN
     if need > old:
         sys.setrecursionlimit(need)
     try:
@@ -177,8 +179,11 @@ class Counter(Generic[V]):
         term = self._terminals if terminals is None else terminals
         if self.table.n_nodes < VECTOR_MIN_NODES or not self.columns.fits_arrays or \
                 len(isfixed) - sum(isfixed) <= RECURSIVE_MAX_FREE:
+            fac = self.factors(point, isfixed)
+            if self.table.depth + RECURSION_MARGIN <= sys.getrecursionlimit():  # (most diagrams: no limit to raise)
+                return self.walk(labels, point, isfixed, fac, values.nodes, term)
             with recursion(self.table.depth):
-                return self.walk(labels, point, isfixed, self.factors(point, isfixed), values.nodes, term)
+                return self.walk(labels, point, isfixed, fac, values.nodes, term)
         return self.columns.from_row(self.array_counts(labels, point, isfixed, values, term))
 
     def weight(self, labels: Sequence[int], point: Sequence[int], isfixed: Sequence[bool],
