@@ -31,7 +31,16 @@ from collections.abc import Sequence
 from typing import Generic, Union
 
 from kcxai.arithmetic import Weight
-from kcxai.compilers._tables.vectors import Columns, Component, V, WeightVector, as_float, as_int, number_kind
+from kcxai.compilers._tables.vectors import (
+    Columns,
+    Component,
+    V,
+    WeightVector,
+    as_float,
+    as_int,
+    number_kind,
+    vector_type,
+)
 from kcxai.models.tree import DecisionTree
 from kcxai.oracle import Box
 from kcxai._types import Point
@@ -257,7 +266,7 @@ def tree_walk(tree: DecisionTree, components: Sequence[Component]) -> AnyTreeWal
     Python numbers for one component and :class:`~kcxai.compilers._tables.vectors.WeightVector` for more."""
     kind = number_kind(components)
     if kind == "vector":
-        return TreeWalk(tree, Columns(components, WeightVector))
+        return TreeWalk(tree, Columns(components, vector_type(len(components))))
     if kind == "int":
         return TreeWalk(tree, Columns(components, as_int))
     return TreeWalk(tree, Columns(components, as_float))

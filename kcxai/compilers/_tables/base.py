@@ -41,6 +41,7 @@ from kcxai.compilers._tables.vectors import (
     as_float,
     as_int,
     number_kind,
+    vector_type,
 )
 from kcxai.oracle import Box, SessionBase
 from kcxai.space import FeatureSpace
@@ -380,7 +381,7 @@ def counter_for(table: Table, components: Sequence[Component]) -> AnyCounter:
     with Python numbers for one component and :class:`~kcxai.compilers._tables.vectors.WeightVector` for more."""
     kind = number_kind(components)
     if kind == "vector":
-        return table.counter(Columns(components, WeightVector))
+        return table.counter(Columns(components, vector_type(len(components))))
     if kind == "int":
         return table.counter(Columns(components, as_int))
     return table.counter(Columns(components, as_float))

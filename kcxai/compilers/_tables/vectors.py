@@ -32,7 +32,7 @@ from kcxai.distribution import ProductWeights
 from kcxai.oracle import Box
 
 __all__ = ["Columns", "Component", "V", "WeightVector", "Array", "INT64_SAFE", "number_kind", "as_int",
-           "as_float"]
+           "as_float", "vector_type", "UNROLLED_MAX"]
 
 #: One component of a distribution: its coefficient ``c_k`` and product weights ``P_k``.
 Component = tuple[Weight, ProductWeights]
@@ -70,6 +70,37 @@ class WeightVector(tuple[Weight, ...]):
 #: vectors of one walk are all of one of these types, the walk being generic in it.
 V = TypeVar("V", int, float, WeightVector)
 
+#: Up to this many components, a walk's vectors have operations written out entry by entry (:func:`vector_type`).
+UNROLLED_MAX = 32
+_OPERATORS = (("__add__", "+"), ("__sub__", "-"), ("__mul__", "*"), ("__floordiv__", "//"), ("__truediv__", "/"))
+_VECTOR_TYPES: dict[int, type[WeightVector]] = {}
+
+
+def vector_type(k: int) -> type[WeightVector]:
+    """The :class:`WeightVector` class the walks use for ``k`` components: for ``k <= UNROLLED_MAX`` a subclass
+    whose operations are straight-line code, ``(a[0] + b[0], ..., a[k-1] + b[k-1])``, generated once per ``k``
+    (as :mod:`dataclasses` generates its methods): no iterator per operation, so a walk's vector operations
+    cost less (the walks make one to three per node and edge). Above, :class:`WeightVector` itself.
+
+    >>> v = vector_type(3)
+    >>> v((1, 2, 3)) * v((4, 5, 6)) - v((1, 1, 1))
+    (3, 9, 17)
+    >>> issubclass(v, WeightVector)
+    True
+    """
+    got = _VECTOR_TYPES.get(k)
+    if got is None:
+        if k > UNROLLED_MAX:
+            return WeightVector
+        lines = [f"class WeightVector{k}(WeightVector):", "    __slots__ = ()"]
+        for name, op in _OPERATORS:
+            entries = "".join(f"a[{i}] {op} b[{i}], " for i in range(k))
+            lines += [f"    def {name}(a, b):", f"        return _new(WeightVector{k}, ({entries}))"]
+        namespace: dict[str, Any] = {"WeightVector": WeightVector, "_new": tuple.__new__}
+        exec("\n".join(lines), namespace)  # noqa: S102 - the source above, made of operators and indices only
+        got = _VECTOR_TYPES[k] = namespace[f"WeightVector{k}"]
+    return got
+
 
 def number_kind(components: Sequence[Component]) -> str:
     """The type of the vectors of a walk over ``components``: ``"int"`` (one exact component), ``"float"``
@@ -97,7 +128,7 @@ class Columns(Generic[V]):
         ``(c_k, P_k)`` per component, as ``space.distribution.components`` gives them.
     vec : callable
         Makes a vector from ``K`` weights: :func:`as_int` or :func:`as_float` when ``K = 1``, else
-        :class:`WeightVector` (see :func:`number_kind`).
+        :class:`WeightVector` or its class for ``K`` (:func:`vector_type`; see :func:`number_kind`).
 
     Attributes
     ----------
