@@ -119,6 +119,10 @@ class TreeWalk(Generic[V]):
         self._region: list[V] = region
         self._others: dict[int, list[V]] = {}
         self._active: dict[int, list[bool]] = {}
+        #: per class, (active, others): what a query reads, in one look-up
+        self._per_label: dict[int, tuple[list[bool], list[V]]] = {}
+        #: whether an answer is its one column's weight (one component, coefficient 1): no combining
+        self._plain = cols.k == 1 and cols.coefficients == (1,)
 
     @property
     def regions(self) -> list[list[Weight]]:
@@ -161,7 +165,10 @@ class TreeWalk(Generic[V]):
         div = cols.div
         smask, kv, pf = cols.fixed_factors(point, fixed)
         feat, branches, w_allowed, tested = self._feat, self._branches, self._w_allowed, self._tested
-        active, others = self.active(label), self.others(label)
+        per_label = self._per_label.get(label)
+        if per_label is None:
+            per_label = self._per_label[label] = (self.active(label), self.others(label))
+        active, others = per_label
         total: V = cols.zero
         run: V | None = None
         run_pf = pf
@@ -194,7 +201,10 @@ class TreeWalk(Generic[V]):
                     stack.append((child, pf))
         if run is None:
             return cols.arith.zero
-        return cols.combine((total + div(run, run_pf)) * kv)
+        weight = (total + div(run, run_pf)) * kv
+        if self._plain:
+            return weight  # type: ignore[return-value]  # (one column: V is the Weight itself)
+        return cols.combine(weight)
 
     def box(self, box: Box, label: int, split: int) -> dict[int, list[Weight]]:
         """Per component, the weight of ``{x in box : kappa(x) != label}``, kept apart by the values of

@@ -26,7 +26,8 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Generic, Union
+from enum import Enum
+from typing import Final, Generic, Union
 
 import numpy as np
 
@@ -47,7 +48,7 @@ from kcxai.oracle import Box, SessionBase
 from kcxai.space import FeatureSpace
 
 __all__ = ["Table", "Counter", "DiagramSession", "UnitValues", "FALSE", "TRUE", "recursion", "VECTOR_MIN_NODES",
-           "RECURSIVE_MAX_FREE", "counter_for", "AnyCounter"]
+           "RECURSIVE_MAX_FREE", "counter_for", "AnyCounter", "MISSING", "RECURSION_MARGIN"]
 
 FALSE = 0
 TRUE = 1
@@ -60,6 +61,14 @@ VECTOR_MIN_NODES = 2000
 RECURSIVE_MAX_FREE = 3
 #: The Python calls a walk leaves for its callers, above its own depth.
 RECURSION_MARGIN = 200
+
+
+class _Missing(Enum):
+    MISSING = 0
+
+
+#: What a walk's store of node values returns for a node it does not hold (``None`` is a node of weight 0).
+MISSING: Final = _Missing.MISSING
 
 
 @contextmanager

@@ -6,24 +6,16 @@ See :mod:`kcxai.compilers._tables.wmc`.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from enum import Enum
-from typing import Final, Generic
+from typing import Generic
 
 import numpy as np
 
-from kcxai.compilers._tables.base import TRUE, Counter, Table
+from kcxai.compilers._tables.base import MISSING, TRUE, Counter, Table
 from kcxai.compilers._tables.level_arrays import LevelStructure
 from kcxai.compilers._tables.vectors import Array, Columns, V
 from kcxai.space import FeatureSpace
 
 __all__ = ["LevelTable", "LevelCounter"]
-
-class _Missing(Enum):
-    MISSING = 0
-
-
-#: What a store returns for a node it does not hold.
-_MISSING: Final = _Missing.MISSING
 
 
 class LevelTable(Table):
@@ -188,16 +180,16 @@ class LevelCounter(Counter[V]):
             if isfixed[f]:  # the child of v_f, times the factors of the levels from n's to the child's
                 v = point[f]
                 c = vchild[n][v]
-                got = units[lev[c]].get(c, _MISSING)
-                if got is _MISSING:
+                got = units[lev[c]].get(c, MISSING)
+                if got is MISSING:
                     got = value(c)
                 if got is not None:
                     got = got * skip(value_spans[n][v])
             else:
                 got = None
                 for w, c, lc, p in wedges[n]:
-                    x = units[lc].get(c, _MISSING)
-                    if x is _MISSING:
+                    x = units[lc].get(c, MISSING)
+                    if x is MISSING:
                         x = value(c)
                     if x is not None:
                         x = x * w if not p else x * w * skip(p)
@@ -208,8 +200,8 @@ class LevelCounter(Counter[V]):
         total: V | None = None
         for label in labels:
             root = t.roots[label]
-            r = units[lev[root]].get(root, _MISSING)
-            if r is _MISSING:
+            r = units[lev[root]].get(root, MISSING)
+            if r is MISSING:
                 r = value(root)
             p = t.root_pairs[label]
             if r is not None and p:

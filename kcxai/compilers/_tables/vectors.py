@@ -218,6 +218,8 @@ class Columns(Generic[V]):
             smask |= 1 << f
             kv *= ws[f][point[f]]
             pf *= totals[f]
+        if self.k == 1:
+            return smask, self.vec((kv,)), self.vec((pf,))
         kvs, pfs = [kv], [pf]
         for pw in self.pws[1:]:
             ws, totals = pw.weights, pw.totals

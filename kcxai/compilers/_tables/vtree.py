@@ -6,24 +6,17 @@ See :mod:`kcxai.compilers._tables.wmc`.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from enum import Enum
-from typing import Final, Generic, Union
+from typing import Generic, Union
 
 import numpy as np
 
-from kcxai.compilers._tables.base import TRUE, Counter, Table, recursion
+from kcxai.compilers._tables.base import MISSING, TRUE, Counter, Table, recursion
 from kcxai.compilers._tables.vectors import Array, Columns, V
 from kcxai.space import FeatureSpace
 
 __all__ = ["VtreeTable", "VtreeCounter", "NodeData"]
 
 
-class _Missing(Enum):
-    MISSING = 0
-
-
-#: What a store returns for a node it does not hold.
-_MISSING: Final = _Missing.MISSING
 
 #: A node's data: ``None`` (terminal), ``(feature, mask)`` (leaf) or ``(vnode, ((prime, sub), ...))`` (decision).
 NodeData = Union[None, tuple[int, int], tuple[int, tuple[tuple[int, int], ...]]]
@@ -202,13 +195,13 @@ class VtreeCounter(Counter[V]):
             else:
                 got = None
                 for p, s_, kp, ks in elems[n]:
-                    a = units[home[p]].get(p, _MISSING)
-                    if a is _MISSING:
+                    a = units[home[p]].get(p, MISSING)
+                    if a is MISSING:
                         a = value(p)
                     if a is None:
                         continue
-                    b = units[home[s_]].get(s_, _MISSING)
-                    if b is _MISSING:
+                    b = units[home[s_]].get(s_, MISSING)
+                    if b is MISSING:
                         b = value(s_)
                     if b is None:
                         continue
@@ -223,8 +216,8 @@ class VtreeCounter(Counter[V]):
         total: V | None = None
         for label in labels:
             root = t.roots[label]
-            r = units[home[root]].get(root, _MISSING)
-            if r is _MISSING:
+            r = units[home[root]].get(root, MISSING)
+            if r is MISSING:
                 r = value(root)
             k = t.root_pairs[label]
             if r is not None:
