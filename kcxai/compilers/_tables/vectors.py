@@ -7,7 +7,8 @@ OBDD's levels, an SDD's vtree nodes) computes each quantity for all ``K`` compon
 (:meth:`Columns.combine`). A product or uniform distribution is ``K = 1``.
 
 A vector (of type :data:`V`) is a plain Python number when ``K = 1``, and a :class:`WeightVector` (a tuple of
-``K`` Python numbers with entrywise arithmetic) otherwise; the walks are written once with ``+``, ``-``,
+``K`` Python numbers with entrywise arithmetic, written out entry by entry for each ``K``: :func:`vector_type`)
+otherwise; the walks are written once with ``+``, ``-``,
 ``*`` and the arithmetic's division (``div``: exact ``//`` or ``/``), which mean the same on both. So a
 product distribution is counted with Python numbers, exactly as fast as a walk written for numbers, and
 a mixture in one walk whatever ``K``. Exact weights are Python integers of any size; float weights are
