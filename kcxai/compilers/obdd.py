@@ -62,8 +62,7 @@ from kcxai.compilers._limits import DEFAULT_MAX_MEMORY, DEFAULT_MAX_NODES, DEFAU
 from kcxai.compilers._options import ObddOptions
 from kcxai.compilers._orders import feature_order
 from kcxai.compilers._stats import ObddStats
-from kcxai.compilers._tables.wmc import FALSE, TRUE, DiagramOracle, LevelTable, check_partition, diagram_oracle
-from kcxai.compilers._tables.wmc import _recursion
+from kcxai.compilers._tables.wmc import FALSE, TRUE, DiagramOracle, LevelTable, check_partition, recursion
 from kcxai.compilers._threshold import class_functions
 from kcxai.compilers.builder import DiagramBuilder
 from kcxai.compilers.compiled import CompiledModel, CompileStats
@@ -237,7 +236,7 @@ def _export(bdd: Any, enc: Encoding, roots: Sequence[Any], guard: Guard) -> tupl
         return r
 
     try:
-        with _recursion(len(enc.blocks) + 10):
+        with recursion(len(enc.blocks) + 10):
             out = [node(u, 0) for u in roots]
     finally:
         # Drop every dd Function now and break the closures' reference cycle: a Function left
@@ -426,7 +425,7 @@ def compile(model: Classifier, **options: Any) -> CompiledModel:
         counting_nodes=table.n_nodes, counting_edges=table.n_edges, build_seconds=built.build_seconds,
         compile_seconds=guard.seconds, memory_bytes=guard.peak_memory(), construction="builder",
         sifting=bool(built.reorder), sifting_while_building=built.reorder == "dynamic")
-    return CompiledModel(model=model, oracle=diagram_oracle("obdd", space, table), language="obdd",
+    return CompiledModel(model=model, oracle=oracle, language="obdd",
                          backend=built.backend,
                          stats=CompileStats.from_mapping(stats.to_dict(), size_unit="OBDD nodes"))
 
@@ -450,6 +449,6 @@ def _compile_ensemble(model: Classifier, opts: ObddOptions, guard: Guard) -> Com
         encoding=opts.encoding, order=tuple(space.names[f] for f in built.order), counting_nodes=table.n_nodes,
         counting_edges=table.n_edges, build_seconds=built.seconds, compile_seconds=guard.seconds,
         memory_bytes=guard.peak_memory(), construction="ensemble", sifting=False, sifting_while_building=False)
-    return CompiledModel(model=model, oracle=diagram_oracle("obdd", space, table), language="obdd",
+    return CompiledModel(model=model, oracle=oracle, language="obdd",
                          backend="kcxai", stats=CompileStats.from_mapping(
                              {**stats.to_dict(), "states": built.states}, size_unit="OBDD nodes"))

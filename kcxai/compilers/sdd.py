@@ -66,9 +66,8 @@ from kcxai.compilers._tables.wmc import (
     TRUE,
     DiagramOracle,
     VtreeTable,
-    _recursion,
     check_partition,
-    diagram_oracle,
+    recursion,
 )
 from kcxai.compilers._threshold import class_functions, exclusive_branches
 from kcxai.compilers.builder import DiagramBuilder
@@ -208,7 +207,7 @@ def _vtree_layout(mgr: Any, enc: Encoding) -> tuple[dict[int, int], dict[int, in
         vnodes.append((ml | mr, kids[0], kids[1]))
         return -1, ml | mr
 
-    with _recursion(2 * enc.n_vars + 10):
+    with recursion(2 * enc.n_vars + 10):
         f, m = walk(mgr.vtree())
     if f >= 0:  # the whole vtree is one block
         vnode_of_feature[f] = 0
@@ -316,7 +315,7 @@ def _export(roots: Sequence[Any], enc: Encoding, inside: dict[int, int], vnode_a
         memo[n.id] = r
         return r
 
-    with _recursion(4 * enc.n_vars + 10):
+    with recursion(4 * enc.n_vars + 10):
         out = [conv(r) for r in roots]
     for r in roots:
         count_sdd(r)
@@ -439,5 +438,5 @@ def _finish(model: Classifier, opts: SddOptions, guard: Guard, mgr: Any, enc: En
         counting_edges=table.n_edges, build_seconds=build_seconds, compile_seconds=guard.seconds,
         memory_bytes=guard.peak_memory(), construction=construction, vtree=opts.shape(construction == "ensemble"),
         order_from_obdd=order_from_obdd)
-    return CompiledModel(model=model, oracle=diagram_oracle("sdd", space, table), language="sdd", backend="pysdd",
+    return CompiledModel(model=model, oracle=oracle, language="sdd", backend="pysdd",
                          stats=CompileStats.from_mapping({**stats.to_dict(), **extra}, size_unit="SDD nodes"))
