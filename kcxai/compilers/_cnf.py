@@ -40,7 +40,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kcxai._errors import InvalidTypeError
 from kcxai.compilers._encoding import Encoding, _prefix_cubes
@@ -48,6 +48,9 @@ from kcxai.compilers._limits import Guard, LimitHit
 from kcxai.compilers._threshold import class_functions
 from kcxai.compilers.builder import check_literal, check_switch
 from kcxai.space import FeatureSpace
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kcxai.models.classifier import Classifier
 
 __all__ = ["CnfBuilder", "Cnf", "TRUE", "FALSE", "PAIRWISE_MAX", "model_cnf"]
 
@@ -151,8 +154,8 @@ class CnfBuilder:
     >>> b = CnfBuilder(space)
     >>> f = b.conj(b.value_in(0, 0b10), b.value_in(1, 0b011))
     >>> cnf = b.cnf([f, b.neg(f)])
-    >>> cnf.n_vars, cnf.indicators
-    (6, ((-2, 2), (3, 4, 5)))
+    >>> cnf.n_vars, cnf.indicators  # the 4 value variables, then the 2 class selectors and the gates
+    (11, ((-2, 2), (3, 4, 5)))
     """
 
     def __init__(self, space: FeatureSpace, encoding: str = "auto", guard: Guard | None = None,
@@ -444,10 +447,8 @@ def _check_indicators(indicators: Sequence[Sequence[int]]) -> None:
             owner[abs(x)] = f
 
 
-def model_cnf(model: Any, builder: CnfBuilder, max_clauses: int | None = None) -> Cnf:
-    """The CNF of ``model``'s class functions on ``builder``: the threshold construction for a model that
-    describes its scores as data (naive Bayes, linear models, forests, boosted trees), else its ``build``
-    (:func:`~kcxai.compilers._threshold.class_functions`, the door every compiler builds through)."""
+def model_cnf(model: Classifier, builder: CnfBuilder, max_clauses: int | None = None) -> Cnf:
+    """The CNF of ``model``'s class functions (:func:`~kcxai.compilers._threshold.class_functions`) on ``builder``."""
     fns = class_functions(model, builder)
     if not isinstance(fns, (list, tuple)) or len(fns) != len(model.classes):
         raise InvalidTypeError(

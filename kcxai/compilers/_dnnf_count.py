@@ -44,11 +44,11 @@ from kcxai._errors import BackendError
 from kcxai.arithmetic import Weight
 from kcxai.compilers._d4 import Dnnf
 from kcxai.distribution import ProductWeights
-from kcxai.oracle import Box, OracleSession, SessionBase, box_weight, per_component, CountingOracle
+from kcxai.oracle import Box, CountingOracle, OracleSession, SessionBase, box_weight
 from kcxai.space import FeatureSpace
 from kcxai._types import Point
 
-__all__ = ["DnnfCircuit", "DnnfOracle", "DnnfSession", "dnnf_oracle"]
+__all__ = ["DnnfCircuit", "DnnfOracle", "DnnfMixtureOracle", "DnnfSession", "dnnf_oracle"]
 
 #: Node kinds, as small ints.
 _TRUE, _FALSE, _AND, _OR = 0, 1, 2, 3
@@ -398,6 +398,67 @@ def _free_weights(c: DnnfCircuit, pw: ProductWeights, feature: int, pos: dict[in
                 neg[-lit], pos[-lit] = ws[k], one
 
 
+class DnnfMixtureOracle:
+    """``sum_k c_k * oracle_k`` under a mixture: one :class:`DnnfOracle` per product component, on one circuit
+    (a d-DNNF counts one product of literal weights per pass)."""
+
+    def __init__(self, space: FeatureSpace, parts: Sequence[tuple[Weight, DnnfOracle]]) -> None:
+        self.space = space
+        self.parts = tuple(parts)
+        self.language = "ddnnf"
+        self.n_classes = self.parts[0][1].n_classes
+
+    def _sum(self, weights: Iterable[tuple[Weight, Weight]]) -> Weight:
+        total = self.space.arith.zero
+        for c, w in weights:
+            total += c * w
+        return total
+
+    def predict_point(self, point: Point) -> int:
+        return self.parts[0][1].predict_point(point)
+
+    def disagree_weight(self, point: Point, label: int, fixed: frozenset[int]) -> Weight:
+        return self._sum((c, o.disagree_weight(point, label, fixed)) for c, o in self.parts)
+
+    def session(self, point: Point, label: int, fixed: frozenset[int]) -> OracleSession:
+        return _MixtureSession(self, [(c, o.session(point, label, fixed)) for c, o in self.parts])
+
+    def box_weights(self, box: Box, label: int) -> tuple[Weight, Weight]:
+        got = [(c, o.box_weights(box, label)) for c, o in self.parts]
+        return self._sum((c, w[0]) for c, w in got), self._sum((c, w[1]) for c, w in got)
+
+    def box_weights_by_value(self, box: Box, label: int, feature: int) -> tuple[tuple[Weight, Weight], ...]:
+        size = self.space.features[feature].size
+        return tuple(self.box_weights(box[:feature] + (1 << k,) + box[feature + 1:], label) for k in range(size))
+
+
+class _MixtureSession(SessionBase):
+    """The deletion-loop session of a :class:`DnnfMixtureOracle`: one session per component."""
+
+    __slots__ = ("_o", "_parts")
+
+    def __init__(self, oracle: DnnfMixtureOracle, parts: Sequence[tuple[Weight, OracleSession]]) -> None:
+        self._o = oracle
+        self._parts = tuple(parts)
+
+    @property
+    def fixed(self) -> frozenset[int]:
+        return self._parts[0][1].fixed
+
+    def weight(self) -> Weight:
+        return self._o._sum((c, s.weight()) for c, s in self._parts)
+
+    def weight_if_freed(self, feature: int) -> Weight:
+        return self._o._sum((c, s.weight_if_freed(feature)) for c, s in self._parts)
+
+    def free(self, feature: int) -> None:
+        for _, s in self._parts:
+            s.free(feature)
+
+
 def dnnf_oracle(space: FeatureSpace, circuit: DnnfCircuit) -> CountingOracle:
-    """The oracle of ``space``'s distribution: one :class:`DnnfOracle` per product component."""
-    return per_component(space, lambda pw: DnnfOracle(space, circuit, pw))
+    """The oracle of ``space``'s distribution: a :class:`DnnfOracle` for a product, else one per component."""
+    comps = space.distribution.components
+    if len(comps) == 1 and comps[0][0] == 1:
+        return DnnfOracle(space, circuit, comps[0][1])
+    return DnnfMixtureOracle(space, [(c, DnnfOracle(space, circuit, pw)) for c, pw in comps])

@@ -14,12 +14,14 @@ __all__ = ["require_matplotlib", "plot_paper_table", "plot_languages"]
 def require_matplotlib() -> Any:
     """``matplotlib.pyplot`` with the non-interactive Agg backend, or a clear error."""
     try:
+        # matplotlib (optional extra 'plot', heavy) loads only when something is drawn
         import matplotlib
     except ImportError:
         raise MissingDependencyError(
             "Plots need matplotlib, which is not installed. Install it with `pip install \"kcxai[plot]\"`, "
             "or run without plots (--no-plots).") from None
     matplotlib.use("Agg")
+    # matplotlib (optional extra 'plot', heavy) loads only when something is drawn
     import matplotlib.pyplot as plt
 
     return plt

@@ -29,18 +29,27 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+import kcxai
 from kcxai._errors import CompilationLimitError, InvalidInputError, KcxaiError, MissingDependencyError
 from kcxai._params import POSITIVE_INT, check
-from kcxai.models import LinearClassifier, NaiveBayes
-from kcxai.space import Feature, FeatureSpace
+from kcxai.datasets import DATASETS
+from kcxai.engines import LANGUAGES
 from kcxai.experiments._data import explained_instances, prepare_data, subsample
+from kcxai.experiments._plots import plot_languages, require_matplotlib
 from kcxai.experiments._progress import Progress
 from kcxai.experiments._trees import train_tree
 from kcxai.experiments.paper_table import DELTAS, machine_info
+from kcxai.models import DecisionList, LinearClassifier, NaiveBayes, RandomForest
+from kcxai.space import Feature, FeatureSpace
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kcxai.experiments._data import PreparedData
+    from kcxai.experiments._trees import TrainedTree
+    from kcxai.models.tree import DecisionTree
 
 __all__ = ["LanguagesConfig", "run_languages", "LANGUAGE_COLUMNS", "FAMILIES", "FOREST", "SCORE_FEATURES",
            "QUICK_MAX_SECONDS", "family_model", "informative_features"]
@@ -113,20 +122,14 @@ def _ms(xs: Sequence[float], f: Any) -> float:
 
 def _options(lang: str, max_seconds: float | None) -> dict[str, Any]:
     """``max_seconds`` for the languages whose declared options take it."""
-    from kcxai.engines import LANGUAGES
-
     if max_seconds is None or lang not in LANGUAGES or not LANGUAGES[lang].is_available():
         return {}
     return {"max_seconds": max_seconds} if "max_seconds" in LANGUAGES[lang].option_names() else {}
 
 
-def _one_language(tree: Any, lang: str, work: list[tuple[list[int], Fraction]],
+def _one_language(tree: DecisionTree, lang: str, work: list[tuple[list[int], Fraction]],
                   reference: tuple[str, list[tuple[int, ...]]] | None, progress: Progress,
                   max_seconds: float | None = None) -> dict[str, Any]:
-    import kcxai
-
-    from kcxai.engines import LANGUAGES
-
     row: dict[str, Any] = {"language": lang, "backend": "", "status": "ok", "compile_seconds": "", "size": "",
                            "size_unit": "", "edges": "", "counting_nodes": "", "explanations": 0, "median_ms": "",
                            "max_ms": "", "mean_ms": "", "cpu_median_ms": "", "cpu_max_ms": "", "reference": "",
@@ -174,10 +177,8 @@ def _one_language(tree: Any, lang: str, work: list[tuple[list[int], Fraction]],
     return row
 
 
-def family_model(family: str, data: Any, trained: Any, seed: int = 0) -> Any:
+def family_model(family: str, data: PreparedData, trained: TrainedTree, seed: int = 0) -> Any:
     """The model of ``family`` for a prepared dataset and its trained tree (see the module docstring)."""
-    from kcxai.models import DecisionList, RandomForest
-
     tree = trained.tree
     if family == "tree":
         return tree
@@ -187,6 +188,7 @@ def family_model(family: str, data: Any, trained: Any, seed: int = 0) -> Any:
                    for f, m in p.masks], tree.classes[p.label]) for p in tree.paths]
         return DecisionList(space, tree.classes, rules[:-1], rules[-1][1])  # the paths partition the space
     if family == "forest":
+        # scikit-learn (heavy) loads only when a model is trained, not at the command line's start
         from sklearn.ensemble import RandomForestClassifier
 
         clf = RandomForestClassifier(random_state=seed, **FOREST).fit(data.X[data.train], data.y[data.train])
@@ -197,7 +199,7 @@ def family_model(family: str, data: Any, trained: Any, seed: int = 0) -> Any:
     raise InvalidInputError(f"'family' must be one of {list(FAMILIES)}. Got {family!r} instead.")
 
 
-def informative_features(data: Any, k: int = SCORE_FEATURES) -> list[int]:
+def informative_features(data: PreparedData, k: int = SCORE_FEATURES) -> list[int]:
     """The ``k`` features of highest mutual information with the class on ``data``'s training rows (ties: the
     first feature), in feature order."""
     from sklearn.feature_selection import mutual_info_classif  # scikit-learn: loaded when a family needs it
@@ -207,7 +209,7 @@ def informative_features(data: Any, k: int = SCORE_FEATURES) -> list[int]:
     return sorted(int(i) for i in order[:k])
 
 
-def _score_model(family: str, data: Any, seed: int) -> Any:
+def _score_model(family: str, data: PreparedData, seed: int) -> LinearClassifier | NaiveBayes:
     """A ``naive_bayes`` or ``logistic`` model over the dataset's full space, trained on its
     :func:`informative_features`: scikit-learn's model of the selected columns, imported exactly
     (``from_sklearn``), with weight 0 for every value of the other features."""
@@ -217,15 +219,15 @@ def _score_model(family: str, data: Any, seed: int) -> Any:
     picked = informative_features(data)
     domains, names = data.domains, list(data.feature_names)
     x_train, y_train = data.X[data.train][:, picked], data.y[data.train]
-    kw = {"domains": [domains[i] for i in picked], "feature_names": [names[i] for i in picked]}
+    sub_domains, sub_names = [domains[i] for i in picked], [names[i] for i in picked]
     space = FeatureSpace([Feature.categorical(n, d) for n, d in zip(names, domains)])
     sub: LinearClassifier | NaiveBayes
     if family == "naive_bayes":
         nb = CategoricalNB(min_categories=[len(domains[i]) for i in picked]).fit(x_train, y_train)
-        sub = NaiveBayes.from_sklearn(nb, **kw)
+        sub = NaiveBayes.from_sklearn(nb, domains=sub_domains, feature_names=sub_names)
     else:
         lr = LogisticRegression(max_iter=1000, random_state=seed).fit(x_train, y_train)
-        sub = LinearClassifier.from_sklearn(lr, **kw)
+        sub = LinearClassifier.from_sklearn(lr, domains=sub_domains, feature_names=sub_names)
     k = len(sub.classes)
     tables: list[list[list[Fraction]]] = [[[Fraction(0)] * len(d) for _ in range(k)] for d in domains]
     for j, i in enumerate(picked):
@@ -246,9 +248,6 @@ def run_languages(cfg: LanguagesConfig) -> list[dict[str, Any]]:
     Writes ``languages.md``, ``languages.csv``, ``languages.json`` and
     ``languages.png`` into ``cfg.out``; returns the rows (one per dataset and language).
     """
-    from kcxai.engines import LANGUAGES
-    from kcxai.datasets import DATASETS
-
     bad = [d for d in cfg.datasets if d not in DATASETS]
     if bad or not cfg.datasets:
         raise InvalidInputError(f"'datasets' must be names among {list(DATASETS)}. Got {list(cfg.datasets)}.")
@@ -257,8 +256,6 @@ def run_languages(cfg: LanguagesConfig) -> list[dict[str, Any]]:
         raise InvalidInputError(f"'languages' must be among {sorted(LANGUAGES)}. Got {list(cfg.languages)}.")
     check("instances", cfg.instances, POSITIVE_INT)
     if cfg.plots:
-        from kcxai.experiments._plots import require_matplotlib
-
         require_matplotlib()
     out = Path(cfg.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -307,8 +304,6 @@ def run_languages(cfg: LanguagesConfig) -> list[dict[str, Any]]:
             w.writerow({k: r[k] for k in LANGUAGE_COLUMNS})
     (out / "languages.md").write_text(_markdown(rows, info), encoding="utf-8")
     if cfg.plots:
-        from kcxai.experiments._plots import plot_languages
-
         plot_languages(out, rows)
     return rows
 
