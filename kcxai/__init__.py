@@ -23,6 +23,7 @@ from kcxai._errors import (
     ProblemTooLargeError,
     SearchLimitError,
     UnknownLanguageError,
+    WorkerError,
 )
 from kcxai.compilers import CompiledModel
 from kcxai.engines import available_languages, compile_model
@@ -107,6 +108,6 @@ __all__ = [
     # errors
     "KcxaiError", "InvalidInputError", "InvalidTypeError", "ModelFormatError", "NotRelevantError",
     "FileAccessError", "MissingDependencyError", "UnknownLanguageError", "CompilationLimitError",
-    "ProblemTooLargeError", "SearchLimitError",
+    "ProblemTooLargeError", "SearchLimitError", "WorkerError",
     "datasets",
 ]
