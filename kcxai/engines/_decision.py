@@ -68,6 +68,11 @@ class DecisionEngine(Protocol):
         """After a satisfiable :meth:`changes`: the members of ``features`` where its counterexample differs."""
         ...
 
+    def restart(self) -> None:
+        """Forget what earlier calls left behind (a solver's learned clauses), so that an explanation's
+        answers depend only on its own calls; called before each explanation's first decision."""
+        ...
+
     def close(self) -> None:
         """Free what the engine holds outside Python (idempotent)."""
         ...
@@ -163,6 +168,7 @@ class EngineOracle:
         self.space = self.model.space
         self.n_classes = len(self.model.classes)
         self._lock = threading.Lock()
+        self._query: Deadline | None = None  # the deadline of the explanation that decided last
         _LIVE.add(self)
 
     def predict_point(self, point: Point) -> int:
@@ -170,6 +176,9 @@ class EngineOracle:
 
     def decide(self, point: Point, label: int, fixed: frozenset[int], deadline: Deadline | None) -> Decision:
         with self._lock:
+            if deadline is not self._query:  # a new explanation starts from the engine's initial state
+                self._query = deadline
+                self.engine.restart()
             if self.engine.changes(point, label, fixed, deadline):
                 free = frozenset(range(self.space.n_features)) - fixed
                 return Decision(False, frozenset(self.engine.differs(point, free)))

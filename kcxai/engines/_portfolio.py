@@ -160,6 +160,10 @@ class EnsemblePortfolio:
         p = self.model_point()
         return {i for i in features if p[i] != point[i]}
 
+    def restart(self) -> None:
+        """Restart the SAT engine (:meth:`~kcxai.engines._ensemble_cnf.EnsembleCnf.restart`)."""
+        self.sat.restart()
+
     def __enter__(self) -> "EnsemblePortfolio":
         return self
 

@@ -111,6 +111,31 @@ def test_one_prepared_engine_serves_many_instances_and_orders(data: Any, model: 
         cnf.close()
 
 
+@settings(max_examples=60, deadline=None)
+@given(data=st.data(), model=ENSEMBLES, engine=ENGINES)
+def test_an_explanation_does_not_depend_on_the_ones_before(data: Any, model: Any, engine: str) -> None:
+    """A shared engine answers as a fresh one: a solver's learned clauses from earlier explanations
+    change its cores and counterexamples, so each explanation starts from a restarted solver."""
+    first, target = data.draw(points(model.space)), data.draw(points(model.space))
+    x, y = instance_of(model.space, first), instance_of(model.space, target)
+    methods = (kcxai.ensemble_axp, kcxai.smallest_ensemble_axp)
+    fresh = []
+    for fn in methods:
+        alone = kcxai.compile_model(model, engine)
+        try:
+            fresh.append(fn(alone, y).features)
+        finally:
+            alone.close()
+    shared = kcxai.compile_model(model, engine)
+    try:
+        for fn in methods:
+            fn(shared, x)
+            fn(shared, y)
+        assert [fn(shared, y).features for fn in methods] == fresh
+    finally:
+        shared.close()
+
+
 @settings(max_examples=40, deadline=None)
 @given(data=st.data(), model=ENSEMBLES)
 def test_the_portfolio_gives_subset_minimal_sets(data: Any, model: Any) -> None:
