@@ -228,9 +228,9 @@ def _dask_client() -> Any:
 def _failed(k: int, chunk: Chunk, err: BaseException, where: str) -> WorkerError:
     """The error of chunk ``k`` whose workers failed with ``err``."""
     first, last = (chunk[0][0], chunk[-1][0]) if chunk else (None, None)
-    rows = f"rows {first!r} to {last!r}, {len(chunk)} rows" if chunk else "no rows"
+    rows = f"rows {first!r} to {last!r}, {len(chunk)} row{'s' if len(chunk) > 1 else ''}" if chunk else "no rows"
     return WorkerError(f"chunk {k} ({rows}) failed on {where}: {type(err).__name__}: {err}. The chunks before it "
-                       "were explained; run again to explain the rest.", chunk=k, first=first, last=last)
+                       "were returned.", chunk=k, first=first, last=last)
 
 
 class Session(Protocol):
