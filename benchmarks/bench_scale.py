@@ -26,6 +26,7 @@ CPU seconds less so):
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import pickle
 import resource
@@ -190,7 +191,7 @@ def million(pipe: Any, X: pd.DataFrame, explainer: Any, rows: int, cluster_rows:
           f"differs from the serial run's (times aside): {differ} ({_load()})")
 
 
-def xgboost_axps(rows: int, trees: int, depth: int, cost: dict[str, float] | None) -> None:
+def xgboost_axps(rows: int, trees: int, depth: int, cost: dict[str, float] | None, client: Any = None) -> None:
     try:
         from xgboost import XGBClassifier
     except ImportError:
@@ -202,11 +203,24 @@ def xgboost_axps(rows: int, trees: int, depth: int, cost: dict[str, float] | Non
     explainer = kcxai.Explainer(clf, frame)
     sample = frame.sample(rows, random_state=1)
     explainer.explain(sample.head(1), method="axp")
-    _, wall, cpu = _timed(lambda: explainer.explain(sample, method="axp"))
+    base, wall, cpu = _timed(lambda: explainer.explain(sample, method="axp"))
     per_row = cpu / rows
     engine = explainer.engine_for("axp")
     print(f"5. XGBoost {trees}x{depth} on adult, axp via {engine.language}: {rows} rows in {wall:.1f} s wall, "
           f"{per_row * 1000:.1f} ms CPU a row ({_load()})")
+    if client is not None:
+        from kcxai._batch import run
+
+        job = explainer._job("axp", None, None, {}, "raise")
+        table = explainer.reader_.read(sample)
+        pairs = list(zip(table.ids, table.instances))
+        with joblib.parallel_config(backend="dask"):
+            for direct in (True, False):
+                got, wall2, _ = _timed(lambda: run(job, pairs, n_jobs=-1, progress=False, direct=direct))
+                differ = sum(a != (b.get() if hasattr(b, "get") else b) for a, b in zip(base, got))
+                how = "direct: the job scattered once" if direct else "through joblib: the job with every chunk"
+                print(f"   on the LocalCluster ({how}): "
+                      f"{wall2:.1f} s wall against {wall:.1f} s in one process, rows differ {differ} ({_load()})")
     sent = transfer(explainer, sample, None, f"XGBoost {trees}x{depth}", "axp", "  ") if cost is None else cost
     bandwidth = 125e6  # bytes/s: a 1 Gbit/s link at the scheduler (assumed, not measured)
     n = 100_000
@@ -226,34 +240,38 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--xgb-trees", type=int, default=100)
     p.add_argument("--xgb-depth", type=int, default=6)
     p.add_argument("--no-cluster", action="store_true", help="no Dask LocalCluster")
+    p.add_argument("--sections", type=int, nargs="+", default=[1, 2, 3, 4, 5], help="which figures to print")
     p.add_argument("--smoke", action="store_true", help="small sizes")
     args = p.parse_args(argv)
     if args.smoke:
         args.rows, args.cluster_rows, args.batch_rows, args.dt_rows = 3000, 300, 600, 500
         args.xgb_rows, args.xgb_trees, args.xgb_depth = 2, 5, 3
     print(f"bench_scale: {os.cpu_count()} cores, {_load()}")
-    per_row_dt(args.dt_rows)
+    want = set(args.sections)
+    if 1 in want:
+        per_row_dt(args.dt_rows)
     pipe, X, explainer = _adult_pipeline(8, None)
     frame = X.sample(args.batch_rows, replace=True, random_state=2)
     distributed = None
-    if not args.no_cluster:
+    if not args.no_cluster and want & {2, 3, 4, 5}:
         try:
             import distributed
         except ImportError:
             print("(dask.distributed is not installed: pip install -e '.[dask]'; no cluster figures)")
-    with tempfile.TemporaryDirectory() as where:
-        if distributed is None:
-            workers(explainer, frame, None)
-            transfer(explainer, frame, None, "depth-8 tree pipeline", "min_idrs", delta=0.01)
-            million(pipe, X, explainer, args.rows, args.cluster_rows, None, where)
-        else:
-            with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                          dashboard_address=None) as cluster, distributed.Client(cluster) as client:
-                workers(explainer, frame, client)
-                transfer(explainer, frame, client, "depth-8 tree pipeline", "min_idrs", delta=0.01)
-                million(pipe, X, explainer, args.rows, args.cluster_rows, cluster.scheduler_address, where)
-    xgboost_axps(args.xgb_rows, args.xgb_trees, args.xgb_depth, None)
-
+    with tempfile.TemporaryDirectory() as where, contextlib.ExitStack() as stack:
+        client = address = None
+        if distributed is not None:
+            cluster = stack.enter_context(distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                                                   dashboard_address=None))
+            client, address = stack.enter_context(distributed.Client(cluster)), cluster.scheduler_address
+        if 2 in want:
+            workers(explainer, frame, client)
+        if 3 in want:
+            transfer(explainer, frame, client, "depth-8 tree pipeline", "min_idrs", delta=0.01)
+        if 4 in want:
+            million(pipe, X, explainer, args.rows, args.cluster_rows, address, where)
+        if 5 in want:
+            xgboost_axps(args.xgb_rows, args.xgb_trees, args.xgb_depth, None, client)
 
 if __name__ == "__main__":
     main()

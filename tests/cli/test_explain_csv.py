@@ -260,3 +260,12 @@ def test_a_dask_cluster_writes_the_serial_output(tmp_path: Path) -> None:
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as c:
         assert _run(*argv, "--out", str(tmp_path / "dask.csv"), "--scheduler", c.scheduler_address) == 0
     _same_rows(pd.read_csv(tmp_path / "dask.csv"), pd.read_csv(tmp_path / "serial.csv"))
+
+
+def test_the_progress_bar_counts_rows_per_second(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = tmp_path / "rows.csv"
+    _rows(12).to_csv(data, index=False)
+    assert _run("bundled:running_example", str(data), "--out", str(tmp_path / "o.csv"), "--chunk-rows", "5",
+                "--progress") == 0
+    err = capsys.readouterr().err
+    assert "12 row" in err and "row/s" in err
