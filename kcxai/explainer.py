@@ -413,8 +413,10 @@ class Explainer:
             The lower bound on ``Pr(kappa(x) = c | x_S = v_S)`` of the precision-bounded methods
             (default 0.95). A method given the other bound raises an error saying which it takes.
         n_jobs : int, optional
-            ``None`` or 1: in this process. Otherwise joblib workers (-1: all cores); inside
-            ``joblib.parallel_config(backend="dask")`` (or ``"ray"``) the work goes to that cluster.
+            ``None`` or 1: in this process. Otherwise joblib workers (-1: all cores), in chunks sized
+            from the number of workers; inside ``joblib.parallel_config(backend="dask")`` the work goes to
+            that Dask cluster (the compiled form sent to each worker once), inside ``"ray"`` to Ray. Every
+            row's explanation is the same whichever runs it (see :mod:`kcxai._batch`).
         progress : bool, default False
             Show a progress bar (``tqdm.auto``: a widget in notebooks).
         on_error : {"raise", "report"}, default "raise"

@@ -192,13 +192,14 @@ def test_a_malformed_line_is_reported_with_its_number_and_the_rest_goes_on(tmp_p
     assert "line 4: expected 9 fields, saw 10" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("suffix", [".csv", ".jsonl"])
 def test_a_rerun_resumes_after_the_rows_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                               capsys: pytest.CaptureFixture[str]) -> None:
+                                               capsys: pytest.CaptureFixture[str], suffix: str) -> None:
     from kcxai import _batch
 
     data = tmp_path / "rows.csv"
     _rows(40, seed=5).to_csv(data, index=False)
-    whole, out = tmp_path / "whole.csv", tmp_path / "o.csv"
+    whole, out = tmp_path / f"whole{suffix}", tmp_path / f"o{suffix}"
     argv = ["bundled:running_example", str(data), "--delta", "1/20", "--chunk-rows", "8"]
     assert _run(*argv, "--out", str(whole)) == 0
     capsys.readouterr()
@@ -217,12 +218,13 @@ def test_a_rerun_resumes_after_the_rows_written(tmp_path: Path, monkeypatch: pyt
     err = capsys.readouterr().err
     assert "chunk 20 (rows 20 to 20, 1 row) failed on joblib workers (Threading, 2): OSError: the worker's" in err
     assert "16 rows were written" in err and "--resume" in err
+    assert len(read_back(out)) == 16
     with out.open("a") as fh:
-        fh.write("16,18,1,min_idrs,0.05,,err")  # half a line, as a killed process leaves it
+        fh.write('16,18,1,min_idrs,0.05,,err' if suffix == ".csv" else '{"id": 16, "line": 18, "predic')  # half a line
     monkeypatch.setattr(_batch, "_explain", real)
     assert _run(*argv, "--out", str(out), "--resume") == 0
     assert "16 rows already written were kept" in capsys.readouterr().err
-    _same_rows(pd.read_csv(out), pd.read_csv(whole))
+    _same_rows(read_back(out), read_back(whole))
 
 
 def test_resume_is_refused_where_rows_cannot_be_appended(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
