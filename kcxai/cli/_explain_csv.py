@@ -283,6 +283,8 @@ class _Writer:
     def close(self, ok: bool) -> None:
         """Finish the file (``ok``: every row was written; else an atomic output keeps what it replaced)."""
         try:
+            if ok and self.kind == "csv" and self._header:  # no rows: the header alone
+                self._fh.write(",".join(_columns()) + "\n")
             if ok and self.kind == "json":
                 self._fh.write("[]\n" if self._header else "\n]\n")
             if ok and self.kind == "parquet":

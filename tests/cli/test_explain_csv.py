@@ -271,3 +271,14 @@ def test_the_progress_bar_counts_rows_per_second(tmp_path: Path, capsys: pytest.
                 "--progress") == 0
     err = capsys.readouterr().err
     assert "12 row" in err and "row/s" in err
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".json", ".jsonl", ".parquet"])
+def test_a_file_of_no_rows_gives_a_table_of_no_rows(tmp_path: Path, suffix: str) -> None:
+    if suffix == ".parquet":
+        pytest.importorskip("pyarrow")
+    data, out = tmp_path / "rows.csv", tmp_path / f"o{suffix}"
+    _rows(0).to_csv(data, index=False)
+    assert _run("bundled:running_example", str(data), "--out", str(out)) == 0
+    frame = read_back(out)
+    assert len(frame) == 0 and (suffix == ".jsonl" or list(frame.columns)[:2] in (["id", "line"], []))
