@@ -62,8 +62,11 @@ def serial() -> dict[str, ExplanationSet]:
 def dask_client() -> Iterator[Any]:
     """A ``LocalCluster(n_workers=2, processes=True)`` and its client, for the whole module (seconds to start)."""
     distributed = pytest.importorskip("distributed")
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as c, \
-            distributed.Client(c) as client:
+    import dask
+
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0}):  # a killed worker fails its task at once
+        cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
+    with cluster, distributed.Client(cluster) as client:
         yield client
 
 
@@ -218,3 +221,42 @@ def test_ray_through_joblib_gives_the_serial_rows(serial: dict[str, ExplanationS
     ex, m, bound, rows = CASES["sampled"]
     with joblib.parallel_config(backend="ray"):
         _same(ex.explain(rows, method=m, n_jobs=2, **bound), serial["sampled"])
+
+
+#: Run in each Dask worker (``client.run(exec, ...)``): a chunk holding row 20 kills its worker process.
+_ARM = """
+import os
+from kcxai import _batch
+_batch.__dict__.setdefault("_real_explain", _batch._explain)
+def _dies(job, rows):
+    if any(rid == 20 for rid, _ in rows):
+        os._exit(1)
+    return _batch._real_explain(job, rows)
+_batch._explain = _dies
+"""
+_DISARM = "from kcxai import _batch\n_batch._explain = _batch.__dict__.get('_real_explain', _batch._explain)"
+
+
+def test_a_worker_killed_mid_batch_leaves_written_rows_and_a_rerun_resumes(dask_client: Any, tmp_path: Any,
+                                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    from kcxai.cli import main
+
+    data, whole, out = tmp_path / "rows.csv", tmp_path / "whole.csv", tmp_path / "o.csv"
+    rows = np.random.default_rng(6).integers(0, 2, size=(40, 9))
+    pd.DataFrame(rows, columns=[f"x{k}" for k in range(1, 10)]).to_csv(data, index=False)
+    argv = ["explain-csv", "bundled:running_example", str(data), "--delta", "1/20", "--chunk-rows", "8"]
+    assert main([*argv, "--out", str(whole)]) == 0
+    address = dask_client.scheduler.address
+    dask_client.run(exec, _ARM, {})
+    try:
+        assert main([*argv, "--out", str(out), "--scheduler", address]) == 2
+    finally:
+        dask_client.run(exec, _DISARM, {})
+    err = capsys.readouterr().err
+    assert "chunk 20 (rows 20 to 20, 1 row) failed on a Dask cluster" in err and "KilledWorker" in err, err
+    assert "16 rows were written" in err and "--resume" in err
+    assert len(pd.read_csv(out)) == 16
+    dask_client.wait_for_workers(2, timeout=60)  # the nanny restarts the killed worker
+    assert main([*argv, "--out", str(out), "--scheduler", address, "--resume"]) == 0
+    got, want = (pd.read_csv(p).drop(columns="seconds") for p in (out, whole))
+    pd.testing.assert_frame_equal(got, want)
