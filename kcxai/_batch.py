@@ -50,7 +50,7 @@ from kcxai.explanation_set import Lazy, PackedRow, Row, RowFailure, Unpacker, pa
 from kcxai.oracle import BatchRow, has_batch
 
 __all__ = ["Job", "run", "ON_ERROR", "check_n_jobs", "check_on_error", "explain_chunk", "Done", "session", "Session",
-           "rows_per_chunk", "chunks_of", "workers_of", "progress_bar", "MAX_CHUNK", "SERIAL_CHUNK",
+           "rows_per_chunk", "stream_chunk", "chunks_of", "workers_of", "progress_bar", "MAX_CHUNK", "SERIAL_CHUNK",
            "CHUNKS_PER_WORKER", "WINDOW_PER_WORKER"]
 
 #: What a task returns for a row: its explanation or failure, packed for the trip back from a worker process.
@@ -217,6 +217,19 @@ def rows_per_chunk(n_rows: int, workers: int) -> int:
     return max(1, min(MAX_CHUNK, math.ceil(n_rows / (CHUNKS_PER_WORKER * workers))))
 
 
+def stream_chunk(n_rows: int, workers: int) -> int:
+    """Rows per chunk for a table of ``n_rows`` rows of a stream (:meth:`kcxai.Explainer.explain_batches`): as
+    :func:`rows_per_chunk`, but at least :data:`SERIAL_CHUNK` rows (or the whole table), since the next tables'
+    chunks keep the other workers busy: a 10,000-row table on 64 workers is 40 chunks of about 256 rows, not 250 of 40.
+
+    Examples
+    --------
+    >>> stream_chunk(10_000, 2), stream_chunk(10_000, 64), stream_chunk(8, 2)
+    (1250, 256, 8)
+    """
+    return max(min(SERIAL_CHUNK, n_rows), rows_per_chunk(n_rows, workers))
+
+
 def _dask_client() -> Any:
     """The ``distributed.Client`` of the active joblib backend when it is Dask's, else ``None``."""
     from joblib.parallel import get_active_backend  # joblib: loaded when workers are asked for
@@ -225,11 +238,13 @@ def _dask_client() -> Any:
     return getattr(backend, "client", None) if type(backend).__name__ == "DaskDistributedBackend" else None
 
 
-def _failed(k: int, chunk: Chunk, err: BaseException, where: str) -> WorkerError:
-    """The error of chunk ``k`` whose workers failed with ``err``."""
+def _failed(k: int, chunk: Chunk, err: BaseException, where: str, chunks: int = 1) -> WorkerError:
+    """The error of chunk ``k`` (of ``chunks`` chunks from ``k`` on, their rows ``chunk``, when which of them
+    failed is not known) whose workers failed with ``err``."""
     first, last = (chunk[0][0], chunk[-1][0]) if chunk else (None, None)
     rows = f"rows {first!r} to {last!r}, {len(chunk)} row{'s' if len(chunk) > 1 else ''}" if chunk else "no rows"
-    return WorkerError(f"chunk {k} ({rows}) failed on {where}: {type(err).__name__}: {err}. The chunks before it "
+    which = f"chunk {k}" if chunks == 1 else f"one of chunks {k} to {k + chunks - 1}"
+    return WorkerError(f"{which} ({rows}) failed on {where}: {type(err).__name__}: {err}. The chunks before it "
                        "were returned.", chunk=k, first=first, last=last)
 
 
@@ -273,7 +288,7 @@ class _Joblib:
         import joblib  # loaded when workers are asked for
 
         self.job, self.parallel, self.workers, self.packed = job, parallel, workers, packed
-        self._delayed = joblib.delayed(explain_chunk)
+        self._delayed = joblib.delayed(_guarded)
         self._unpacker = Unpacker(job.compiled.model.space)
         from joblib.parallel import get_active_backend
 
@@ -287,17 +302,31 @@ class _Joblib:
             round_ = list(itertools.islice(source, WINDOW_PER_WORKER * self.workers))
             if not round_:
                 return
-            results = self.parallel(self._delayed(self.job, c, packed=self.packed) for c in round_)
+            results = self.parallel(self._delayed(self.job, c, self.packed) for c in round_)
             k = done
             try:
-                for chunk, part in zip(round_, results):
+                for chunk, (part, err) in zip(round_, results):
+                    if err is not None:  # raised in the task: this chunk's, named in order
+                        if isinstance(err, KcxaiError):
+                            raise err
+                        raise _failed(k, chunk, err, self.where) from err
                     yield _unpacked(self._unpacker, part, chunk)
                     k += 1
             except KcxaiError:
                 raise
-            except Exception as err:
-                raise _failed(k, round_[k - done], err, self.where) from err
+            except Exception as err:  # the pool itself failed (a worker process killed): which chunk is not said
+                raise _failed(k, [row for c in round_[k - done:] for row in c], err, self.where,
+                              chunks=len(round_) - (k - done)) from err
             done += len(round_)
+
+
+def _guarded(job: Job, rows: Sequence[IdRow], packed: bool) -> tuple[list[Sent] | None, Exception | None]:
+    """:func:`explain_chunk`, with what it raises returned (the task sent to joblib workers: the parent raises
+    it in chunk order, so the error names its own chunk whichever task failed first)."""
+    try:
+        return explain_chunk(job, rows, packed=packed), None
+    except Exception as err:
+        return None, err
 
 
 class _Dask:

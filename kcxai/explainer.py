@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
-from kcxai._batch import (ON_ERROR, SERIAL_CHUNK, Done, Job, check_n_jobs, chunks_of, progress_bar, rows_per_chunk, run,
+from kcxai._batch import (ON_ERROR, SERIAL_CHUNK, Done, Job, check_n_jobs, chunks_of, progress_bar, run, stream_chunk,
                           session)
 from kcxai._errors import InvalidInputError, InvalidTypeError, KcxaiError
 from kcxai._params import Options, check
@@ -471,7 +471,7 @@ class Explainer:
             def chunks() -> Iterator[Sequence[IdRow]]:
                 for X in tables:
                     rows, failed = self._read(X, on_error)
-                    size = SERIAL_CHUNK if where.workers == 1 else rows_per_chunk(len(rows), where.workers)
+                    size = SERIAL_CHUNK if where.workers == 1 else stream_chunk(len(rows), where.workers)
                     pieces = chunks_of(rows, size)
                     read.append((rows, failed, len(pieces)))
                     yield from pieces

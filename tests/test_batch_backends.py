@@ -253,7 +253,7 @@ def test_a_worker_killed_mid_batch_leaves_written_rows_and_a_rerun_resumes(dask_
     finally:
         dask_client.run(exec, _DISARM, {})
     err = capsys.readouterr().err
-    assert "chunk 20 (rows 20 to 20, 1 row) failed on a Dask cluster" in err and "KilledWorker" in err, err
+    assert "chunk 2 (rows 16 to 23, 8 rows) failed on a Dask cluster" in err and "KilledWorker" in err, err
     assert "16 rows were written" in err and "--resume" in err
     assert len(pd.read_csv(out)) == 16
     dask_client.wait_for_workers(2, timeout=60)  # the nanny restarts the killed worker

@@ -216,7 +216,7 @@ def test_a_rerun_resumes_after_the_rows_written(tmp_path: Path, monkeypatch: pyt
     with joblib.parallel_config(backend="threading"):
         assert _run(*argv, "--out", str(out), "--n-jobs", "2") == 2
     err = capsys.readouterr().err
-    assert "chunk 20 (rows 20 to 20, 1 row) failed on joblib workers (Threading, 2): OSError: the worker's" in err
+    assert "chunk 2 (rows 16 to 23, 8 rows) failed on joblib workers (Threading, 2): OSError: the worker's" in err
     assert "16 rows were written" in err and "--resume" in err
     assert len(read_back(out)) == 16
     with out.open("a") as fh:
