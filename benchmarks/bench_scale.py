@@ -262,7 +262,7 @@ def main(argv: list[str] | None = None) -> None:
         client = address = None
         if distributed is not None:
             cluster = stack.enter_context(distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                                                   dashboard_address=None))
+                                                                   dashboard_address=":0"))
             client, address = stack.enter_context(distributed.Client(cluster)), cluster.scheduler_address
         if 2 in want:
             workers(explainer, frame, client)

@@ -65,7 +65,7 @@ def dask_client() -> Iterator[Any]:
     import dask
 
     with dask.config.set({"distributed.scheduler.allowed-failures": 0}):  # a killed worker fails its task at once
-        cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
+        cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0")
     with cluster, distributed.Client(cluster) as client:
         yield client
 

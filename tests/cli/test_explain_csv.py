@@ -259,7 +259,7 @@ def test_a_dask_cluster_writes_the_serial_output(tmp_path: Path) -> None:
     _rows(30, seed=3).to_csv(data, index=False)
     argv = ["bundled:running_example", str(data), "--method", "local_cdrs", "--precision", "0.9", "--chunk-rows", "7"]
     assert _run(*argv, "--out", str(tmp_path / "serial.csv")) == 0
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as c:
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as c:
         assert _run(*argv, "--out", str(tmp_path / "dask.csv"), "--scheduler", c.scheduler_address) == 0
     _same_rows(pd.read_csv(tmp_path / "dask.csv"), pd.read_csv(tmp_path / "serial.csv"))
 
