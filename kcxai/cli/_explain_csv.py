@@ -35,9 +35,10 @@ from kcxai._errors import InvalidInputError, MissingDependencyError, WorkerError
 from kcxai._files import atomic_writer
 from kcxai.cli._args import add_method_args, positive_int
 from kcxai.explain._methods import resolve_method
+from kcxai.explanation_set import FRAME_COLUMNS
 
 __all__ = ["OUTPUT_FORMATS", "add_subparser", "explain_csv", "output_format", "read_pieces", "Piece",
-           "CHUNK_ROWS", "RESUMABLE"]
+           "CHUNK_ROWS", "RESUMABLE", "COLUMNS"]
 
 #: Output name ending -> format written by ``kcxai explain-csv --out``.
 OUTPUT_FORMATS = {".csv": "csv", ".parquet": "parquet", ".json": "json", ".jsonl": "jsonl"}
@@ -100,6 +101,7 @@ def _read_csv(path: str) -> Any:
 CHUNK_ROWS = 10_000
 #: What pandas says of a line with too many fields (``on_bad_lines="warn"``).
 _SKIPPED = re.compile(r"Skipping line (\d+): (.*)")
+#: An integer as text (what :func:`_number` reads as an int).
 _INT_TEXT = re.compile(r"[+-]?[0-9]+")
 
 
@@ -228,10 +230,7 @@ def read_pieces(path: str, chunk_rows: int = CHUNK_ROWS, id_column: str | None =
 
 #: The columns written: ``id``, ``line`` (the row's line in a CSV DATA file), then
 #: :meth:`kcxai.ExplanationSet.to_frame`'s.
-def _columns() -> list[str]:
-    from kcxai.explanation_set import _COLUMNS
-
-    return ["id", "line", *_COLUMNS[1:]]
+COLUMNS = ("id", "line", *FRAME_COLUMNS[1:])
 
 
 #: Formats whose output a rerun can append to (``--resume``).
@@ -284,14 +283,14 @@ class _Writer:
         """Finish the file (``ok``: every row was written; else an atomic output keeps what it replaced)."""
         try:
             if ok and self.kind == "csv" and self._header:  # no rows: the header alone
-                self._fh.write(",".join(_columns()) + "\n")
+                self._fh.write(",".join(COLUMNS) + "\n")
             if ok and self.kind == "json":
                 self._fh.write("[]\n" if self._header else "\n]\n")
             if ok and self.kind == "parquet":
                 if self._parquet is None:
                     import pandas as pd  # loaded when a table is written
 
-                    self._write_parquet(pd.DataFrame({c: [] for c in _columns()}))
+                    self._write_parquet(pd.DataFrame({c: [] for c in COLUMNS}))
                 self._parquet.close()
         finally:
             if ok:
@@ -314,7 +313,7 @@ def _parquet_schema(frame: Any, classes: Any) -> Any:
              "approximate": pa.bool_()}
     for c in ("delta", "precision_bound", "error", "precision", "coverage", "confidence", "seconds"):
         types[c] = pa.float64()
-    return pa.schema([(c, types.get(c, pa.string())) for c in _columns()])
+    return pa.schema([(c, types.get(c, pa.string())) for c in COLUMNS])
 
 
 def _done(out: str, kind: str) -> tuple[set[str], set[int]]:
@@ -451,7 +450,7 @@ def _run(explainer: Any, pieces: Iterator[Piece], writer: _Writer, args: argpars
 def _table(result: Any, lines: list[int | None], bad: list[tuple[Any, int, str]], pd: Any) -> Any:
     """The rows of one table to write: ``result``'s, with each row's line (failures start ``line N:``) and the
     lines that did not parse in their places."""
-    frame = pd.DataFrame(columns=_columns()) if result is None else result.to_frame()
+    frame = pd.DataFrame(columns=list(COLUMNS)) if result is None else result.to_frame()
     if result is not None:
         frame.insert(1, "line", pd.array(lines, dtype="Int64"))
         failed = frame["failure"].notna() & frame["line"].notna()
@@ -460,7 +459,7 @@ def _table(result: Any, lines: list[int | None], bad: list[tuple[Any, int, str]]
     if not bad:
         return frame
     unparsed = pd.DataFrame([{"id": rid, "line": k, "failure": f"line {k}: ParseError: {msg}", "bounds": None}
-                             for rid, k, msg in bad], columns=_columns())
+                             for rid, k, msg in bad], columns=list(COLUMNS))
     both = pd.concat([frame, unparsed], ignore_index=True) if len(frame) else unparsed
     return both.sort_values("line", kind="stable").reset_index(drop=True)
 
