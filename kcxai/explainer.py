@@ -450,7 +450,8 @@ class Explainer:
 
         For tables too many to hold at once (chunks of a file: ``pandas.read_csv(..., chunksize=...)``,
         ``pyarrow``'s record batches): the tables are read as the work goes, a few chunks ahead of the
-        results, on one pool of workers; on a Dask cluster (inside ``joblib.parallel_config(backend="dask")``)
+        results, on one pool of workers, each table in chunks of at least 256 rows
+        (:func:`kcxai._batch.stream_chunk`); on a Dask cluster (inside ``joblib.parallel_config(backend="dask")``)
         the compiled form is sent to each worker once for all the tables, and the next table's chunks are
         running while this one's are returned. A table whose workers fail raises
         :class:`~kcxai.WorkerError` naming its chunk; the tables before it were yielded.

@@ -510,6 +510,6 @@ def add_subparser(sub: Any) -> None:
     p.add_argument("--chunk-rows", type=positive_int, default=CHUNK_ROWS, metavar="N",
                    help=f"rows read, explained and written at a time (default {CHUNK_ROWS}): what bounds memory")
     p.add_argument("--resume", action="store_true",
-                   help="append to --out (.csv or .jsonl) the rows it does not hold yet (by 'id'), after an "
-                        "interrupted run")
+                   help="append to --out (.csv or .jsonl) the rows it does not hold yet (by 'id': the --id column's "
+                        "values must then be unique), after an interrupted run")
     p.set_defaults(func=explain_csv)
