@@ -81,9 +81,10 @@ class WorkerError(KcxaiError, RuntimeError):
     Attributes
     ----------
     chunk : int
-        The chunk's number in its batch (from 0).
+        The chunk's number in its batch (from 0); when a pool of workers failed without saying which task
+        (a joblib worker process killed), the first of the chunks not returned from its round.
     first, last : hashable
-        The ids of the chunk's first and last rows (``None`` for an empty chunk).
+        The ids of the first and last rows of those chunks (``None`` for an empty chunk).
 
     The rows of the chunks before it were explained (and written, by ``kcxai explain-csv``); the attributes
     have defaults so that the error can be rebuilt from its message alone.
