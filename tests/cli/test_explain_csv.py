@@ -282,3 +282,12 @@ def test_a_file_of_no_rows_gives_a_table_of_no_rows(tmp_path: Path, suffix: str)
     assert _run("bundled:running_example", str(data), "--out", str(out)) == 0
     frame = read_back(out)
     assert len(frame) == 0 and (suffix == ".jsonl" or list(frame.columns)[:2] in (["id", "line"], []))
+
+
+def test_two_worker_processes_write_the_serial_output(tmp_path: Path) -> None:
+    data = tmp_path / "rows.csv"
+    _rows(600, seed=8).assign(key=[f"k{k}" for k in range(600)]).to_csv(data, index=False)
+    argv = ["bundled:running_example", str(data), "--delta", "1/20", "--id", "key", "--chunk-rows", "300"]
+    assert _run(*argv, "--out", str(tmp_path / "serial.jsonl")) == 0
+    assert _run(*argv, "--out", str(tmp_path / "two.jsonl"), "--n-jobs", "2") == 0
+    _same_rows(read_back(tmp_path / "two.jsonl"), read_back(tmp_path / "serial.jsonl"))
