@@ -18,6 +18,7 @@ and how many rows were written.
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import math
 import os
@@ -121,11 +122,14 @@ def _csv_pieces(path: str, chunk_rows: int, id_column: str | None) -> Iterator[P
     short lines are read with missing cells (then reported by the row's reader)."""
     import pandas as pd  # slow to import: loaded when a table is read
 
+    leading = _leading_rows_too_long(path)
     try:
-        reader = pd.read_csv(path, chunksize=chunk_rows, on_bad_lines="warn", skip_blank_lines=False)
+        reader = pd.read_csv(path, chunksize=chunk_rows, on_bad_lines="warn", skip_blank_lines=False,
+                             index_col=False, skiprows=[k - 1 for k, _ in leading] or None)
     except (ValueError, pd.errors.ParserError) as e:
         raise InvalidInputError(f"DATA file {path!r} is not a readable CSV file: {e}") from None
-    line = 2
+    line = 2 + len(leading)
+    pending = [(None if id_column else k - 2, k, msg) for k, msg in leading]
     with reader:
         while True:
             with warnings.catch_warnings(record=True) as caught:
@@ -141,7 +145,7 @@ def _csv_pieces(path: str, chunk_rows: int, id_column: str | None) -> Iterator[P
             for w in caught:
                 for m in _SKIPPED.finditer(str(w.message)):
                     skipped[int(m.group(1))] = m.group(2).strip()
-            if frame is None and not skipped:
+            if frame is None and not skipped and not pending:
                 return
             n = 0 if frame is None else len(frame)
             lines: list[int | None] = []
@@ -151,12 +155,27 @@ def _csv_pieces(path: str, chunk_rows: int, id_column: str | None) -> Iterator[P
                 line += 1
             if skipped:
                 line = max(line, max(skipped) + 1)
-            bad = [(None if id_column else k - 2, k, msg) for k, msg in sorted(skipped.items())]
+            bad = pending + [(None if id_column else k - 2, k, msg) for k, msg in sorted(skipped.items())]
+            pending = []
             if frame is None:
                 yield Piece(pd.DataFrame(), [], bad)
                 return
             frame = _numbers_read_alike(frame, pd)
             yield Piece(_with_ids(frame, [None if k is None else k - 2 for k in lines], id_column, path), lines, bad)
+
+
+def _leading_rows_too_long(path: str) -> list[tuple[int, str]]:
+    """The lines (with what is wrong) of DATA's first records that have more fields than the header: pandas
+    would read the first of them as an index, or drop its last fields, instead of reporting it."""
+    out: list[tuple[int, str]] = []
+    with open(path, newline="", encoding="utf-8", errors="replace") as fh:
+        rows = csv.reader(fh)
+        header = next(rows, None)
+        for k, record in enumerate(rows, 2):
+            if header is None or len(record) <= len(header):
+                break
+            out.append((k, f"expected {len(header)} fields, saw {len(record)}"))
+    return out
 
 
 def _numbers_read_alike(frame: Any, pd: Any) -> Any:

@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import tempfile
 from fractions import Fraction
 from pathlib import Path
+from typing import Any
 
 import joblib
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import kcxai
 from kcxai.cli import main
@@ -291,3 +296,28 @@ def test_two_worker_processes_write_the_serial_output(tmp_path: Path) -> None:
     assert _run(*argv, "--out", str(tmp_path / "serial.jsonl")) == 0
     assert _run(*argv, "--out", str(tmp_path / "two.jsonl"), "--n-jobs", "2") == 0
     _same_rows(read_back(tmp_path / "two.jsonl"), read_back(tmp_path / "serial.jsonl"))
+
+
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(0, 30), chunk=st.integers(1, 12), data=st.data())
+def test_read_pieces_numbers_every_line_whatever_the_chunks(n: int, chunk: int, data: Any) -> None:
+    """Each row that parses keeps its own line and id, each line with too many fields is reported with its own
+    number, whatever the chunk size and wherever those lines fall (first, last, one after another)."""
+    from kcxai.cli._explain_csv import read_pieces
+
+    values = data.draw(st.lists(st.lists(st.integers(0, 9), min_size=3, max_size=3), min_size=n, max_size=n))
+    bad = set(data.draw(st.sets(st.integers(2, n + 1), max_size=n)) if n else set())
+    lines = ["a,b,c"] + [",".join(map(str, v)) + (",7" if k + 2 in bad else "") for k, v in enumerate(values)]
+    with tempfile.TemporaryDirectory() as where:
+        path = os.path.join(where, "rows.csv")
+        with open(path, "w") as fh:
+            fh.write("\n".join(lines) + "\n")
+        pieces = list(read_pieces(path, chunk))
+    got_lines = [k for p in pieces for k in p.lines]
+    got_ids = [i for p in pieces for i in p.frame.index]
+    got_rows = [list(r) for p in pieces for r in p.frame.itertuples(index=False)]
+    assert got_lines == [k for k in range(2, n + 2) if k not in bad]
+    assert got_ids == [k - 2 for k in got_lines]
+    assert got_rows == [values[k - 2] for k in got_lines]
+    assert [b[1] for p in pieces for b in p.bad] == sorted(bad)
+    assert all(b[0] == b[1] - 2 and "expected 3 fields, saw 4" in b[2] for p in pieces for b in p.bad)
