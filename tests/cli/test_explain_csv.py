@@ -301,13 +301,19 @@ def test_two_worker_processes_write_the_serial_output(tmp_path: Path) -> None:
 @settings(max_examples=40, deadline=None)
 @given(n=st.integers(0, 30), chunk=st.integers(1, 12), data=st.data())
 def test_read_pieces_numbers_every_line_whatever_the_chunks(n: int, chunk: int, data: Any) -> None:
-    """Each row that parses keeps its own line and id, each line with too many fields is reported with its own
-    number, whatever the chunk size and wherever those lines fall (first, last, one after another)."""
+    """Each row that parses (short and blank lines too, with missing cells) keeps its own line and id, each line
+    with too many fields is reported with its own number, whatever the chunk size and wherever those lines
+    fall (first, last, one after another)."""
     from kcxai.cli._explain_csv import read_pieces
 
     values = data.draw(st.lists(st.lists(st.integers(0, 9), min_size=3, max_size=3), min_size=n, max_size=n))
-    bad = set(data.draw(st.sets(st.integers(2, n + 1), max_size=n)) if n else set())
-    lines = ["a,b,c"] + [",".join(map(str, v)) + (",7" if k + 2 in bad else "") for k, v in enumerate(values)]
+    kinds = data.draw(st.lists(st.sampled_from(["ok", "ok", "long", "short", "blank"]), min_size=n, max_size=n))
+    if kinds and kinds[-1] == "blank":
+        kinds[-1] = "ok"  # a blank last line is the file's end, not a row
+    bad = {k + 2 for k, kind in enumerate(kinds) if kind == "long"}
+    text = {"ok": "{}", "long": "{},7", "short": "{}", "blank": ""}
+    lines = ["a,b,c"] + [text[kind].format(",".join(map(str, v[:2] if kind == "short" else v)))
+                         for kind, v in zip(kinds, values)]
     with tempfile.TemporaryDirectory() as where:
         path = os.path.join(where, "rows.csv")
         with open(path, "w") as fh:
@@ -318,6 +324,8 @@ def test_read_pieces_numbers_every_line_whatever_the_chunks(n: int, chunk: int, 
     got_rows = [list(r) for p in pieces for r in p.frame.itertuples(index=False)]
     assert got_lines == [k for k in range(2, n + 2) if k not in bad]
     assert got_ids == [k - 2 for k in got_lines]
-    assert got_rows == [values[k - 2] for k in got_lines]
+    assert [r for r, k in zip(got_rows, got_lines) if kinds[k - 2] == "ok"] == [
+        values[k - 2] for k in got_lines if kinds[k - 2] == "ok"]
+    assert all(pd.isna(r[-1]) for r, k in zip(got_rows, got_lines) if kinds[k - 2] in ("short", "blank"))
     assert [b[1] for p in pieces for b in p.bad] == sorted(bad)
     assert all(b[0] == b[1] - 2 and "expected 3 fields, saw 4" in b[2] for p in pieces for b in p.bad)
