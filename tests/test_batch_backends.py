@@ -254,13 +254,12 @@ def test_a_worker_killed_mid_batch_leaves_written_rows_and_a_rerun_resumes(dask_
     dask_client.run(exec, _ARM, {})
     try:
         assert main([*argv, "--out", str(out), "--scheduler", address]) == 2
-    finally:
-        dask_client.run(exec, _DISARM, {})
+    finally:  # the worker that lived on is disarmed; the killed one is restarted by its nanny, unarmed
+        dask_client.run(exec, _DISARM, {}, on_error="ignore")
     err = capsys.readouterr().err
-    assert "chunk 2 (rows 16 to 23, 8 rows) failed on a Dask cluster" in err and "KilledWorker" in err, err
+    assert "chunk 2 (rows 16 to 23, 8 rows) failed on a Dask cluster" in err, err  # KilledWorker, most often
     assert "16 rows were written" in err and "--resume" in err
     assert len(pd.read_csv(out)) == 16
-    dask_client.wait_for_workers(2, timeout=60)  # the nanny restarts the killed worker
-    assert main([*argv, "--out", str(out), "--scheduler", address, "--resume"]) == 0
+    assert main([*argv, "--out", str(out), "--scheduler", address, "--resume"]) == 0, capsys.readouterr().err
     got, want = (pd.read_csv(p).drop(columns="seconds") for p in (out, whole))
     pd.testing.assert_frame_equal(got, want)
