@@ -45,11 +45,14 @@ from kcxai._errors import ProblemTooLargeError
 from kcxai._types import Point
 from kcxai.engines._box_leaves import MASK_BITS, BoolArray, IntArray, LeafTable, needed_bytes
 from kcxai.engines._box_rivals import Rival, rivals_of
-from kcxai.engines._box_search import BoxSearch, Interrupted
+from kcxai.engines._box_search import BoxBatch, BoxSearch, Interrupted
 from kcxai.engines._ensemble_cnf import ensemble_view
 from kcxai.models.classifier import Classifier
 
 __all__ = ["EnsembleBox", "Interrupted", "DEFAULT_MAX_MEMORY", "MASK_BITS"]
+
+GUESS = True
+PROVEN = True
 
 #: Default bound on the engine's arrays, in bytes.
 DEFAULT_MAX_MEMORY = 2 << 30
@@ -97,6 +100,7 @@ class EnsembleBox:
         self._meets: tuple[Point, BoolArray] | None = None
         self._flipped: tuple[tuple[Point, int], list[Point | None]] | None = None
         self._stop = threading.Event()
+        self._proven: tuple[tuple[Point, int], set[frozenset[int]]] | None = None
         self.nodes = 0
 
     @property
@@ -181,13 +185,34 @@ class EnsembleBox:
                 return True
         cols = self.meet_columns(point)
         meet = np.logical_and.reduce(cols[:, fixed], axis=1) if fixed else np.ones(len(cols), dtype=bool)
-        for rival in self.rivals[label]:
-            found = self._search(rival, point, fixed, meet, label, deadline)
+        proven = self._proven_now(point, label)
+        fixed_set = frozenset(fixed)
+        searches = [self.searcher(rival, point, fixed, meet, label, deadline) for rival in self.rivals[label]]
+        roots = [search.start() for search in searches]  # each: open boxes, a counterexample, or None
+        for search, root in zip(searches, roots):  # a descent from the instance for each rival
+            found = search.guess_from_instance() if isinstance(root, BoxBatch) and GUESS else root
+            if found is not None and not isinstance(found, BoxBatch):
+                self._witness = found
+                return True
+        free = [i for i in range(len(self.sizes)) if i not in fixed_set]
+        carve = [k for k, i in enumerate(free) if PROVEN and (fixed_set | {i}) in proven]
+        for search, root in zip(searches, roots):
+            try:
+                found = search.run_from(root, carve)
+            finally:
+                self.nodes += search.boxes
             if found is not None:
                 self._witness = found
                 return True
+        proven.add(fixed_set)
         self._witness = None
         return False
+
+    def _proven_now(self, point: Sequence[int], label: int) -> set[frozenset[int]]:
+        key = (tuple(int(v) for v in point), label)
+        if self._proven is None or self._proven[0] != key:
+            self._proven = (key, {frozenset(range(len(self.sizes)))})
+        return self._proven[1]
 
     def changes_in_box(self, lo: Sequence[int], hi: Sequence[int], label: int,
                        deadline: Deadline | None = None) -> bool:
@@ -208,10 +233,11 @@ class EnsembleBox:
         return False
 
     def _search(self, rival: Rival, point: Sequence[int], fixed: list[int], meet: BoolArray, label: int,
-                deadline: Deadline | None, bounds: tuple[IntArray, IntArray] | None = None) -> Point | None:
+                deadline: Deadline | None, bounds: tuple[IntArray, IntArray] | None = None,
+                carve: Sequence[int] = ()) -> Point | None:
         search = self.searcher(rival, point, fixed, meet, label, deadline)
         try:
-            return search.run(None if bounds is None else (bounds[0][search.free], bounds[1][search.free]))
+            return search.run(None if bounds is None else (bounds[0][search.free], bounds[1][search.free]), carve)
         finally:
             self.nodes += search.boxes
 
