@@ -204,6 +204,10 @@ class BoxSearch:
         self.set_pos: IntArray = np.flatnonzero(col >= 0)
         self.set_slot: IntArray = np.full(len(free), -1, dtype=np.int64)
         self.set_slot[self.set_pos] = np.arange(len(self.set_pos))
+        #: The positions of the features of ranges, and the rows' hulls on them alone.
+        self.range_pos: IntArray = np.flatnonzero(col < 0)
+        self.leaf_low_r: Int32Array = self.leaf_low[:, self.range_pos]
+        self.leaf_high_r: Int32Array = self.leaf_high[:, self.range_pos]
         #: Per row and free feature of value sets, the set its leaf allows.
         self.leaf_sets: MaskArray = leaves.masks[rows][:, col[self.set_pos]]
         self.row_tree: IntArray = rival.leaf_tree[selected]
@@ -562,11 +566,12 @@ class BoxSearch:
         (the left child's set; a leaf's set and its complement in the box cut alike). A box whose leaves
         restrict nothing: its widest feature, halved (a set: its lowest value apart)."""
         rows, owner = batch.rows, batch.owner
-        leaf_low, leaf_high = self.leaf_low[rows], self.leaf_high[rows]
-        above = leaf_low > batch.low[owner]  # the leaf's lowest value is above the box's: a boundary inside the box
-        below = leaf_high < batch.high[owner]
-        restricts = above | below
-        set_pos = self.set_pos
+        set_pos, range_pos = self.set_pos, self.range_pos
+        restricts = np.empty((len(rows), len(self.free)), dtype=bool)
+        if len(range_pos):  # a boundary inside the box: the leaf's lowest value above the box's, or its highest below
+            box_low, box_high = batch.low[:, range_pos], batch.high[:, range_pos]
+            restricts[:, range_pos] = ((self.leaf_low_r[rows] > box_low[owner])
+                                       | (self.leaf_high_r[rows] < box_high[owner]))
         if len(set_pos):
             whole = batch.sets[owner]
             restricts[:, set_pos] = self.leaf_sets[rows] & whole != whole
@@ -583,13 +588,15 @@ class BoxSearch:
         mid = (batch.low[boxes, j] + batch.high[boxes, j]) // 2  # halving, unless boundaries say otherwise
         slot = self.set_slot[j]
         row_j = j[owner]
-        at = np.arange(len(rows))
-        row_low, row_high = leaf_low[at, row_j], leaf_high[at, row_j]
+        leaf_at = rows * len(self.free) + row_j  # flat positions in the (row, free feature) tables
+        row_low, row_high = self.leaf_low.reshape(-1)[leaf_at], self.leaf_high.reshape(-1)[leaf_at]
         by_range = slot[owner] < 0
         # the boundaries inside the box on its feature (of ranges): a leaf's lowest value less one, its highest
         width = self.key_width
         key_owner = owner.astype(np.int64) * width
-        low_in, high_in = above[at, row_j], below[at, row_j]
+        box_at = owner * len(self.free) + row_j
+        low_in = row_low > batch.low.reshape(-1)[box_at]
+        high_in = row_high < batch.high.reshape(-1)[box_at]
         if len(set_pos):
             low_in &= by_range
             high_in &= by_range
