@@ -8,7 +8,7 @@ depth; 100 trees of depth 8; XGBoost, 100 trees of depth 6), and the first ``--r
 One after the other, never at the same time:
 
 * **kcxai** (in this process): ``kcxai.ensemble_axp`` with the engine of
-  ``kcxai.engines._portfolio.choose_engine``, prepared once per model (timed apart, as PyXAI's), under
+  ``kcxai.engines.choose.decision_compiled``, prepared once per model (timed apart, as PyXAI's), under
   ``max_seconds=--limit``. The forests are imported with hard voting, PyXAI's semantics (scikit-learn's
   own ``predict`` averages probabilities). Every AXp is checked without kcxai's engine: 2,000 random
   points agreeing with it, classified by the source library, keep the class (sufficiency, by
@@ -54,8 +54,7 @@ from sklearn.ensemble import RandomForestClassifier
 from sklearn.model_selection import train_test_split
 
 import kcxai
-from kcxai.explain import prepare_ensemble
-from kcxai.engines._portfolio import choose_engine
+from kcxai.engines.choose import decision_compiled
 
 HERE = Path(__file__).resolve().parent
 
@@ -150,7 +149,7 @@ def run_kcxai(name: str, clf: Any, xs: np.ndarray, limit: float) -> Run:
     else:
         model, predict = kcxai.models.RandomForest.from_sklearn(clf, voting="hard"), hard_votes(clf)
     t = time.perf_counter()
-    engine = prepare_ensemble(model, engine=choose_engine(model), max_seconds=None)
+    engine = decision_compiled(model)  # the chooser's engine, kept by the model
     run = Run(f"kcxai ensemble_axp ({engine.language})", prepare=time.perf_counter() - t)
     rng = np.random.default_rng(0)
     calls = []

@@ -86,7 +86,7 @@ def walked_by(old: types.ModuleType, model: Any) -> Iterator[Any]:
 def draw_points(model: Any, n: int) -> np.ndarray:
     """``n`` points from the model's distribution (the sampler's own draws, nothing fixed)."""
     oracle = kcxai.compile_model(model, "sampling", seed=0).oracle
-    return oracle._sample(tuple([0] * model.space.n_features), frozenset(), n)
+    return oracle._sample(np.random.default_rng(0), tuple([0] * model.space.n_features), frozenset(), n)
 
 
 def points_per_second(predict: Callable[[np.ndarray], np.ndarray], pts: np.ndarray) -> tuple[float, np.ndarray]:

@@ -126,10 +126,10 @@ def part2(repeats: int, n_trees: int = 10, depth: int = 6) -> None:
     tree = kcxai.datasets.running_example_tree()
     v = (1, 1, 1, 1, 0, 0, 0, 0, 1)
     small = threshold(10, 5)
-    box = kcxai.explain.prepare_ensemble(forest, engine="search", max_seconds=None)
+    box = kcxai.compile_model(forest, "search", max_seconds=None)
     space = kcxai.FeatureSpace([kcxai.Feature.categorical(n, [0, 1]) for n in "abc"])
     trees = [kcxai.DecisionTree(space, [0, 1], kcxai.Split(n, {0: kcxai.Leaf(0), 1: kcxai.Leaf(1)})) for n in "abc"]
-    tiny = kcxai.explain.prepare_ensemble(kcxai.models.RandomForest(space, [0, 1], trees), engine="sat")
+    tiny = kcxai.compile_model(kcxai.models.RandomForest(space, [0, 1], trees), "sat")
     cases: list[tuple[str, Callable[[Any], Any]]] = [
         ("smallest_drs, running example (tree SAT search)", lambda s: kcxai.smallest_drs(tree, v, 0.9, max_seconds=s)),
         ("min_cdrs, running example (tree SAT search)", lambda s: kcxai.min_cdrs(tree, v, 0.95, max_seconds=s)),

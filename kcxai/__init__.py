@@ -24,7 +24,8 @@ from kcxai._errors import (
     SearchLimitError,
     UnknownLanguageError,
 )
-from kcxai.compilers import CompiledModel, available_languages, compile_model
+from kcxai.compilers import CompiledModel
+from kcxai.engines import available_languages, compile_model
 from kcxai.explainer import Explainer
 from kcxai.explanation_set import ExplanationSet, RowFailure
 from kcxai.explain import (

@@ -1,9 +1,9 @@
 """The README's table of what is supported, generated from the two registries.
 
 Rows are the model families registered as model types (every :class:`~kcxai.Classifier` subclass with a
-``model_type``), columns the declared exact languages of :data:`kcxai.compilers.LANGUAGES`; a cell says
+``model_type``), columns the declared exact languages of :data:`kcxai.engines.LANGUAGES`; a cell says
 whether the language takes the family (its ``accepts``) and "native" marks the language an explainer uses
-when given the model itself (the first of :data:`~kcxai.compilers.NATIVE_PREFERENCE` that takes it). Only
+when given the model itself (the first of :data:`~kcxai.engines.NATIVE_PREFERENCE` that takes it). Only
 where a family's models come from is written here (:data:`SOURCES`), once. A test checks that the README
 holds exactly :func:`support_markdown` and that every cell marked there is checked against enumeration;
 ``python -m kcxai._support`` prints the table.
@@ -47,7 +47,7 @@ def takes(language: Any, family: type[Any]) -> bool:
 
 def support_markdown() -> str:
     """The support table between ``<!-- support-table -->`` and ``<!-- /support-table -->`` in README.md."""
-    from kcxai.compilers import LANGUAGES, NATIVE_PREFERENCE
+    from kcxai.engines import LANGUAGES, NATIVE_PREFERENCE
 
     families = model_types()
     missing = [t for t in families if t not in SOURCES]

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from fractions import Fraction
 from typing import Any, Union
 
@@ -24,3 +24,12 @@ Point = tuple[int, ...]
 
 #: An instance in user values, one per feature, in feature order.
 Values = tuple[Any, ...]
+
+#: A row's id in a table: its DataFrame index label, else its position.
+RowId = Hashable
+
+#: A row to explain: its id and its instance in user values.
+IdRow = tuple[RowId, Values]
+
+#: A method's keyword options (``order``, ``start``, ``max_seconds``, ...), checked by the method table.
+MethodOptions = dict[str, Any]

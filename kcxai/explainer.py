@@ -12,16 +12,29 @@ compiled forms it keeps; the methods and what answers them are declared once, in
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Hashable, Mapping
+from typing import TYPE_CHECKING, Any, cast
 
-from kcxai._errors import InvalidInputError, InvalidTypeError
+import numpy as np
+
+from kcxai._batch import ON_ERROR, Done, Job, check_n_jobs, run
+from kcxai._errors import InvalidInputError, InvalidTypeError, KcxaiError
 from kcxai._params import Options, check
-from kcxai._table import TableReader
+from kcxai._table import Table, TableReader
+from kcxai._types import IdRow, InstanceLike, MethodOptions, ProbabilityLike, RowId, Values
 from kcxai.data import DataLike
+from kcxai.engines.choose import PROBE, Choice, ProbeBudget, choose, compile_model, get_language
+from kcxai.evaluation import evaluate_on_data
+from kcxai.compilers.compiled import CompiledModel
+from kcxai.explain._methods import METHODS, Method, check_options, resolve_method
 from kcxai.explain.explanation import Explanation
-from kcxai.explanation_set import ExplanationSet
-from kcxai._types import InstanceLike, ProbabilityLike, Values
+from kcxai.explanation_set import ExplanationSet, Row, RowFailure
+from kcxai.models.classifier import Classifier
+from kcxai.oracle import describe_answers
+from kcxai.scoring import RuleScore, score_rule
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
 
 __all__ = ["Explainer"]
 
@@ -195,7 +208,7 @@ class Explainer:
         Training rows (a DataFrame with the model's input columns, or an array): the feature domains of
         linear models without them, and the data a distribution given by name is fitted on.
     language : str, optional
-        Force one language of :data:`kcxai.compilers.LANGUAGES` (``"dt"``, ``"sdd"``, ``"obdd"``,
+        Force one language of :data:`kcxai.engines.LANGUAGES` (``"dt"``, ``"sdd"``, ``"obdd"``,
         ``"brute"``, ``"sampling"``, ``"sat"``, ``"search"``), compiled here with ``compile_options``
         and its own limits. Default: chosen per method and bound (see "How the engine is chosen").
     distribution : "auto", None, "product", "mixture", "uniform", Distribution or weights
@@ -253,13 +266,10 @@ class Explainer:
     ('dt', "the decision tree's own paths (nothing to compile)")
     """
 
-    def __init__(self, model: Any, X_train: Any = None, *, language: str | None = None, distribution: Any = "auto",
-                 distribution_options: Mapping[str, Any] | None = None, class_names: Mapping[Any, Any] | None = None,
-                 compile_options: Mapping[str, Any] | None = None, probe: Any = None) -> None:
-        from kcxai.compilers import compile_model, get_language
-        from kcxai.engines import choose as native
-        from kcxai.engines.choose import Choice, ProbeBudget, choose
-
+    def __init__(self, model: object, X_train: DataLike | None = None, *, language: str | None = None,
+                 distribution: object = "auto", distribution_options: Mapping[str, object] | None = None,
+                 class_names: Mapping[Hashable, Hashable] | None = None,
+                 compile_options: Mapping[str, object] | None = None, probe: ProbeBudget | None = None) -> None:
         imported, reader = _import(model, X_train, distribution)
         if class_names is not None:
             imported = _relabel(imported, class_names)
@@ -271,18 +281,18 @@ class Explainer:
             raise InvalidInputError("'compile_options' apply to a forced language: give language=NAME too.")
         if probe is not None and not isinstance(probe, ProbeBudget):
             raise InvalidTypeError(f"'probe' must be a kcxai.engines.choose.ProbeBudget. Got {probe!r} instead.")
-        self.model_ = imported
-        self.reader_ = reader
-        self.probe_ = probe or native.PROBE
+        self.model_: Classifier = imported
+        self.reader_: TableReader = reader
+        self.probe_: ProbeBudget = probe or PROBE
         self._choices: dict[str, Choice] = {}
         if language is not None:
             lang = get_language(language)
             forced = compile_model(imported, language, **dict(compile_options or {}))
             self._choices = {kind: Choice(kind, language, f"forced by language={language!r}", forced)
                              for kind in ("counts", "estimates", "decisions") if kind == lang.answers}
-            self.compiled_ = forced if lang.answers == "counts" else None
+            self.compiled_: CompiledModel | None = forced if lang.answers == "counts" else None
             self.language_: str | None = language
-            self.language_reason_ = f"forced by language={language!r}"
+            self.language_reason_: str = f"forced by language={language!r}"
             self._forced: str | None = lang.answers
             return
         self._forced = None
@@ -294,9 +304,7 @@ class Explainer:
 
     # -- engines ----------------------------------------------------------------------
 
-    def _choice(self, kind: str) -> Any:
-        from kcxai.engines.choose import Choice, choose
-
+    def _choice(self, kind: str) -> Choice:
         got = self._choices.get(kind)
         if got is None:
             got = (choose(self.model_, kind, probe=self.probe_) if self._forced is None
@@ -305,7 +313,7 @@ class Explainer:
         return got
 
     def engine_for(self, method: str | None = None, *, delta: ProbabilityLike | None = None,
-                   precision: ProbabilityLike | None = None) -> Any:
+                   precision: ProbabilityLike | None = None) -> Choice:
         """The engine that answers ``method`` at its bound: a :class:`~kcxai.engines.choose.Choice`
         (``language``, ``answers`` and ``reason``), built if needed.
 
@@ -319,14 +327,10 @@ class Explainer:
         >>> explainer.engine_for("axp").language
         'dt'
         """
-        from kcxai.explain._methods import resolve_method
-
         m, value = resolve_method(method, delta=delta, precision=precision)
         return self._engine(m, value)
 
-    def _engine(self, m: Any, value: Any) -> Any:
-        from kcxai.oracle import describe_answers
-
+    def _engine(self, m: Method, value: ProbabilityLike) -> Choice:
         needs = m.answers(value)
         tried = []
         for kind in needs:
@@ -351,25 +355,23 @@ class Explainer:
         """The rows of ``X`` as instances of :attr:`model_` (user values in feature order)."""
         return self.reader_.read(X).instances
 
-    def predict(self, X: DataLike) -> list[Any]:
+    def predict(self, X: DataLike) -> list[Hashable]:
         """The class label the model predicts for each row of ``X``."""
         return [self.model_.predict(x) for x in self.instances(X)]
 
     # -- explaining -------------------------------------------------------------------
 
-    def _job(self, method: str | None, delta: Any, precision: Any, options: dict[str, Any], on_error: str) -> Any:
-        from kcxai._batch import Job
-        from kcxai.explain._methods import check_options, resolve_method
-
+    def _job(self, method: str | None, delta: ProbabilityLike | None, precision: ProbabilityLike | None,
+             options: MethodOptions, on_error: str) -> Job:
         m, value = resolve_method(method, delta=delta, precision=precision)  # names and bounds, before any work
         check_options(m, options)
         choice = self._engine(m, value)
         if "inflate" in m.option_names() and "inflate" not in options:
             options = {**options, "inflate": _inflates(m, choice)}
-        return Job(choice.compiled, m.name, value, options, on_error)
+        return Job(cast(CompiledModel, choice.compiled), m.name, value, options, on_error)
 
     def explain_one(self, x: InstanceLike, *, method: str | None = None, delta: ProbabilityLike | None = None,
-                    precision: ProbabilityLike | None = None, **options: Any) -> Explanation:
+                    precision: ProbabilityLike | None = None, **options: object) -> Explanation:
         """The explanation of one row (see :meth:`explain` for the arguments).
 
         Raises the method's error if the row cannot be explained.
@@ -377,8 +379,6 @@ class Explainer:
         table = self.reader_.read(x, argument="x")
         if len(table.instances) != 1:
             raise InvalidInputError(f"'x' must be one row. Got {len(table.instances)} rows: use explain().")
-        from kcxai._batch import run
-
         row, = run(self._job(method, delta, precision, options, "raise"), list(zip(table.ids, table.instances)),
                    n_jobs=None, progress=False)
         if not isinstance(row, Explanation):  # pragma: no cover - on_error="raise" never returns a failure
@@ -387,7 +387,7 @@ class Explainer:
 
     def explain(self, X: DataLike, *, method: str | None = None, delta: ProbabilityLike | None = None,
                 precision: ProbabilityLike | None = None, n_jobs: int | None = None, progress: bool = False,
-                on_error: str = "raise", **options: Any) -> ExplanationSet:
+                on_error: str = "raise", **options: object) -> ExplanationSet:
         """Explain every row of ``X``.
 
         Parameters
@@ -431,13 +431,12 @@ class Explainer:
         -------
         ExplanationSet
         """
-        from kcxai._batch import ON_ERROR, check_n_jobs, run
-
         n_jobs = check_n_jobs(n_jobs)
         check("on_error", on_error, Options(ON_ERROR))
         job = self._job(method, delta, precision, options, on_error)
         rows, failed = self._read(X, on_error)
         done = run(job, rows, n_jobs=n_jobs, progress=progress)
+        items: list[Done]
         if not failed:
             items = done
             ids = [r[0] for r in rows]
@@ -447,17 +446,12 @@ class Explainer:
             for rid, fail in failed:
                 ids.append(rid)
                 items.append(next(explained) if fail is None else fail)
-        from kcxai.explain._methods import METHODS
-
         bounds = "precision" if METHODS[job.method].bound == "precision" else "error"
-        return ExplanationSet(items, ids, bounds=bounds)
+        return ExplanationSet(cast(list[Row], items), ids, bounds=bounds)  # Lazy entries are rebuilt when read
 
-    def _read(self, X: Any, on_error: str) -> tuple[list[tuple[Any, tuple[Any, ...]]], list[Any]]:
+    def _read(self, X: DataLike, on_error: str) -> tuple[list[IdRow], list[tuple[RowId, RowFailure | None]]]:
         """The rows to explain and, when some could not be read (``on_error="report"``), every row's id
         with its read failure or ``None``."""
-        from kcxai._errors import KcxaiError
-        from kcxai.explanation_set import RowFailure
-
         try:
             table = self.reader_.read(X)
             return list(zip(table.ids, table.instances)), []
@@ -467,8 +461,8 @@ class Explainer:
             singles = self._rows_of(X)
             if singles is None:  # not a batch of rows (one row, a bad table): nothing to report row by row
                 raise
-        rows: list[tuple[Any, tuple[Any, ...]]] = []
-        every: list[Any] = []
+        rows: list[IdRow] = []
+        every: list[tuple[RowId, RowFailure | None]] = []
         for rid, one in singles:
             try:
                 t = self.reader_.read(one)
@@ -479,7 +473,7 @@ class Explainer:
             every.append((rid, None))
         return rows, every
 
-    def evaluate(self, result: ExplanationSet, X: DataLike) -> Any:
+    def evaluate(self, result: ExplanationSet, X: DataLike) -> "pd.DataFrame":
         """How each explanation's rule fares on the rows ``X`` that were not explained: a DataFrame with one
         row per row of ``result`` (``id``, ``data_rows``, ``data_matching``, ``data_coverage``,
         ``data_precision``, ``data_excluded``), to set beside :meth:`ExplanationSet.to_frame` (see
@@ -500,9 +494,7 @@ class Explainer:
         >>> explainer.evaluate(result, [v])["data_excluded"].tolist()  # the explained table itself
         [1]
         """
-        import pandas as pd
-
-        from kcxai.evaluation import evaluate_on_data
+        import pandas as pd  # slow to import: loaded when a table is built
 
         if not isinstance(result, ExplanationSet):
             raise InvalidTypeError(f"'result' must be an ExplanationSet. Got {type(result).__name__} instead.")
@@ -523,7 +515,7 @@ class Explainer:
         return pd.DataFrame.from_records(out, columns=["id", "data_rows", "data_matching", "data_coverage",
                                                        "data_precision", "data_excluded"])
 
-    def score(self, rule: Any, X: DataLike | None = None) -> Any:
+    def score(self, rule: object, X: DataLike | None = None) -> RuleScore:
         """The exact precision and coverage of a rule (yours, or one kcxai printed) under the distribution,
         and on the rows ``X`` if given (see :func:`kcxai.score_rule`).
 
@@ -539,17 +531,15 @@ class Explainer:
         >>> s.precision, s.coverage
         (Fraction(121, 128), Fraction(1, 4))
         """
-        from kcxai.scoring import score_rule
-
         if self.compiled_ is None:
             raise InvalidInputError(
                 f"Scoring a rule needs exact counts, and {type(self.model_).__name__} has none here: "
                 f"{self.language_reason_}. Pass language='obdd' with larger compile_options to compile it.")
         rows = None if X is None else self.reader_.read(X).instances
-        return score_rule(self.compiled_, rule, rows=rows)
+        return score_rule(self.compiled_, rule, rows=rows)  # type: ignore[arg-type]  # score_rule checks the rule
 
     @staticmethod
-    def _unexplained(table: Any, result: ExplanationSet) -> tuple[list[tuple[Any, ...]], int]:
+    def _unexplained(table: Table, result: ExplanationSet) -> tuple[list[Values], int]:
         """The rows of ``table`` that ``result`` did not explain, and how many were left out."""
         rows = table.instances
         explained = [e.instance if isinstance(e, Explanation) else None for e in result]
@@ -562,19 +552,16 @@ class Explainer:
             return [], len(rows)  # the explained table itself: nothing is held out
         return rows, 0
 
-    def _rows_of(self, X: Any) -> list[tuple[Any, Any]] | None:
+    def _rows_of(self, X: DataLike) -> list[tuple[RowId, DataLike]] | None:
         """``(id, one-row table)`` for each row of a DataFrame or a 2-D array / list of rows, or ``None``
         when ``X`` is not such a batch, or its columns themselves are wrong (then every row would fail)."""
-        import numpy as np
-
-        from kcxai._errors import KcxaiError
-
         if hasattr(X, "iloc") and hasattr(X, "columns"):
+            frame = cast("pd.DataFrame", X)
             try:
-                self.reader_._check_names(list(X.columns), "X")
+                self.reader_._check_names(list(frame.columns), "X")
             except KcxaiError:
                 return None
-            return [(X.index[k], X.iloc[k:k + 1]) for k in range(len(X))] or None
+            return [(frame.index[k], frame.iloc[k:k + 1]) for k in range(len(frame))] or None
         if isinstance(X, (str, bytes, dict)) or hasattr(X, "iloc"):
             return None
         try:
@@ -590,10 +577,8 @@ class Explainer:
         return f"Explainer({self.model_!r}, {shown})"
 
 
-def _alternatives(m: Any, forced: str | None) -> str:
+def _alternatives(m: Method, forced: str | None) -> str:
     """What would answer a method nothing answered: the kinds of answer and the methods that use them."""
-    from kcxai.explain._methods import METHODS
-
     zero = [n for n, x in METHODS.items() if "decisions" in x.answers(x.fixed if x.fixed is not None else
                                                                         (1 if x.bound == "precision" else 0))]
     sampled = [n for n, x in METHODS.items() if x.estimates]
@@ -605,6 +590,6 @@ def _alternatives(m: Any, forced: str | None) -> str:
     return "; ".join(out)
 
 
-def _inflates(m: Any, choice: Any) -> bool:
+def _inflates(m: Method, choice: Choice) -> bool:
     """The default of ``inflate``: widen precision-bounded rules when the counts are exact."""
     return m.bound == "precision" and choice.answers == "counts"

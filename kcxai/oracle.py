@@ -32,8 +32,11 @@ Capabilities beyond counting are small protocols checked with ``isinstance``:
 can start from a path and search over paths), :class:`BoxOracle` (the oracle
 counts over *boxes*, a set of values per feature, not only the instance's own
 cells: what widening an explanation's conditions and scoring a user's rule
-need) and :class:`ApproximateOracle` (counts are estimates holding with a
-stated confidence; explanations from it are marked approximate).
+need), :class:`ApproximateOracle` (counts are estimates holding with a
+stated confidence; explanations from it are marked approximate) and
+:class:`BatchOracle` (the oracle runs Algorithm 1 for many instances at once,
+sharing the work that does not depend on the deletion loop: the batch runner
+asks for it).
 
 Not every engine counts. A :class:`DecisionOracle` (the SAT and branch-and-bound
 engines of tree ensembles, whose compiled forms do not fit in memory) only
@@ -53,11 +56,11 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Callable, NamedTuple, Protocol, TypeGuard, cast, runtime_checkable
+from typing import TYPE_CHECKING, Callable, NamedTuple, Protocol, TypeGuard, Union, cast, runtime_checkable
 
-from kcxai.arithmetic import Bound, Weight
+from kcxai.arithmetic import Bound, Probability, Weight
 from kcxai.space import FeatureSpace
-from kcxai._types import Point
+from kcxai._types import Point, Values
 
 if TYPE_CHECKING:  # pragma: no cover
     from kcxai._deadline import Deadline
@@ -68,7 +71,7 @@ __all__ = ["CountingOracle", "OracleSession", "SessionBase", "GenericSession", "
            "ApproximateOracle", "DecisionOracle", "MixtureOracle", "PathMixtureOracle", "MixtureSession",
            "per_component", "has_paths", "answers_of", "ANSWERS", "Point", "Decision", "describe_answers",
            "BoxMixtureOracle", "PathBoxMixtureOracle", "Box", "BoxOracle", "has_boxes", "full_box", "point_box",
-           "box_weight"]
+           "box_weight", "BatchOracle", "BatchRow", "has_batch", "BoxDecisionOracle", "has_box_decisions", "Oracle"]
 
 #: A *box*: per feature, the bitmask of the value numbers it allows (bit ``k`` is value ``k``); the full
 #: mask ``(1 << size) - 1`` leaves the feature free. The set of points ``{x : x_f in box[f] for all f}``.
@@ -331,6 +334,77 @@ class DecisionOracle(Protocol):
         ...
 
 
+class BatchRow(NamedTuple):
+    """One instance's result of :meth:`BatchOracle.min_idrs_batch`.
+
+    Attributes
+    ----------
+    point : Point
+        The instance encoded.
+    label : int
+        Its predicted class index.
+    fixed : tuple of int
+        The subset-minimal I-delta-relevant set found, sorted.
+    weight : Weight
+        Its exact disagreeing weight (``disagree_weight(point, label, fixed)``).
+    calls : int
+        The counting queries the per-instance loop (:func:`kcxai.min_idrs`) would have made.
+    seconds : float
+        The instance's share of the batch's time.
+    """
+
+    point: Point
+    label: int
+    fixed: tuple[int, ...]
+    weight: Weight
+    calls: int
+    seconds: float
+
+
+@runtime_checkable
+class BatchOracle(Protocol):
+    """An oracle that runs Algorithm 1 for many instances at once (the decision tree's own oracle).
+
+    The batch runner (:mod:`kcxai._batch`) asks for it when a method declares it is Algorithm 1 in its
+    default form (:attr:`kcxai.explain._methods.Method.batch`): the same sets and exact weights as the
+    per-instance loop, features tried in index order, from every feature or from the instance's path.
+    """
+
+    def min_idrs_batch(self, instances: Sequence[Values], delta: Probability, start: str | None
+                       ) -> "list[BatchRow | Exception] | None":
+        """Per instance (in user values) its :class:`BatchRow`, or the error reading it raised; ``None``
+        when the batch does not apply here (the caller then runs the loop per instance).
+
+        ``delta`` is exact (a ``Fraction``); ``start`` is ``None`` (all features) or ``"path"``.
+        """
+        ...
+
+
+def has_batch(obj: object) -> "TypeGuard[BatchOracle]":
+    """Whether ``obj`` is a :class:`BatchOracle`.
+
+    >>> import kcxai
+    >>> has_batch(kcxai.compile_model(kcxai.datasets.running_example_tree(), "dt").oracle)
+    True
+    """
+    return callable(inspect.getattr_static(obj, "min_idrs_batch", None))
+
+
+@runtime_checkable
+class BoxDecisionOracle(Protocol):
+    """A decision engine that also decides the sufficiency of a box of value ranges (the branch and bound):
+    what widening an abductive explanation of a tree ensemble needs."""
+
+    def decide_box(self, box: Box, label: int, deadline: "Deadline | None") -> bool:
+        """Whether every point of ``box`` (each mask a run of consecutive values) is classified ``label``."""
+        ...
+
+
+def has_box_decisions(obj: object) -> "TypeGuard[BoxDecisionOracle]":
+    """Whether ``obj`` is a :class:`BoxDecisionOracle`."""
+    return callable(inspect.getattr_static(obj, "decide_box", None))
+
+
 class Decision(NamedTuple):
     """A sufficiency decision (:meth:`DecisionOracle.decide`).
 
@@ -346,6 +420,10 @@ class Decision(NamedTuple):
 
     sufficient: bool
     features: frozenset[int]
+
+
+#: What answers an explainer's queries: exact counts (and estimates), or sufficiency decisions.
+Oracle = Union[CountingOracle, DecisionOracle]
 
 
 def answers_of(oracle: object) -> str:

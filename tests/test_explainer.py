@@ -92,10 +92,10 @@ def test_explain_one_and_compile_once(monkeypatch: pytest.MonkeyPatch) -> None:
     tree = kcxai.datasets.running_example_tree()
     explainer = Explainer(tree, language="sdd")
     calls = []
-    import kcxai.compilers as compilers
+    import kcxai.engines.choose as chooser
 
-    real = compilers.compile_model
-    monkeypatch.setattr(compilers, "compile_model", lambda *a, **k: calls.append(a) or real(*a, **k))
+    real = chooser._compile  # the one place a language compiles
+    monkeypatch.setattr(chooser, "_compile", lambda *a, **k: calls.append(a) or real(*a, **k))
     e = explainer.explain_one(V, delta=0.03)
     explainer.explain([V, V], delta=0.03)
     assert calls == []  # compiled once, in the constructor

@@ -38,7 +38,7 @@ def _class_weights(model: Any, box: tuple[int, ...]) -> list[Any]:
 @settings(max_examples=25, deadline=None)
 @given(data=st.data())
 def test_scores_equal_enumeration_from_text_and_mapping(name: str, data: Any) -> None:
-    if kcxai.compilers.LANGUAGES[name].accepts is None and data.draw(st.booleans()):
+    if kcxai.engines.LANGUAGES[name].accepts is None and data.draw(st.booleans()):
         model = data.draw(data.draw(st.sampled_from([decision_lists, naive_bayes_models]))(distributions=DISTRIBUTIONS))
     else:
         model = data.draw(trees(distributions=DISTRIBUTIONS))

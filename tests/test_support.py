@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 import kcxai
 from tests._support import reference as ref
 from kcxai._support import SOURCES, model_types, support_markdown, takes
-from kcxai.compilers import LANGUAGES, NATIVE_PREFERENCE
+from kcxai.engines import LANGUAGES, NATIVE_PREFERENCE
 from tests._support.model_strategies import (bdd_models, decision_lists, forests, linear_models, naive_bayes_models,
     rule_sets)
 from tests._support.strategies import DISTRIBUTIONS, instance_of, points, trees

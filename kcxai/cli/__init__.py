@@ -18,12 +18,22 @@ import math
 import re
 import sys
 from collections.abc import Sequence
-from typing import Any, NoReturn
+from typing import Any, NoReturn, cast
 
-from kcxai.cli._args import add_method_args, delta_float, positive_int, seed
-from kcxai.cli._instance import parse_features, parse_instance
+import numpy as np
+
+import kcxai
 from kcxai._errors import InvalidInputError, KcxaiError
-from kcxai.engines._registry import LANGUAGES
+from kcxai.cli._args import add_method_args, delta_float, positive_int, seed
+from kcxai.cli._experiment import add_subparser as _add_experiment
+from kcxai.cli._explain_csv import _read_csv
+from kcxai.cli._explain_csv import add_subparser as _add_explain_csv
+from kcxai.cli._instance import parse_features, parse_instance
+from kcxai.datasets import load_dataset, reference_tree, running_example_tree
+from kcxai.engines import LANGUAGES
+from kcxai.engines._registry import languages_markdown
+from kcxai.explain._methods import METHODS, resolve_method
+from kcxai.models import DecisionTree, load_model
 
 __all__ = ["main", "parse_instance"]
 
@@ -48,19 +58,13 @@ def _one_line(message: str) -> str:
 
 def _load_model(model: str, map_file: str | None) -> Any:
     """A kcxai model from a JSON file, a ``.dt`` + ``.map`` pair or ``bundled:<name>``."""
-    from kcxai.models import DecisionTree, load_model
-
     if model.startswith("bundled:"):
         name = model[len("bundled:"):]
         if map_file is not None:
             raise InvalidInputError(f"MODEL {model!r} is bundled: it takes no MAP file. Got {map_file!r}.")
         if name == "running_example":
-            from kcxai.datasets import running_example_tree
-
             return running_example_tree()
         if name in BUNDLED:
-            from kcxai.datasets import reference_tree
-
             return reference_tree(name)
         raise InvalidInputError(
             f"Unknown bundled model {name!r}; the bundled models are {['bundled:' + b for b in BUNDLED]}.")
@@ -108,14 +112,11 @@ def _demo(args: argparse.Namespace) -> int:
     """Train a pipeline on the bundled adult data, fit the distribution on the training rows, and explain a
     few held-out rows: the sufficient reason, the rule whose precision is bounded, and the paper's
     I-delta set, each with its exact measures and its precision on held-out rows that were not explained."""
-    import numpy as np
+    # scikit-learn takes about a second to import: only the demo trains a model
     from sklearn.compose import ColumnTransformer
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import OrdinalEncoder
     from sklearn.tree import DecisionTreeClassifier
-
-    import kcxai
-    from kcxai.datasets import load_dataset
 
     ds = load_dataset("adult", as_frame=True)
     if args.instances > ds.X.shape[0] // 10:
@@ -132,7 +133,7 @@ def _demo(args: argparse.Namespace) -> int:
     pipe = make_pipeline(encode, DecisionTreeClassifier(max_depth=args.max_depth, random_state=args.seed))
     pipe.fit(X_train, y_train)
     explainer = kcxai.Explainer(pipe, X_train)  # a product distribution fitted on the training rows
-    tree = explainer.model_
+    tree = cast(kcxai.DecisionTree, explainer.model_)  # the pipeline ends in a DecisionTreeClassifier
     predicted = np.asarray(explainer.predict(check))
     base = {c: float(np.mean(predicted == c)) for c in tree.classes}
     print(f"adult: {len(X_train)} training rows, {len(X_test)} held out, {ds.X.shape[1]} columns; sklearn "
@@ -205,8 +206,6 @@ def _add_demo(sub: Any) -> None:
 
 
 def _explain(args: argparse.Namespace) -> int:
-    import kcxai
-    from kcxai.explain._methods import METHODS, resolve_method
 
     model = _load_model(args.model, args.map)
     space = model.space
@@ -278,14 +277,10 @@ def _add_explain(sub: Any) -> None:
 
 
 def _score(args: argparse.Namespace) -> int:
-    import kcxai
-
     model = _load_model(args.model, args.map)
     explainer = kcxai.Explainer(model, language=args.language)
     rows = None
     if args.data is not None:
-        from kcxai.cli._explain_csv import _read_csv
-
         rows = _read_csv(args.data)
     score = explainer.score(args.rule, rows)
     if args.json:
@@ -320,8 +315,6 @@ def _add_score(sub: Any) -> None:
 
 
 def _compile(args: argparse.Namespace) -> int:
-    import kcxai
-
     model = _load_model(args.model, args.map)
     rows = []
     for language in args.language:
@@ -358,8 +351,6 @@ def _add_compile(sub: Any) -> None:
 
 def _languages(args: Any) -> int:
     if args.markdown:
-        from kcxai.engines._registry import languages_markdown
-
         print(languages_markdown(), end="")
         return 0
     for lang in LANGUAGES.values():
@@ -390,19 +381,13 @@ def _parser() -> argparse.ArgumentParser:
     _add_score(sub)
     _add_compile(sub)
     _add_languages(sub)
-    from kcxai.cli._explain_csv import add_subparser as _add_explain_csv
-
     _add_explain_csv(sub)
-    from kcxai.experiments.cli import add_subparser as _add_experiment
-
     _add_experiment(sub)
     return p
 
 
 def _version() -> str:
-    from kcxai import __version__
-
-    return __version__
+    return kcxai.__version__
 
 
 def main(argv: Sequence[str] | None = None) -> int:

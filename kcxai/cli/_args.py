@@ -15,6 +15,8 @@ import re
 from fractions import Fraction
 
 from kcxai._errors import ModelFormatError
+from kcxai._untrusted import parse_exact
+from kcxai.explain._methods import DEFAULT_METHOD, DEFAULT_PRECISION, METHODS
 
 __all__ = ["positive_int", "nonnegative_int", "seed", "delta", "delta_float", "positive_seconds",
            "seconds_or_none", "unit_float", "output_dir"]
@@ -68,8 +70,6 @@ def delta(text: str) -> Fraction:
     ...
     argparse.ArgumentTypeError: expected a number in [0, 1] such as 0.01 or 1/100 (at most 100 characters, exponent at most 1000), got '1e-30000000'
     """  # noqa: E501 (a doctest's one-line error message)
-    from kcxai._untrusted import parse_exact
-
     shown = text if len(text) <= 40 else text[:30] + f"... ({len(text)} characters)"
     expected = "a number in [0, 1] such as 0.01 or 1/100 (at most 100 characters, exponent at most 1000)"
     if len(text) > 100:
@@ -150,8 +150,6 @@ def output_dir(text: str) -> str:
 
 def add_method_args(p: argparse.ArgumentParser) -> None:
     """``--method``, ``--delta``, ``--precision`` and ``--max-seconds``, read from the method table."""
-    from kcxai.explain._methods import DEFAULT_METHOD, DEFAULT_PRECISION, METHODS
-
     p.add_argument("--method", "-m", default=None, choices=list(METHODS), metavar="METHOD",
                    help=f"the explanation: {', '.join(METHODS)}; default {DEFAULT_METHOD} (precision-bounded), "
                         "or min_idrs when only --delta is given")

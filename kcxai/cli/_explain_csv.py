@@ -17,7 +17,11 @@ import os
 import sys
 from typing import Any
 
+import kcxai
 from kcxai._errors import InvalidInputError, MissingDependencyError
+from kcxai._files import atomic_writer
+from kcxai.cli._args import add_method_args
+from kcxai.explain._methods import resolve_method
 
 __all__ = ["OUTPUT_FORMATS", "add_subparser", "explain_csv", "output_format", "write_table"]
 
@@ -26,7 +30,7 @@ OUTPUT_FORMATS = {".csv": "csv", ".parquet": "parquet", ".json": "json", ".jsonl
 
 
 def _read_csv(path: str) -> Any:
-    import pandas as pd
+    import pandas as pd  # slow to import: loaded when a table is read
 
     if not os.path.exists(path):
         raise InvalidInputError(f"DATA file {path!r} does not exist.")
@@ -60,7 +64,7 @@ def output_format(out: str) -> str:
                                 f"Got {out!r} ({got}) instead.")
     if kind == "parquet":
         try:
-            import pyarrow  # noqa: F401
+            import pyarrow  # noqa: F401  # the optional Parquet writer, asked for here only
         except ImportError:
             raise MissingDependencyError(
                 "Writing Parquet needs pyarrow, which is not installed: pip install 'kcxai[parquet]' "
@@ -80,8 +84,6 @@ def _json_value(v: Any) -> Any:
 def write_table(frame: Any, out: str) -> str:
     """Write a DataFrame to ``out`` in the format its name ends in (see :func:`output_format`), atomically;
     returns the format. JSON keeps every float exactly (Python's shortest repr)."""
-    from kcxai._files import atomic_writer
-
     kind = output_format(out)
     if kind == "parquet":
         with atomic_writer(out, binary=True) as fh:
@@ -101,10 +103,6 @@ def write_table(frame: Any, out: str) -> str:
 
 def explain_csv(args: argparse.Namespace) -> int:
     """Run ``kcxai explain-csv`` (see :func:`add_subparser`)."""
-    import kcxai
-
-    from kcxai.explain._methods import resolve_method
-
     output_format(args.out)  # an unsupported name, or Parquet without pyarrow: refused before any work
     m, bound = resolve_method(args.method, delta=args.delta, precision=args.precision)  # before reading DATA
     model = kcxai.load_model(args.model)
@@ -132,8 +130,6 @@ def _out(text: str) -> str:
 
 def add_subparser(sub: Any) -> None:
     """Add ``explain-csv`` to the ``kcxai`` command's subparsers."""
-    from kcxai.cli._args import add_method_args
-
     p = sub.add_parser(
         "explain-csv", help="explain every row of a CSV file with a saved model",
         description="Explain every row of DATA (a CSV file with a header naming the model's features) with "

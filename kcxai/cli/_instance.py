@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from kcxai._errors import InvalidInputError, KcxaiError, ModelFormatError, name_mismatch
+from kcxai._untrusted import loads
 
 __all__ = ["parse_instance", "parse_features", "show_values"]
 
@@ -149,8 +150,6 @@ def parse_instance(space: Any, text: str, *, where: str = "--instance", values: 
     names = space.names
     text = text.strip()
     if text[:1] in ("[", "{"):
-        from kcxai._untrusted import loads
-
         try:
             parsed = loads(text, where)
         except ModelFormatError as e:

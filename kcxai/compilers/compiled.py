@@ -85,7 +85,7 @@ class CompiledModel:
         Conditioning and counting on the compiled form (or, for the ensemble engines ``sat`` and
         ``search``, delta = 0 sufficiency decisions).
     language : str
-        ``"dt"``, ``"sdd"``, ``"obdd"``, ``"brute"``, ... (see :data:`kcxai.compilers.LANGUAGES`).
+        ``"dt"``, ``"sdd"``, ``"obdd"``, ``"brute"``, ... (see :data:`kcxai.engines.LANGUAGES`).
     backend : str
         The library doing the work (``"kcxai"``, ``"pysdd"``, ``"dd.cudd"``, ``"dd.autoref"``).
     stats : CompileStats
@@ -117,6 +117,9 @@ class CompiledModel:
     _token: str = field(default_factory=lambda: uuid.uuid4().hex, init=False, repr=False, compare=False)
     _derived: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False, compare=False)
+    #: How a worker process compiles it again (``compile_model(model, language, **options)``, set by
+    #: :func:`kcxai.compile_model`, pickled by reference); ``None``: it cannot be sent to another process.
+    _rebuild: "Callable[..., CompiledModel] | None" = field(default=None, init=False, repr=False, compare=False)
 
     def derived(self, key: str, make: Callable[[], _T]) -> _T:
         """What is derived from this compiled form (``make()``, e.g. a batch table), made once and kept with it."""
@@ -129,7 +132,10 @@ class CompiledModel:
         return got  # type: ignore[no-any-return]
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return _rebuilt, (self.model, self.language, dict(self.options), self._token)
+        if self._rebuild is None:
+            raise TypeError(f"This {self.language!r} compiled form was not made by kcxai.compile_model: it cannot be "
+                            "sent to another process (pass the model, or compile_model's result).")
+        return _rebuilt, (self._rebuild, self.model, self.language, dict(self.options), self._token)
 
     def __post_init__(self) -> None:
         if not isinstance(self.stats, CompileStats):  # a compiler that still reports a plain dict
@@ -171,16 +177,16 @@ _REBUILT_SIZE = 4
 _REBUILT_LOCK = threading.Lock()
 
 
-def _rebuilt(model: "Classifier", language: str, options: dict[str, Any], token: str) -> CompiledModel:
-    """The compiled form a pickled :class:`CompiledModel` stands for, compiled in this process once."""
+def _rebuilt(rebuild: Callable[..., CompiledModel], model: "Classifier", language: str, options: dict[str, Any],
+             token: str) -> CompiledModel:
+    """The compiled form a pickled :class:`CompiledModel` stands for, compiled in this process once (by
+    ``rebuild``, :func:`kcxai.compile_model`)."""
     with _REBUILT_LOCK:
         got = _REBUILT.get(token)
         if got is not None:
             _REBUILT.move_to_end(token)
             return got
-    from kcxai.compilers import compile_model
-
-    got = compile_model(model, language, **options)
+    got = rebuild(model, language, **options)
     object.__setattr__(got, "_token", token)
     with _REBUILT_LOCK:
         _REBUILT[token] = got

@@ -4,7 +4,7 @@ A :class:`Language` names the module that compiles (imported on first use, so
 a missing backend only matters to those who ask for it), the backend package
 and how to install it, its typed options (a frozen dataclass derived from
 :class:`LanguageOptions`, with defaults and validation), which models it takes,
-and whether its counts are exact. The registry (:data:`kcxai.compilers.LANGUAGES`),
+and whether its counts are exact. The registry (:data:`kcxai.engines.LANGUAGES`),
 the CLI's choices, the experiments, the documentation's language list and the
 cross-language conformance tests are all derived from the declared languages,
 so adding a language is one module plus one registry entry.
@@ -104,9 +104,9 @@ class Language:
 
     Examples
     --------
-    >>> from kcxai.compilers import LANGUAGES
-    >>> LANGUAGES["sdd"].package, LANGUAGES["dt"].exact, LANGUAGES["sat"].answers
-    ('pysdd', True, 'decisions')
+    >>> lang = Language("toy", "kcxai.engines.brute", "enumeration", package="numpy", install="pip install numpy")
+    >>> lang.exact, lang.answers, lang.is_available()
+    (True, 'counts', True)
     """
 
     name: str

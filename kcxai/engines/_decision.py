@@ -14,19 +14,73 @@ import atexit
 import threading
 import time
 import weakref
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Protocol, TypeGuard, runtime_checkable
 
 from kcxai._deadline import DEFAULT_SEARCH_SECONDS, Deadline, check_max_seconds
 from kcxai._errors import InvalidInputError, InvalidTypeError
 from kcxai.compilers.compiled import CompiledModel, CompileStats
 from kcxai.compilers.language import LanguageOptions
-from kcxai.oracle import Decision, Point
+from kcxai.engines._ensemble_box import EnsembleBox
+from kcxai.engines._ensemble_cnf import SOLVERS, EnsembleCnf
+from kcxai.models.boosted import BoostedTrees
+from kcxai.models.classifier import Classifier
+from kcxai.models.forest import RandomForest
+from kcxai.oracle import Box, Decision, Point
+from kcxai.space import FeatureSpace
 
-if TYPE_CHECKING:  # pragma: no cover
-    from kcxai.models.classifier import Classifier
 
-__all__ = ["EngineOracle", "EngineOptions", "SatOptions", "is_ensemble", "compile_engine"]
+__all__ = ["EngineOracle", "BoxEngineOracle", "EngineOptions", "SatOptions", "is_ensemble", "compile_engine",
+           "DecisionEngine", "is_decision_engine", "engine_oracle"]
+
+
+@runtime_checkable
+class DecisionEngine(Protocol):
+    """What the decision engines of tree ensembles share (:class:`~kcxai.engines._ensemble_cnf.EnsembleCnf`,
+    :class:`~kcxai.engines._ensemble_box.EnsembleBox`, :class:`~kcxai.engines._portfolio.EnsemblePortfolio`):
+    one question, "can some point agreeing with ``point`` on ``fixed`` get a class other than ``label``?",
+    and what the last answer learnt.
+
+    Attributes
+    ----------
+    language : str
+        ``"sat"``, ``"search"`` or ``"portfolio"``.
+    model : Classifier
+        The ensemble.
+    space : FeatureSpace
+    """
+
+    language: str
+    model: Classifier
+    space: FeatureSpace
+
+    def changes(self, point: Sequence[int], label: int, fixed: Iterable[int], deadline: Deadline | None = None
+                ) -> bool:
+        """Whether some point with ``x_fixed = point_fixed`` is classified other than ``label``."""
+        ...
+
+    def core_features(self, point: Sequence[int], fixed: Iterable[int]) -> set[int]:
+        """After an unsatisfiable :meth:`changes`: a subset of ``fixed`` that is sufficient already."""
+        ...
+
+    def differs(self, point: Sequence[int], features: Iterable[int]) -> set[int]:
+        """After a satisfiable :meth:`changes`: the members of ``features`` where its counterexample differs."""
+        ...
+
+    def restart(self) -> None:
+        """Forget what earlier calls left behind (a solver's learned clauses), so that an explanation's
+        answers depend only on its own calls; called before each explanation's first decision."""
+        ...
+
+    def close(self) -> None:
+        """Free what the engine holds outside Python (idempotent)."""
+        ...
+
+
+def is_decision_engine(obj: object) -> "TypeGuard[DecisionEngine]":
+    """Whether ``obj`` is a :class:`DecisionEngine` (found by its methods, not by its class)."""
+    return all(callable(getattr(obj, name, None)) for name in ("changes", "core_features", "differs", "close"))
 
 
 #: Appended to a time-limit message of an engine's construction.
@@ -34,12 +88,9 @@ _ADVICE = (", or explain with certified estimates (language='sampling'), or with
            "compiles (language='obdd')")
 
 
-def is_ensemble(model: "Classifier | type") -> bool:
+def is_ensemble(model: Classifier | type) -> bool:
     """Whether ``model`` (or a model class) is a tree ensemble the decision engines encode (a random forest
     or boosted trees)."""
-    from kcxai.models.boosted import BoostedTrees
-    from kcxai.models.forest import RandomForest
-
     if isinstance(model, type):
         return issubclass(model, (RandomForest, BoostedTrees))
     return isinstance(model, (RandomForest, BoostedTrees))
@@ -83,8 +134,6 @@ class SatOptions(EngineOptions):
 
     def validate(self) -> None:
         super().validate()
-        from kcxai.engines._ensemble_cnf import SOLVERS
-
         if not isinstance(self.solver, str) or self.solver not in SOLVERS:
             raise InvalidInputError(
                 f"'solver' must be one of {list(SOLVERS)} (solvers a time limit interrupts within 1.1x of it). "
@@ -107,18 +156,19 @@ class EngineOracle:
 
     Parameters
     ----------
-    engine : EnsembleCnf or EnsembleBox
+    engine : DecisionEngine
         Its ``changes(point, label, fixed, deadline)`` decides whether the class can change, and
         ``core_features`` / ``differs`` read the last answer's proof or counterexample.
     """
 
-    def __init__(self, engine: Any) -> None:
+    def __init__(self, engine: DecisionEngine) -> None:
         self.engine = engine
         self.model = engine.model
         self.language: str = engine.language
         self.space = self.model.space
         self.n_classes = len(self.model.classes)
         self._lock = threading.Lock()
+        self._query: Deadline | None = None  # the deadline of the explanation that decided last
         _LIVE.add(self)
 
     def predict_point(self, point: Point) -> int:
@@ -126,6 +176,9 @@ class EngineOracle:
 
     def decide(self, point: Point, label: int, fixed: frozenset[int], deadline: Deadline | None) -> Decision:
         with self._lock:
+            if deadline is not self._query:  # a new explanation starts from the engine's initial state
+                self._query = deadline
+                self.engine.restart()
             if self.engine.changes(point, label, fixed, deadline):
                 free = frozenset(range(self.space.n_features)) - fixed
                 return Decision(False, frozenset(self.engine.differs(point, free)))
@@ -137,7 +190,30 @@ class EngineOracle:
             self.engine.close()
 
 
-def compile_engine(model: "Classifier", language: str, options: EngineOptions, *, what: str | None = None,
+class BoxEngineOracle(EngineOracle):
+    """An :class:`EngineOracle` of the branch and bound, which also decides boxes of value ranges
+    (:class:`~kcxai.oracle.BoxDecisionOracle`)."""
+
+    engine: "EnsembleBox"
+
+    def decide_box(self, box: Box, label: int, deadline: Deadline | None) -> bool:
+        lo, hi = [], []
+        for f, mask in enumerate(box):
+            low, high = (mask & -mask).bit_length() - 1, mask.bit_length() - 1
+            if mask != ((1 << (high + 1)) - 1) & ~((1 << low) - 1):
+                raise InvalidInputError(f"The box search decides ranges of values; feature {f} has the set {mask:b}.")
+            lo.append(low)
+            hi.append(high)
+        with self._lock:
+            return not self.engine.changes_in_box(lo, hi, label, deadline)
+
+
+def engine_oracle(engine: DecisionEngine) -> EngineOracle:
+    """The oracle of a decision engine (deciding boxes too when it can: the branch and bound)."""
+    return BoxEngineOracle(engine) if callable(getattr(engine, "changes_in_box", None)) else EngineOracle(engine)
+
+
+def compile_engine(model: Classifier, language: str, options: EngineOptions, *, what: str | None = None,
                    advice: str = _ADVICE) -> CompiledModel:
     """Build the ``language`` engine of a tree ensemble under ``options.max_seconds`` (a time-limit
     message names ``what``, default ``compile_model(model, language)``, and ends with ``advice``)."""
@@ -149,21 +225,19 @@ def compile_engine(model: "Classifier", language: str, options: EngineOptions, *
     what = what or f"compile_model(model, {language!r})"
     with Deadline(options.max_seconds, what=what, advice=advice) as deadline:
         if language == "sat":
-            from kcxai.engines._ensemble_cnf import EnsembleCnf
-
             memory = getattr(options, "max_memory", None)
             extra = {} if memory is None else {"max_memory": memory}
-            engine: Any = EnsembleCnf(model, solver=getattr(options, "solver", "mgh"), deadline=deadline, **extra)
-            stats = CompileStats(size=engine.clauses, size_unit="CNF clauses", variables=engine.n_vars,
+            cnf = EnsembleCnf(model, solver=getattr(options, "solver", "mgh"), deadline=deadline, **extra)
+            engine: DecisionEngine = cnf
+            stats = CompileStats(size=cnf.clauses, size_unit="CNF clauses", variables=cnf.n_vars,
                                  compile_seconds=time.perf_counter() - t0,
                                  details={"solver": getattr(options, "solver", "mgh")})
             backend = "python-sat"
         else:
-            from kcxai.engines._ensemble_box import EnsembleBox
-
-            engine = EnsembleBox(model, deadline=deadline)
-            stats = CompileStats(size=engine.n_leaves, size_unit="leaf boxes", variables=model.space.n_features,
+            box = EnsembleBox(model, deadline=deadline)
+            engine = box
+            stats = CompileStats(size=box.n_leaves, size_unit="leaf boxes", variables=model.space.n_features,
                                  compile_seconds=time.perf_counter() - t0)
             backend = "kcxai+numpy"
-    return CompiledModel(model=model, oracle=EngineOracle(engine), language=language, backend=backend, stats=stats,
+    return CompiledModel(model=model, oracle=engine_oracle(engine), language=language, backend=backend, stats=stats,
                          options=options.as_kwargs())

@@ -264,5 +264,8 @@ class EnsembleBox:
         found = self.model_point()
         return {i for i in features if found[i] != point[i]}
 
+    def restart(self) -> None:
+        """Nothing to forget: each call searches from scratch (the :class:`DecisionEngine` protocol)."""
+
     def close(self) -> None:
         """Nothing to free."""

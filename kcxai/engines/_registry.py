@@ -8,10 +8,13 @@ conformance suite (``tests/test_conformance.py``) pick it up.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from kcxai._params import POSITIVE_INT, check
 from kcxai.engines._decision import EngineOptions, SatOptions, is_ensemble
+from kcxai.engines._ensemble_box import MASK_BITS
+from kcxai.models.boosted import BoostedTrees
+from kcxai.models.forest import RandomForest
 from kcxai.compilers.language import Language, LanguageOptions, NoOptions
 from kcxai.compilers._options import ObddOptions, SddOptions
 from kcxai.engines.sampling import SamplingOptions
@@ -96,36 +99,25 @@ def decision_engine(model: "Classifier") -> str | None:
     only, and then searches point by point): SAT there. The sums of soft voting and boosting (30-60-bit
     integers) leave CDCL solvers at the time limit on larger models.
 
-    Measured on adult (hard-voting scikit-learn forests, median CPU seconds of one AXp over 15 rows, SAT /
-    search): 10 trees of depth 4 (155 leaves) 0.0002 / 0.0038; 30x6 (1,528 leaves) 0.002 / 0.010; 50x8
-    (6,685) 0.014 / 0.032; 100x8 (13,500) 0.06-0.09 / 0.05-0.06; 100x10 (28,838) 0.40 / 0.089; 100x12
-    (52,317) 0.45 / 0.092 (see ``docs/results.md``, "Tree ensembles against PyXAI"). Soft voting, AXp
-    seconds on 3 held-out rows, SAT / search: breast_cancer behind ``SimpleImputer`` and
-    ``StandardScaler`` (default forest, 2,197 leaves; features of up to 100+ values with the imputer's
-    missing value routed inside the range) 0.04-0.17 / past a 10 s limit on all three; wine likewise
-    0.02 / one row past 10 s; adult 20x6 coded (no such feature) 0.48-0.77 / 0.015-0.031; boosted trees
-    (GB, HGB on wine and breast_cancer) past 10 s / 0.01-0.19.
+    The figures behind the rule are in ``docs/results.md`` ("Tree ensembles against PyXAI": engine
+    choice; "Measurements moved from docstrings": soft voting and boosted trees).
 
     >>> import kcxai
     >>> decision_engine(kcxai.datasets.running_example_tree()) is None
     True
     """
-    if not is_ensemble(model):
+    if not isinstance(model, (RandomForest, BoostedTrees)):
         return None
-    trees: Any = getattr(model, "trees", ())
-    voting = getattr(model, "voting", None)
-    if voting is None or sum(len(t.leaves) for t in trees) > SAT_LEAVES:
-        return "search"
-    if voting == "hard" or _sets_beyond_masks(model):
+    if not isinstance(model, RandomForest) or sum(len(t.leaves) for t in model.trees) > SAT_LEAVES:
+        return "search"  # boosted trees do not vote
+    if model.voting == "hard" or _sets_beyond_masks(model):
         return "sat"
     return "search"
 
 
-def _sets_beyond_masks(model: Any) -> bool:
+def _sets_beyond_masks(model: RandomForest) -> bool:
     """Whether some path of some tree restricts a feature of more than ``MASK_BITS`` values to a set of
     values that is not a range (the branch and bound relaxes such sets to their hulls)."""
-    from kcxai.engines._ensemble_box import MASK_BITS
-
     sizes = model.space.domain_sizes
     for tree in model.trees:
         for path in tree.paths:

@@ -1,11 +1,11 @@
-"""Algorithm 1 (min_idrs from all features or the path, feature order) for many rows of one tree at once.
+"""Algorithm 1 (min_idrs from all features or the path, feature order) for many rows of one tree at once:
+the decision tree oracle's batch hook (:class:`~kcxai.oracle.BatchOracle`).
 
-The per-row loop asks the tree oracle one pruned traversal per feature tried (about 150 nodes on a
-1k-node adult tree, 3 ms a row). Here the rows of a batch share the work that does not depend on the
-deletion loop: for every row and every leaf of another class, the set ``D`` of features on which the
-row disagrees with the leaf's path is computed at once with numpy (one table lookup per row, leaf
-and feature). With ``T`` the freed features, the points of a leaf ``L`` that agree with ``v`` on
-``S = F \\ T`` exist iff ``D_L`` is inside ``T``, and weigh
+The per-row loop asks the tree oracle one pruned traversal per feature tried. Here the rows of a
+batch share the work that does not depend on the deletion loop: for every row and every leaf of
+another class, the set ``D`` of features on which the row disagrees with the leaf's path is computed
+at once with numpy (one table lookup per row, leaf and feature). With ``T`` the freed features, the
+points of a leaf ``L`` that agree with ``v`` on ``S = F \\ T`` exist iff ``D_L`` is inside ``T``, and weigh
 
     prod_{f in S} w(v_f) * prod_{f in T} w(A_f(L))
 
@@ -14,6 +14,7 @@ weight of ``S`` is a sum over the few leaves with ``D_L`` inside ``T``, in exact
 number the oracle computes, tested equal to :func:`kcxai.min_idrs` (every field but the time) on
 random trees. Under a mixture of products the weight is the sum over components ``c_k * weight_k``
 (counting is linear in the distribution). Used for exact distributions; float ones go through the oracle.
+The batch runner (:mod:`kcxai._batch`) builds the explanations from the rows it returns.
 """
 
 from __future__ import annotations
@@ -21,13 +22,16 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from fractions import Fraction
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
-from kcxai._errors import KcxaiError
-from kcxai.arithmetic import Bound
-from kcxai.explain._query import build_explanation, check_delta
+from kcxai._errors import InvalidTypeError, KcxaiError
+from kcxai._types import Point, Values
+from kcxai.arithmetic import Bound, Probability
+from kcxai.models.tree import DecisionTree
+from kcxai.oracle import BatchRow
+from kcxai.space import FeatureSpace
 
 __all__ = ["TreeBatch"]
 
@@ -35,7 +39,7 @@ __all__ = ["TreeBatch"]
 class TreeBatch:
     """Batch min_idrs on one decision tree (see the module docstring)."""
 
-    def __init__(self, tree: Any) -> None:
+    def __init__(self, tree: DecisionTree) -> None:
         self.tree = tree
         self.space = space = tree.space
         feats = space.features
@@ -55,39 +59,38 @@ class TreeBatch:
         # One entry per product component (c_k, P_k) of the distribution (one unless a mixture): the exact
         # w_k(A_f(L)) per leaf and feature, and floats for the first, approximate decisions:
         # pi_k = c_k P_k(all) / total, w_k(A_f(L)) / w_k(F_f) and w_k(v) / w_k(F_f).
-        total = space.total_weight
-        self._comps: list[tuple[int, Any, list[list[int]]]] = []
+        total = int(space.total_weight)  # exact spaces only (build): every weight is an int
+        # per component: c_k, w_k(value) per feature, w_k(A_f(L)) per leaf and feature
+        self._comps: list[tuple[int, list[list[int]], list[list[int]]]] = []
         self._pi: list[float] = []
         self._qf: list[np.ndarray] = []
         self._pw: list[list[np.ndarray]] = []
-        for c, pw in space.distribution.components:
+        for coefficient, pw in space.distribution.components:
+            c = int(coefficient)
+            totals = [int(t) for t in pw.totals]
             wa = []
             for p in paths:
-                row = list(pw.totals)
+                row = list(totals)
                 for f, m in p.masks:
-                    row[f] = pw.mask_weight(f, m)
+                    row[f] = int(pw.mask_weight(f, m))
                 wa.append(row)
-            self._comps.append((c, pw, wa))
-            self._pi.append(float(Fraction(c * pw.total, total)))
-            self._qf.append(np.array([[float(Fraction(w, pw.totals[f])) for f, w in enumerate(row)] for row in wa],
+            self._comps.append((c, [[int(w) for w in ws] for ws in pw.weights], wa))
+            self._pi.append(float(Fraction(c * int(pw.total), total)))
+            self._qf.append(np.array([[float(Fraction(w, totals[f])) for f, w in enumerate(row)] for row in wa],
                                      dtype=np.float64).reshape(len(paths), n))
-            self._pw.append([np.array([float(Fraction(w, pw.totals[f])) for w in pw.weights[f]], dtype=np.float64)
+            self._pw.append([np.array([float(Fraction(int(w), totals[f])) for w in pw.weights[f]], dtype=np.float64)
                              for f in range(n)])
         self._prod_cache: dict[tuple[int, int], list[int]] = {}
         self._path_masks = np.array([sum(1 << f for f in p.features()) for p in paths], dtype=np.int64)
 
     @classmethod
-    def for_compiled(cls, compiled: Any) -> "TreeBatch | None":
-        """The batch engine of a compiled decision tree (made once, kept by the compiled form), or ``None``
-        where it does not apply (not a tree, a float distribution, more than 62 features)."""
-        from kcxai.models.tree import DecisionTree
-        from kcxai.space import FeatureSpace
-
-        model = compiled.model
-        if (compiled.language != "dt" or not isinstance(model, DecisionTree) or type(model.space) is not FeatureSpace
-                or not model.space.is_exact or model.space.n_features > 62):
+    def build(cls, tree: DecisionTree) -> "TreeBatch | None":
+        """The batch engine of a decision tree, or ``None`` where it does not apply (not a
+        :class:`~kcxai.DecisionTree`, a float distribution, more than 62 features)."""
+        if (not isinstance(tree, DecisionTree) or type(tree.space) is not FeatureSpace or not tree.space.is_exact
+                or tree.space.n_features > 62):
             return None
-        return compiled.derived("tree_batch", lambda: cls(model))  # type: ignore[no-any-return]
+        return cls(tree)
 
     # -- encoding -------------------------------------------------------------------
 
@@ -136,11 +139,11 @@ class TreeBatch:
         """The exact error weight of ``S = F \\ freed``, ``cand`` the other-class leaves with ``D`` inside
         ``freed``: ``sum_k c_k * prod_{f in S} w_k(v_f) * sum_{L in cand} prod_{f in T} w_k(A_f(L))``."""
         total = 0
-        for k, (c, pw, _) in enumerate(self._comps):
+        for k, (c, weights, _) in enumerate(self._comps):
             kv = 1
             for f in range(self.n):
                 if not freed >> f & 1:
-                    kv *= pw.weights[f][point[f]]
+                    kv *= weights[f][point[f]]
             prods = self._products(k, freed)
             total += c * kv * sum(map(prods.__getitem__, cand))
         return total
@@ -208,50 +211,43 @@ class TreeBatch:
                 prod_t[k] = np.where(holds[:, None], prod_t[k] * qf[k][None, :, i], prod_t[k])
         return freed
 
-    def min_idrs_rows(self, rows: Sequence[tuple[Any, tuple[Any, ...]]], delta: Any, *, method: str = "min_idrs",
-                      start: str | None = None, on_error: str = "raise") -> list[Any]:
-        """The explanation (or :class:`~kcxai.explanation_set.RowFailure`) of each ``(id, instance)`` row:
-        :func:`kcxai.min_idrs` with the default order, from all features (``start=None``) or from the
-        row's path (``start="path"``), computed for the batch."""
-        from kcxai.explain.explanation import RowFailure
-
+    def min_idrs_rows(self, instances: Sequence[Values], delta: Probability, start: str | None = None
+                      ) -> list[BatchRow | Exception]:
+        """Per instance, :func:`kcxai.min_idrs`'s set with the default order, from all features (``start=None``)
+        or from the instance's path (``start="path"``), computed for the batch (the
+        :class:`~kcxai.oracle.BatchOracle` hook); or the error reading the instance raised."""
         space, n = self.space, self.n
-        delta_v = check_delta(delta, exact=True)
-        assert isinstance(delta_v, Fraction)  # exact spaces only (for_compiled)
-        bound = space.arith.bound(delta_v, space.total_weight)
-        out: list[Any] = []
-        pts: list[tuple[int, ...] | None] = [None] * len(rows)
-        failed: dict[int, RowFailure] = {}
+        if not isinstance(delta, Fraction):
+            raise InvalidTypeError(f"'delta' must be exact (a Fraction) in a tree batch. Got {delta!r} instead.")
+        bound = space.arith.bound(delta, space.total_weight)
+        pts: list[Point | None] = [None] * len(instances)
+        failed: dict[int, Exception] = {}
         try:
-            pts = [tuple(p) for p in self.encode([inst for _, inst in rows]).tolist()]
+            pts = [tuple(p) for p in self.encode(instances).tolist()]
         except (KcxaiError, ValueError, TypeError):  # some row does not encode: one by one, for its error
-            for k, (rid, inst) in enumerate(rows):
+            for k, inst in enumerate(instances):
                 try:
                     pts[k] = space.encode(inst)
                 except KcxaiError as err:
-                    if on_error == "raise":
-                        raise type(err)(f"row {rid!r}: {err}") from err
-                    failed[k] = RowFailure(rid, tuple(inst), type(err).__name__, str(err))
+                    failed[k] = err
         good = [k for k, p in enumerate(pts) if p is not None]
-        done: dict[int, Any] = {}
+        done: dict[int, BatchRow] = {}
+        full = (1 << n) - 1
         for c in range(0, len(good), 256):
             part = good[c:c + 256]
             t0 = time.perf_counter()
-            block = np.array([pts[k] for k in part], dtype=np.int64).reshape(len(part), n)
+            points = [cast(Point, pts[k]) for k in part]
+            block = np.array(points, dtype=np.int64).reshape(len(part), n)
             # D[r, l]: the features on which row r disagrees with the path of leaf l, as a bitmask
             dmask = self._badbits[0][block[:, 0]]
             for f in range(1, n):
                 dmask = dmask | self._badbits[f][block[:, f]]
             own = np.argmin(dmask, axis=1)  # each point is on exactly one path: its D is empty
-            full = (1 << n) - 1
             starts = self._path_masks[own] if start == "path" else np.full(len(part), full, dtype=np.int64)
-            freed_all = self._loop(block, dmask, own, [pts[k] for k in part], delta_v, bound,  # type: ignore[misc]
-                                   starts)
+            freed_all = self._loop(block, dmask, own, points, delta, bound, starts)
             share = (time.perf_counter() - t0) / len(part)
             for r, k in enumerate(part):
                 t1 = time.perf_counter()
-                point = pts[k]
-                assert point is not None
                 label = int(self.labels[own[r]])
                 freed = int(freed_all[r])
                 s0 = int(starts[r])
@@ -261,15 +257,7 @@ class TreeBatch:
                 weight = 0
                 if freed:
                     cand = np.flatnonzero((self.labels != label) & ((dmask[r] & ~freed) == 0)).tolist()
-                    weight = self._weight(point, cand, freed)
+                    weight = self._weight(points[r], cand, freed)
                 fixed = tuple(f for f in range(n) if not freed >> f & 1)
-                cons = space.consistent_weight(point, frozenset(fixed))
-                done[k] = build_explanation(
-                    space, point, fixed, instance=tuple(rows[k][1]), prediction=self.tree.classes[label],
-                    kind="relevant", method=method, language="dt", calls=calls,
-                    seconds=time.perf_counter() - t1 + share, error=space.probability(weight),
-                    precision=space.arith.complement(weight, cons), coverage=space.probability(cons), delta=delta_v,
-                    literal=self._literal)
-        for k in range(len(rows)):
-            out.append(done[k] if k in done else failed[k])
-        return out
+                done[k] = BatchRow(points[r], label, fixed, weight, calls, time.perf_counter() - t1 + share)
+        return [done[k] if k in done else failed[k] for k in range(len(instances))]

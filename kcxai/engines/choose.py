@@ -4,7 +4,7 @@ A method needs some kind of answer (:mod:`kcxai.explain._methods`): exact counts
 estimates, or sufficiency decisions (delta = 0). For a model, the answers are tried in the method's
 order of preference, and each kind is given by the registry (:mod:`kcxai.engines._registry`):
 
-1. **exact counts**: the first language of :data:`~kcxai.compilers.NATIVE_PREFERENCE` that takes
+1. **exact counts**: the first language of :data:`~kcxai.engines.NATIVE_PREFERENCE` that takes
    the model (a decision tree answers from its own paths; anything else is compiled to an OBDD),
    within the *probe budget* :data:`PROBE` (a few seconds and 1 GiB: a compilation that does not
    fit in it would take minutes or gigabytes, so it is abandoned and the next kind of answer used);
@@ -27,21 +27,29 @@ import threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import cast
 
-from kcxai._errors import CompilationLimitError, InvalidInputError, InvalidTypeError
+from kcxai._errors import CompilationLimitError, InvalidInputError, InvalidTypeError, UnknownLanguageError
+from kcxai._params import Options, check
 from kcxai.compilers.compiled import CompiledModel
+from kcxai.compilers.language import Language
+from kcxai.engines._decision import engine_oracle, is_decision_engine, is_ensemble
 from kcxai.engines._registry import ANSWERED_BY, LANGUAGES, NATIVE_PREFERENCE, decision_engine
-from kcxai.oracle import describe_answers
-
-if TYPE_CHECKING:  # pragma: no cover
-    from kcxai.models.classifier import Classifier
+from kcxai.models.classifier import Classifier
+from kcxai.oracle import ANSWERS, Oracle, describe_answers
 
 __all__ = ["native_language", "native_compiled", "cached_compiled", "choose", "Choice", "ProbeBudget", "PROBE",
-           "EngineCache", "CACHE_SIZE"]
+           "EngineCache", "CACHE_SIZE", "compile_model", "get_language", "available_languages", "decision_compiled",
+           "oracle_for", "DECISION_ENGINES"]
+
+#: What the ensemble aliases' ``engine`` takes: the chooser's decision engine, or one by name.
+DECISION_ENGINES = ("auto",) + tuple(name for name, lang in LANGUAGES.items() if lang.answers == "decisions")
 
 #: How many compiled forms (and failed probes) one model keeps.
 CACHE_SIZE = 8
+
+#: What a cached form is known by: its language and its options, sorted by name.
+CacheKey = tuple[str, tuple[tuple[str, object], ...]]
 
 
 @dataclass(frozen=True)
@@ -59,7 +67,7 @@ class ProbeBudget:
     max_seconds: float = 3.0
     max_memory: int = 1 << 30
 
-    def options(self, language: str) -> dict[str, Any]:
+    def options(self, language: str) -> dict[str, float | int]:
         """The compile options that enforce the budget in ``language`` (none for ``dt``, which compiles nothing)."""
         names = LANGUAGES[language].option_names()
         return {k: v for k, v in (("max_seconds", self.max_seconds), ("max_memory", self.max_memory)) if k in names}
@@ -106,16 +114,16 @@ class EngineCache:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._entries: OrderedDict[tuple[Any, ...], CompiledModel | str] = OrderedDict()
+        self._entries: OrderedDict[CacheKey, CompiledModel | str] = OrderedDict()
 
-    def get(self, key: tuple[Any, ...]) -> CompiledModel | str | None:
+    def get(self, key: CacheKey) -> CompiledModel | str | None:
         with self._lock:
             got = self._entries.get(key)
             if got is not None:
                 self._entries.move_to_end(key)
             return got
 
-    def put(self, key: tuple[Any, ...], value: CompiledModel | str) -> None:
+    def put(self, key: CacheKey, value: CompiledModel | str) -> None:
         with self._lock:
             self._entries[key] = value
             self._entries.move_to_end(key)
@@ -126,7 +134,7 @@ class EngineCache:
 _CACHES_LOCK = threading.Lock()
 
 
-def _cache_of(model: "Classifier") -> EngineCache:
+def _cache_of(model: Classifier) -> EngineCache:
     cache = model.__dict__.get("_engine_cache")
     if cache is None:
         with _CACHES_LOCK:
@@ -134,21 +142,21 @@ def _cache_of(model: "Classifier") -> EngineCache:
     return cache  # type: ignore[no-any-return]
 
 
-def _compiled(model: "Classifier", language: str, options: Mapping[str, Any]) -> CompiledModel | str:
+def _compiled(model: Classifier, language: str, options: Mapping[str, object]) -> CompiledModel | str:
     """The model compiled to ``language`` (cached), or why it did not compile within ``options``' limits."""
     key = (language, tuple(sorted(options.items())))
     cache = _cache_of(model)
     got = cache.get(key)
     if got is None:
         try:
-            got = LANGUAGES[language].compile(model, **options)
+            got = _compile(LANGUAGES[language], model, options)
         except CompilationLimitError as err:
             got = f"did not compile within {_limits(options)}: {str(err).split('. ')[0]}"
         cache.put(key, got)
     return got
 
 
-def cached_compiled(model: "Classifier", language: str, **options: Any) -> CompiledModel:
+def cached_compiled(model: Classifier, language: str, **options: object) -> CompiledModel:
     """``compile_model(model, language, **options)``, kept by the model (compiled once for those options)."""
     got = _compiled(model, language, LANGUAGES[language].parse_options(**options))
     if not isinstance(got, CompiledModel):
@@ -156,14 +164,20 @@ def cached_compiled(model: "Classifier", language: str, **options: Any) -> Compi
     return got
 
 
-def _limits(options: Mapping[str, Any]) -> str:
+def _limits(options: Mapping[str, object]) -> str:
     secs, mem = options.get("max_seconds"), options.get("max_memory")
-    parts = ([f"{secs:g} s"] if secs is not None else []) + ([f"{mem / (1 << 30):g} GiB"] if mem is not None else [])
+    parts = ([f"{secs:g} s"] if isinstance(secs, (int, float)) else []) + (
+        [f"{mem / (1 << 30):g} GiB"] if isinstance(mem, int) else [])
     return "the probe budget (" + ", ".join(parts) + ")" if parts else "its limits"
 
 
-def choose(model: "Classifier", answers: str, *, probe: ProbeBudget | None = None) -> Choice:
+def choose(model: Classifier, answers: str, *, probe: ProbeBudget | None = None,
+           language: str | None = None) -> Choice:
     """The engine giving ``answers`` for ``model`` (see the module docstring), compiled or refused with a reason.
+
+    The one place an engine is chosen: the explainers, the :class:`~kcxai.Explainer`, the command line,
+    the experiments and :func:`compile_model` all come here. ``language`` restricts the choice to one
+    language giving ``answers`` (``"sat"`` or ``"search"`` for decisions, say), built with its defaults.
 
     Examples
     --------
@@ -174,9 +188,13 @@ def choose(model: "Classifier", answers: str, *, probe: ProbeBudget | None = Non
     ('dt', "the decision tree's own paths (nothing to compile)")
     """
     probe = PROBE if probe is None else probe
+    if answers not in ANSWERS:
+        raise InvalidInputError(f"Unknown kind of answer {answers!r}; the kinds are {list(ANSWERS)}.")
+    if language is not None and get_language(language).answers != answers:
+        raise InvalidInputError(f"The {language!r} language gives {LANGUAGES[language].answers}, not {answers}.")
     if answers == "counts":
         reasons = []
-        for name in NATIVE_PREFERENCE:
+        for name in (NATIVE_PREFERENCE if language is None else (language,)):
             lang = LANGUAGES[name]
             if not lang.takes(model):
                 continue
@@ -192,32 +210,84 @@ def choose(model: "Classifier", answers: str, *, probe: ProbeBudget | None = Non
             reasons.append(f"{name} {got}")
         return Choice("counts", None, "; ".join(reasons) or "no exact counting language takes it")
     if answers == "decisions":
-        engine = decision_engine(model)
-        if engine is None:
+        engine = decision_engine(model) if language is None else language
+        if engine is None or not LANGUAGES[engine].takes(model):
             return Choice("decisions", None, f"no decision engine takes {type(model).__name__} models")
         got = _compiled(model, engine, {})
         if isinstance(got, CompiledModel):
             return Choice("decisions", engine, f"the {engine!r} engine decides delta = 0 queries (built in "
                                                f"{got.stats.compile_seconds:.3g} s)", got)
         return Choice("decisions", None, f"the {engine!r} engine {got}")
-    if answers == "estimates":
-        name = ANSWERED_BY["estimates"]
-        got = _compiled(model, name, {})
-        assert isinstance(got, CompiledModel)  # sampling compiles nothing
-        return Choice("estimates", name, f"certified sampling ('{name}'): estimates, each decision right with "
-                                         f"confidence {got.oracle.confidence:g}", got)  # type: ignore[union-attr]
-    raise InvalidInputError(f"Unknown kind of answer {answers!r}; the kinds are ['counts', 'estimates', 'decisions'].")
+    name = ANSWERED_BY["estimates"] if language is None else language
+    got = _compiled(model, name, {})
+    if not isinstance(got, CompiledModel):  # pragma: no cover - sampling compiles nothing
+        return Choice("estimates", None, f"{name} {got}")
+    confidence = getattr(got.oracle, "confidence", None)
+    return Choice("estimates", name, f"certified sampling ('{name}'): estimates, each decision right with "
+                                     f"confidence {confidence:g}", got)
 
 
-def native_compiled(model: "Classifier", answers: Sequence[str] = ("counts",), *,
+def decision_compiled(model: Classifier, engine: str = "auto") -> CompiledModel:
+    """The decision engine of a tree ensemble (delta = 0), kept in the model's cache: the chooser's
+    (``engine="auto"``, :func:`~kcxai.engines._registry.decision_engine`) or the one named
+    (:data:`DECISION_ENGINES`).
+
+    Examples
+    --------
+    >>> import kcxai
+    >>> from kcxai.engines.choose import decision_compiled
+    >>> decision_compiled(kcxai.datasets.running_example_tree())
+    Traceback (most recent call last):
+    ...
+    kcxai._errors.InvalidTypeError: The decision engines ('sat', 'search') decide tree ensembles (RandomForest, \
+BoostedTrees); explain other models with min_idrs(model, x, 0). Got DecisionTree instead.
+    """
+    check("engine", engine, Options(DECISION_ENGINES))
+    if not isinstance(model, Classifier) or not is_ensemble(model):
+        raise InvalidTypeError(
+            "The decision engines ('sat', 'search') decide tree ensembles (RandomForest, BoostedTrees); explain "
+            f"other models with min_idrs(model, x, 0). Got {type(model).__name__} instead.")
+    c = choose(model, "decisions", language=None if engine == "auto" else engine)
+    if c.compiled is None:
+        raise InvalidInputError(f"{type(model).__name__}: {c.reason}.")
+    return c.compiled
+
+
+def oracle_for(obj: object, answers: Sequence[str] = ("counts",), *, language: str | None = None,
+               probe: ProbeBudget | None = None) -> tuple[Oracle, Classifier | None]:
+    """The oracle answering what a user passed to an explainer, and its model (``None`` if unknown).
+
+    A :class:`~kcxai.compilers.CompiledModel` answers through its oracle; a kcxai model through the
+    engine :func:`choose` gives it for the first of ``answers`` that can be given (or through
+    ``language``, cached by the model); a decision engine made by hand (``EnsembleCnf``,
+    ``EnsembleBox``, ``EnsemblePortfolio``) through an :class:`~kcxai.engines._decision.EngineOracle`;
+    an oracle answers itself.
+    """
+    if isinstance(obj, CompiledModel):
+        return obj.oracle, obj.model
+    if isinstance(obj, Classifier):
+        if language is None:
+            return native_compiled(obj, answers, probe=probe).oracle, obj
+        c = choose(obj, get_language(language).answers, probe=probe, language=language)
+        if c.compiled is None:
+            raise InvalidInputError(f"{type(obj).__name__}: {c.reason}.")
+        return c.compiled.oracle, obj
+    if is_decision_engine(obj):
+        return engine_oracle(obj), obj.model
+    if callable(getattr(obj, "disagree_weight", None)) or callable(getattr(obj, "decide", None)):
+        return cast(Oracle, obj), getattr(obj, "model", None)
+    raise InvalidTypeError(
+        "'obj' must be a kcxai model (e.g. DecisionTree), a CompiledModel from compile_model(), "
+        f"or an oracle. Got {type(obj).__name__} instead.")
+
+
+def native_compiled(model: Classifier, answers: Sequence[str] = ("counts",), *,
                     probe: ProbeBudget | None = None) -> CompiledModel:
     """The compiled form answering ``model`` for a method that ``answers`` serve (the first that can).
 
     Raises :class:`~kcxai.InvalidInputError` naming the model, what is needed and why each engine was
     not used, when none can.
     """
-    from kcxai.models.classifier import Classifier
-
     if not isinstance(model, Classifier):
         raise InvalidTypeError(f"'model' must be a kcxai model. Got {type(model).__name__} instead.")
     tried = []
@@ -233,7 +303,7 @@ def native_compiled(model: "Classifier", answers: Sequence[str] = ("counts",), *
         "(min_idrs, local_cdrs).")
 
 
-def native_language(model: "Classifier") -> str:
+def native_language(model: Classifier) -> str:
     """The exact counting language a model passed directly to an explainer is answered in (within the probe budget).
 
     Examples
@@ -244,3 +314,83 @@ def native_language(model: "Classifier") -> str:
     'dt'
     """
     return native_compiled(model).language
+
+
+# -- compile_model: the public door to the languages -----------------------------------------
+
+
+def available_languages() -> dict[str, bool]:
+    """Which languages can be used here (their backend imports).
+
+    Examples
+    --------
+    >>> from kcxai import available_languages
+    >>> langs = available_languages()
+    >>> langs["dt"], langs["brute"]
+    (True, True)
+    """
+    return {name: lang.is_available() for name, lang in LANGUAGES.items()}
+
+
+def get_language(language: str) -> Language:
+    """The declared :class:`~kcxai.compilers.Language` of a name, or a clear error listing the languages."""
+    if not isinstance(language, str):
+        raise InvalidTypeError(f"'language' must be a str. Got {language!r} instead.")
+    try:
+        return LANGUAGES[language]
+    except KeyError:
+        raise UnknownLanguageError(
+            f"Unknown language {language!r}. Available languages are {sorted(LANGUAGES)}.") from None
+
+
+def _compile(lang: Language, model: Classifier, options: Mapping[str, object]) -> CompiledModel:
+    """``lang.compile(model, **options)``, the compiled form marked as rebuilt by :func:`compile_model` in a
+    worker process it is sent to (the one place a language compiles)."""
+    compiled = lang.compile(model, **options)
+    object.__setattr__(compiled, "_rebuild", compile_model)
+    return compiled
+
+
+def compile_model(model: Classifier, language: str | None = None, **options: object) -> CompiledModel:
+    """Compile a classifier to a knowledge-compilation language, or to the engine chosen for it.
+
+    Parameters
+    ----------
+    model : Classifier
+        A kcxai model (:class:`~kcxai.DecisionTree`, ...).
+    language : str, optional
+        A name in :data:`kcxai.engines.LANGUAGES`: ``"dt"`` answers from a decision tree's own
+        paths; ``"sdd"`` compiles with PySDD; ``"obdd"`` with dd (CUDD when available); ``"brute"``
+        enumerates feature space (small models; the test reference); ``"sampling"`` estimates;
+        ``"sat"`` and ``"search"`` are a tree ensemble's decision engines (delta = 0). Compiled afresh,
+        with ``options``. ``None`` (default): the engine the explainers choose for an abductive
+        explanation (:func:`choose`): exact counts when the model compiles within the probe budget (a
+        tree's own paths, else an OBDD), else a tree ensemble's decision engine; that form is the one
+        the model keeps in its engine cache, shared with the explainers (do not close it).
+    **options
+        The language's options (its :class:`~kcxai.compilers.LanguageOptions`; see each compiler
+        module); only with ``language``.
+
+    Returns
+    -------
+    CompiledModel
+
+    Examples
+    --------
+    >>> import kcxai
+    >>> tree = kcxai.datasets.running_example_tree()
+    >>> kcxai.compile_model(tree, "brute").language, kcxai.compile_model(tree).language
+    ('brute', 'dt')
+    """
+    if not isinstance(model, Classifier):
+        raise InvalidTypeError(f"'model' must be a kcxai model (e.g. DecisionTree). Got {type(model).__name__}.")
+    if language is None:
+        if options:
+            raise InvalidInputError(f"Options {sorted(options)} apply to a language: give language=NAME too.")
+        return native_compiled(model, ("counts", "decisions"))
+    lang = get_language(language)
+    if not lang.takes(model):
+        raise InvalidTypeError(
+            f"The {lang.name!r} language does not compile {type(model).__name__} models. "
+            f"Languages that do: {[n for n, g in LANGUAGES.items() if g.takes(model)]}.")
+    return _compile(lang, model, options)

@@ -24,8 +24,10 @@ from typing import TYPE_CHECKING, Any
 
 from kcxai.arithmetic import Bound, Probability, Weight
 from kcxai.engines._path_table import PathSession, PathTable
+from kcxai.engines._tree_batch import TreeBatch
 from kcxai.distribution import ProductWeights
-from kcxai.oracle import Box, OracleSession, SessionBase, box_weight
+from kcxai.oracle import BatchRow, Box, OracleSession, SessionBase, box_weight
+from kcxai._types import Values
 
 if TYPE_CHECKING:  # pragma: no cover
     from kcxai.compilers.compiled import CompiledModel
@@ -410,6 +412,7 @@ class TreeOracle:
         self._lock = threading.Lock()
         self._min_depth = _fewest_tested(tree)
         self._table: PathTable | None | bool = False  # False: not built yet (None: none applies)
+        self._batch: TreeBatch | None | bool = False if weights is None else None  # the same, for the batch hook
 
     @property
     def paths(self) -> "tuple[TreePath, ...]":
@@ -473,6 +476,17 @@ class TreeOracle:
 
     def session(self, point: tuple[int, ...], label: int, fixed: frozenset[int]) -> OracleSession:
         return TreeSession(self, point, label, fixed)
+
+    def min_idrs_batch(self, instances: Sequence[Values], delta: Probability, start: str | None
+                       ) -> list[BatchRow | Exception] | None:
+        """Algorithm 1 for many instances at once (the :class:`~kcxai.oracle.BatchOracle` hook): see
+        :class:`~kcxai.engines._tree_batch.TreeBatch`, built on first use and kept."""
+        if self._batch is False:
+            with self._lock:
+                if self._batch is False:
+                    self._batch = TreeBatch.build(self.tree)
+        batch = self._batch
+        return None if not isinstance(batch, TreeBatch) else batch.min_idrs_rows(instances, delta, start)
 
     # -- boxes (the BoxOracle capability) ------------------------------------------
 

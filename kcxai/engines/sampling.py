@@ -35,6 +35,14 @@ stops earlier.) The error and precision it reports are estimates; the
 explanation says so and carries the confidence
 (:class:`~kcxai.oracle.ApproximateOracle`).
 
+Reproducibility: every query draws from a random stream of its own, seeded from the ``seed`` option, the
+row (the instance's point and class), the fixed set and what the draws are for (a decision, or the
+estimates reported), through :class:`numpy.random.SeedSequence`. So an answer never depends on the
+queries asked before it: the same row gets the same explanation whatever the batch, its order,
+``n_jobs`` or the backend that ran it, and a decision asked twice (the passes of ``local_cdrs``) is the
+same decision. A session remembers the bound each freeing decision certified
+(:attr:`SamplingSession.certified`), which is what the set's guarantee rests on.
+
 Cost: each look draws its samples in one batch (per feature, one ``numpy`` draw per mixture component)
 and classifies them with one exact ``model.predict_points`` call; trees, forests and boosted trees
 walk all samples down each tree at once (a 100-tree forest on adult: see
@@ -216,7 +224,6 @@ class SamplingOracle:
         self.n_classes = len(model.classes)
         self.options = options
         self.confidence = float(options.confidence)
-        self._rng = np.random.default_rng(options.seed)
         looks = 1 + max(0, math.ceil(math.log2(options.max_samples / options.initial_samples)))
         n = max(1, self.space.n_features)
         self._alpha = (1.0 - self.confidence) / (n * looks)
@@ -238,12 +245,27 @@ class SamplingOracle:
     def predict_point(self, point: Point) -> int:
         return self.model.predict_point(point)
 
-    def _sample(self, point: Point, fixed: frozenset[int], n: int) -> "np.ndarray[Any, np.dtype[np.int64]]":
-        """``n`` points from the distribution conditioned on ``x_fixed = point_fixed``: a component per point
-        from its posterior given ``x_fixed``, then each free feature's values, component by component, by
-        inverse CDF (the draws ``rng.choice`` makes from the same probabilities, without its per-call
-        check and cumulative sum: a feature of 38,768 values cost 0.1 ms a call)."""
-        rng = self._rng
+    def query_rng(self, point: Point, label: int, fixed: frozenset[int], purpose: str) -> np.random.Generator:
+        """The random stream of one query (see the module): seeded from the ``seed`` option, the point, its
+        label, the fixed set and ``purpose`` (``"decide"`` or ``"estimate"``), and from nothing else.
+
+        >>> import kcxai
+        >>> oracle = kcxai.compile_model(kcxai.datasets.running_example_tree(), "sampling").oracle
+        >>> v = (1, 1, 1, 1, 0, 0, 0, 0, 1)
+        >>> a, b = (oracle.query_rng(v, 1, frozenset({0, 8}), "decide").random() for _ in range(2))
+        >>> a == b != oracle.query_rng(v, 1, frozenset({0}), "decide").random()
+        True
+        """
+        seed = self.options.seed
+        words = [int(seed < 0), abs(seed), _PURPOSES[purpose], label, len(point), *point, len(fixed), *sorted(fixed)]
+        return np.random.default_rng(np.random.SeedSequence(words))
+
+    def _sample(self, rng: np.random.Generator, point: Point, fixed: frozenset[int],
+                n: int) -> "np.ndarray[Any, np.dtype[np.int64]]":
+        """``n`` points from the distribution conditioned on ``x_fixed = point_fixed``, drawn from ``rng``: a
+        component per point from its posterior given ``x_fixed``, then each free feature's values, component
+        by component, by inverse CDF (the draws ``rng.choice`` makes from the same probabilities, without its
+        per-call check and cumulative sum)."""
         post = np.array([c * np.prod([probs[f][point[f]] for f in fixed]) if fixed else c
                          for c, probs in zip(self._coef, self._probs)], dtype=float)
         comp = rng.choice(len(post), size=n, p=post / post.sum())
@@ -259,8 +281,9 @@ class SamplingOracle:
                     col[rows] = cdfs[f].searchsorted(rng.random(len(rows)), side="right")
         return out
 
-    def _disagreements(self, point: Point, label: int, fixed: frozenset[int], n: int) -> int:
-        xs = self._sample(point, fixed, n)
+    def _disagreements(self, rng: np.random.Generator, point: Point, label: int, fixed: frozenset[int],
+                       n: int) -> int:
+        xs = self._sample(rng, point, fixed, n)
         self.samples += n
         if self.batched:
             return int(np.count_nonzero(self.model.predict_points(xs) != label))
@@ -272,7 +295,8 @@ class SamplingOracle:
         whose stopping rule biases them), rounded to the space's numbers."""
         cons = self.space.consistent_weight(point, fixed)
         n = self.options.estimate_samples
-        k = self._disagreements(point, label, frozenset(fixed), n)
+        fixed = frozenset(fixed)
+        k = self._disagreements(self.query_rng(point, label, fixed, "estimate"), point, label, fixed, n)
         est = cons * k / n
         return self.space.arith.weight(round(est) if self.space.is_exact else est)
 
@@ -281,6 +305,11 @@ class SamplingOracle:
 
     def decide(self, point: Point, label: int, fixed: frozenset[int], bound: Bound) -> bool:
         """Whether ``disagree(fixed) <= bound``, certified at level ``1 - alpha'``; ``False`` when undecided."""
+        return self.certify(point, label, fixed, bound) is not None
+
+    def certify(self, point: Point, label: int, fixed: frozenset[int], bound: Bound) -> float | None:
+        """The certified upper bound on the disagreement rate given ``x_fixed = point_fixed`` when it shows
+        ``disagree(fixed) <= bound`` (at level ``1 - alpha'``); ``None`` when it does not."""
         space = self.space
         cons = space.consistent_weight(point, fixed)
         threshold = float(bound.delta) * float(space.total_weight) / float(cons)
@@ -289,46 +318,81 @@ class SamplingOracle:
     def decide_precision(self, point: Point, label: int, fixed: frozenset[int], precision: Any) -> bool:
         """Whether ``precision(fixed) >= precision``, i.e. the disagreement rate among the points agreeing
         with ``point`` on ``fixed`` is ``<= 1 - precision``; certified at the level of local_cdrs's decisions."""
+        return self.certify_precision(point, label, fixed, precision) is not None
+
+    def certify_precision(self, point: Point, label: int, fixed: frozenset[int], precision: Any) -> float | None:
+        """:meth:`decide_precision` with the certified upper bound on the disagreement rate (``None``: kept)."""
         return self._rate_at_most(point, label, fixed, 1.0 - float(precision), self._alpha_local)
 
     def _rate_at_most(self, point: Point, label: int, fixed: frozenset[int], threshold: float,
-                      alpha: float) -> bool:
-        """Whether the disagreement rate given ``x_fixed = point_fixed`` is ``<= threshold``, certified by a
-        one-sided upper bound at level ``1 - alpha``; ``False`` (keep) as soon as the sample cannot certify
-        it any more, or at ``max_samples`` (see the module)."""
+                      alpha: float) -> float | None:
+        """The one-sided upper bound at level ``1 - alpha`` on the disagreement rate given
+        ``x_fixed = point_fixed`` once it is ``<= threshold``; ``None`` (keep) as soon as the sample cannot
+        certify it any more, or at ``max_samples`` (see the module). The draws come from the query's own
+        stream (:meth:`query_rng`)."""
         if threshold >= 1:
-            return True
+            return 1.0
+        rng = self.query_rng(point, label, fixed, "decide")
         most = self.options.max_samples
         reach = most_certifiable(most, threshold, alpha)
         n, k = 0, 0
         step = self.options.initial_samples
         while n < most and reach >= k:
             take = min(step, most - n)
-            k += self._disagreements(point, label, fixed, take)
+            k += self._disagreements(rng, point, label, fixed, take)
             n += take
             if k > reach:
-                return False  # more disagreements than max_samples draws can have and certify
-            if upper_bound(k, n, alpha) <= threshold:
-                return True
+                return None  # more disagreements than max_samples draws can have and certify
+            upper = upper_bound(k, n, alpha)
+            if upper <= threshold:
+                return upper
             if lower_bound(k, n, alpha) * most > reach:
-                return False  # the rate is, with confidence, above what max_samples draws certify
+                return None  # the rate is, with confidence, above what max_samples draws certify
             step = n  # double the sample
-        return False  # still open: keep the feature
+        return None  # still open: keep the feature
 
 
 class SamplingSession(GenericSession):
-    """The deletion loop's session: each ``holds_if_freed`` is a certified decision (weights are estimates)."""
+    """The deletion loop's session: each ``holds_if_freed`` is a certified decision (weights are estimates).
 
-    __slots__ = ()
+    Attributes
+    ----------
+    certified : float or None
+        The upper bound on the disagreement rate given ``x_S = v_S`` that the decision freeing the last
+        feature of the current set ``S`` certified (``None`` while no feature was freed: ``S`` is the
+        start set). Kept only while it describes ``S``.
+    """
+
+    __slots__ = ("_pending", "certified")
+
+    def __init__(self, oracle: SamplingOracle, point: Point, label: int, fixed: frozenset[int]) -> None:
+        super().__init__(oracle, point, label, fixed)
+        self._pending: dict[int, float] = {}
+        self.certified: float | None = None
 
     def holds_if_freed(self, feature: int, bound: Bound) -> bool:
         oracle: SamplingOracle = self._oracle  # type: ignore[assignment]
-        return oracle.decide(self._point, self._label, self._fixed - {feature}, bound)
+        return self._remember(feature, oracle.certify(self._point, self._label, self._fixed - {feature}, bound))
 
     def holds_precision_if_freed(self, feature: int, precision: Any) -> bool:
         """Whether freeing ``feature`` keeps the precision ``>= precision``, certified (local_cdrs)."""
         oracle: SamplingOracle = self._oracle  # type: ignore[assignment]
-        return oracle.decide_precision(self._point, self._label, self._fixed - {feature}, precision)
+        return self._remember(feature, oracle.certify_precision(self._point, self._label, self._fixed - {feature},
+                                                                precision))
+
+    def _remember(self, feature: int, upper: float | None) -> bool:
+        if upper is not None:
+            self._pending[feature] = upper
+        return upper is not None
+
+    def free(self, feature: int) -> None:
+        super().free(feature)
+        self.certified = self._pending.pop(feature, None)
+        self._pending.clear()
+
+
+#: What a query's draws are for (part of its stream's seed, :meth:`SamplingOracle.query_rng`).
+_PURPOSES = {"decide": 1, "estimate": 2}
 
 
 def compile(model: "Classifier", **options: Any) -> CompiledModel:

@@ -55,6 +55,7 @@ from kcxai._deadline import Deadline
 from kcxai._errors import InvalidInputError, KcxaiError, SearchLimitError
 from kcxai._params import NON_NEGATIVE_INT, OPEN_PROBABILITY, POSITIVE_INT, Options, check
 from kcxai._files import write_text
+from kcxai.engines.choose import decision_compiled
 from kcxai.experiments._budget import OverBudget, deadline
 from kcxai.experiments._data import PreparedData, prepare_data, subsample
 from kcxai.experiments._ensemble_models import (MODEL_KINDS, default_kinds, import_ensemble, library_predict,
@@ -118,7 +119,8 @@ class EnsemblesConfig:
     confidence, max_samples : float, int
         Options of the ``sampling`` language.
     sat_engine : str
-        ``"auto"``, ``"sat"`` or ``"search"`` (:func:`kcxai.explain.prepare_ensemble`).
+        ``"auto"``, ``"sat"`` or ``"search"`` (:func:`kcxai.engines.choose.decision_compiled`: the engine is
+        kept by the model).
     out : str
         Output directory.
     resume : bool
@@ -202,7 +204,7 @@ def _covered(hits: list[tuple[int, int]], trees: int, depth: int) -> tuple[int, 
 def _compile(lang: str, model: Any, cfg: EnsemblesConfig, hit: tuple[int, int] | None) -> tuple[dict[str, Any], Any]:
     """The compile fields of ``lang``'s rows, and the compiled model or engine (``None`` when there is none)."""
     import kcxai
-    from kcxai.compilers import LANGUAGES
+    from kcxai.engines import LANGUAGES
 
     f: dict[str, Any] = {"backend": "", "exact": lang != "sampling", "confidence": "", "status": "ok", "note": "",
                          "compile_seconds": "", "size": "", "size_unit": "", "construction": "", "diagram_nodes": ""}
@@ -214,11 +216,9 @@ def _compile(lang: str, model: Any, cfg: EnsemblesConfig, hit: tuple[int, int] |
     t0 = time.perf_counter()
     try:
         if lang == "sat":
-            from kcxai.explain import prepare_ensemble
-
             try:  # linear in the ensemble's size; bounded all the same, as the diagrams' compilations
                 with deadline(cfg.max_seconds):
-                    engine: Any = prepare_ensemble(model, engine=cfg.sat_engine, max_seconds=cfg.max_seconds)
+                    engine: Any = decision_compiled(model, cfg.sat_engine)  # the chooser's (or the named) engine
             except (OverBudget, SearchLimitError):
                 f.update(status=_LIMIT, note=f"preparing the engine exceeded max_seconds={cfg.max_seconds:g}",
                          compile_seconds=time.perf_counter() - t0)
@@ -451,7 +451,7 @@ def _model_rows(kind: str, trained: Any, data: PreparedData, picked: Any, cfg: E
                           file=sys.stderr)
             rows.extend(cells.values())
     finally:
-        if objs.get("sat") is not None:
+        if objs.get("sat") is not None and "sat" in broken:  # interrupted inside a call: never used again
             objs["sat"].close()
     return rows
 

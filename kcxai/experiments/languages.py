@@ -83,7 +83,7 @@ def _ms(xs: Sequence[float], f: Any) -> float:
 
 def _options(lang: str, max_seconds: float | None) -> dict[str, Any]:
     """``max_seconds`` for the languages whose declared options take it."""
-    from kcxai.compilers import LANGUAGES
+    from kcxai.engines import LANGUAGES
 
     if max_seconds is None or lang not in LANGUAGES or not LANGUAGES[lang].is_available():
         return {}
@@ -136,7 +136,7 @@ def run_languages(cfg: LanguagesConfig) -> list[dict[str, Any]]:
     Writes ``languages.md``, ``languages.csv``, ``languages.json`` and
     ``languages.png`` into ``cfg.out``; returns the rows (one per dataset and language).
     """
-    from kcxai.compilers import LANGUAGES
+    from kcxai.engines import LANGUAGES
     from kcxai.datasets import DATASETS
 
     bad = [d for d in cfg.datasets if d not in DATASETS]

@@ -276,35 +276,3 @@ def rules_markdown(rows: list[dict[str, Any]], tg: dict[str, Any], info: dict[st
             "precision averages over rules matched by at least one row. Percentages.\n\n"
             + "\n".join(lines) + "\n\n" + "\n".join(t)
             + f"\n\nInflated rules match or beat Anchor on {tg['beats_anchor_on']} of {len(rows)} datasets.\n")
-
-
-def add_subparser(sub: Any) -> None:
-    """``kcxai experiment rules``: wired into :mod:`kcxai.experiments.cli`."""
-    p = sub.add_parser(
-        "rules", help="C-delta sets, inflated, and Anchor (in its own environment) on held-out rows",
-        description="Explain the paper-table trees under a fitted mixture with local_cdrs, widen each set with "
-                    "kcxai.inflate, run Anchor in a separate Python environment (a subprocess), and measure all "
-                    "three on the same held-out rows.")
-    names = ("adult", "allhyper", "ann_thyroid", "fars", "kddcup")
-    p.add_argument("--datasets", nargs="+", choices=names, default=list(names), metavar="NAME")
-    from kcxai.cli._args import delta
-
-    p.add_argument("--precision", type=delta, default=Fraction(95, 100),
-                   help="precision bound of the C-delta sets and Anchor's threshold (default 0.95)")
-    p.add_argument("--max-instances", type=int, default=300)
-    p.add_argument("--components", type=int, default=8)
-    p.add_argument("--anchor-python", default="/work/venvs/anchor/bin/python",
-                   help="the Python of an environment with alibi (numpy < 2); default /work/venvs/anchor/bin/python")
-    p.add_argument("--no-anchor", action="store_true")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out", default="results/rules")
-
-    def run(args: Any) -> int:
-        cfg = RulesConfig(datasets=tuple(args.datasets), delta=args.precision, max_instances=args.max_instances,
-                          components=args.components,
-                          anchor_python=None if args.no_anchor else args.anchor_python, seed=args.seed, out=args.out)
-        run_rules(cfg)
-        print((Path(args.out) / "rules.md").read_text(encoding="utf-8"))
-        return 0
-
-    p.set_defaults(func=run)

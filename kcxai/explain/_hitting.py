@@ -14,7 +14,8 @@ and the next query starts at the last one.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from pysat.card import ITotalizer
+from pysat.solvers import Solver
 
 from kcxai._deadline import Deadline
 
@@ -34,13 +35,10 @@ class MinimumHittingSets:
     """
 
     def __init__(self, n: int, deadline: Deadline) -> None:
-        from pysat.card import ITotalizer  # type: ignore[import-untyped]
-        from pysat.solvers import Solver  # type: ignore[import-untyped]
-
         self.n = n
         self.deadline = deadline
         self._solver = Solver(name="mgh")
-        self._tot: Any = None
+        self._tot: ITotalizer | None = None
         self._lower = 0
         if n:
             lits = list(range(1, n + 1))
@@ -51,7 +49,7 @@ class MinimumHittingSets:
     def __enter__(self) -> "MinimumHittingSets":
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def close(self) -> None:
@@ -68,7 +66,8 @@ class MinimumHittingSets:
     def get(self) -> frozenset[int] | None:
         """A hitting set of minimum size of the sets given so far, or ``None`` if there is none."""
         for k in range(self._lower, self.n + 1):
-            if self.deadline.solve(self._solver, [-self._tot.rhs[k]] if k < self.n else []):
+            bound = [-self._tot.rhs[k]] if self._tot is not None and k < self.n else []
+            if self.deadline.solve(self._solver, bound):
                 self._lower = k
                 model = self._solver.get_model()
                 return frozenset(i for i in range(self.n) if model[i] > 0)

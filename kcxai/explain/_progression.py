@@ -121,10 +121,9 @@ def deletion_order(sizes: Sequence[int]) -> list[int]:
 
     A feature's values are the intervals between the model's thresholds on it, so a feature with many
     values is one the trees cut often: freed, it multiplies the boxes a search must look at and the
-    branches a SAT solver must close. Trying it last keeps it fixed while the others are decided.
-    Measured on adult (kcxai.explain.ensemble_axp, 100-tree forests and XGBoost, 10-20 rows): against
-    the feature order, median time 0.089 -> 0.049 s CPU (unbounded depth) and 0.057 -> 0.042 s
-    (depth 8), and the sets were smaller (10.0 -> 9.8 and 5.8 -> 5.3 features).
+    branches a SAT solver must close. Trying it last keeps it fixed while the others are decided: the
+    default of ``axp`` over a decision engine (:data:`kcxai.explain._methods.DEFAULT_ORDER`; its figures
+    are in ``docs/results.md``, "Tree ensembles against PyXAI", deletion order).
 
     Examples
     --------

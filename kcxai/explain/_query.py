@@ -1,61 +1,66 @@
 """What every explainer shares: one query object over any oracle, the argument checks, one way to build results.
 
-:func:`prepare` resolves what the user passed (a model, a compiled form or an oracle) into an oracle
-that can answer the method at its bound (the method table, :mod:`kcxai.explain._methods`, says which
-answers serve), reads the instance once, and returns a :class:`Query`. The algorithms talk to the
-query only:
+:func:`prepare` resolves what the user passed (a model, a compiled form, an engine or an oracle) into
+an oracle that can answer the method at its bound (the method table, :mod:`kcxai.explain._methods`,
+says which answers serve; the chooser, :func:`kcxai.engines.choose.oracle_for`, which engine gives
+them), reads the instance once, and returns a :class:`Query` that carries the method. The algorithms
+talk to the query only:
 
 * ``q.session(S)``: the deletion loop's incremental session (``holds_if_freed``, ``free``), over
-  exact counts, certified estimates or sufficiency decisions alike;
+  exact counts, certified estimates or sufficiency decisions alike; ``q.deletion_order(order, S)``:
+  the order it tries features in (one rule per kind of answer, :data:`~kcxai.explain._methods.DEFAULT_ORDER`);
 * ``q.relevant(S, bound)``: one relevance decision; ``q.disagree_weight(S)``: one exact count;
 * ``q.decide(S)``: a sufficiency decision with what the engine learnt (a core, or where its
   counterexample differs): delta = 0 searches use it to skip queries, as pysat's MUSX does;
-* ``q.explanation(...)``: the result, with its exact (or estimated, or proved) measures.
+* ``q.box_weights(box)``, ``q.box_weights_by_value(box, f)``, ``q.box_sufficient(box)``: counts and
+  decisions over boxes of values (what widening a rule asks, :mod:`kcxai.explain.inflate`);
+* ``q.explanation(...)``: the result, named after the method, with its exact (or estimated, or
+  proved) measures.
 
-Every query runs under the call's :class:`~kcxai._deadline.Deadline` (``max_seconds``).
+Every query runs under the call's :class:`~kcxai._deadline.Deadline` (``max_seconds``) and counts its
+calls, widening included.
 """
 
 from __future__ import annotations
 
 import numbers
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from fractions import Fraction
-from typing import Any
+from typing import cast
 
 from kcxai._deadline import DEFAULT_SEARCH_SECONDS, Deadline, check_max_seconds
 from kcxai._errors import InvalidInputError, InvalidTypeError, NotRelevantError
 from kcxai.arithmetic import Bound, Probability, Weight
 from kcxai.distribution import Distribution
+from kcxai.engines._decision import is_ensemble
+from kcxai.engines.choose import oracle_for
+from kcxai.explain._methods import DEFAULT_ORDER, Method
+from kcxai.explain._progression import deletion_order
 from kcxai.explain.explanation import Explanation, format_probability
-from kcxai.oracle import (Decision, OracleSession, PathOracle, Point, SessionBase, answers_of, describe_answers,
-                          has_paths)
+from kcxai.models.classifier import Classifier
+from kcxai.oracle import (Box, BoxDecisionOracle, BoxOracle, CountingOracle, Decision, DecisionOracle, Oracle,
+                          OracleSession, PathOracle, Point, SessionBase, answers_of, describe_answers,
+                          has_box_decisions, has_boxes, has_paths)
 from kcxai.space import FeatureSpace
-from kcxai._types import InstanceLike, Values
+from kcxai._types import FeaturesLike, InstanceLike, ProbabilityLike, Values
+from kcxai.typing import Explainable
 
-__all__ = ["Query", "Bound", "prepare", "check_delta", "check_order", "check_start", "read_instance",
-           "build_explanation", "DEFAULT_SEARCH_SECONDS"]
+__all__ = ["PrecisionTest", "Query", "Bound", "prepare", "check_delta", "check_order", "check_start", "read_instance",
+           "build_explanation", "DEFAULT_SEARCH_SECONDS", "resolve", "ENGINE_ADVICE"]
+
+#: Appended to the time-limit message of a query answered by a decision engine.
+ENGINE_ADVICE = (", try the other engine ('sat' or 'search'), or use delta > 0 with a compiled oracle "
+                 "(kcxai.min_idrs(kcxai.compile_model(model, 'obdd'), x, delta)) or certified estimates from the "
+                 "'sampling' language")
 
 
-def resolve(obj: Any, answers: Sequence[str] = ("counts",)) -> tuple[Any, Any]:
-    """The oracle and the source model (or ``None``) of what a user passed.
-
-    A bare model is answered by the first of ``answers`` its engines give (see
-    :func:`kcxai.engines.choose.native_compiled`).
-    """
-    from kcxai.compilers.compiled import CompiledModel
-    from kcxai.engines.choose import native_compiled
-    from kcxai.models.classifier import Classifier
-
-    if isinstance(obj, CompiledModel):
-        return obj.oracle, obj.model
-    if isinstance(obj, Classifier):
-        return native_compiled(obj, answers).oracle, obj
-    if callable(getattr(obj, "disagree_weight", None)) or callable(getattr(obj, "decide", None)):
-        return obj, getattr(obj, "model", None)
-    raise InvalidTypeError(
-        "'obj' must be a kcxai model (e.g. DecisionTree), a CompiledModel from compile_model(), "
-        f"or an oracle. Got {type(obj).__name__} instead.")
+def resolve(obj: Explainable, answers: Sequence[str] = ("counts",), *, language: str | None = None
+            ) -> tuple[Oracle, Classifier | None]:
+    """The oracle and the source model (or ``None``) of what a user passed: the chooser's
+    (:func:`kcxai.engines.choose.oracle_for`), a bare model answered by the first of ``answers`` its
+    engines give (or by ``language``)."""
+    return oracle_for(obj, answers, language=language)
 
 
 def describe(distribution: Distribution) -> str:
@@ -65,7 +70,7 @@ def describe(distribution: Distribution) -> str:
     return distribution.kind
 
 
-def check_delta(delta: Any, *, argument: str = "delta", exact: bool = True) -> Probability:
+def check_delta(delta: object, *, argument: str = "delta", exact: bool = True) -> Probability:
     """A probability bound in [0, 1].
 
     ``int`` and ``Fraction`` stay exact. A ``float`` is read as the decimal it
@@ -92,18 +97,22 @@ def read_instance(space: FeatureSpace, instance: InstanceLike) -> tuple[Values, 
 
     A mapping (or a pandas Series labelled by feature name) is read by name; a generator is read once.
     """
-    row: Any = list(instance) if isinstance(instance, Iterator) else instance
+    row: InstanceLike = list(instance) if isinstance(instance, Iterator) else instance
     point = space.encode(row)
-    if isinstance(row, Mapping) or (hasattr(row, "keys") and all(isinstance(k, str) for k in row.keys())):
-        return tuple(row[n] for n in space.names), point
-    return tuple(row.tolist() if hasattr(row, "tolist") else row), point
+    keys = getattr(row, "keys", None)
+    if isinstance(row, Mapping) or (callable(keys) and all(isinstance(k, str) for k in keys())):
+        by_name = cast(Mapping[str, object], row)  # a dict, or a pandas Series labelled by name
+        return tuple(by_name[n] for n in space.names), point
+    tolist = getattr(row, "tolist", None)  # a numpy row
+    return tuple(tolist() if callable(tolist) else row), point
 
 
 def build_explanation(space: FeatureSpace, point: Point, features: Iterable[int], *, instance: Values,
-                      prediction: Any, kind: str, method: str, language: str, calls: int, seconds: float,
+                      prediction: object, kind: str, method: str, language: str, calls: int, seconds: float,
                       error: Probability | None, precision: Probability | None, coverage: Probability | None,
                       delta: Probability | None = None, precision_bound: Probability | None = None,
-                      confidence: float | None = None, literal: Any = None) -> Explanation:
+                      confidence: float | None = None, literal: Callable[[int, int], str] | None = None
+                      ) -> Explanation:
     """The one constructor of :class:`~kcxai.Explanation` results (the per-row explainers and the batch runner).
 
     ``literal(i, value_index)``, if given, prints feature ``i``'s literal (a batch caches them).
@@ -128,49 +137,55 @@ class Query:
     model : Classifier or None
     instance : sequence or mapping
         In user values.
-    what : str
-        The function asking, named in errors.
+    method : Method, optional
+        The method asking (:data:`~kcxai.explain._methods.METHODS`): errors and results are named after
+        it, and its advice ends a time-limit message.
+    what : str, optional
+        The name errors and results carry when no method asks (a checker such as ``is_min_idrs``).
     answers : sequence of str
         The answers the method can use at its bound (checked against the oracle's).
     max_seconds : float or None
         The call's time limit (checked already).
-    advice : str
-        Appended to a time-limit message.
     started : float, optional
-        When the call started (``time.perf_counter()``), if before the query was made (an engine built
-        for the call): the time limit and the reported seconds count from then.
+        When the call started (``time.perf_counter()``), if before the query was made: the time limit and
+        the reported seconds count from then.
     """
 
     __slots__ = ("oracle", "model", "space", "instance", "point", "label", "calls", "t0", "confidence",
-                 "answers", "deadline", "what")
+                 "answers", "deadline", "what", "method", "_box_decider")
 
-    def __init__(self, oracle: Any, model: Any, instance: Any, *, what: str = "explain",
+    def __init__(self, oracle: Oracle, model: Classifier | None, instance: InstanceLike, *,
+                 method: Method | None = None, what: str | None = None,
                  answers: Sequence[str] = ("counts", "estimates"), max_seconds: float | None = None,
-                 advice: str = "", started: float | None = None) -> None:
+                 started: float | None = None) -> None:
         self.t0 = time.perf_counter() if started is None else started
         self.oracle = oracle
         self.model = model
-        self.what = what
+        self.method = method
+        self.what: str = what if what is not None else method.name if method is not None else "explain"
         self.answers = answers_of(oracle)
         if self.answers not in answers:
-            raise InvalidInputError(_unanswered(what, oracle, self.answers, answers))
+            raise InvalidInputError(_unanswered(self.what, oracle, self.answers, answers))
         #: ``None`` for an exact oracle; an approximate one's confidence (checked once, not per query)
-        self.confidence: float | None = oracle.confidence if self.answers == "estimates" else None
+        self.confidence: float | None = getattr(oracle, "confidence", None) if self.answers == "estimates" else None
         self.space: FeatureSpace = oracle.space
         self.instance, self.point = read_instance(self.space, instance)
         self.label = oracle.predict_point(self.point)
         self.calls = 0
-        self.deadline = Deadline(max_seconds, what=what, advice=advice, queries=lambda: self.calls,
+        advice = (method.advice if method is not None else "") + (ENGINE_ADVICE if self.answers == "decisions" else "")
+        self.deadline = Deadline(max_seconds, what=self.what, advice=advice, queries=lambda: self.calls,
                                  queries_are=_QUERIES_ARE[self.answers], started=self.t0)
+        self._box_decider: BoxDecisionOracle | None = None
 
     def __enter__(self) -> "Query":
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.deadline.close()
 
     @property
-    def prediction(self) -> Any:
+    def prediction(self) -> object:
+        """The predicted class (its label in the model, else its index)."""
         classes = getattr(self.model, "classes", None)
         return classes[self.label] if classes is not None else self.label
 
@@ -181,13 +196,17 @@ class Query:
 
     # -- queries --------------------------------------------------------------
 
-    def disagree_weight(self, fixed: Iterable[int]) -> Weight:
-        """The exact weight of ``{x : kappa(x) != c and x_S = v_S}``."""
+    def _counts(self) -> CountingOracle:
         if self.answers != "counts":
             raise InvalidInputError(_unanswered(self.what, self.oracle, self.answers, ("counts",)))
+        return cast(CountingOracle, self.oracle)
+
+    def disagree_weight(self, fixed: Iterable[int]) -> Weight:
+        """The exact weight of ``{x : kappa(x) != c and x_S = v_S}``."""
+        oracle = self._counts()
         self.deadline.check()
         self.calls += 1
-        return self.oracle.disagree_weight(self.point, self.label, frozenset(fixed))
+        return oracle.disagree_weight(self.point, self.label, frozenset(fixed))
 
     def decide(self, fixed: Iterable[int]) -> Decision:
         """Whether ``fixed`` is sufficient (error 0), with the engine's core or counterexample where it has one."""
@@ -195,7 +214,7 @@ class Query:
         if self.answers == "decisions":
             self.deadline.check()
             self.calls += 1
-            return self.oracle.decide(self.point, self.label, fixed, self.deadline)  # type: ignore[no-any-return]
+            return cast(DecisionOracle, self.oracle).decide(self.point, self.label, fixed, self.deadline)
         if self.disagree_weight(fixed) == 0:
             return Decision(True, fixed)
         return Decision(False, frozenset(range(self.space.n_features)) - fixed)
@@ -210,7 +229,59 @@ class Query:
         """The deletion loop's session from ``fixed``."""
         if self.answers == "decisions":
             return DecisionSession(self, fixed)
-        return CountingSession(self, self.oracle.session(self.point, self.label, frozenset(fixed)))
+        oracle = cast(CountingOracle, self.oracle)
+        return CountingSession(self, oracle.session(self.point, self.label, frozenset(fixed)))
+
+    def deletion_order(self, order: FeaturesLike | None, fixed: Iterable[int]) -> list[int]:
+        """The order in which a loop dropping features from a relevant set tries them: ``order`` (see
+        :func:`check_order`), or by default the rule of :data:`~kcxai.explain._methods.DEFAULT_ORDER` for
+        this oracle's kind of answer."""
+        if order is None and DEFAULT_ORDER[self.answers] == "fewest values":
+            order = deletion_order(self.space.domain_sizes)
+        return check_order(self, order, fixed)
+
+    # -- boxes (widening) -----------------------------------------------------
+
+    def _boxes(self) -> BoxOracle:
+        if not has_boxes(self.oracle):
+            raise InvalidTypeError(
+                f"Widening conditions needs exact counts over sets of values, which the {self.oracle.language!r} "
+                "oracle does not give: compile the model to an exact language (dt, sdd, obdd, brute).")
+        return self.oracle
+
+    def box_weights(self, box: Box) -> tuple[Weight, Weight]:
+        """``(disagree, consistent)``: the exact weights of the points of ``box`` of another class, and of all."""
+        oracle = self._boxes()
+        self.deadline.check()
+        self.calls += 1
+        return oracle.box_weights(box, self.label)
+
+    def box_weights_by_value(self, box: Box, feature: int) -> tuple[tuple[Weight, Weight], ...]:
+        """Per value ``k`` of ``feature``, :meth:`box_weights` of ``box`` with ``box[feature] = {k}``: one query."""
+        oracle = self._boxes()
+        self.deadline.check()
+        self.calls += 1
+        return oracle.box_weights_by_value(box, self.label, feature)
+
+    def box_sufficient(self, box: Box) -> bool:
+        """Whether every point of ``box`` (a range of values per feature) gets the predicted class: decided
+        by the oracle if it decides boxes (the branch and bound), else by the branch and bound of the
+        model (a tree ensemble), which the model keeps."""
+        decider = self._box_decider
+        if decider is None:
+            if has_box_decisions(self.oracle):
+                decider = self.oracle
+            elif isinstance(self.model, Classifier) and is_ensemble(self.model):
+                found, _ = resolve(self.model, ("decisions",), language="search")
+                decider = cast(BoxDecisionOracle, found)
+            else:
+                raise InvalidTypeError(
+                    f"Deciding boxes needs the branch and bound of a tree ensemble; the {self.oracle.language!r} "
+                    f"oracle of {type(self.model).__name__} has none.")
+            self._box_decider = decider
+        self.deadline.check()
+        self.calls += 1
+        return decider.decide_box(box, self.label, self.deadline)
 
     def start_weight(self, session: OracleSession, bound: Bound, delta: Probability) -> Weight:
         """The weight of a session's start set, or :class:`~kcxai.NotRelevantError` if it breaks ``bound``."""
@@ -226,9 +297,9 @@ class Query:
         raise NotRelevantError(
             f"'start' must be an I-delta-relevant set: {shown}, above delta = {format_probability(delta)}.")
 
-    def precision_holds_if_freed(self, session: OracleSession, feature: int, test: Any) -> bool:
+    def precision_holds_if_freed(self, session: OracleSession, feature: int, test: PrecisionTest) -> bool:
         """Whether freeing ``feature`` keeps ``precision(S) >= test.delta`` (``test`` a
-        :class:`~kcxai.explain._search.PrecisionTest`): exactly from counts, as a sufficiency decision
+        :class:`PrecisionTest`): exactly from counts, as a sufficiency decision
         at precision 1, or as a certified decision of an estimating (sampling) session."""
         if isinstance(session, DecisionSession):
             return session.holds_if_freed(feature, self.within(Fraction(0)))
@@ -252,16 +323,17 @@ class Query:
         """A test ``weight <= delta * total_weight`` done exactly."""
         return self.space.arith.bound(delta, self.space.total_weight)
 
-    def delta(self, delta: Any, *, argument: str = "delta") -> Probability:
+    def delta(self, delta: ProbabilityLike, *, argument: str = "delta") -> Probability:
         """A validated bound in this space's number system."""
         return check_delta(delta, argument=argument, exact=self.space.is_exact)
 
     # -- results --------------------------------------------------------------
 
-    def explanation(self, features: Iterable[int], *, weight: Weight | None, method: str, kind: str = "relevant",
+    def explanation(self, features: Iterable[int], *, weight: Weight | None, kind: str = "relevant",
                     delta: Probability | None = None, precision_bound: Probability | None = None) -> Explanation:
-        """The result. ``weight`` is the disagreeing weight of the fixed set (the set itself, or the
-        complement of a dual set); ``None`` where it is not known (a dual set found by decisions)."""
+        """The result, named after the method (:attr:`what`). ``weight`` is the disagreeing weight of the
+        fixed set (the set itself, or the complement of a dual set); ``None`` where it is not known (a dual
+        set found by decisions)."""
         feats = frozenset(features)
         fixed = feats if kind == "relevant" else frozenset(range(self.space.n_features)) - feats
         error = precision = None
@@ -269,17 +341,43 @@ class Query:
             error, precision = self.error_of(weight), self.precision_of(fixed, weight)
         return build_explanation(
             self.space, self.point, feats, instance=self.instance, prediction=self.prediction, kind=kind,
-            method=method, language=self.oracle.language, calls=self.calls,
+            method=self.what, language=self.oracle.language, calls=self.calls,
             seconds=time.perf_counter() - self.t0, error=error, precision=precision,
             coverage=self.coverage_of(fixed), delta=delta, precision_bound=precision_bound,
             confidence=self.confidence)
+
+
+class PrecisionTest:
+    """``precision(S) >= delta`` from the oracle's ``disagree_weight``, decided exactly.
+
+    ``precision(S) = 1 - disagree_weight(S) / consistent_weight(S)``, so the test
+    is ``consistent - disagree >= delta * consistent``: the same ratio test as
+    the I-delta bound (:class:`~kcxai.arithmetic.Bound`), from below.
+    """
+
+    __slots__ = ("q", "delta", "_bound")
+
+    def __init__(self, q: Query, delta: Probability) -> None:
+        self.q = q
+        self.delta = delta
+        self._bound = q.space.arith.bound(delta)
+
+    def holds(self, fixed: Iterable[int], weight: Weight) -> bool:
+        """Whether the set ``fixed`` with disagreeing weight ``weight`` has precision ``>= delta``."""
+        cons = self.q.space.consistent_weight(self.q.point, fixed)
+        return self._bound.holds_from_below(cons - weight, cons)
+
+    def relevant(self, fixed: Iterable[int]) -> bool:
+        """One oracle query: whether ``fixed`` is C-delta-relevant."""
+        fixed = frozenset(fixed)
+        return self.holds(fixed, self.q.disagree_weight(fixed))
 
 
 #: How a time-limit message names the queries of each kind of oracle.
 _QUERIES_ARE = {"counts": "counting queries", "estimates": "sampled queries", "decisions": "sufficiency decisions"}
 
 
-def _unanswered(what: str, oracle: Any, has: str, needs: Sequence[str]) -> str:
+def _unanswered(what: str, oracle: object, has: str, needs: Sequence[str]) -> str:
     lang = getattr(oracle, "language", type(oracle).__name__)
     gives = {"counts": "exact counts", "estimates": "only estimates (certified decisions of the deletion loops)",
              "decisions": "only delta = 0 decisions"}[has]
@@ -381,24 +479,22 @@ class DecisionSession(SessionBase):
         self._fixed = self._fixed - {feature}
 
 
-def prepare(obj: Any, instance: Any, *, what: str, answers: Sequence[str] = ("counts",),
-            max_seconds: Any = None, advice: str = "", started: float | None = None) -> Query:
-    """Resolve ``obj`` for a method that ``answers`` serve, encode ``instance``: the start of every explainer.
-
-    Use the query as a context manager (its time limit is released on exit). ``started``: see :class:`Query`.
-    """
+def prepare(obj: Explainable, instance: InstanceLike, *, method: Method | None = None, what: str | None = None,
+            answers: Sequence[str] = ("counts",), max_seconds: float | None = None,
+            language: str | None = None) -> Query:
+    """Resolve ``obj`` for a method that ``answers`` serve (or through ``language``), encode ``instance``:
+    the start of every explainer. Use the query as a context manager (its time limit is released on exit)."""
     limit = check_max_seconds(max_seconds)
-    oracle, model = resolve(obj, answers)
-    return Query(oracle, model, instance, what=what, answers=answers, max_seconds=limit, advice=advice,
-                 started=started)
+    oracle, model = resolve(obj, answers, language=language)
+    return Query(oracle, model, instance, method=method, what=what, answers=answers, max_seconds=limit)
 
 
-def zero_bound(value: Any, *, argument: str = "delta") -> Probability:
+def zero_bound(value: ProbabilityLike, *, argument: str = "delta") -> Probability:
     """The bound checked before an oracle is chosen (exactly; the oracle's space may read it again as a float)."""
     return check_delta(value, argument=argument)
 
 
-def check_features(q: Query, features: Any, *, argument: str = "features") -> frozenset[int]:
+def check_features(q: Query, features: FeaturesLike, *, argument: str = "features") -> frozenset[int]:
     """A validated set of feature indices."""
     if isinstance(features, (str, bytes)) or not isinstance(features, Iterable):
         raise InvalidTypeError(
@@ -406,7 +502,7 @@ def check_features(q: Query, features: Any, *, argument: str = "features") -> fr
     return q.space.feature_set(features, argument=argument)
 
 
-def check_start(q: Query, start: Any) -> frozenset[int] | None:
+def check_start(q: Query, start: FeaturesLike | str | None) -> frozenset[int] | None:
     """``None`` (all features), ``"path"`` (a tree's path) or a feature collection."""
     if start is None:
         return None
@@ -430,7 +526,7 @@ def path_source(q: Query) -> PathOracle | None:
     return None
 
 
-def check_order(q: Query, order: Any, fixed: Iterable[int]) -> list[int]:
+def check_order(q: Query, order: FeaturesLike | None, fixed: Iterable[int]) -> list[int]:
     """The order in which features are tried.
 
     ``None`` is feature-index order. Otherwise a sequence of distinct features

@@ -1,17 +1,18 @@
-"""Shared by the C-delta explainers: the exact precision test, the tree engine and the subset search."""
+"""Shared by the C-delta explainers: the tree engine and the subset search (and the exact precision test,
+:class:`~kcxai.explain._query.PrecisionTest`, re-exported)."""
 
 from __future__ import annotations
 
 import itertools
 import numbers
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import cast
 
 from kcxai._deadline import Deadline
 from kcxai._errors import SearchLimitError
 from kcxai._params import Range, check
-from kcxai.arithmetic import Probability, Weight
-from kcxai.explain._query import Query
+from kcxai.arithmetic import Probability
+from kcxai.explain._query import PrecisionTest, Query
 from kcxai.explain._treesat import TreePrecision
 from kcxai.oracle import has_paths
 
@@ -19,32 +20,6 @@ __all__ = ["PrecisionTest", "tree_precision", "first_relevant", "check_max_subse
 
 #: Default limit on the candidate sets an exact search over subsets examines (non-tree models).
 DEFAULT_MAX_SUBSETS = 1 << 16
-
-
-class PrecisionTest:
-    """``precision(S) >= delta`` from the oracle's ``disagree_weight``, decided exactly.
-
-    ``precision(S) = 1 - disagree_weight(S) / consistent_weight(S)``, so the test
-    is ``consistent - disagree >= delta * consistent``: the same ratio test as
-    the I-delta bound (:class:`~kcxai.arithmetic.Bound`), from below.
-    """
-
-    __slots__ = ("q", "delta", "_bound")
-
-    def __init__(self, q: Query, delta: Probability) -> None:
-        self.q = q
-        self.delta = delta
-        self._bound = q.space.arith.bound(delta)
-
-    def holds(self, fixed: Iterable[int], weight: Weight) -> bool:
-        """Whether the set ``fixed`` with disagreeing weight ``weight`` has precision ``>= delta``."""
-        cons = self.q.space.consistent_weight(self.q.point, fixed)
-        return self._bound.holds_from_below(cons - weight, cons)
-
-    def relevant(self, fixed: Iterable[int]) -> bool:
-        """One oracle query: whether ``fixed`` is C-delta-relevant."""
-        fixed = frozenset(fixed)
-        return self.holds(fixed, self.q.disagree_weight(fixed))
 
 
 def tree_precision(q: Query, delta: Probability) -> TreePrecision | None:
@@ -58,9 +33,9 @@ def tree_precision(q: Query, delta: Probability) -> TreePrecision | None:
     return None
 
 
-def check_max_subsets(max_subsets: Any) -> int:
+def check_max_subsets(max_subsets: object) -> int:
     """A positive int."""
-    return int(check("max_subsets", max_subsets, Range(numbers.Integral, 1)))
+    return int(cast(numbers.Integral, check("max_subsets", max_subsets, Range(numbers.Integral, 1))))
 
 
 def first_relevant(test: PrecisionTest, pool: Sequence[int], sizes: Iterable[int], *, max_subsets: int,

@@ -17,11 +17,9 @@ weight of a value set and ``Z_i`` a feature's total weight::
 
 with ``L = prod_i Z_i`` and ``base_j = prod_{i in I_j} w(E_ji) * prod_{i untested} Z_i``,
 all exact integers. Each path's term is a product over ``T_j``: a linear
-pseudo-Boolean encoding needs one term per subset of ``T_j``. Measured on the
-adult reference trees, that is a median of 5,600 (IAI14) to 17,500 (SKL14)
-terms per instance, up to 36,000, with 28-bit coefficients; pysat's adder
-encoding (``python-sat[pb]``) of only 700 such terms already takes 0.3 s and
-155,000 clauses.
+pseudo-Boolean encoding needs one term per subset of ``T_j``, thousands of terms
+with 28-bit coefficients per instance on the adult reference trees, too many for
+pysat's encodings (``docs/results.md``, "Measurements moved from docstrings").
 
 So the search is lazy (counterexample-guided), in the spirit of SMT: a SAT
 solver (python-sat, MiniSat-GH: it stops within milliseconds of a time
@@ -45,11 +43,14 @@ cost nothing (and ``python-sat[pb]`` is not required).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING
+
+from pysat.card import ITotalizer
+from pysat.solvers import Solver
 
 from kcxai._deadline import Deadline
-from kcxai.arithmetic import Probability
+from kcxai.arithmetic import Probability, Weight
 from kcxai._types import Point
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -57,6 +58,10 @@ if TYPE_CHECKING:  # pragma: no cover
     from kcxai.space import FeatureSpace
 
 __all__ = ["TreePrecision", "TreeSearch"]
+
+#: One path's term: its weight ``||R_j||``, the mask of the features it excludes the instance on (``I_j``),
+#: and ``(f, w(E_jf), Z_f)`` for each feature it restricts but allows the instance's value on (``T_j``).
+_PathTerm = tuple[Weight, int, tuple[tuple[int, Weight, Weight], ...]]
 
 
 class TreePrecision:
@@ -86,12 +91,12 @@ class TreePrecision:
         self.total = space.total_weight
         self._bound = arith.bound(delta, self.total)
         n = space.n_features
-        untested: Any = 1
+        untested: Weight = 1
         for z in totals:
             untested *= z
-        set_weight: dict[tuple[int, int], Any] = {}
+        set_weight: dict[tuple[int, int], Weight] = {}
         # per path: (base, mask of I_j, ((f, w(E_jf), Z_f) for f in T_j), term with every T_j feature left out)
-        paths: tuple[list[Any], list[Any]] = ([], [])
+        paths: tuple[list[_PathTerm], list[_PathTerm]] = ([], [])
         active: set[int] = set()
         for p in tree_paths:
             base = untested
@@ -114,27 +119,27 @@ class TreePrecision:
         self.active = tuple(sorted(active))
         # per feature and side: the paths it kills (f in I_j) and those it raises (f in T_j)
         self._kill: tuple[list[list[int]], list[list[int]]] = ([[] for _ in range(n)], [[] for _ in range(n)])
-        self._up: tuple[list[list[tuple[int, Any, Any]]], ...] = ([[] for _ in range(n)], [[] for _ in range(n)])
+        self._up: tuple[list[list[tuple[int, Weight, Weight]]], ...] = ([[] for _ in range(n)], [[] for _ in range(n)])
         for side in (0, 1):
-            for j, (_, imask, ts) in enumerate(paths[side]):
+            for j, (_, imask, allowed) in enumerate(paths[side]):
                 f = 0
                 while imask:
                     if imask & 1:
                         self._kill[side][f].append(j)
                     imask >>= 1
                     f += 1
-                for f, w_e, z in ts:
+                for f, w_e, z in allowed:
                     self._up[side][f].append((j, w_e, z))
 
     # -- exact values -------------------------------------------------------
 
-    def agree_weight(self, fixed: Iterable[int]) -> Any:
+    def agree_weight(self, fixed: Iterable[int]) -> Weight:
         """``precision(S) * L`` (an ``int`` in exact spaces)."""
         fixed = frozenset(fixed)
         terms, counts = self._state(0, fixed)
         return sum(t for t, k in zip(terms, counts) if k == 0)
 
-    def _agree_ok(self, value: Any) -> bool:
+    def _agree_ok(self, value: Weight) -> bool:
         return self._bound.holds_from_below(value)  # delta * total computed once
 
     def relevant(self, fixed: Iterable[int]) -> bool:
@@ -146,7 +151,7 @@ class TreePrecision:
         value = self.agree_weight(fixed)
         return self.arith.probability(value, self.total)
 
-    def _state(self, side: int, fixed: frozenset[int]) -> tuple[list[Any], list[int]]:
+    def _state(self, side: int, fixed: frozenset[int]) -> tuple[list[Weight], list[int]]:
         """Per path of a side: its term for ``S = fixed`` (ignoring kills) and how many of ``S`` kill it."""
         terms = [base for base, _, _ in (self.agree_paths, self.disagree_paths)[side]]
         counts = [0] * len(terms)
@@ -175,10 +180,10 @@ class TreePrecision:
         kill, up, div = self._kill[0], self._up[0], self.arith.div
         total = sum(t for t, k in zip(terms, kills) if k == 0)
 
-        def raised(j: int, w_e: Any, z: Any) -> Any:
+        def raised(j: int, w_e: Weight, z: Weight) -> Weight:
             return div(terms[j], w_e) * z
 
-        def gain(f: int) -> Any:
+        def gain(f: int) -> Weight:
             if f in a_set:  # paths f alone killed come back
                 return sum(terms[j] for j in kill[f] if kills[j] == 1)
             return sum(raised(j, w_e, z) - terms[j] for j, w_e, z in up[f] if kills[j] == 0)
@@ -206,10 +211,10 @@ class TreePrecision:
         kill, up, div = self._kill[1], self._up[1], self.arith.div
         total = sum(t for t, k in zip(terms, opened) if k == 0)
 
-        def lowered(j: int, w_e: Any, z: Any) -> Any:
+        def lowered(j: int, w_e: Weight, z: Weight) -> Weight:
             return div(terms[j], z) * w_e
 
-        def gain(f: int) -> Any:
+        def gain(f: int) -> Weight:
             if f in a_set:  # paths testing f consistently drop to their lower factor
                 return sum(terms[j] - lowered(j, w_e, z) for j, w_e, z in up[f] if opened[j] == 0)
             return sum(terms[j] for j in kill[f] if opened[j] == 0)  # paths f could kill stop counting
@@ -230,7 +235,7 @@ class TreePrecision:
         return a_set, b_set
 
     @staticmethod
-    def _order(a_set: set[int], b_set: set[int], gain: Any) -> list[int]:
+    def _order(a_set: set[int], b_set: set[int], gain: Callable[[int], Weight]) -> list[int]:
         """Left-out features first, then chosen ones; each by how little opening it loosens the bound."""
         return sorted(b_set, key=lambda f: (gain(f), f)) + sorted(a_set, key=lambda f: (gain(f), f))
 
@@ -245,21 +250,19 @@ class TreeSearch:
     """
 
     def __init__(self, prec: TreePrecision, deadline: Deadline | None = None) -> None:
-        from pysat.solvers import Solver
-
         self.prec = prec
         self.deadline = deadline if deadline is not None else Deadline(None, what="TreeSearch", advice="")
         self.var = {f: k + 1 for k, f in enumerate(prec.active)}
         self._top = len(self.var)
         self._solver = Solver(name="mgh")
-        self._totalizer: Any = None
+        self._totalizer: ITotalizer | None = None
         #: Number of candidate sets checked.
         self.candidates = 0
 
     def __enter__(self) -> "TreeSearch":
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def close(self) -> None:
@@ -303,8 +306,6 @@ class TreeSearch:
 
     def smallest(self, *, below: int | None = None) -> frozenset[int] | None:
         """A relevant set of minimum size (of size ``< below`` if given), or ``None``."""
-        from pysat.card import ITotalizer
-
         lits = list(self.var.values())
         n = len(lits)
         top = n if below is None else min(n, below - 1)
@@ -318,7 +319,7 @@ class TreeSearch:
             for clause in self._totalizer.cnf.clauses:
                 self._solver.add_clause(clause)
         for k in range(1, top + 1):
-            found = self._find([-self._totalizer.rhs[k]] if k < n else [])
+            found = self._find([-self._totalizer.rhs[k]] if self._totalizer is not None and k < n else [])
             if found is not None:
                 return found
         return None

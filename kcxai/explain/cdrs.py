@@ -9,12 +9,11 @@ one (a Min-C-delta-relevant set, :func:`min_cdrs`) needs a search over subsets.
 
 from __future__ import annotations
 
-from typing import Any
-
 from kcxai._deadline import DEFAULT_SEARCH_SECONDS, Deadline
 from kcxai._errors import NotRelevantError
-from kcxai.explain._query import Query, check_features, check_order, check_start, prepare, zero_bound
-from kcxai.explain.inflate import widened
+from kcxai.arithmetic import Probability, Weight
+from kcxai.explain._door import explain_with
+from kcxai.explain._query import Query, check_features, check_start, prepare
 from kcxai.explain._methods import METHODS
 from kcxai.explain.explanation import Explanation, format_probability
 from kcxai.explain._search import (
@@ -29,12 +28,7 @@ from kcxai.typing import Explainable, FeaturesLike, InstanceLike, ProbabilityLik
 
 __all__ = ["local_cdrs", "min_cdrs", "is_cdrs", "is_min_cdrs"]
 
-#: What to try when min_cdrs / is_min_cdrs hit their time limit (appended to the message).
-_ADVICE = (", use local_cdrs (locally minimal, one counting query per feature tried), or explain a "
-           "DecisionTree with its own ('dt') oracle, whose SAT search is much faster")
-
-
-def _start(q: Query, test: PrecisionTest, start: Any) -> set[int]:
+def _start(q: Query, test: PrecisionTest, start: FeaturesLike | str | None) -> set[int]:
     """The checked C-delta-relevant start set (all features by default)."""
     s0 = check_start(q, start)
     if s0 is None:
@@ -54,9 +48,9 @@ def _start(q: Query, test: PrecisionTest, start: Any) -> set[int]:
     return set(s0)
 
 
-def _local(q: Query, test: PrecisionTest, fixed: set[int], order: Any) -> set[int]:
+def _local(q: Query, test: PrecisionTest, fixed: set[int], order: FeaturesLike | None) -> set[int]:
     """Deletion passes with the precision test until no single feature can be dropped."""
-    tries = check_order(q, order, fixed)
+    tries = q.deletion_order(order, fixed)
     session = q.session(fixed)
     changed = True
     while changed:
@@ -69,7 +63,7 @@ def _local(q: Query, test: PrecisionTest, fixed: set[int], order: Any) -> set[in
     return fixed
 
 
-def _final_weight(q: Query, fixed: set[int] | frozenset[int]) -> Any:
+def _final_weight(q: Query, fixed: set[int] | frozenset[int]) -> Weight:
     """The disagreeing weight of the result: counted, estimated (sampling) or proved zero (decisions)."""
     if q.counts:
         return q.disagree_weight(fixed)
@@ -145,12 +139,16 @@ def local_cdrs(obj: Explainable, instance: InstanceLike, precision: ProbabilityL
     >>> e.names, e.precision
     (('x1', 'x2', 'x9'), Fraction(61, 64))
     """
-    answers = METHODS["local_cdrs"].answers(zero_bound(precision, argument="precision"))
-    with prepare(obj, instance, what="local_cdrs", answers=answers, max_seconds=max_seconds) as q:
-        test = PrecisionTest(q, q.delta(precision, argument="precision"))
-        fixed = _local(q, test, _start(q, test, start), order)
-        e = q.explanation(fixed, weight=_final_weight(q, fixed), precision_bound=test.delta, method="local_cdrs")
-        return widened(q, e, inflate)
+    return explain_with(METHODS["local_cdrs"], obj, instance, precision, order=order, start=start,
+                        max_seconds=max_seconds, inflate=inflate)
+
+
+def local_deletion(q: Query, precision: Probability, *, order: FeaturesLike | None = None,
+                   start: FeaturesLike | str | None = None) -> Explanation:
+    """Deletion passes with the precision test on a query (the ``local_cdrs`` method): see :func:`local_cdrs`."""
+    test = PrecisionTest(q, precision)
+    fixed = _local(q, test, _start(q, test, start), order)
+    return q.explanation(fixed, weight=_final_weight(q, fixed), precision_bound=test.delta)
 
 
 def min_cdrs(obj: Explainable, instance: InstanceLike, precision: ProbabilityLike, *,
@@ -209,27 +207,32 @@ def min_cdrs(obj: Explainable, instance: InstanceLike, precision: ProbabilityLik
     >>> e.names, e.precision
     (('x1', 'x2', 'x3', 'x8', 'x9'), Fraction(1, 1))
     """
+    return explain_with(METHODS["min_cdrs"], obj, instance, precision, start=start, max_subsets=max_subsets,
+                        max_seconds=max_seconds, inflate=inflate)
+
+
+def subset_minimal(q: Query, precision: Probability, *, start: FeaturesLike | str | None = None,
+                   max_subsets: int = DEFAULT_MAX_SUBSETS) -> Explanation:
+    """The search for a subset-minimal C-delta-relevant set on a query (the ``min_cdrs`` method): see
+    :func:`min_cdrs`."""
     limit = check_max_subsets(max_subsets)
-    with prepare(obj, instance, what="min_cdrs", max_seconds=max_seconds, advice=_ADVICE) as q:
-        delta_v = q.delta(precision, argument="precision")
-        test = PrecisionTest(q, delta_v)
-        deadline = q.deadline
-        fixed = frozenset(_local(q, test, _start(q, test, start), None))
-        engine = tree_precision(q, delta_v)
-        if engine is not None:
-            with TreeSearch(engine, deadline) as search:
-                while True:
-                    smaller = search.proper_subset(fixed)
-                    if smaller is None:
-                        break
-                    fixed = _local_tree(engine, smaller, deadline)
-        else:  # sets of size |S| - 1 already failed in the local search
-            found = first_relevant(test, sorted(fixed), range(len(fixed) - 1), max_subsets=limit, what="min_cdrs",
-                                   deadline=deadline)
-            if found is not None:  # smallest relevant subset of a relevant set: subset-minimal
-                fixed = found
-        e = q.explanation(fixed, weight=q.disagree_weight(fixed), precision_bound=delta_v, method="min_cdrs")
-        return widened(q, e, inflate)
+    test = PrecisionTest(q, precision)
+    deadline = q.deadline
+    fixed = frozenset(_local(q, test, _start(q, test, start), None))
+    engine = tree_precision(q, precision)
+    if engine is not None:
+        with TreeSearch(engine, deadline) as search:
+            while True:
+                smaller = search.proper_subset(fixed)
+                if smaller is None:
+                    break
+                fixed = _local_tree(engine, smaller, deadline)
+    else:  # sets of size |S| - 1 already failed in the local search
+        found = first_relevant(test, sorted(fixed), range(len(fixed) - 1), max_subsets=limit, what=q.what,
+                               deadline=deadline)
+        if found is not None:  # smallest relevant subset of a relevant set: subset-minimal
+            fixed = found
+    return q.explanation(fixed, weight=q.disagree_weight(fixed), precision_bound=precision)
 
 
 def is_cdrs(obj: Explainable, instance: InstanceLike, features: FeaturesLike, precision: ProbabilityLike) -> bool:
@@ -276,7 +279,7 @@ def is_min_cdrs(obj: Explainable, instance: InstanceLike, features: FeaturesLike
     (True, False)
     """
     limit = check_max_subsets(max_subsets)
-    with prepare(obj, instance, what="is_min_cdrs", max_seconds=max_seconds, advice=_ADVICE) as q:
+    with prepare(obj, instance, method=METHODS["min_cdrs"], what="is_min_cdrs", max_seconds=max_seconds) as q:
         delta_v = q.delta(precision, argument="precision")
         test = PrecisionTest(q, delta_v)
         s = check_features(q, features)

@@ -17,36 +17,35 @@ its measures are those of the complement ``F \\ T`` being fixed: ``error`` is
 from __future__ import annotations
 
 import numbers
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Iterable, Iterator
+from typing import cast
+
+from pysat.solvers import Solver
 
 from kcxai._deadline import DEFAULT_SEARCH_SECONDS, Deadline, check_max_seconds
 from kcxai._errors import InvalidInputError, InvalidTypeError, NotRelevantError, SearchLimitError
 from kcxai._params import NONE, Range, check
+from kcxai.arithmetic import Probability, Weight
+from kcxai.explain._door import explain_with
 from kcxai.explain._query import Bound, Query, check_features, check_order, prepare, zero_bound
 from kcxai.explain._hitting import MinimumHittingSets
 from kcxai.explain._methods import METHODS
 from kcxai.explain.explanation import Explanation, format_probability
-from kcxai.space import Weight
 from kcxai.typing import Explainable, FeaturesLike, InstanceLike, ProbabilityLike
 
 __all__ = ["min_dual_idrs", "is_dual_idrs", "is_min_dual_idrs", "smallest_dual_idrs", "enumerate_idrs"]
 
 
-def _complement(q: Query, features: Any) -> frozenset[int]:
+def _complement(q: Query, features: Iterable[int]) -> frozenset[int]:
     return frozenset(range(q.space.n_features)).difference(features)
 
 
-#: What to try when a search for a smallest dual set hits its time limit (appended to the message).
-_DUAL_ADVICE = ", or use min_dual_idrs (subset-minimal instead of smallest)"
-
-
-def _answers(delta: Any) -> tuple[str, ...]:
+def _answers(delta: ProbabilityLike) -> tuple[str, ...]:
     """What answers a dual-set method at ``delta``: counts, or decisions at delta = 0."""
     return METHODS["min_dual_idrs"].answers(zero_bound(delta))
 
 
-def _no_dual_set(q: Query, delta: Any, weight: Weight | None) -> InvalidInputError:
+def _no_dual_set(q: Query, delta: Probability, weight: Weight | None) -> InvalidInputError:
     if delta == 0:
         return InvalidInputError(
             f"No dual set exists (no contrastive explanation): every point is classified {q.prediction!r}.")
@@ -109,42 +108,39 @@ def min_dual_idrs(obj: Explainable, instance: InstanceLike, delta: ProbabilityLi
     >>> e.names, e.kind
     (('x9',), 'dual')
     """
-    return run_min_dual_idrs(obj, instance, delta, order=order, start=start, max_seconds=max_seconds)
+    return explain_with(METHODS["min_dual_idrs"], obj, instance, delta, order=order, start=start,
+                        max_seconds=max_seconds)
 
 
-def run_min_dual_idrs(obj: Explainable, instance: InstanceLike, delta: ProbabilityLike, *,
-                      order: FeaturesLike | None = None, start: FeaturesLike | None = None,
-                      max_seconds: float | None = DEFAULT_SEARCH_SECONDS, what: str = "min_dual_idrs",
-                      advice: str = "",
-                      started: float | None = None, method: str = "min_dual_idrs") -> Explanation:
-    """:func:`min_dual_idrs`, its errors naming ``what`` and its result ``method``."""
-    with prepare(obj, instance, what=what, answers=_answers(delta), max_seconds=max_seconds, advice=advice,
-                 started=started) as q:
-        delta_v = q.delta(delta)
-        bound = q.within(delta_v)
-        n = q.space.n_features
-        if start is not None and isinstance(start, str):
-            raise InvalidTypeError(f"'start' must be a collection of features. Got {start!r} instead.")
-        free = set(range(n)) if start is None else set(check_features(q, start, argument="start"))
-        if not q.counts:
-            free = _dual_by_decisions(q, free, order, delta_v, start is None)
-            return q.explanation(free, weight=None, delta=delta_v, method=method, kind="dual")
-        weight = q.disagree_weight(_complement(q, free))
-        if bound.holds(weight):
-            if start is None:
-                raise _no_dual_set(q, delta_v, weight)
-            raise NotRelevantError(
-                f"'start' must be a dual set: fixing the other features gives error "
-                f"{format_probability(q.error_of(weight))}, not above delta = {format_probability(delta_v)}.")
-        for i in check_order(q, order, free):
-            w = q.disagree_weight(_complement(q, free - {i}))
-            if not bound.holds(w):
-                free.discard(i)
-                weight = w
-        return q.explanation(free, weight=weight, delta=delta_v, method=method, kind="dual")
+def dual_deletion(q: Query, delta: Probability, *, order: FeaturesLike | None = None,
+                  start: FeaturesLike | None = None) -> Explanation:
+    """The deletion loop of dual sets on a query (the ``min_dual_idrs`` and ``cxp`` methods): see
+    :func:`min_dual_idrs`."""
+    bound = q.within(delta)
+    n = q.space.n_features
+    if start is not None and isinstance(start, str):
+        raise InvalidTypeError(f"'start' must be a collection of features. Got {start!r} instead.")
+    free = set(range(n)) if start is None else set(check_features(q, start, argument="start"))
+    if not q.counts:
+        free = _dual_by_decisions(q, free, order, delta, start is None)
+        return q.explanation(free, weight=None, delta=delta, kind="dual")
+    weight = q.disagree_weight(_complement(q, free))
+    if bound.holds(weight):
+        if start is None:
+            raise _no_dual_set(q, delta, weight)
+        raise NotRelevantError(
+            f"'start' must be a dual set: fixing the other features gives error "
+            f"{format_probability(q.error_of(weight))}, not above delta = {format_probability(delta)}.")
+    for i in check_order(q, order, free):
+        w = q.disagree_weight(_complement(q, free - {i}))
+        if not bound.holds(w):
+            free.discard(i)
+            weight = w
+    return q.explanation(free, weight=weight, delta=delta, kind="dual")
 
 
-def _dual_by_decisions(q: Query, free: set[int], order: Any, delta: Any, whole: bool) -> set[int]:
+def _dual_by_decisions(q: Query, free: set[int], order: FeaturesLike | None, delta: Probability,
+                       whole: bool) -> set[int]:
     """The dual deletion loop over sufficiency decisions (delta = 0): a counterexample shrinks the set
     at once to the features where it differs from ``v`` (freeing only those already changes the class)."""
     d = q.decide(_complement(q, free))
@@ -201,15 +197,7 @@ def is_min_dual_idrs(obj: Explainable, instance: InstanceLike, features: Feature
     >>> kcxai.is_min_dual_idrs(tree, (1, 1, 1, 1, 0, 0, 0, 0, 1), ["x4", "x8"], 0)
     True
     """
-    return run_is_min_dual_idrs(obj, instance, features, delta, max_seconds=max_seconds)
-
-
-def run_is_min_dual_idrs(obj: Explainable, instance: InstanceLike, features: FeaturesLike, delta: ProbabilityLike, *,
-                         max_seconds: float | None = DEFAULT_SEARCH_SECONDS, what: str = "is_min_dual_idrs",
-                         advice: str = "", started: float | None = None) -> bool:
-    """:func:`is_min_dual_idrs`, its errors naming ``what``."""
-    with prepare(obj, instance, what=what, answers=_answers(delta), max_seconds=max_seconds, advice=advice,
-                 started=started) as q:
+    with prepare(obj, instance, what="is_min_dual_idrs", answers=_answers(delta), max_seconds=max_seconds) as q:
         bound = q.within(q.delta(delta))
         t = check_features(q, features)
         if q.relevant(_complement(q, t), bound):
@@ -259,41 +247,36 @@ def smallest_dual_idrs(obj: Explainable, instance: InstanceLike, delta: Probabil
     >>> kcxai.smallest_dual_idrs(tree, (1, 1, 1, 1, 0, 0, 0, 0, 1), 0).names in [('x1',), ('x2',), ('x3',), ('x9',)]
     True
     """
-    return run_smallest_dual_idrs(obj, instance, delta, max_seconds=max_seconds)
+    return explain_with(METHODS["smallest_dual_idrs"], obj, instance, delta, max_seconds=max_seconds)
 
 
-def run_smallest_dual_idrs(obj: Explainable, instance: InstanceLike, delta: ProbabilityLike, *,
-                           max_seconds: float | None = DEFAULT_SEARCH_SECONDS,
-                           what: str = "smallest_dual_idrs", advice: str = _DUAL_ADVICE,
-                           started: float | None = None, method: str = "smallest_dual_idrs") -> Explanation:
-    """:func:`smallest_dual_idrs`, its errors naming ``what`` and its result ``method``."""
-    with prepare(obj, instance, what=what, answers=_answers(delta), max_seconds=max_seconds, advice=advice,
-                 started=started) as q:
-        delta_v = q.delta(delta)
-        bound = q.within(delta_v)
-        n = q.space.n_features
-        everything = frozenset(range(n))
-        if q.relevant((), bound):
-            raise _no_dual_set(q, delta_v, q.disagree_weight(()) if q.counts else None)
-        with MinimumHittingSets(n, q.deadline) as hitman:
-            while True:
-                hs = frozenset(hitman.get() or ())
-                q.deadline.examined += 1
-                d = q.decide(everything - hs) if not q.counts else None
-                weight = q.disagree_weight(everything - hs) if q.counts else None
-                if (d is not None and not d.sufficient) or (weight is not None and not bound.holds(weight)):
-                    return q.explanation(hs, weight=weight, delta=delta_v, method=method, kind="dual")
-                start = d.features if d is not None else everything - hs
-                session = q.session(start)
-                for i in sorted(start):  # shrink to a minimal relevant set (monotone: one pass)
-                    if session.holds_if_freed(i, bound):
-                        session.free(i)
-                hitman.hit(sorted(session.fixed))
+def fewest_dual(q: Query, delta: Probability) -> Explanation:
+    """The implicit-hitting-set search of a smallest dual set on a query (the ``smallest_dual_idrs`` and
+    ``smallest_cxp`` methods): see :func:`smallest_dual_idrs`."""
+    bound = q.within(delta)
+    n = q.space.n_features
+    everything = frozenset(range(n))
+    if q.relevant((), bound):
+        raise _no_dual_set(q, delta, q.disagree_weight(()) if q.counts else None)
+    with MinimumHittingSets(n, q.deadline) as hitman:
+        while True:
+            hs = frozenset(hitman.get() or ())
+            q.deadline.examined += 1
+            d = q.decide(everything - hs) if not q.counts else None
+            weight = q.disagree_weight(everything - hs) if q.counts else None
+            if (d is not None and not d.sufficient) or (weight is not None and not bound.holds(weight)):
+                return q.explanation(hs, weight=weight, delta=delta, kind="dual")
+            start = d.features if d is not None else everything - hs
+            session = q.session(start)
+            for i in sorted(start):  # shrink to a minimal relevant set (monotone: one pass)
+                if session.holds_if_freed(i, bound):
+                    session.free(i)
+            hitman.hit(sorted(session.fixed))
 
 
-def _check_limit(limit: Any) -> int | None:
+def _check_limit(limit: object) -> int | None:
     check("limit", limit, (NONE, Range(numbers.Integral, 0)))
-    return None if limit is None else int(limit)
+    return None if limit is None else int(cast(numbers.Integral, limit))
 
 
 def enumerate_idrs(obj: Explainable, instance: InstanceLike, delta: ProbabilityLike, *, limit: int | None = None,
@@ -367,9 +350,8 @@ def enumerate_idrs(obj: Explainable, instance: InstanceLike, delta: ProbabilityL
 _ADVICE = ", or a 'limit' on the number of sets; min_idrs and min_dual_idrs give one set of each kind quickly"
 
 
-def _marco(q: Query, bound: Bound, delta: Any, limit: int | None, max_seconds: float | None) -> Iterator[Explanation]:
-    from pysat.solvers import Solver
-
+def _marco(q: Query, bound: Bound, delta: Probability, limit: int | None, max_seconds: float | None
+           ) -> Iterator[Explanation]:
     if limit == 0:
         return
     n = q.space.n_features
@@ -393,12 +375,12 @@ def _marco(q: Query, bound: Bound, delta: Any, limit: int | None, max_seconds: f
                             seed.discard(i)
                     weight: Weight | None = session.weight()
                     solver.add_clause([-(i + 1) for i in sorted(seed)])
-                    e = q.explanation(seed, weight=weight, delta=delta, method="enumerate_idrs")
+                    e = q.explanation(seed, weight=weight, delta=delta)
                 else:
                     seed, weight = _grow(q, seed, bound, first)
                     dual = [i for i in range(n) if i not in seed]
                     solver.add_clause([i + 1 for i in dual])
-                    e = q.explanation(dual, weight=weight, delta=delta, method="enumerate_idrs", kind="dual")
+                    e = q.explanation(dual, weight=weight, delta=delta, kind="dual")
                 found.append(e)
                 deadline.examined = len(found)
                 deadline.pause()  # the caller's time between two sets is not the search's

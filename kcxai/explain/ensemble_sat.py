@@ -1,125 +1,53 @@
 """Abductive and contrastive explanations (delta = 0) of tree ensembles, named as the field names them.
 
-These are the general explainers answered by a tree ensemble's decision engine (the ``sat`` and
-``search`` languages, :mod:`kcxai.engines.sat`, :mod:`kcxai.engines.search`):
+Each is an alias of a general explainer at delta = 0, run through the same door
+(:func:`kcxai.explain._door.explain_with`) as the method it is, on the tree ensemble's decision engine
+(the ``sat`` and ``search`` languages, :mod:`kcxai.engines.sat`, :mod:`kcxai.engines.search`):
 
-* :func:`ensemble_axp` is :func:`kcxai.min_idrs` at delta = 0 (a subset-minimal sufficient reason,
-  PyXAI's "minimal sufficient reason");
-* :func:`ensemble_cxp` is :func:`kcxai.min_dual_idrs` at delta = 0;
-* :func:`smallest_ensemble_axp` / :func:`smallest_ensemble_cxp` are :func:`kcxai.smallest_idrs` /
-  :func:`kcxai.smallest_dual_idrs` at delta = 0 (implicit hitting sets);
+* :func:`ensemble_axp` is the method ``axp``: :func:`kcxai.min_idrs` at delta = 0 (a subset-minimal
+  sufficient reason, PyXAI's "minimal sufficient reason");
+* :func:`ensemble_cxp` is ``cxp``: :func:`kcxai.min_dual_idrs` at delta = 0;
+* :func:`smallest_ensemble_axp` / :func:`smallest_ensemble_cxp` are ``smallest_axp`` / ``smallest_cxp``:
+  :func:`kcxai.smallest_idrs` / :func:`kcxai.smallest_dual_idrs` at delta = 0 (implicit hitting sets);
 * :func:`is_ensemble_axp` / :func:`is_ensemble_cxp` are the checkers :func:`kcxai.is_min_idrs` /
   :func:`kcxai.is_min_dual_idrs` at delta = 0.
 
-Each takes a model (the engine is built for the call, under its ``max_seconds``) or an engine
-prepared once with :func:`prepare_ensemble` (``compile_model(model, "sat" | "search")``). A decision
-engine decides sufficiency with one SAT call (or one branch and bound) per query, so these scale to
-forests and boosted models whose compiled forms do not fit in memory. An AXp's ``error`` is 0 and
-its ``precision`` 1 (proved); a CXp's measures are not counted (``None``).
+Their errors and results name the method (``"axp"``, ...). Each takes a model, whose engine the chooser
+picks (``engine="auto"``: :func:`kcxai.engines.choose.decision_compiled`) or the one named, built once
+and kept by the model (so a loop over rows builds it once); or a compiled engine
+(``compile_model(model, "sat" | "search")``), or an engine made by hand (``EnsembleCnf``,
+``EnsembleBox``, ``EnsemblePortfolio``). A decision engine decides sufficiency with one SAT call (or one
+branch and bound) per query, so these scale to forests and boosted models whose compiled forms do not
+fit in memory. An AXp's ``error`` is 0 and its ``precision`` 1 (proved); a CXp's measures are not
+counted (``None``). The default deletion order of ``axp`` over a decision engine is fewer values first,
+whichever name calls it (:data:`kcxai.explain._methods.DEFAULT_ORDER`).
 """
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
-from typing import Any
-
-from kcxai._deadline import DEFAULT_SEARCH_SECONDS, check_max_seconds
+from kcxai._deadline import DEFAULT_SEARCH_SECONDS
 from kcxai._params import Options, check
-from kcxai.engines._ensemble_box import EnsembleBox
-from kcxai.engines._ensemble_cnf import EnsembleCnf
-from kcxai.engines._portfolio import EnsemblePortfolio
-from kcxai.explain._progression import deletion_order
+from kcxai.engines.choose import DECISION_ENGINES, decision_compiled
+from kcxai.explain._door import explain_with
+from kcxai.explain._methods import METHODS
+from kcxai.explain.duality import is_min_dual_idrs
 from kcxai.explain.explanation import Explanation
+from kcxai.explain.idrs import is_min_idrs
+from kcxai.models.classifier import Classifier
 from kcxai.typing import Explainable, FeaturesLike, InstanceLike
 
 __all__ = ["ensemble_axp", "ensemble_cxp", "smallest_ensemble_axp", "smallest_ensemble_cxp", "is_ensemble_axp",
-           "is_ensemble_cxp", "EnsembleCnf", "EnsembleBox", "prepare_ensemble", "ENGINES"]
+           "is_ensemble_cxp", "ENGINES"]
 
 #: The engines that decide "can the class change?": SAT, branch and bound over value boxes, or the
-#: registry's choice for the model (:func:`kcxai.engines._registry.decision_engine`).
-ENGINES = ("auto", "sat", "search")
-
-#: What to try when an ensemble search hits its time limit (appended to the message).
-_ADVICE = (", try the other engine ('sat' or 'search'), or use delta > 0 with a compiled oracle "
-           "(kcxai.min_idrs(kcxai.compile_model(model, 'obdd'), x, delta)) or certified estimates from the "
-           "'sampling' language")
+#: chooser's for the model (:func:`kcxai.engines.choose.decision_compiled`).
+ENGINES = DECISION_ENGINES
 
 
-def prepare_ensemble(model: Any, *, engine: str = "auto", max_seconds: float | None = DEFAULT_SEARCH_SECONDS) -> Any:
-    """The decision engine of a tree ensemble, compiled once: ``compile_model(model, engine)``.
-
-    ``"sat"``: the CNF in an incremental SAT solver; ``"search"``: branch and bound over value
-    boxes, exact as well, and much faster when leaf values are floats (boosted trees, soft voting);
-    ``"auto"``: the registry's choice (SAT for hard voting, search otherwise). ``max_seconds``
-    (default 60, ``None``: no limit) limits the construction; each later query has its own limit.
-
-    Returns
-    -------
-    CompiledModel
-        Pass it to any explainer instead of the model (``language`` ``"sat"`` or ``"search"``).
-
-    Examples
-    --------
-    >>> from kcxai import Feature, FeatureSpace, DecisionTree, Leaf, Split
-    >>> from kcxai.models import RandomForest
-    >>> import kcxai
-    >>> space = FeatureSpace([Feature.categorical(n, [0, 1]) for n in ("a", "b", "c")])
-    >>> trees = [DecisionTree(space, [0, 1], Split(n, {0: Leaf(0), 1: Leaf(1)})) for n in ("a", "b", "c")]
-    >>> engine = kcxai.explain.prepare_ensemble(RandomForest(space, [0, 1], trees), engine="search")
-    >>> [kcxai.ensemble_axp(engine, x).names for x in ([1, 1, 0], [0, 0, 1])]
-    [('a', 'b'), ('a', 'b')]
-    """
-    from kcxai.compilers import compile_model
-    from kcxai.engines._registry import decision_engine
-
+def _decided(obj: Explainable, engine: str) -> Explainable:
+    """``obj``, a model replaced by its decision engine (``engine``, checked; kept by the model)."""
     check("engine", engine, Options(ENGINES))
-    if engine == "auto":
-        engine = decision_engine(model) or "sat"  # compile_model names the model if no engine takes it
-    return compile_model(model, engine, max_seconds=check_max_seconds(max_seconds))
-
-
-def _engine(model: Any, engine: str, limit: float | None, what: str) -> Any:
-    """The engine of ``model`` built for one call, its time limit named after the call."""
-    from kcxai.compilers import get_language
-    from kcxai.engines._decision import compile_engine
-    from kcxai.engines._registry import decision_engine
-
-    check("engine", engine, Options(ENGINES))
-    name = (decision_engine(model) or "sat") if engine == "auto" else engine
-    lang = get_language(name)
-    from kcxai.models.classifier import Classifier
-
-    if not isinstance(model, Classifier) or not lang.takes(model):
-        from kcxai._errors import InvalidTypeError
-
-        raise InvalidTypeError(
-            f"{what} explains tree ensembles (RandomForest, BoostedTrees) with the {name!r} engine. "
-            f"Got {type(model).__name__} instead.")
-    return compile_engine(model, name, lang.options.from_kwargs(max_seconds=limit), what=what, advice=_ADVICE)
-
-
-def _run(obj: Any, engine: str, max_seconds: Any, what: str,
-         call: Callable[[Any, float | None, float | None], Any]) -> Any:
-    """``call(engine, max_seconds, started)`` on a prepared engine, or on one built for this call (the
-    time limit then counts from the start of the building)."""
-    from kcxai.compilers.compiled import CompiledModel, CompileStats
-
-    limit = check_max_seconds(max_seconds)
-    if isinstance(obj, (EnsembleCnf, EnsembleBox, EnsemblePortfolio)):  # an engine made by hand: answer through it
-        from kcxai.engines._decision import EngineOracle
-
-        obj = CompiledModel(model=obj.model, oracle=EngineOracle(obj), language=obj.language, backend="kcxai",
-                            stats=CompileStats(size=0, size_unit="engine", variables=obj.space.n_features,
-                                               compile_seconds=0.0))
-    if isinstance(obj, CompiledModel):
-        return call(obj, limit, None)
-    t0 = time.perf_counter()
-    compiled = _engine(obj, engine, limit, what)
-    try:
-        return call(compiled, limit, t0)
-    finally:
-        compiled.close()
+    return decision_compiled(obj, engine) if isinstance(obj, Classifier) else obj
 
 
 def ensemble_axp(obj: Explainable, instance: InstanceLike, *, order: FeaturesLike | None = None, engine: str = "auto",
@@ -133,22 +61,25 @@ def ensemble_axp(obj: Explainable, instance: InstanceLike, *, order: FeaturesLik
     Parameters
     ----------
     obj : RandomForest, BoostedTrees, CompiledModel or engine
-        A model, or its engine from :func:`prepare_ensemble` (or an ``EnsembleCnf`` / ``EnsembleBox``).
+        A model, or its engine (``compile_model(model, "sat" | "search")``, or an ``EnsembleCnf`` /
+        ``EnsembleBox`` / ``EnsemblePortfolio`` made by hand).
     instance : sequence or mapping
         In user values.
     order : sequence of features, optional
         The order in which features are tried for deletion (default: features with fewer values first,
-        :func:`~kcxai.explain._progression.deletion_order`).
+        :func:`~kcxai.explain._progression.deletion_order`, the rule of ``axp`` over any decision engine).
     engine : {"auto", "sat", "search"}
-        For a model: how to decide class changes (see :func:`prepare_ensemble`).
+        For a model: how to decide class changes (``"auto"``: the chooser's engine, SAT for small
+        hard-voting forests and the branch and bound otherwise). The engine is built on the first call
+        (under its own limit, :class:`~kcxai.engines._decision.EngineOptions`) and kept by the model.
     max_seconds : float or None, default 60
-        Wall-clock limit of the call (building the engine for a model included); ``None``: none.
-        Hitting it raises :class:`~kcxai.SearchLimitError`.
+        Wall-clock limit of the explanation; ``None``: none. Hitting it raises
+        :class:`~kcxai.SearchLimitError`.
 
     Returns
     -------
     Explanation
-        ``kind="relevant"``, ``error`` 0, ``precision`` 1, ``language`` the engine's.
+        ``method="axp"``, ``kind="relevant"``, ``error`` 0, ``precision`` 1, ``language`` the engine's.
 
     References
     ----------
@@ -168,12 +99,7 @@ def ensemble_axp(obj: Explainable, instance: InstanceLike, *, order: FeaturesLik
     >>> e.names, e.error, e.language
     (('a', 'b'), Fraction(0, 1), 'sat')
     """
-    from kcxai.explain.idrs import run_min_idrs
-
-    what = "ensemble_axp"
-    return _run(obj, engine, max_seconds, what, lambda c, s, t0: run_min_idrs(
-        c, instance, 0, order=order if order is not None else deletion_order(c.model.space.domain_sizes),
-        max_seconds=s, started=t0, what=what, advice=_ADVICE, method=what))
+    return explain_with(METHODS["axp"], _decided(obj, engine), instance, order=order, max_seconds=max_seconds)
 
 
 def ensemble_cxp(obj: Explainable, instance: InstanceLike, *, order: FeaturesLike | None = None, engine: str = "auto",
@@ -200,11 +126,7 @@ def ensemble_cxp(obj: Explainable, instance: InstanceLike, *, order: FeaturesLik
     >>> kcxai.ensemble_cxp(RandomForest(space, [0, 1], trees), [1, 1, 0]).names
     ('b',)
     """
-    from kcxai.explain.duality import run_min_dual_idrs
-
-    what = "ensemble_cxp"
-    return _run(obj, engine, max_seconds, what, lambda c, s, t0: run_min_dual_idrs(
-        c, instance, 0, order=order, max_seconds=s, started=t0, what=what, advice=_ADVICE, method=what))
+    return explain_with(METHODS["cxp"], _decided(obj, engine), instance, order=order, max_seconds=max_seconds)
 
 
 def smallest_ensemble_axp(obj: Explainable, instance: InstanceLike, *, engine: str = "auto",
@@ -224,11 +146,7 @@ def smallest_ensemble_axp(obj: Explainable, instance: InstanceLike, *, engine: s
     >>> len(kcxai.smallest_ensemble_axp(RandomForest(space, [0, 1], trees), [1, 1, 1]))
     2
     """
-    from kcxai.explain.smallest import run_smallest_idrs
-
-    what = "smallest_ensemble_axp"
-    return _run(obj, engine, max_seconds, what, lambda c, s, t0: run_smallest_idrs(
-        c, instance, 0, max_seconds=s, started=t0, what=what, advice=_ADVICE, method=what))
+    return explain_with(METHODS["smallest_axp"], _decided(obj, engine), instance, max_seconds=max_seconds)
 
 
 def smallest_ensemble_cxp(obj: Explainable, instance: InstanceLike, *, engine: str = "auto",
@@ -252,11 +170,7 @@ def smallest_ensemble_cxp(obj: Explainable, instance: InstanceLike, *, engine: s
     >>> len(kcxai.smallest_ensemble_cxp(RandomForest(space, [0, 1], trees), [1, 1, 1]))
     2
     """
-    from kcxai.explain.duality import run_smallest_dual_idrs
-
-    what = "smallest_ensemble_cxp"
-    return _run(obj, engine, max_seconds, what, lambda c, s, t0: run_smallest_dual_idrs(
-        c, instance, 0, max_seconds=s, started=t0, what=what, advice=_ADVICE, method=what))
+    return explain_with(METHODS["smallest_cxp"], _decided(obj, engine), instance, max_seconds=max_seconds)
 
 
 def is_ensemble_axp(obj: Explainable, instance: InstanceLike, features: FeaturesLike, *, engine: str = "auto",
@@ -274,11 +188,7 @@ def is_ensemble_axp(obj: Explainable, instance: InstanceLike, features: Features
     >>> kcxai.is_ensemble_axp(forest, [1, 1, 0], ["a", "b"]), kcxai.is_ensemble_axp(forest, [1, 1, 0], ["a"])
     (True, False)
     """
-    from kcxai.explain.idrs import run_is_min_idrs
-
-    what = "is_ensemble_axp"
-    return bool(_run(obj, engine, max_seconds, what, lambda c, s, t0: run_is_min_idrs(
-        c, instance, features, 0, max_seconds=s, started=t0, what=what, advice=_ADVICE)))
+    return is_min_idrs(_decided(obj, engine), instance, features, 0, max_seconds=max_seconds)
 
 
 def is_ensemble_cxp(obj: Explainable, instance: InstanceLike, features: FeaturesLike, *, engine: str = "auto",
@@ -297,8 +207,4 @@ def is_ensemble_cxp(obj: Explainable, instance: InstanceLike, features: Features
     >>> kcxai.is_ensemble_cxp(forest, [1, 1, 0], ["b"]), kcxai.is_ensemble_cxp(forest, [1, 1, 0], ["b", "c"])
     (True, False)
     """
-    from kcxai.explain.duality import run_is_min_dual_idrs
-
-    what = "is_ensemble_cxp"
-    return bool(_run(obj, engine, max_seconds, what, lambda c, s, t0: run_is_min_dual_idrs(
-        c, instance, features, 0, max_seconds=s, started=t0, what=what, advice=_ADVICE)))
+    return is_min_dual_idrs(_decided(obj, engine), instance, features, 0, max_seconds=max_seconds)

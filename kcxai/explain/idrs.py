@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from kcxai.explain._query import (DEFAULT_SEARCH_SECONDS, check_features, check_order, check_start, prepare,
-                                  zero_bound)
-from kcxai.explain.inflate import widened
+from kcxai.arithmetic import Probability
+from kcxai.explain._door import explain_with
 from kcxai.explain._methods import METHODS
+from kcxai.explain._query import DEFAULT_SEARCH_SECONDS, Query, check_features, check_start, prepare, zero_bound
 from kcxai.explain.explanation import Explanation
-from kcxai.space import Probability
 from kcxai.typing import Explainable, FeaturesLike, InstanceLike, ProbabilityLike
 
 __all__ = ["min_idrs", "idrs_error", "is_idrs", "precision", "is_min_idrs"]
@@ -27,7 +26,7 @@ def min_idrs(obj: Explainable, instance: InstanceLike, delta: ProbabilityLike, *
     Parameters
     ----------
     obj : Classifier, CompiledModel or oracle
-        A model (answered by the engine :func:`kcxai.engines.choose.native_compiled` picks: a
+        A model (answered by the engine :func:`kcxai.engines.choose.choose` picks and the model keeps: a
         tree's paths, an OBDD when it compiles within the probe budget, else for a tree ensemble the
         SAT or search engine at delta = 0 and certified sampling at delta > 0), or a model compiled
         with :func:`kcxai.compile_model` to any language.
@@ -38,7 +37,8 @@ def min_idrs(obj: Explainable, instance: InstanceLike, delta: ProbabilityLike, *
         A float is read as the decimal it prints as (``0.03`` is ``3/100``).
     order : sequence of features, optional
         The order in which features are tried (indices or names); default is
-        feature order, as in the paper.
+        feature order, as in the paper, over counts and estimates, and features with fewer values first
+        over a decision engine's answers (the rule of :data:`~kcxai.explain._methods.DEFAULT_ORDER`).
     start : collection of features or "path", optional
         The relevant set to start from (checked); default all features.
         ``"path"`` starts a decision tree from the features on the instance's path.
@@ -73,33 +73,28 @@ def min_idrs(obj: Explainable, instance: InstanceLike, delta: ProbabilityLike, *
     >>> print(e.rule())
     IF x1 = 1 AND x9 = 1 THEN class = 1
     """
-    return run_min_idrs(obj, instance, delta, order=order, start=start, max_seconds=max_seconds, inflate=inflate)
+    return explain_with(METHODS["min_idrs"], obj, instance, delta, order=order, start=start,
+                        max_seconds=max_seconds, inflate=inflate)
 
 
-def run_min_idrs(obj: Explainable, instance: InstanceLike, delta: ProbabilityLike, *,
-                 order: FeaturesLike | None = None, start: FeaturesLike | None = None,
-                 max_seconds: float | None = DEFAULT_SEARCH_SECONDS, what: str = "min_idrs", advice: str = "",
-                 started: float | None = None, method: str = "min_idrs", inflate: bool = False) -> Explanation:
-    """:func:`min_idrs`, its errors naming ``what`` (the public function called) and its result ``method``."""
-    answers = METHODS["min_idrs"].answers(zero_bound(delta))
-    with prepare(obj, instance, what=what, answers=answers, max_seconds=max_seconds, advice=advice,
-                 started=started) as q:
-        delta_v = q.delta(delta)
-        bound = q.within(delta_v)
-        s0 = check_start(q, start)
-        fixed = set(range(q.space.n_features)) if s0 is None else set(s0)
-        tries = check_order(q, order, fixed)
-        session = q.session(fixed)
-        weight = 0 if s0 is None else q.start_weight(session, bound, delta_v)  # error(F) = 0: only v matches F
-        freed = False
-        for i in tries:
-            if session.holds_if_freed(i, bound):
-                session.free(i)
-                fixed.discard(i)
-                freed = True
-        if freed:
-            weight = session.weight()
-        return widened(q, q.explanation(fixed, weight=weight, delta=delta_v, method=method), inflate)
+def deletion(q: Query, delta: Probability, *, order: FeaturesLike | None = None,
+             start: FeaturesLike | str | None = None) -> Explanation:
+    """Algorithm 1 on a query (the ``min_idrs`` and ``axp`` methods): see :func:`min_idrs`."""
+    bound = q.within(delta)
+    s0 = check_start(q, start)
+    fixed = set(range(q.space.n_features)) if s0 is None else set(s0)
+    tries = q.deletion_order(order, fixed)
+    session = q.session(fixed)
+    weight = 0 if s0 is None else q.start_weight(session, bound, delta)  # error(F) = 0: only v matches F
+    freed = False
+    for i in tries:
+        if session.holds_if_freed(i, bound):
+            session.free(i)
+            fixed.discard(i)
+            freed = True
+    if freed:
+        weight = session.weight()
+    return q.explanation(fixed, weight=weight, delta=delta)
 
 
 def idrs_error(obj: Explainable, instance: InstanceLike, features: FeaturesLike) -> Probability:
@@ -180,16 +175,8 @@ def is_min_idrs(obj: Explainable, instance: InstanceLike, features: FeaturesLike
     ...                                             ["x1", "x2", "x3", "x4", "x8", "x9"])]
     [True, True, False]
     """
-    return run_is_min_idrs(obj, instance, features, delta, max_seconds=max_seconds)
-
-
-def run_is_min_idrs(obj: Explainable, instance: InstanceLike, features: FeaturesLike, delta: ProbabilityLike, *,
-                    max_seconds: float | None = DEFAULT_SEARCH_SECONDS, what: str = "is_min_idrs", advice: str = "",
-                    started: float | None = None) -> bool:
-    """:func:`is_min_idrs`, its errors naming ``what``."""
     answers = ("counts", "decisions") if zero_bound(delta) == 0 else ("counts",)
-    with prepare(obj, instance, what=what, answers=answers, max_seconds=max_seconds, advice=advice,
-                 started=started) as q:
+    with prepare(obj, instance, what="is_min_idrs", answers=answers, max_seconds=max_seconds) as q:
         bound = q.within(q.delta(delta))
         s = check_features(q, features)
         return q.relevant(s, bound) and all(not q.relevant(s - {i}, bound) for i in s)

@@ -13,7 +13,18 @@ numeric feature, any set of categories for a categorical one, as long as the rul
 * an AXp of a tree ensemble found by SAT or search (delta = 0): every point of the box gets ``c``.
 
 Every weight comes from the oracle's box counts (:class:`~kcxai.oracle.BoxOracle`), so the widened
-rule's error, precision and coverage are exact, under the model's distribution.
+rule's error, precision and coverage are exact, under the model's distribution. Widening is a run of
+queries on one :class:`~kcxai.explain._query.Query` (``q.box_weights_by_value``, ``q.box_weights``,
+``q.box_sufficient``), under its time limit and call counter: the explainers' ``inflate=True`` widens
+on the query that found the set, :func:`inflate` on a query of its own.
+
+Tree ensembles (delta = 0). The decision engines decide sufficiency without counting. The branch and
+bound (:class:`~kcxai.engines._ensemble_box.EnsembleBox`) decides it for any box of value ranges, so each
+condition of an ensemble AXp grows one adjacent value at a time (up, then down) while no point of the
+box gets another class (``q.box_sufficient``). An AXp found by SAT is widened by the branch and bound
+of the same model (which the model keeps): the SAT engine fixes a feature to one value by assumptions,
+and a value set would need its encoding to expose "not value k". The widened rule's precision is 1
+(proved by the search) and its coverage is the box's weight under the model's distribution, exactly.
 
 Order. Features are widened one at a time in ``order`` (default: the set's features by index).
 Widening feature ``f`` asks the oracle once for the weights of every value of ``f`` with the other
@@ -41,24 +52,23 @@ Izza, Huang, Ignatiev, Narodytska, Cooper, Marques-Silva, "Efficient Explanation
 
 from __future__ import annotations
 
+import dataclasses
 import time
-from collections.abc import Sequence
-from typing import Any, cast
+from collections.abc import Iterable, Mapping, Sequence
+from typing import cast
 
+from kcxai._deadline import DEFAULT_SEARCH_SECONDS
 from kcxai._errors import InvalidInputError, InvalidTypeError
+from kcxai._types import FeaturesLike
 from kcxai.arithmetic import Probability, Weight
-from kcxai._params import BOOL, check
-from kcxai.explain._query import Query, resolve
-from kcxai.explain.explanation import Explanation
-from kcxai.explain._widen import box_of, conditions_of, widened_explanation, widening_order
-from kcxai.oracle import BoxOracle, has_boxes
+from kcxai.explain._query import Query, prepare, resolve
+from kcxai.explain.explanation import Condition, Explanation
+from kcxai.models.classifier import Classifier
+from kcxai.oracle import ANSWERS, Box, BoxOracle, box_weight, has_boxes, point_box
 from kcxai.space import FeatureSpace
-from kcxai.typing import Explainable, FeaturesLike
+from kcxai.typing import Explainable
 
-__all__ = ["inflate", "is_inflated", "box_of", "conditions_of"]
-
-#: The ensemble engines (delta = 0 by SAT or search), whose explanations are widened by the box search.
-_ENSEMBLE_LANGUAGES = ("sat", "search")
+__all__ = ["inflate", "is_inflated", "widen", "box_of", "conditions_of"]
 
 
 class _Guarantee:
@@ -83,7 +93,7 @@ def _bound(e: Explanation, space: FeatureSpace) -> Probability:
     return bound if space.is_exact else float(bound)
 
 
-def _check_explanation(e: Any) -> Explanation:
+def _check_explanation(e: object) -> Explanation:
     if not isinstance(e, Explanation):
         raise InvalidTypeError(f"'explanation' must be an Explanation. Got {type(e).__name__} instead.")
     if e.kind != "relevant":
@@ -99,8 +109,15 @@ def _check_explanation(e: Any) -> Explanation:
     return e
 
 
+def _check_prediction(q: Query, e: Explanation) -> None:
+    if q.model is not None and q.prediction != e.prediction:
+        raise InvalidInputError(
+            f"'obj' predicts {q.prediction!r} for the explanation's instance, which was explained as "
+            f"{e.prediction!r}: pass the model the explanation was computed with.")
+
+
 def inflate(obj: Explainable, explanation: Explanation, *, order: FeaturesLike | None = None,
-            max_seconds: float | None = 60) -> Explanation:
+            max_seconds: float | None = DEFAULT_SEARCH_SECONDS) -> Explanation:
     """Widen each condition of an explanation to a maximal set of values that keeps its guarantee.
 
     Parameters
@@ -108,7 +125,7 @@ def inflate(obj: Explainable, explanation: Explanation, *, order: FeaturesLike |
     obj : Classifier, CompiledModel or BoxOracle
         What the explanation was computed with (the same model and distribution), in an exact
         language; for an ensemble AXp found by SAT or search (``language`` ``"sat"`` / ``"search"``),
-        the ensemble model or its prepared engine (the widening then runs the box search).
+        the ensemble model or its compiled engine (the widening then runs the box search).
     explanation : Explanation
         A relevant set with a bound: an I-delta set (error <= ``delta``, AXps at delta = 0) or a C-delta
         set (precision >= ``precision_bound``).
@@ -116,7 +133,7 @@ def inflate(obj: Explainable, explanation: Explanation, *, order: FeaturesLike |
         The order in which features are widened (default: the set's features by index); features of
         the set it leaves out come after, by index.
     max_seconds : float or None, default 60
-        Time limit of the ensemble box search (only used for ``"sat"`` / ``"search"`` explanations).
+        Time limit of the widening (:class:`~kcxai.SearchLimitError`); ``None``: none.
 
     Returns
     -------
@@ -154,34 +171,43 @@ def inflate(obj: Explainable, explanation: Explanation, *, order: FeaturesLike |
     ('IF x1 = 1 AND x9 = 1 THEN class = 1', True, True)
     """
     e = _check_explanation(explanation)
-    t0 = time.perf_counter()
-    if e.language in _ENSEMBLE_LANGUAGES:
-        if e.conditions is not None:  # one pass of the box search leaves nothing to widen
-            return e
-        from kcxai.explain._inflate_ensemble import inflate_sufficient
+    ensemble = e.language in _ENSEMBLE_LANGUAGES
+    if ensemble and e.conditions is not None:  # one pass of the box search is maximal
+        return e
+    with prepare(obj, e.instance, what="inflate", answers=ANSWERS, max_seconds=max_seconds,
+                 language="search" if ensemble and isinstance(obj, Classifier) else None) as q:
+        return widen(q, e, order)
 
-        return inflate_sufficient(obj, e, order=order, max_seconds=max_seconds, t0=t0)
-    oracle, model = _box_oracle(obj)
-    space: FeatureSpace = oracle.space
-    point = space.encode(e.instance, argument="explanation.instance")
-    label = oracle.predict_point(point)
-    classes = getattr(model, "classes", None)
-    if classes is not None and classes[label] != e.prediction:
-        raise InvalidInputError(
-            f"'obj' predicts {classes[label]!r} for the explanation's instance, which was explained as "
-            f"{e.prediction!r}: pass the model the explanation was computed with.")
+
+#: The decision engines (delta = 0, by SAT or search), whose explanations are widened by the box search.
+_ENSEMBLE_LANGUAGES = ("sat", "search", "portfolio")
+
+
+def widen(q: Query, explanation: Explanation, order: FeaturesLike | None = None) -> Explanation:
+    """:func:`inflate` on a query (the explainers' ``inflate=True``): its calls and time added to the result."""
+    e = _check_explanation(explanation)
+    _check_prediction(q, e)
+    t0, calls = time.perf_counter(), q.calls
+    if e.language in _ENSEMBLE_LANGUAGES or q.answers == "decisions":
+        box, disagree, consistent = _widen_sufficient(q, e, order)
+    else:
+        box, disagree, consistent = _widen_counted(q, e, order)
+    return widened_explanation(e, q.space, box, disagree, consistent, q.calls - calls, time.perf_counter() - t0)
+
+
+def _widen_counted(q: Query, e: Explanation, order: FeaturesLike | None) -> tuple[Box, Weight, Weight]:
+    """Widening over exact box counts (see the module docstring): the box and its two weights."""
+    space = q.space
     guarantee = _Guarantee(space, _bound(e, space), e.bounds_precision)
     box = list(box_of(space, e))  # an explanation widened already starts from its conditions
     steps = widening_order(space, e.features, order)
-    calls = 0
     weights: tuple[Weight, Weight] | None = None  # (disagree, consistent) of the current box
     clean: set[int] = set()  # features widened as far as they go with the other conditions as they are
     while steps and not clean.issuperset(steps):
         for f in steps:
             if f in clean:
                 continue
-            by_value = oracle.box_weights_by_value(tuple(box), label, f)
-            calls += 1
+            by_value = q.box_weights_by_value(tuple(box), f)
             if weights is None:
                 weights = _sums(box[f], by_value)
                 _check_start(e, guarantee, weights)
@@ -194,10 +220,37 @@ def inflate(obj: Explainable, explanation: Explanation, *, order: FeaturesLike |
         if not guarantee.on_precision:  # error bounds are monotone: one round is maximal
             break
     if weights is None:  # nothing to widen (an empty set)
-        weights = oracle.box_weights(tuple(box), label)
-        calls += 1
+        weights = q.box_weights(tuple(box))
         _check_start(e, guarantee, weights)
-    return widened_explanation(e, space, tuple(box), weights[0], weights[1], calls, time.perf_counter() - t0)
+    return tuple(box), weights[0], weights[1]
+
+
+def _widen_sufficient(q: Query, e: Explanation, order: FeaturesLike | None) -> tuple[Box, Weight, Weight]:
+    """Widening an AXp over box decisions (see the module docstring): the box, 0 and its weight."""
+    if e.delta != 0:
+        raise InvalidInputError(f"An ensemble explanation ({e.language}) is an AXp (delta = 0). Got delta {e.delta}.")
+    space = q.space
+    sizes = [f.size for f in space.features]
+    lo = [q.point[f] if f in e.features else 0 for f in range(len(sizes))]
+    hi = [q.point[f] if f in e.features else sizes[f] - 1 for f in range(len(sizes))]
+    if not q.box_sufficient(_ranges(lo, hi)):
+        raise InvalidInputError(f"'explanation' ({e.method}) is not sufficient for 'obj': nothing to widen from.")
+    for f in widening_order(space, e.features, order):
+        for end, step, stop in ((hi, 1, sizes[f] - 1), (lo, -1, 0)):
+            while end[f] != stop:
+                end[f] += step
+                if not q.box_sufficient(_ranges(lo, hi)):
+                    end[f] -= step
+                    break
+    box = _ranges(lo, hi)
+    dist = space.distribution
+    weight = sum((c * box_weight(pw, box) for c, pw in dist.components), dist.arith.zero)
+    return box, dist.arith.zero, weight
+
+
+def _ranges(lo: Sequence[int], hi: Sequence[int]) -> Box:
+    """The box of the ranges ``lo[f] .. hi[f]`` of value numbers."""
+    return tuple(((1 << (h + 1)) - 1) & ~((1 << low) - 1) for low, h in zip(lo, hi))
 
 
 def _check_start(e: Explanation, guarantee: "_Guarantee", weights: tuple[Weight, Weight]) -> None:
@@ -218,16 +271,7 @@ def _sums(mask: int, by_value: Sequence[tuple[Weight, Weight]]) -> tuple[Weight,
     return d, w
 
 
-def _box_oracle(obj: Any) -> tuple[BoxOracle, Any]:
-    oracle, model = resolve(obj)
-    if not has_boxes(oracle):
-        raise InvalidTypeError(
-            f"Widening conditions needs exact counts over sets of values, which the {oracle.language!r} oracle "
-            "does not give: compile the model to an exact language (dt, sdd, obdd, brute).")
-    return oracle, model
-
-
-def _rate_key(k: int, by_value: Sequence[tuple[Weight, Weight]]) -> tuple[Any, int]:
+def _rate_key(k: int, by_value: Sequence[tuple[Weight, Weight]]) -> tuple[float | Probability, int]:
     d, w = by_value[k]
     return (d / w if w else float("inf"), k)
 
@@ -272,31 +316,85 @@ def is_inflated(obj: Explainable, explanation: Explanation) -> bool:
     (True, True)
     """
     e = _check_explanation(explanation)
-    oracle, _ = _box_oracle(obj)
-    space = oracle.space
-    label = oracle.predict_point(space.encode(e.instance, argument="explanation.instance"))
-    guarantee = _Guarantee(space, _bound(e, space), e.bounds_precision)
-    box = box_of(space, e)
-    if not guarantee.holds(*oracle.box_weights(box, label)):
-        return False
-    for f in e.features:
-        mask, size = box[f], space.features[f].size
-        if space.features[f].is_numeric:
-            lo, hi = (mask & -mask).bit_length() - 1, mask.bit_length() - 1
-            wider = [mask | 1 << k for k in (lo - 1, hi + 1) if 0 <= k < size]
-        else:
-            wider = [mask | 1 << k for k in range(size) if not mask >> k & 1]
-        for m in wider:
-            if guarantee.holds(*oracle.box_weights(box[:f] + (m,) + box[f + 1:], label)):
-                return False
-    return True
+    with prepare(obj, e.instance, what="is_inflated", answers=ANSWERS, max_seconds=None) as q:
+        space = q.space
+        guarantee = _Guarantee(space, _bound(e, space), e.bounds_precision)
+        box = box_of(space, e)
+        if not guarantee.holds(*q.box_weights(box)):
+            return False
+        for f in e.features:
+            mask, size = box[f], space.features[f].size
+            if space.features[f].is_numeric:
+                lo, hi = (mask & -mask).bit_length() - 1, mask.bit_length() - 1
+                wider = [mask | 1 << k for k in (lo - 1, hi + 1) if 0 <= k < size]
+            else:
+                wider = [mask | 1 << k for k in range(size) if not mask >> k & 1]
+            for m in wider:
+                if guarantee.holds(*q.box_weights(box[:f] + (m,) + box[f + 1:])):
+                    return False
+        return True
 
 
-def widened(q: Query, e: Explanation, wanted: Any) -> Explanation:
-    """``e``, or with ``inflate=True`` its conditions widened while its guarantee holds (:func:`kcxai.inflate`,
-    on the same oracle, in the time the call has left)."""
-    check("inflate", wanted, BOOL)
-    if not wanted:
-        return e
-    left = None if q.deadline.max_seconds is None else max(1e-9, q.deadline.at - time.perf_counter())
-    return inflate(q.oracle, e, max_seconds=left)
+# -- boxes and their conditions ---------------------------------------------------------------
+
+
+def _box_oracle(obj: Explainable) -> tuple[BoxOracle, Classifier | None]:
+    """The exact box-counting oracle of ``obj`` and its model (what scoring a rule needs, with no instance)."""
+    oracle, model = resolve(obj)
+    if not has_boxes(oracle):
+        raise InvalidTypeError(
+            f"Widening conditions needs exact counts over sets of values, which the {oracle.language!r} oracle "
+            "does not give: compile the model to an exact language (dt, sdd, obdd, brute).")
+    return oracle, model
+
+
+
+def widening_order(space: FeatureSpace, features: Sequence[int], order: FeaturesLike | None) -> list[int]:
+    """The features of a set in the order they are widened: ``order``'s first (by index or name), then the
+    others by index."""
+    if order is None:
+        return list(features)
+    if isinstance(order, (str, bytes, Mapping)) or not isinstance(order, Iterable):
+        raise InvalidTypeError(f"'order' must be a sequence of feature indices or names. Got {order!r} instead.")
+    listed = list(order.tolist() if hasattr(order, "tolist") else order)
+    seq = [space.feature_index(f) for f in listed]
+    if len(set(seq)) != len(seq):
+        raise InvalidInputError(f"'order' must not repeat a feature. Got {listed!r} instead.")
+    return [f for f in seq if f in features] + [f for f in features if f not in set(seq)]
+
+
+def conditions_of(space: FeatureSpace, box: Box) -> tuple[Condition, ...]:
+    """The conditions of a box on its constrained features (those not left free), in index order."""
+    out = []
+    for f, mask in enumerate(box):
+        feat = space.features[f]
+        if mask == (1 << feat.size) - 1:
+            continue
+        values = tuple(k for k in range(feat.size) if mask >> k & 1)
+        out.append(Condition(f, feat.name, values, feat.set_literal(values)))
+    return tuple(out)
+
+
+def box_of(space: FeatureSpace, explanation: Explanation) -> Box:
+    """The box of an explanation: its conditions if widened, else the instance's cells on its features."""
+    if explanation.conditions is not None:
+        box = [(1 << f.size) - 1 for f in space.features]
+        for c in explanation.conditions:
+            box[c.feature] = sum(1 << k for k in c.values)
+        return tuple(box)
+    return point_box(space, space.encode(explanation.instance, argument="explanation.instance"),
+                     explanation.features)
+
+
+def widened_explanation(e: Explanation, space: FeatureSpace, box: Box, disagree: Weight, consistent: Weight,
+                        calls: int, seconds: float) -> Explanation:
+    """``e`` with the conditions of ``box``, their exact weights under the distribution, and the work added."""
+    conds = conditions_of(space, box)
+    point = space.encode(e.instance, argument="explanation.instance")
+    feats = tuple(c.feature for c in conds)
+    return dataclasses.replace(
+        e, features=feats, names=tuple(c.name for c in conds),
+        values=tuple(space.features[f].values[point[f]] for f in feats), literals=tuple(c.literal for c in conds),
+        error=space.probability(disagree), precision=space.arith.complement(disagree, consistent),
+        coverage=space.probability(consistent), oracle_calls=e.oracle_calls + calls, seconds=e.seconds + seconds,
+        conditions=conds)

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from kcxai._deadline import DEFAULT_SEARCH_SECONDS
+from kcxai.arithmetic import Probability
+from kcxai.explain._door import explain_with
 from kcxai.explain._query import Bound, Query, check_features, prepare, zero_bound
 from kcxai.explain._hitting import MinimumHittingSets
-from kcxai.explain.inflate import widened
 from kcxai.explain._methods import METHODS
 from kcxai.explain.explanation import Explanation
 from kcxai.explain._search import (
@@ -20,13 +21,6 @@ from kcxai.space import Weight
 from kcxai.typing import Explainable, FeaturesLike, InstanceLike, ProbabilityLike
 
 __all__ = ["smallest_drs", "is_smallest_drs", "smallest_idrs", "is_smallest_idrs"]
-
-#: What to try when a search for a smallest set hits its time limit (appended to the message).
-_DRS_ADVICE = (", use min_cdrs or local_cdrs (subset- or locally minimal instead of smallest), or explain a "
-               "DecisionTree with its own ('dt') oracle, whose SAT search is much faster")
-_IDRS_ADVICE = (", use min_idrs (subset-minimal instead of smallest: one counting query per feature), or use the "
-                "'sampling' language for certified estimates")
-
 
 def _smallest_drs(q: Query, test: PrecisionTest, *, below: int | None, max_subsets: int, what: str
                   ) -> frozenset[int] | None:
@@ -91,14 +85,19 @@ def smallest_drs(obj: Explainable, instance: InstanceLike, precision: Probabilit
     >>> e.names, e.precision
     (('x1', 'x9'), Fraction(121, 128))
     """
+    return explain_with(METHODS["smallest_drs"], obj, instance, precision, max_subsets=max_subsets,
+                        max_seconds=max_seconds, inflate=inflate)
+
+
+def fewest_drs(q: Query, precision: Probability, *, max_subsets: int = DEFAULT_MAX_SUBSETS) -> Explanation:
+    """The search for a smallest C-delta-relevant set on a query (the ``smallest_drs`` method): see
+    :func:`smallest_drs`."""
     limit = check_max_subsets(max_subsets)
-    with prepare(obj, instance, what="smallest_drs", max_seconds=max_seconds, advice=_DRS_ADVICE) as q:
-        test = PrecisionTest(q, q.delta(precision, argument="precision"))
-        found = _smallest_drs(q, test, below=None, max_subsets=limit, what="smallest_drs")
-        if found is None:  # pragma: no cover - all features always have precision 1
-            raise AssertionError("unreachable: the set of all features is C-delta-relevant")
-        e = q.explanation(found, weight=q.disagree_weight(found), precision_bound=test.delta, method="smallest_drs")
-        return widened(q, e, inflate)
+    test = PrecisionTest(q, precision)
+    found = _smallest_drs(q, test, below=None, max_subsets=limit, what=q.what)
+    if found is None:  # pragma: no cover - all features always have precision 1
+        raise AssertionError("unreachable: the set of all features is C-delta-relevant")
+    return q.explanation(found, weight=q.disagree_weight(found), precision_bound=test.delta)
 
 
 def is_smallest_drs(obj: Explainable, instance: InstanceLike, features: FeaturesLike, precision: ProbabilityLike, *,
@@ -122,7 +121,7 @@ def is_smallest_drs(obj: Explainable, instance: InstanceLike, features: Features
     True
     """
     limit = check_max_subsets(max_subsets)
-    with prepare(obj, instance, what="is_smallest_drs", max_seconds=max_seconds, advice=_DRS_ADVICE) as q:
+    with prepare(obj, instance, method=METHODS["smallest_drs"], what="is_smallest_drs", max_seconds=max_seconds) as q:
         test = PrecisionTest(q, q.delta(precision, argument="precision"))
         s = check_features(q, features)
         if not test.relevant(s):
@@ -214,21 +213,14 @@ def smallest_idrs(obj: Explainable, instance: InstanceLike, delta: ProbabilityLi
     >>> len(e), e.error <= 0.03  # {x1, x8} and {x1, x9} are the smallest
     (2, True)
     """
-    return run_smallest_idrs(obj, instance, delta, max_seconds=max_seconds, inflate=inflate)
+    return explain_with(METHODS["smallest_idrs"], obj, instance, delta, max_seconds=max_seconds, inflate=inflate)
 
 
-def run_smallest_idrs(obj: Explainable, instance: InstanceLike, delta: ProbabilityLike, *,
-                      max_seconds: float | None = DEFAULT_SEARCH_SECONDS,
-                      what: str = "smallest_idrs", advice: str = _IDRS_ADVICE,
-                      started: float | None = None, method: str = "smallest_idrs",
-                      inflate: bool = False) -> Explanation:
-    """:func:`smallest_idrs`, its errors naming ``what`` and its result ``method``."""
-    answers = METHODS["smallest_idrs"].answers(zero_bound(delta))
-    with prepare(obj, instance, what=what, answers=answers, max_seconds=max_seconds, advice=advice,
-                 started=started) as q:
-        delta_v = q.delta(delta)
-        found, weight = _smallest_idrs(q, q.within(delta_v))
-        return widened(q, q.explanation(found, weight=weight, delta=delta_v, method=method), inflate)
+def fewest_idrs(q: Query, delta: Probability) -> Explanation:
+    """The implicit-hitting-set search of a smallest I-delta-relevant set on a query (the ``smallest_idrs``
+    and ``smallest_axp`` methods): see :func:`smallest_idrs`."""
+    found, weight = _smallest_idrs(q, q.within(delta))
+    return q.explanation(found, weight=weight, delta=delta)
 
 
 def is_smallest_idrs(obj: Explainable, instance: InstanceLike, features: FeaturesLike, delta: ProbabilityLike, *,
@@ -250,8 +242,8 @@ def is_smallest_idrs(obj: Explainable, instance: InstanceLike, features: Feature
     True
     """
     answers = ("counts", "decisions") if zero_bound(delta) == 0 else ("counts",)
-    with prepare(obj, instance, what="is_smallest_idrs", answers=answers, max_seconds=max_seconds,
-                 advice=_IDRS_ADVICE) as q:
+    with prepare(obj, instance, method=METHODS["smallest_idrs"], what="is_smallest_idrs", answers=answers,
+                 max_seconds=max_seconds) as q:
         bound = q.within(q.delta(delta))
         s = check_features(q, features)
         if not q.relevant(s, bound):

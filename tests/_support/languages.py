@@ -7,7 +7,7 @@ being skipped.
 
 from __future__ import annotations
 
-from kcxai.compilers import LANGUAGES
+from kcxai.engines import LANGUAGES
 
 #: Exact languages the conformance suite holds to brute force (brute itself included).
 EXACT = [n for n, lang in LANGUAGES.items() if lang.exact and lang.conformance]

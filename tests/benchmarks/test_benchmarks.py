@@ -87,6 +87,12 @@ def _tree_load(out: str) -> None:
     assert re.search(r"\s50\s+dt\s+new\s", out) and "!!" not in out, out
 
 
+def _hard_problems(out: str) -> None:
+    """bench_hard_problems: every tree's smallest_drs met the baseline's size (a mismatch exits) with a ratio."""
+    rows = [line.split() for line in out.splitlines() if " smallest_drs " in line]
+    assert len(rows) == 2 and all(float(r[-1]) > 0 and float(r[-2]) > 0 for r in rows), out
+
+
 def _seam_json(out: str) -> None:
     """bench_seam: its JSON line holds one row per language."""
     line = next(line for line in out.splitlines() if line.startswith('{"bench_seam"'))
@@ -104,6 +110,8 @@ SMOKE_ARGS = {"bench_pipelines.py": ["--sklearn-data"]}
 
 PRINTS: dict[str, Callable[[str], None]] = {
     "bench_pipelines.py": _pipelines,
+    "bench_functional.py": _prints("same sets: True", "speed-up over the baseline", "load average",
+                                   "kcxai.ensemble_axp(model, x) in a loop", "fewer values first (the default)"),
     "bench_front_door.py": _prints("RandomForest 5x3", "axp via", "0 rows with a completion predicted otherwise"),
     "bench_ensembles.py": _ensemble_sets_checked,
     "bench_min_idrs.py": _same_counts,
@@ -112,6 +120,7 @@ PRINTS: dict[str, Callable[[str], None]] = {
     "bench_models.py": _prints("points where a model without rounding differs from scikit-learn: 0 "),
     "bench_limits.py": _limit_cases,
     "bench_seam.py": _seam_json,
+    "bench_hard_problems.py": _hard_problems,
     "bench_tree_load.py": _tree_load,
     "bench_languages.py": _agree_with_dt,
     "bench_counting.py": _prints("Targets (issue 22)", "local_cdrs 0.95: median", "min_idrs 0.01: median",
@@ -220,7 +229,7 @@ def test_the_ensemble_check_catches_a_set_that_is_not_minimal_or_not_sufficient(
     Xtr, ytr, Xte = bench.load(smoke=True)
     clf = bench.train("depth8", Xtr, ytr, smoke=True)
     model = kcxai.models.RandomForest.from_sklearn(clf, voting="hard")
-    engine = kcxai.explain.prepare_ensemble(model)
+    engine = kcxai.engines.choose.decision_compiled(model)
     try:
         x = Xte[0]
         axp = kcxai.ensemble_axp(engine, x).features

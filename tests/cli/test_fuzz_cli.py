@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 import kcxai
 import kcxai.cli
-import kcxai.experiments.cli
+import kcxai.cli._experiment
 from tests._support.fuzz_mutations import EXAMPLES, MUTANTS, SMALL_DT, SMALL_MAP, Tally, mutate_argv, run_one
 
 TALLY = Tally("command line (every main() call returns; the counts by exit status)")
@@ -82,8 +82,8 @@ def _run(argv: list[str]) -> None:
 
 def test_base_commands_succeed(tmp_path, monkeypatch):
     monkeypatch.setattr(kcxai.cli, "_demo", lambda args: 0)
-    monkeypatch.setattr(kcxai.experiments.cli, "_paper_table", lambda args: 0)
-    monkeypatch.setattr(kcxai.experiments.cli, "_languages", lambda args: 0)
+    monkeypatch.setattr(kcxai.cli._experiment, "_paper_table", lambda args: 0)
+    monkeypatch.setattr(kcxai.cli._experiment, "_languages", lambda args: 0)
     for argv in _base_commands(tmp_path):
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()) as err:
             assert kcxai.cli.main(argv) == 0, (argv, err.getvalue())
@@ -91,8 +91,8 @@ def test_base_commands_succeed(tmp_path, monkeypatch):
 
 def test_mutated_command_lines_exit_0_or_2_with_one_line(tmp_path, monkeypatch):
     monkeypatch.setattr(kcxai.cli, "_demo", lambda args: 0)
-    monkeypatch.setattr(kcxai.experiments.cli, "_paper_table", lambda args: 0)
-    monkeypatch.setattr(kcxai.experiments.cli, "_languages", lambda args: 0)
+    monkeypatch.setattr(kcxai.cli._experiment, "_paper_table", lambda args: 0)
+    monkeypatch.setattr(kcxai.cli._experiment, "_languages", lambda args: 0)
     bases = _base_commands(tmp_path)
 
     @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))

@@ -52,7 +52,7 @@ def test_readme_links_exist():
 
 def test_support_table_names_exist():
     table = README[README.index("<!-- support-table -->"):README.index("<!-- /support-table -->")]
-    from kcxai.compilers import LANGUAGES
+    from kcxai.engines import LANGUAGES
 
     header = next(ln for ln in table.splitlines() if ln.startswith("| model"))
     langs = re.findall(r"`(\w+)`", header)

@@ -21,7 +21,7 @@ from tests._support.strategies import DISTRIBUTIONS, points, trees
 
 
 def _model(data, name):
-    if kcxai.compilers.LANGUAGES[name].accepts is None and data.draw(st.booleans()):
+    if kcxai.engines.LANGUAGES[name].accepts is None and data.draw(st.booleans()):
         family = data.draw(st.sampled_from([decision_lists, naive_bayes_models]))
         return data.draw(family(distributions=DISTRIBUTIONS))
     return data.draw(trees(distributions=DISTRIBUTIONS))

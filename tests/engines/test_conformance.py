@@ -1,7 +1,7 @@
 """The conformance suite: one set of checks run against every declared exact language.
 
 As dd runs one test class against each of its backends, every language in the registry
-(``kcxai.compilers.LANGUAGES``) is held here to the brute-force reference on random models:
+(``kcxai.engines.LANGUAGES``) is held here to the brute-force reference on random models:
 multi-valued and numeric features, 2-3 classes, uniform, product, float and mixture
 distributions. A new language is picked up with no edit to this file.
 """
@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 
 import kcxai
 from tests._support import reference as ref
-from kcxai.compilers import LANGUAGES, CompileStats
+from kcxai.compilers import CompileStats
+from kcxai.engines import LANGUAGES
 from kcxai.oracle import CountingOracle, OracleSession
 from tests._support.languages import EXACT
 from tests._support.model_strategies import decision_lists, naive_bayes_models

@@ -14,7 +14,6 @@ from pysat.formula import IDPool
 
 import kcxai
 from kcxai import InvalidInputError, InvalidTypeError, ProblemTooLargeError
-from kcxai.explain import prepare_ensemble
 from kcxai.engines._box_leaves import MASK_BITS, high_bit, low_bit, range_masks
 from kcxai.engines._box_search import BoxBatch
 from kcxai.engines._ensemble_box import EnsembleBox
@@ -96,7 +95,7 @@ def test_checkers_agree_with_brute_force(data: Any, model: Any, engine: str) -> 
 @settings(max_examples=40, deadline=None)
 @given(data=st.data(), model=ENSEMBLES, engine=ENGINES)
 def test_one_prepared_engine_serves_many_instances_and_orders(data: Any, model: Any, engine: str) -> None:
-    cnf = prepare_ensemble(model, engine=engine)
+    cnf = kcxai.compile_model(model, engine)
     try:
         for _ in range(3):
             point = data.draw(points(model.space))
@@ -110,6 +109,31 @@ def test_one_prepared_engine_serves_many_instances_and_orders(data: Any, model: 
                 assert model.predict_point(raw.model_point()) != bf.label
     finally:
         cnf.close()
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data(), model=ENSEMBLES, engine=ENGINES)
+def test_an_explanation_does_not_depend_on_the_ones_before(data: Any, model: Any, engine: str) -> None:
+    """A shared engine answers as a fresh one: a solver's learned clauses from earlier explanations
+    change its cores and counterexamples, so each explanation starts from a restarted solver."""
+    first, target = data.draw(points(model.space)), data.draw(points(model.space))
+    x, y = instance_of(model.space, first), instance_of(model.space, target)
+    methods = (kcxai.ensemble_axp, kcxai.smallest_ensemble_axp)
+    fresh = []
+    for fn in methods:
+        alone = kcxai.compile_model(model, engine)
+        try:
+            fresh.append(fn(alone, y).features)
+        finally:
+            alone.close()
+    shared = kcxai.compile_model(model, engine)
+    try:
+        for fn in methods:
+            fn(shared, x)
+            fn(shared, y)
+        assert [fn(shared, y).features for fn in methods] == fresh
+    finally:
+        shared.close()
 
 
 @settings(max_examples=40, deadline=None)
@@ -164,8 +188,8 @@ def test_runs_of_a_mask() -> None:
 def test_rejects_what_is_not_an_ensemble() -> None:
     tree = kcxai.datasets.running_example_tree()
     with pytest.raises(InvalidTypeError,
-                       match="explains tree ensembles .RandomForest, BoostedTrees. "
-                             "with the .sat. engine. Got DecisionTree"):
+                       match=r"decide tree ensembles \(RandomForest, BoostedTrees\); explain other models with "
+                             r"min_idrs\(model, x, 0\)\. Got DecisionTree"):
         kcxai.ensemble_axp(tree, (1, 1, 1, 1, 0, 0, 0, 0, 1))
     space = kcxai.FeatureSpace([kcxai.Feature.categorical(n, [0, 1]) for n in "ab"])
     forest = RandomForest(space, [0, 1], [kcxai.DecisionTree(space, [0, 1], kcxai.Split("a", {0: kcxai.Leaf(0),

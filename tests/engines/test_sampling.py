@@ -152,7 +152,7 @@ def test_draws_are_rng_choices_draws(tree, data):
     fixed = frozenset(data.draw(st.sets(st.integers(0, tree.space.n_features - 1))))
     seed = data.draw(st.integers(0, 5))
     oracle = kcxai.compile_model(tree, "sampling", seed=seed).oracle
-    got = oracle._sample(point, fixed, 300)
+    got = oracle._sample(np.random.default_rng(seed), point, fixed, 300)
     rng = np.random.default_rng(seed)  # the draws as rng.choice makes them
     post = np.array([c * np.prod([p[f][point[f]] for f in fixed]) if fixed else c
                      for c, p in zip(oracle._coef, oracle._probs)], dtype=float)
@@ -168,3 +168,61 @@ def test_draws_are_rng_choices_draws(tree, data):
                 want[rows, f] = rng.choice(len(p[f]), size=int(rows.sum()), p=p[f])
     assert (got == want).all()
     assert all((got[:, f] == point[f]).all() for f in fixed)
+
+
+def _sampled_rows(n_rows: int = 8):
+    """A 6-tree soft forest on 5 features of 3-6 values and rows of it, answered by certified sampling."""
+    import numpy as np
+    from sklearn.ensemble import RandomForestClassifier
+
+    rng = np.random.default_rng(7)
+    X = rng.integers(0, 6, size=(300, 5))
+    y = (X[:, 0] + X[:, 1] * (X[:, 2] % 3) > 6).astype(int)
+    forest = kcxai.from_sklearn(RandomForestClassifier(n_estimators=6, max_depth=4, random_state=0).fit(X, y))
+    rows = [tuple(int(v) for v in r) for r in X[:n_rows]]
+    return forest, rows
+
+
+@pytest.mark.parametrize("method, bound", [("min_idrs", {"delta": Fraction(1, 10)}),
+                                           ("local_cdrs", {"precision": Fraction(9, 10)})])
+def test_a_row_gets_the_same_answer_whatever_came_before(method, bound):
+    """Each query draws from a stream seeded by the row and the fixed set: the same rows explained in
+    another order, one at a time, twice, or by another oracle of the same seed give identical results
+    (sets, estimates and certified bounds); another seed may differ."""
+    forest, rows = _sampled_rows()
+    fn = getattr(kcxai, method)
+    one = kcxai.compile_model(forest, "sampling", seed=3, initial_samples=32, max_samples=512)
+    first = [fn(one, x, *bound.values()) for x in rows]
+    again = [fn(one, x, *bound.values()) for x in rows[::-1]][::-1]
+    fresh = kcxai.compile_model(forest, "sampling", seed=3, initial_samples=32, max_samples=512)
+    alone = [fn(fresh, x, *bound.values()) for x in rows]
+    key = lambda e: (e.features, e.error, e.precision)  # noqa: E731
+    assert [key(e) for e in first] == [key(e) for e in again] == [key(e) for e in alone]
+
+
+def test_batches_give_the_rows_their_own_answers_whatever_n_jobs():
+    """Through the Explainer, serially, reversed and with two workers: the same explanation per row."""
+    forest, rows = _sampled_rows(12)
+    explainer = kcxai.Explainer(forest, language="sampling", compile_options={"seed": 1, "max_samples": 512})
+    serial = explainer.explain(rows, method="local_cdrs", precision=0.9).to_frame()
+    backwards = explainer.explain(rows[::-1], method="local_cdrs", precision=0.9).to_frame().iloc[::-1]
+    parallel = explainer.explain(rows, method="local_cdrs", precision=0.9, n_jobs=2).to_frame()
+    cols = ["features", "error", "precision"]
+    assert serial[cols].values.tolist() == backwards[cols].values.tolist() == parallel[cols].values.tolist()
+
+
+def test_a_session_keeps_the_bound_its_last_freeing_decision_certified():
+    """The certified upper bound on the disagreement rate of the current set: None at the start, the
+    decision's bound after a feature is freed, and at most the threshold it was certified against."""
+    from kcxai.arithmetic import Bound
+
+    tree = kcxai.datasets.running_example_tree()
+    v = (1, 1, 1, 1, 0, 0, 0, 0, 1)
+    oracle = kcxai.compile_model(tree, "sampling", seed=0).oracle
+    session = oracle.session(v, 1, frozenset(range(9)))
+    assert session.certified is None
+    bound = Bound(Fraction(1, 2), tree.space.total_weight)
+    freed = [f for f in range(9) if session.holds_if_freed(f, bound) and (session.free(f) or True)]
+    assert freed and session.certified is not None
+    cons = tree.space.consistent_weight(v, session.fixed)
+    assert 0 < session.certified <= float(Fraction(1, 2) * tree.space.total_weight / cons)

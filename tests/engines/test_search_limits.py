@@ -98,7 +98,7 @@ def _entry_points() -> list[tuple[str, Any]]:
         ("smallest_idrs", lambda **kw: kcxai.smallest_idrs(tree, V, 0.03, **kw)),
         ("is_smallest_idrs", lambda **kw: kcxai.is_smallest_idrs(tree, V, [0, 8], 0.03, **kw)),
         ("enumerate_idrs", lambda **kw: list(kcxai.enumerate_idrs(tree, V, 0, **kw))),
-        ("prepare_ensemble", lambda **kw: kcxai.explain.prepare_ensemble(forest, **kw).close()),
+        ("compile_model_sat", lambda **kw: kcxai.compile_model(forest, "sat", **kw).close()),
         ("ensemble_axp", lambda **kw: kcxai.ensemble_axp(forest, x, **kw)),
         ("ensemble_cxp", lambda **kw: kcxai.ensemble_cxp(forest, x, **kw)),
         ("smallest_ensemble_axp", lambda **kw: kcxai.smallest_ensemble_axp(forest, x, **kw)),
@@ -128,7 +128,7 @@ def test_every_entry_point_takes_the_limit_and_none(name: str, call: Any) -> Non
 def test_defaults_are_finite_and_documented() -> None:
     assert DEFAULT_SEARCH_SECONDS == 60.0
     for fn in (kcxai.min_cdrs, kcxai.smallest_drs, kcxai.smallest_idrs, kcxai.enumerate_idrs, kcxai.ensemble_axp,
-               kcxai.smallest_ensemble_axp, kcxai.explain.prepare_ensemble):
+               kcxai.smallest_ensemble_axp):
         import inspect
 
         assert inspect.signature(fn).parameters["max_seconds"].default == DEFAULT_SEARCH_SECONDS
@@ -178,12 +178,12 @@ def test_max_subsets_is_a_search_limit_too() -> None:
 
 def test_sat_engine_on_a_soft_forest_stops(soft_forest: Any) -> None:
     forest, x = soft_forest
-    for fn in (kcxai.ensemble_axp, kcxai.smallest_ensemble_axp):
-        err = _expect_limit(lambda: fn(forest, x, engine="sat", max_seconds=0.05), fn.__name__, 0.05)
+    for fn, method in ((kcxai.ensemble_axp, "axp"), (kcxai.smallest_ensemble_axp, "smallest_axp")):
+        err = _expect_limit(lambda: fn(forest, x, engine="sat", max_seconds=0.05), method, 0.05)
         assert "try the other engine" in str(err) and "'sampling' language" in str(err)
-    engine = kcxai.explain.prepare_ensemble(forest, engine="sat", max_seconds=None)
+    engine = kcxai.compile_model(forest, "sat", max_seconds=None)
     try:  # a prepared solver, interrupted, still answers right afterwards
-        _expect_limit(lambda: kcxai.ensemble_axp(engine, x, max_seconds=0.05), "ensemble_axp", 0.05)
+        _expect_limit(lambda: kcxai.ensemble_axp(engine, x, max_seconds=0.05), "axp", 0.05)
         quick = kcxai.ensemble_axp(forest, x, engine="search", max_seconds=None)
         assert kcxai.is_ensemble_axp(forest, x, quick.features, engine="search", max_seconds=None)
         raw = engine.oracle.engine
@@ -196,11 +196,10 @@ def test_sat_engine_on_a_soft_forest_stops(soft_forest: Any) -> None:
 def test_box_search_and_engine_building_stop(soft_forest: Any) -> None:
     forest, x = soft_forest
     _expect_limit(lambda: kcxai.smallest_ensemble_axp(forest, x, engine="search", max_seconds=0.02),
-                  "smallest_ensemble_axp", 0.02)
+                  "smallest_axp", 0.02)
     _expect_limit(lambda: kcxai.smallest_ensemble_cxp(forest, x, engine="search", max_seconds=0.02),
-                  "smallest_ensemble_cxp", 0.02)
-    _expect_limit(lambda: kcxai.explain.prepare_ensemble(forest, engine="sat", max_seconds=1e-6),
-                  "compile_model(model, 'sat')", 1e-6)
+                  "smallest_cxp", 0.02)
+    _expect_limit(lambda: kcxai.compile_model(forest, "sat", max_seconds=1e-6), "compile_model(model, 'sat')", 1e-6)
 
 
 @pytest.mark.parametrize("name, call", [e for e in ENTRY_POINTS if e[0] not in ("is_min_cdrs", "is_smallest_drs")],
@@ -440,7 +439,7 @@ def test_the_limit_holds_with_every_solver(soft_forest: Any, solver: str) -> Non
     engine = EnsembleCnf(forest, solver=solver)
     try:
         t = time.perf_counter()
-        _expect_limit(lambda: kcxai.ensemble_axp(engine, x, max_seconds=0.3), "ensemble_axp", 0.3)
+        _expect_limit(lambda: kcxai.ensemble_axp(engine, x, max_seconds=0.3), "axp", 0.3)
         assert time.perf_counter() - t < 1.1 * 0.3 + 0.5
         point = forest.space.encode(x)  # interrupted, the solver still answers
         assert not engine.changes(point, forest.predict_point(point), range(forest.space.n_features))
@@ -452,8 +451,7 @@ def test_the_portfolio_stops_both_engines(soft_forest: Any) -> None:
     forest, x = soft_forest
     engine = EnsemblePortfolio(forest)
     try:
-        _expect_limit(lambda: kcxai.smallest_ensemble_axp(engine, x, max_seconds=0.05), "smallest_ensemble_axp",
-                      0.05)
+        _expect_limit(lambda: kcxai.smallest_ensemble_axp(engine, x, max_seconds=0.05), "smallest_axp", 0.05)
         e = kcxai.ensemble_axp(engine, x, max_seconds=None)  # both usable afterwards
         assert kcxai.is_ensemble_axp(forest, x, e.features, engine="search", max_seconds=None)
         assert sum(engine.wins.values()) >= e.oracle_calls

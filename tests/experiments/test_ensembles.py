@@ -119,7 +119,7 @@ def test_sampling_decisions_are_replayed_exactly(tmp_path, monkeypatch):
     by = {r["language"]: r for r in rows}
     n = 14  # adult's features: one decision each per explanation
     assert by["sampling"]["decisions"] == 2 * n and 0 <= by["sampling"]["decisions_differ"] <= 2 * n
-    assert by["obdd"]["construction"] == "ensemble" and by["obdd"]["diagram_nodes"] >= 0
+    assert by["obdd"]["construction"] == "ensemble" and int(by["obdd"]["diagram_nodes"]) > 2  # terminals + a test
     md = (tmp_path / "ensembles.md").read_text(encoding="utf-8")
     assert f"decisions replayed exactly: {2 * n}" in md
     real = kcxai.min_idrs

@@ -326,7 +326,7 @@ def test_product_idrs_records_are_min_idrs_under_the_fitted_product(tmp_path):
         assert Fraction(r["precision_exact_fraction"]) == kcxai.precision(tree, x, feats)
         if delta == 0:
             assert r["data_precision"] in ("", 1.0)  # a set with error 0 holds on every row
-    assert res["trees"]["ann_thyroid"]["fit_cpu_seconds"] >= 0
+    assert isinstance(res["trees"]["ann_thyroid"]["fit_cpu_seconds"], float)  # measured (rounded to 0.01 s)
 
 
 def test_the_default_is_the_papers_setting(quick_run):

@@ -56,7 +56,7 @@ def _one_step_wider(space: Any, box: tuple[int, ...], f: int) -> list[tuple[int,
 
 
 def _model(data: Any, name: str, distributions: Any) -> Any:
-    if kcxai.compilers.LANGUAGES[name].accepts is None and data.draw(st.booleans()):
+    if kcxai.engines.LANGUAGES[name].accepts is None and data.draw(st.booleans()):
         family = data.draw(st.sampled_from([decision_lists, naive_bayes_models]))
         return data.draw(family(distributions=distributions))
     return data.draw(trees(distributions=distributions))

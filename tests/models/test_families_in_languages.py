@@ -28,7 +28,7 @@ LANGUAGES = ANY_MODEL
 
 def _need(language):
     """Declared languages must be usable: never skip (see test_conformance)."""
-    assert kcxai.compilers.LANGUAGES[language].is_available(), language
+    assert kcxai.engines.LANGUAGES[language].is_available(), language
 
 
 @pytest.mark.parametrize("family", sorted(FAMILIES))

@@ -18,7 +18,7 @@ from sklearn.ensemble import (
 
 import kcxai
 from kcxai import InvalidInputError, InvalidTypeError
-from kcxai.explain import EnsembleCnf
+from kcxai.engines._ensemble_cnf import EnsembleCnf
 from kcxai.models import BoostedTrees, RandomForest, from_sklearn, model_from_dict
 
 

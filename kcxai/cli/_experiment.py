@@ -1,4 +1,8 @@
-"""``kcxai experiment ...``: the argparse wiring of the experiment runners."""
+"""``kcxai experiment ...``: the argparse wiring of the experiment runners (:mod:`kcxai.experiments`).
+
+The runners are imported when their command runs (the experiments pull in plotting and data loading
+that the other commands do not need); the experiments import nothing from the command line.
+"""
 
 from __future__ import annotations
 
@@ -8,11 +12,15 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from kcxai.cli._args import delta as _delta
 from kcxai._errors import InvalidInputError
+from kcxai.cli._args import delta as _delta
 from kcxai.cli._args import output_dir, positive_seconds, seed, unit_float
 from kcxai.cli._args import positive_int as _positive
-from kcxai.engines._registry import LANGUAGES
+from kcxai.engines import LANGUAGES
+from kcxai.experiments._ensemble_models import MODEL_KINDS, default_kinds
+from kcxai.experiments._settings import DISTRIBUTIONS
+from kcxai.experiments.ensembles import ENSEMBLE_LANGUAGES, EnsemblesConfig
+from kcxai.explain.ensemble_sat import ENGINES
 
 __all__ = ["add_subparser"]
 
@@ -37,7 +45,7 @@ def _n_jobs(text: str) -> int:
 
 
 def _paper_table(args: argparse.Namespace) -> int:
-    from kcxai.experiments.paper_table import PaperTableConfig, run_paper_table
+    from kcxai.experiments.paper_table import PaperTableConfig, run_paper_table  # the runner, when it runs
 
     if args.mode == "cdrs" and args.delta is not None:
         raise InvalidInputError("--mode cdrs bounds the precision: give --precision (e.g. --precision 0.95), "
@@ -62,7 +70,7 @@ def _paper_table(args: argparse.Namespace) -> int:
 
 
 def _languages(args: argparse.Namespace) -> int:
-    from kcxai.experiments.languages import LanguagesConfig, run_languages
+    from kcxai.experiments.languages import LanguagesConfig, run_languages  # the runner, when it runs
 
     cfg = LanguagesConfig(datasets=tuple(args.datasets), languages=tuple(args.languages), instances=args.instances,
                           deltas=tuple(args.delta), seed=args.seed, bins=args.bins, out=args.out,
@@ -81,7 +89,7 @@ def _confidence(text: str) -> float:
 
 
 def _ensembles(args: argparse.Namespace) -> int:
-    from kcxai.experiments.ensembles import EnsemblesConfig, run_ensembles
+    from kcxai.experiments.ensembles import run_ensembles  # the runner, when it runs
 
     cfg = EnsemblesConfig(
         dataset=args.dataset, models=tuple(args.models), trees=tuple(args.trees), depths=tuple(args.depths),
@@ -101,10 +109,6 @@ def _ensembles(args: argparse.Namespace) -> int:
 
 
 def _add_ensembles(sub: Any) -> None:
-    from kcxai.experiments._ensemble_models import MODEL_KINDS, default_kinds
-    from kcxai.experiments.ensembles import ENSEMBLE_LANGUAGES, EnsemblesConfig
-    from kcxai.explain.ensemble_sat import ENGINES
-
     d = EnsemblesConfig(models=())
     r = sub.add_parser(
         "ensembles", help="forests and boosted trees by size: compile time, size, ms per explanation per language",
@@ -222,11 +226,74 @@ def add_subparser(subparsers: Any) -> argparse.ArgumentParser:
                    help="compilation time limit for the compilers that take one (default 600)")
     q.set_defaults(func=_languages)
 
-    from kcxai.experiments.side_by_side import add_subparser as add_side_by_side
-
-    add_side_by_side(sub)
-    from kcxai.experiments.rules import add_subparser as add_rules
-
-    add_rules(sub)
+    _add_side_by_side(sub)
+    _add_rules(sub)
     _add_ensembles(sub)
     return e
+
+
+def _add_side_by_side(sub: Any) -> None:
+    """``kcxai experiment side-by-side``."""
+    p = sub.add_parser(
+        "side-by-side", help="uniform / product / mixture x min_idrs / local_cdrs, Anchor beside",
+        description="Explain the same trees and instances under the uniform distribution and under product and "
+                    "mixture distributions fitted on the training rows, with min_idrs (0.01, 0.05) and local_cdrs "
+                    "(0.95); measure on the held-out rows; Anchor's figures from an earlier paper-table run.")
+    p.add_argument("--datasets", nargs="+", choices=_DATASETS, default=list(_DATASETS), metavar="NAME")
+    p.add_argument("--distributions", nargs="+", choices=DISTRIBUTIONS, default=list(DISTRIBUTIONS))
+    p.add_argument("--components", type=_positive, default=8, help="K of the mixture (default 8)")
+    p.add_argument("--max-instances", type=_positive, default=300,
+                   help="instances per dataset (default 300: the earlier run's Anchor instances)")
+    p.add_argument("--anchor-table", default="docs/results/table.csv",
+                   help="table.csv of a paper-table run with Anchor (default docs/results/table.csv)")
+    p.add_argument("--no-anchor-table", action="store_true", help="no Anchor columns")
+    p.add_argument("--n-jobs", type=int, default=1, help="joblib workers over instances (default 1)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--quick", action="store_true", help="20 instances per dataset")
+    p.add_argument("--out", default="results/side-by-side")
+    p.add_argument("--no-progress", action="store_true")
+    p.set_defaults(func=_side_by_side)
+
+
+def _side_by_side(args: argparse.Namespace) -> int:
+    from kcxai.experiments.side_by_side import SideBySideConfig, run_side_by_side  # the runner, when it runs
+
+    cfg = SideBySideConfig(datasets=tuple(args.datasets), distributions=tuple(args.distributions),
+                           components=args.components, max_instances=args.max_instances,
+                           anchor_table=None if args.no_anchor_table else args.anchor_table,
+                           n_jobs=args.n_jobs, seed=args.seed, quick=args.quick, out=args.out,
+                           progress=not args.no_progress)
+    run_side_by_side(cfg)
+    print((Path(args.out) / "side_by_side.md").read_text(encoding="utf-8"))
+    return 0
+
+
+def _add_rules(sub: Any) -> None:
+    """``kcxai experiment rules``."""
+    p = sub.add_parser(
+        "rules", help="C-delta sets, inflated, and Anchor (in its own environment) on held-out rows",
+        description="Explain the paper-table trees under a fitted mixture with local_cdrs, widen each set with "
+                    "kcxai.inflate, run Anchor in a separate Python environment (a subprocess), and measure all "
+                    "three on the same held-out rows.")
+    p.add_argument("--datasets", nargs="+", choices=_DATASETS, default=list(_DATASETS), metavar="NAME")
+    p.add_argument("--precision", type=_delta, default=Fraction(95, 100),
+                   help="precision bound of the C-delta sets and Anchor's threshold (default 0.95)")
+    p.add_argument("--max-instances", type=int, default=300)
+    p.add_argument("--components", type=int, default=8)
+    p.add_argument("--anchor-python", default="/work/venvs/anchor/bin/python",
+                   help="the Python of an environment with alibi (numpy < 2); default /work/venvs/anchor/bin/python")
+    p.add_argument("--no-anchor", action="store_true")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", default="results/rules")
+    p.set_defaults(func=_rules)
+
+
+def _rules(args: argparse.Namespace) -> int:
+    from kcxai.experiments.rules import RulesConfig, run_rules  # the runner, when it runs
+
+    cfg = RulesConfig(datasets=tuple(args.datasets), delta=args.precision, max_instances=args.max_instances,
+                      components=args.components, anchor_python=None if args.no_anchor else args.anchor_python,
+                      seed=args.seed, out=args.out)
+    run_rules(cfg)
+    print((Path(args.out) / "rules.md").read_text(encoding="utf-8"))
+    return 0
