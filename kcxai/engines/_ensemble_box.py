@@ -51,9 +51,6 @@ from kcxai.models.classifier import Classifier
 
 __all__ = ["EnsembleBox", "Interrupted", "DEFAULT_MAX_MEMORY", "MASK_BITS"]
 
-GUESS = True
-PROVEN = True
-
 #: Default bound on the engine's arrays, in bytes.
 DEFAULT_MAX_MEMORY = 2 << 30
 
@@ -190,12 +187,13 @@ class EnsembleBox:
         searches = [self.searcher(rival, point, fixed, meet, label, deadline) for rival in self.rivals[label]]
         roots = [search.start() for search in searches]  # each: open boxes, a counterexample, or None
         for search, root in zip(searches, roots):  # a descent from the instance for each rival
-            found = search.guess_from_instance() if isinstance(root, BoxBatch) and GUESS else root
+            found = search.guess_from_instance() if isinstance(root, BoxBatch) else root
             if found is not None and not isinstance(found, BoxBatch):
                 self._witness = found
                 return True
         free = [i for i in range(len(self.sizes)) if i not in fixed_set]
-        carve = [k for k, i in enumerate(free) if PROVEN and (fixed_set | {i}) in proven]
+        # x_i = v_i holds no counterexample when fixed + {i} contains a set proven sufficient (sufficiency is monotone)
+        carve = [k for k, i in enumerate(free) if any(p - fixed_set <= {i} for p in proven)]
         for search, root in zip(searches, roots):
             try:
                 found = search.run_from(root, carve)
@@ -209,6 +207,7 @@ class EnsembleBox:
         return False
 
     def _proven_now(self, point: Sequence[int], label: int) -> set[frozenset[int]]:
+        """The sets of features proven sufficient for ``point`` and ``label`` since the last :meth:`restart`."""
         key = (tuple(int(v) for v in point), label)
         if self._proven is None or self._proven[0] != key:
             self._proven = (key, {frozenset(range(len(self.sizes)))})
@@ -265,7 +264,10 @@ class EnsembleBox:
         return {i for i in features if found[i] != point[i]}
 
     def restart(self) -> None:
-        """Nothing to forget: each call searches from scratch (the :class:`DecisionEngine` protocol)."""
+        """Forget the regions proven by the last explanation's queries (the :class:`DecisionEngine` protocol):
+        they carve later searches' root boxes and so choose their counterexamples, which must depend on one
+        explanation's own queries only."""
+        self._proven = None
 
     def close(self) -> None:
         """Nothing to free."""

@@ -115,23 +115,34 @@ def test_one_prepared_engine_serves_many_instances_and_orders(data: Any, model: 
 @given(data=st.data(), model=ENSEMBLES, engine=ENGINES)
 def test_an_explanation_does_not_depend_on_the_ones_before(data: Any, model: Any, engine: str) -> None:
     """A shared engine answers as a fresh one: a solver's learned clauses from earlier explanations
-    change its cores and counterexamples, so each explanation starts from a restarted solver."""
+    change its cores and counterexamples, and the search's regions proven by earlier queries of the same
+    instance carve its boxes and so choose its counterexamples; so each explanation starts from a
+    restarted engine. Explanations of the same instance in another order run before."""
     first, target = data.draw(points(model.space)), data.draw(points(model.space))
     x, y = instance_of(model.space, first), instance_of(model.space, target)
-    methods = (kcxai.ensemble_axp, kcxai.smallest_ensemble_axp)
+    order = data.draw(st.permutations(range(model.space.n_features)))
+    methods = (kcxai.ensemble_axp, kcxai.smallest_ensemble_axp, kcxai.ensemble_cxp, kcxai.smallest_ensemble_cxp)
+
+    def answer(fn: Any, compiled: Any, at: Any, **options: Any) -> Any:
+        try:
+            return fn(compiled, at, **options).features
+        except InvalidInputError:  # no contrastive explanation: the class never changes
+            return None
+
     fresh = []
     for fn in methods:
         alone = kcxai.compile_model(model, engine)
         try:
-            fresh.append(fn(alone, y).features)
+            fresh.append(answer(fn, alone, y))
         finally:
             alone.close()
     shared = kcxai.compile_model(model, engine)
     try:
         for fn in methods:
-            fn(shared, x)
-            fn(shared, y)
-        assert [fn(shared, y).features for fn in methods] == fresh
+            answer(fn, shared, x)
+            answer(kcxai.ensemble_axp, shared, y, order=order)  # proves other sets of the same instance
+            answer(fn, shared, y)
+        assert [answer(fn, shared, y) for fn in methods] == fresh
     finally:
         shared.close()
 
@@ -482,3 +493,26 @@ def test_bit_helpers(masks: list[int], ends: list[tuple[int, int]]) -> None:
     lo, hi = [min(e) for e in ends], [max(e) for e in ends]
     got = range_masks(np.asarray(lo), np.asarray(hi)).tolist()
     assert got == [sum(1 << v for v in range(a, b + 1)) for a, b in zip(lo, hi)]
+
+
+@settings(max_examples=80, deadline=None)
+@given(data=st.data(), model=ENSEMBLES)
+def test_the_search_forgets_proven_regions_on_restart(data: Any, model: Any) -> None:
+    """The search carves regions proven by earlier queries of the same instance out of its root box (which
+    changes the boxes it expands and the counterexamples it finds, never its answers); after
+    :meth:`EnsembleBox.restart` a query expands the boxes a fresh engine expands and finds its counterexample."""
+    point = data.draw(points(model.space))
+    n = model.space.n_features
+    label = model.predict_point(point)
+    fixed = data.draw(st.sets(st.integers(0, n - 1), max_size=max(n - 2, 0)))
+    fresh = EnsembleBox(model)
+    changes = fresh.changes(point, label, fixed)
+    expected = fresh.model_point() if changes else None
+    shared = EnsembleBox(model)
+    for i in range(n):  # some of these prove fixed + {i}, carving x_i = v_i out of later searches
+        assert shared.changes(point, label, fixed | {i}) == Brute(model, point).contrastive(set(range(n)) - fixed - {i})
+    shared.restart()
+    before = shared.nodes
+    assert shared.changes(point, label, fixed) == changes
+    assert (shared.model_point() if changes else None) == expected
+    assert shared.nodes - before == fresh.nodes
