@@ -46,13 +46,27 @@ from kcxai._types import Point
 from kcxai.engines._box_leaves import MASK_BITS, BoolArray, IntArray, LeafTable, needed_bytes
 from kcxai.engines._box_rivals import Rival, rivals_of
 from kcxai.engines._box_search import BoxBatch, BoxSearch, Interrupted
-from kcxai.engines._ensemble_cnf import ensemble_view
+from kcxai.engines._ensemble_cnf import EnsembleCnf, ensemble_view
 from kcxai.models.classifier import Classifier
+from kcxai.models.forest import RandomForest
 
 __all__ = ["EnsembleBox", "Interrupted", "DEFAULT_MAX_MEMORY", "MASK_BITS"]
 
 #: Default bound on the engine's arrays, in bytes.
 DEFAULT_MAX_MEMORY = 2 << 30
+
+#: Two-class soft-voting forests of at most this many leaves also get a SAT solver (:func:`sat_first`).
+SAT_FIRST_LEAVES = 10_000
+#: The conflicts a query's SAT call may take before the search decides instead.
+SAT_CONFLICTS = 1_000
+
+
+def sat_first(model: Classifier, leaves: LeafTable) -> bool:
+    """Whether the engine asks a SAT solver first, within :data:`SAT_CONFLICTS` conflicts: a soft-voting
+    forest of two classes and at most :data:`SAT_FIRST_LEAVES` leaves whose paths restrict every feature
+    to ranges (measured: ``docs/results.md``, "Soft voting")."""
+    return (isinstance(model, RandomForest) and model.voting == "soft" and len(model.classes) == 2
+            and len(leaves) <= SAT_FIRST_LEAVES and not len(leaves.set_features) and not len(leaves.hull_features))
 
 
 class EnsembleBox:
@@ -92,13 +106,18 @@ class EnsembleBox:
         self.leaves = LeafTable(self.view.trees, self.sizes, deadline)
         #: Number of reachable leaves of all the trees (one box each).
         self.n_leaves = len(self.leaves)
-        self.rivals: dict[int, list[Rival]] = rivals_of(self.view, self.leaves.leaf_tree, deadline)
+        self.rivals: dict[int, list[Rival]] = rivals_of(self.view, self.leaves.leaf_tree, deadline,
+                                                        type(model).__name__)
         self._witness: Point | None = None
         self._meets: tuple[Point, BoolArray] | None = None
         self._flipped: tuple[tuple[Point, int], list[Point | None]] | None = None
         self._stop = threading.Event()
         self._proven: tuple[tuple[Point, int], set[frozenset[int]]] | None = None
         self.nodes = 0
+        #: The SAT solver asked first (:func:`sat_first`), or ``None``.
+        self.sat: EnsembleCnf | None = EnsembleCnf(model, deadline=deadline) if sat_first(model, self.leaves) else None
+        self._sat_on = True  # until a SAT call of this explanation runs out of conflicts
+        self._core: set[int] | None = None  # the fixed features of the last proof's SAT core
 
     @property
     def set_features(self) -> IntArray:
@@ -175,6 +194,7 @@ class EnsembleBox:
 
         First a point that differs from ``point`` on one free feature only (:meth:`flips`), then the search."""
         fixed = sorted(set(fixed))
+        self._core = None
         flips = self.flips(point, label)
         for i in set(range(len(self.sizes))).difference(fixed):
             if flips[i] is not None:
@@ -191,6 +211,18 @@ class EnsembleBox:
             if found is not None and not isinstance(found, BoxBatch):
                 self._witness = found
                 return True
+        if self.sat is not None and self._sat_on and any(isinstance(root, BoxBatch) for root in roots):
+            answer = self.sat.changes_within(point, label, fixed, SAT_CONFLICTS, deadline)
+            if answer is None:
+                self._sat_on = False  # for the rest of this explanation: the search alone
+            elif answer:
+                self._witness = self.sat.model_point()
+                return True
+            else:
+                self._core = self.sat.core_features(point, fixed)
+                proven.add(frozenset(self._core))
+                self._witness = None
+                return False
         free = [i for i in range(len(self.sizes)) if i not in fixed_set]
         # x_i = v_i holds no counterexample when fixed + {i} contains a set proven sufficient (sufficiency is monotone)
         carve = [k for k, i in enumerate(free) if any(p - fixed_set <= {i} for p in proven)]
@@ -249,8 +281,8 @@ class EnsembleBox:
                          self._stop)
 
     def core_features(self, point: Sequence[int], fixed: Iterable[int]) -> set[int]:
-        """No core: all the fixed features."""
-        return set(fixed)
+        """After a negative :meth:`changes`: the SAT solver's core when it answered, else all the fixed features."""
+        return set(fixed) if self._core is None else self._core & set(fixed)
 
     def model_point(self) -> Point:
         """After a positive :meth:`changes`: the counterexample found."""
@@ -266,8 +298,13 @@ class EnsembleBox:
     def restart(self) -> None:
         """Forget the regions proven by the last explanation's queries (the :class:`DecisionEngine` protocol):
         they carve later searches' root boxes and so choose their counterexamples, which must depend on one
-        explanation's own queries only."""
+        explanation's own queries only; and restart the SAT solver asked first, asked again."""
         self._proven = None
+        self._sat_on = True
+        if self.sat is not None:
+            self.sat.restart()
 
     def close(self) -> None:
-        """Nothing to free."""
+        """Free the SAT solver asked first, if any."""
+        if self.sat is not None:
+            self.sat.close()

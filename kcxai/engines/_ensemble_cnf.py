@@ -497,6 +497,19 @@ class EnsembleCnf:
             return bool(self.solver.solve(assumptions=lits))
         return deadline.solve(self.solver, lits)
 
+    def changes_within(self, point: Sequence[int], label: int, fixed: Iterable[int], conflicts: int,
+                       deadline: Deadline | None = None) -> bool | None:
+        """:meth:`changes` within ``conflicts`` conflicts of the solver: ``None`` when undecided by then.
+
+        The deadline is looked at before the call only: the budget bounds the call itself."""
+        if deadline is not None:
+            deadline.check()
+        lits = self.assumptions(point, label, fixed)
+        self._used = True
+        self.solver.conf_budget(conflicts)
+        answer = self.solver.solve_limited(assumptions=lits)
+        return None if answer is None else bool(answer)
+
     def core_features(self, point: Sequence[int], fixed: Iterable[int]) -> set[int]:
         """After an unsatisfiable :meth:`changes`: the fixed features in the solver's core."""
         by_lit = {x: i for i, ls in self.fixed_literals(point, fixed).items() for x in ls}

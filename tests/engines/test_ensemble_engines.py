@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import event, given, settings
+from hypothesis import assume, event, given, settings
 from hypothesis import strategies as st
 from pysat.formula import IDPool
 
@@ -16,13 +16,14 @@ import kcxai
 from kcxai import InvalidInputError, InvalidTypeError, ProblemTooLargeError
 from kcxai.engines._box_leaves import MASK_BITS, high_bit, low_bit, range_masks
 from kcxai.engines._box_search import BoxBatch
+import kcxai.engines._ensemble_box as box_engine
 from kcxai.engines._ensemble_box import EnsembleBox
 from kcxai.engines._ensemble_cnf import SOLVERS, EnsembleCnf, _runs, ensemble_view
 from kcxai.engines._portfolio import EnsemblePortfolio
 from kcxai.engines._sums import guarded_sum_geq
 from kcxai.models import BoostedTrees, RandomForest
 from kcxai.models.forest import leaf_of
-from tests._support.ensemble_reference import ENSEMBLES, Brute
+from tests._support.ensemble_reference import ENSEMBLES, SPACES, Brute
 from tests._support.model_strategies import boosted_models as _boosted_models
 from tests._support.model_strategies import forests
 from tests._support.strategies import instance_of, points, set_split_trees
@@ -516,3 +517,69 @@ def test_the_search_forgets_proven_regions_on_restart(data: Any, model: Any) -> 
     assert shared.changes(point, label, fixed) == changes
     assert (shared.model_point() if changes else None) == expected
     assert shared.nodes - before == fresh.nodes
+
+
+def test_leaf_values_past_the_stated_size_raise_a_clear_error() -> None:
+    """A soft forest whose leaf values need a common factor of more than MAX_SCALE_BITS bits to become
+    integers: the search engine says so, naming the model and the options; within it, it answers."""
+    space = kcxai.FeatureSpace([kcxai.Feature.categorical(n, [0, 1, 2]) for n in "ab"])
+    primes = [1009, 1013, 1019, 1021, 1031, 1033]  # 1/p apart: a common factor of about 60 bits
+    trees = [kcxai.DecisionTree(space, [0, 1], kcxai.Split(f, {0: kcxai.Leaf(0), 1: kcxai.Leaf(1), 2: kcxai.Leaf(1)}))
+             for f in "abab"]
+    scores = [{p.leaf: [Fraction(1, primes[(t + p.leaf) % 6]), Fraction(1, 2)] for p in tree.paths}
+              for t, tree in enumerate(trees)]
+    forest = RandomForest(space, [0, 1], trees, voting="soft", leaf_scores=scores)
+    assert EnsembleBox(forest).rivals  # about 60 bits: within the default size
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("kcxai.engines._box_rivals.MAX_SCALE_BITS", 40)
+        with pytest.raises(ProblemTooLargeError, match=r"this RandomForest's leaf values exact integers within "
+                                                       r"MAX_SCALE_BITS=40 bits.*voting='hard'.*rounded\(step\)"):
+            kcxai.ensemble_axp(forest, [1, 0], engine="search")
+
+
+
+@st.composite
+def _soft_two_class_forests(draw: Any) -> RandomForest:
+    """Soft-voting forests of two classes, scores in twelfths: the forests the search asks SAT first about."""
+    forest = draw(forests(space=draw(SPACES), max_trees=5).filter(lambda f: len(f.classes) == 2))
+    num = st.fractions(min_value=0, max_value=1, max_denominator=12)
+    scores = [{p.leaf: [draw(num), draw(num)] for p in t.paths} for t in forest.trees]
+    return RandomForest(forest.space, forest.classes, forest.trees, voting="soft", leaf_scores=scores)
+
+
+@settings(max_examples=25, deadline=None)
+@given(data=st.data(), model=_soft_two_class_forests())
+def test_the_sat_solver_asked_first_against_enumeration(data: Any, model: RandomForest) -> None:
+    """Two-class soft forests: the search asks a SAT solver first (within a budget of conflicts), after its
+    single-feature flips, its root boxes and its descent from the instance, switched off here so that SAT
+    answers (every root counts as open: tiny forests' roots settle most queries). Every
+    decision against enumeration, a counterexample of another class, a proof's core sufficient; the engine
+    still answers when the budget runs out (then the search alone, for the rest of the explanation)."""
+    budget = data.draw(st.sampled_from([0, box_engine.SAT_CONFLICTS]))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(EnsembleBox, "flips", lambda self, point, label: [None] * len(point))
+        patch.setattr("kcxai.engines._box_search.BoxSearch.guess_from_instance", lambda self: None)
+        patch.setattr(box_engine, "SAT_CONFLICTS", budget)
+        patch.setattr(box_engine, "BoxBatch", object)  # the engine's test "is this root open?" always yes
+        _sat_first_decisions(data, model)
+
+
+def _sat_first_decisions(data: Any, model: RandomForest) -> None:
+    point = data.draw(points(model.space))
+    bf = Brute(model, point)
+    engine = EnsembleBox(model)
+    assume(engine.sat is not None)  # some path restricts a feature to a set of values that is not a range
+    try:
+        n = model.space.n_features
+        for fixed in data.draw(st.lists(st.sets(st.integers(0, n - 1)), min_size=1, max_size=6)):
+            changes = engine.changes(point, bf.label, fixed)
+            assert changes == (not bf.sufficient(set(fixed)))
+            if changes:
+                assert model.predict_point(engine.model_point()) != bf.label
+                assert all(engine.model_point()[i] == point[i] for i in fixed)
+            else:
+                core = engine.core_features(point, fixed)
+                assert core <= set(fixed) and bf.sufficient(core)
+                event("a core smaller than the fixed set" if core < set(fixed) else "the whole fixed set")
+    finally:
+        engine.close()
