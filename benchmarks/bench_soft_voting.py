@@ -21,8 +21,10 @@ of ``1 / size`` of the features it fixes). Every soft AXp is checked without the
 points that agree with it on its features, drawn uniformly elsewhere (seeded by the row), keep the class
 (``predict_points``: the exact integer sums), and for each of its features a fresh engine finds a
 counterexample once that feature is freed, which ``predict_point`` confirms (subset-minimality, a witness
-per feature); ``wrong`` counts failures. The machine's load is printed before and after (``os.getloadavg``).
-Widened AXps (issue 32 item 2) are not printed yet.
+per feature); ``wrong`` counts failures. Then each soft AXp is widened (``kcxai.inflate``, issue 32 item 2):
+its CPU seconds, their ratio to the AXp's own, and the widened rule's exact coverage under the model's
+distribution (for these imports the uniform one), with its gain over the AXp's. The machine's load is
+printed before and after (``os.getloadavg``).
 """
 
 from __future__ import annotations
@@ -108,20 +110,51 @@ def _copy(model: RandomForest) -> RandomForest:
                         leaf_scores=[model.leaf_scores(t) for t in range(model.n_trees)])
 
 
-def _timed(model: RandomForest, rows: list[Any], limit: float) -> tuple[list[float], list[tuple[int, ...]], str]:
-    """CPU seconds per AXp on the chooser's engine (built first, untimed), the AXps, and the engine's name."""
+def _timed(model: RandomForest, rows: list[Any], limit: float, found: list[Any] | None = None
+           ) -> tuple[list[float], list[tuple[int, ...]], str]:
+    """CPU seconds per AXp on the chooser's engine (built first, untimed), the AXps, and the engine's name
+    (the explanations appended to ``found``, ``None`` for one stopped at the limit)."""
     compiled = decision_compiled(model)
     seconds, sets = [], []
     for x in rows:
         c = time.process_time()
         try:
-            sets.append(tuple(kcxai.ensemble_axp(compiled, x, max_seconds=limit).features))
+            e = kcxai.ensemble_axp(compiled, x, max_seconds=limit)
         except kcxai.SearchLimitError:
             sets.append(())
             seconds.append(limit)
+            if found is not None:
+                found.append(None)
             continue
         seconds.append(time.process_time() - c)
+        sets.append(tuple(e.features))
+        if found is not None:
+            found.append(e)
     return seconds, sets, compiled.language
+
+
+def _widened(model: RandomForest, found: list[Any], seconds: list[float], limit: float) -> str:
+    """Widen every AXp (``kcxai.inflate``): CPU seconds, their ratio to the AXp's own, and the coverage gained."""
+    times, ratios, gains, covers, stopped = [], [], [], [], 0
+    for e, axp_seconds in zip(found, seconds):
+        if e is None:
+            continue
+        c = time.process_time()
+        try:
+            w = kcxai.inflate(model, e, max_seconds=limit)
+        except kcxai.SearchLimitError:
+            stopped += 1
+            continue
+        times.append(time.process_time() - c)
+        ratios.append(times[-1] / axp_seconds)
+        covers.append(w.coverage)
+        gains.append(w.coverage / _coverage(model, e.features))
+    if not times:
+        return f"  widened: none within the limit ({stopped} at it)"
+    return (f"  widened (kcxai.inflate): median {statistics.median(times):7.3f} s, max {max(times):7.3f} s CPU, "
+            f"{statistics.median(ratios):5.1f}x the AXp's own time (max {max(ratios):.1f}x), at the limit {stopped}; "
+            f"median coverage {float(statistics.median(covers)):.3g} (exact, the model's distribution), "
+            f"median gain {float(statistics.median(gains)):.3g}x over the AXp's")
 
 
 def _wrong(model: RandomForest, rows: list[Any], sets: list[tuple[int, ...]]) -> int:
@@ -174,8 +207,10 @@ def run(name: str, make: Callable[[bool], tuple[RandomForest, RandomForest, list
     finally:
         box_engine.sat_first = switch
     print(_line("soft before", soft, b_sec, b_sets, b_engine, limit))
-    a_sec, a_sets, a_engine = _timed(_copy(soft), xs, limit)  # a new model: its own engine (one per model)
+    after, found = _copy(soft), []  # a new model: its own engine (one per model)
+    a_sec, a_sets, a_engine = _timed(after, xs, limit, found)
     print(_line("soft after", soft, a_sec, a_sets, a_engine, limit, statistics.median(b_sec)))
+    print(_widened(after, found, a_sec, limit))
     same = sum(a == b for a, b in zip(a_sets, b_sets))
     print(f"  soft AXps: same before and after {same}/{len(xs)}; wrong {_wrong(soft, xs, a_sets)} of "
           f"{sum(1 for s in a_sets if s)} checked ({SAMPLES:,} sampled completions each, a witness per feature)")

@@ -553,8 +553,9 @@ def test_the_sat_solver_asked_first_against_enumeration(data: Any, model: Random
     """Two-class soft forests: the search asks a SAT solver first (within a budget of conflicts), after its
     single-feature flips, its root boxes and its descent from the instance, switched off here so that SAT
     answers (every root counts as open: tiny forests' roots settle most queries). Every
-    decision against enumeration, a counterexample of another class, a proof's core sufficient; the engine
-    still answers when the budget runs out (then the search alone, for the rest of the explanation)."""
+    decision against enumeration, a counterexample of another class, a proof's core sufficient, and a box
+    of ranges (widening's question) likewise; the engine still answers when the budget runs out (then the
+    search alone, for the rest of the explanation)."""
     budget = data.draw(st.sampled_from([0, box_engine.SAT_CONFLICTS]))
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(EnsembleBox, "flips", lambda self, point, label: [None] * len(point))
@@ -581,5 +582,13 @@ def _sat_first_decisions(data: Any, model: RandomForest) -> None:
                 core = engine.core_features(point, fixed)
                 assert core <= set(fixed) and bf.sufficient(core)
                 event("a core smaller than the fixed set" if core < set(fixed) else "the whole fixed set")
+        sizes = model.space.domain_sizes
+        ends = [sorted(data.draw(st.lists(st.integers(0, s - 1), min_size=2, max_size=2))) for s in sizes]
+        lo, hi = [a for a, _ in ends], [b for _, b in ends]
+        inside = [c for p, c in bf.table if all(a <= v <= b for v, a, b in zip(p, lo, hi))]
+        assert engine.changes_in_box(lo, hi, bf.label) == any(c != bf.label for c in inside)
+        if any(c != bf.label for c in inside):
+            witness = engine.model_point()
+            assert all(a <= v <= b for v, a, b in zip(witness, lo, hi)) and model.predict_point(witness) != bf.label
     finally:
         engine.close()
