@@ -22,8 +22,9 @@ Tree ensembles (delta = 0). The decision engines decide sufficiency without coun
 bound (:class:`~kcxai.engines._ensemble_box.EnsembleBox`) decides it for any box of value ranges, so each
 condition of an ensemble AXp grows up, then down, to the farthest value at which no point of the box gets
 another class (``q.box_sufficient``), found by bisection (sufficiency is monotone in the box: a
-logarithmic number of decisions per end instead of one per value). An AXp found by SAT is widened by the branch and bound
-of the same model (which the model keeps): the SAT engine fixes a feature to one value by assumptions,
+logarithmic number of decisions per end instead of one per value). An AXp found by SAT is widened by
+the branch and bound of the same model (which the model keeps): the SAT engine fixes a feature to one
+value by assumptions,
 and a value set would need its encoding to expose "not value k". The widened rule's precision is 1
 (proved by the search) and its coverage is the box's weight under the model's distribution, exactly.
 
