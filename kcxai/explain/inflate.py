@@ -24,8 +24,9 @@ condition of an ensemble AXp grows up, then down, to the farthest value at which
 another class (``q.box_sufficient``), found by bisection (sufficiency is monotone in the box: a
 logarithmic number of decisions per end instead of one per value). An AXp found by SAT is widened by
 the branch and bound of the same model (which the model keeps): the SAT engine fixes a feature to one
-value by assumptions,
-and a value set would need its encoding to expose "not value k". The widened rule's precision is 1
+value by assumptions, and a value set would need its encoding to expose "not value k" (the branch and
+bound asks its own SAT solver first where it has one, with ranges as assumptions on the order
+literals). The widened rule's precision is 1
 (proved by the search) and its coverage is the box's weight under the model's distribution, exactly.
 
 Order. Features are widened one at a time in ``order`` (default: the set's features by index).
