@@ -17,6 +17,7 @@ from kcxai.models.boosted import BoostedTrees
 from kcxai.models.forest import RandomForest
 from kcxai.compilers.language import Language, LanguageOptions, NoOptions
 from kcxai.compilers._options import ObddOptions, SddOptions
+from kcxai.compilers._ddnnf_options import DdnnfOptions
 from kcxai.engines.sampling import SamplingOptions
 from kcxai.oracle import has_paths
 
@@ -59,6 +60,9 @@ _DECLARED = (
     Language("obdd", "kcxai.compilers.obdd",
              "ordered binary decision diagram compiled with dd (CUDD when its wheel exists)",
              options=ObddOptions, package="dd", install="pip install dd"),
+    Language("ddnnf", "kcxai.compilers.ddnnf",
+             "decision-DNNF compiled by d4 from the model's functions as a circuit of gates; counted by kcxai",
+             options=DdnnfOptions, package="py_d4", install='pip install "kcxai[d4]"'),
     Language("brute", "kcxai.engines.brute",
              "enumeration of feature space (small models; the test reference)", options=BruteOptions),
     Language("sampling", "kcxai.engines.sampling",
