@@ -130,6 +130,8 @@ PRINTS: dict[str, Callable[[str], None]] = {
                                    "kcxai.ensemble_axp(model, x) in a loop", "fewer values first (the default)"),
     "bench_front_door.py": _prints("RandomForest 5x3", "axp via", "0 rows with a completion predicted otherwise"),
     "bench_ensembles.py": _ensemble_sets_checked,
+    "bench_soft_voting.py": _prints("soft before", "soft after", "same before and after 3/3", "wrong 0 of 3 checked",
+                                    "load average at the end"),
     "bench_min_idrs.py": _same_counts,
     "bench_explainer.py": _no_false,
     "bench_scale.py": _scale,
