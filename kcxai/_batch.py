@@ -290,7 +290,7 @@ class _Joblib:
         self.job, self.parallel, self.workers, self.packed = job, parallel, workers, packed
         self._delayed = joblib.delayed(_guarded)
         self._unpacker = Unpacker(job.compiled.model.space)
-        from joblib.parallel import get_active_backend
+        from joblib.parallel import get_active_backend  # joblib: loaded when a batch runs in parallel
 
         backend = type(get_active_backend()[0]).__name__.replace("Backend", "")
         self.where = f"joblib workers ({backend}, {workers})"

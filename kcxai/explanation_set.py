@@ -282,7 +282,7 @@ class ExplanationSet(Sequence[Row]):
         holds), ``oracle_calls``, ``seconds``, and ``failure`` (``None``, or the error of a row that
         could not be explained).
         """
-        import pandas as pd
+        import pandas as pd  # pandas: optional, loaded when a table is asked for
 
         frame = pd.DataFrame.from_records(self.records(), columns=list(FRAME_COLUMNS))
         return frame.astype({"size": "Int64", "oracle_calls": "Int64", "approximate": "boolean"})

@@ -115,7 +115,7 @@ def _demo(args: argparse.Namespace) -> int:
     few held-out rows: the sufficient reason, the rule whose precision is bounded, and the paper's
     I-delta set, each with its exact measures and its precision on held-out rows that were not explained."""
     # scikit-learn takes about a second to import: only the demo trains a model
-    from sklearn.compose import ColumnTransformer
+    from sklearn.compose import ColumnTransformer  # scikit-learn: loaded by the demo only
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import OrdinalEncoder
     from sklearn.tree import DecisionTreeClassifier

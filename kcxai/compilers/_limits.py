@@ -84,7 +84,7 @@ def resident_memory() -> int:
         with open("/proc/self/statm", "rb") as fh:
             return int(fh.read().split()[1]) * _PAGE
     except (OSError, IndexError, ValueError):  # pragma: no cover - no procfs: the peak is an upper bound
-        import resource
+        import resource  # POSIX only: the fallback where /proc is missing
         import sys
 
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

@@ -114,7 +114,7 @@ class DiagramOptions:
     def uses_ensemble(self, model: Any) -> bool:
         """Whether ``model`` is built by the ``"ensemble"`` construction under these options; raises
         :class:`~kcxai.InvalidInputError` for ``construction="ensemble"`` on a model that is no tree ensemble."""
-        from kcxai.compilers._ensemble import is_additive
+        from kcxai.compilers._ensemble import is_additive  # the construction (800 lines) loads when checked
 
         if self.construction == "builder":
             return False

@@ -163,7 +163,7 @@ class CompiledModel:
         return f"CompiledModel(language={self.language!r}, backend={self.backend!r}, {extra})"
 
     def _repr_html_(self) -> str:
-        import html
+        import html  # only for notebooks' HTML display
 
         rows = "".join(f"<tr><th>{html.escape(str(k))}</th><td>{html.escape(str(v))}</td></tr>" for k, v in
                        [("language", self.language), ("backend", self.backend), *self.stats.items()])

@@ -39,12 +39,11 @@ from kcxai.engines._box_leaves import (
     range_masks,
 )
 from kcxai.engines._box_descent import MarginDescent, query_seed, random_points
+from kcxai.engines._box_groups import group_starts, most_common, per_box
 from kcxai.engines._box_rivals import Rival
 from kcxai.models.classifier import Classifier
 
 __all__ = ["BoxBatch", "BoxSearch", "Interrupted", "Found"]
-
-_ZERO = np.zeros(1, dtype=np.int64)
 
 #: What evaluating boxes gives: the open boxes, a counterexample, or ``None`` (no box left open).
 Found = Union["BoxBatch", Point, None]
@@ -92,39 +91,6 @@ class BoxBatch:
         keep = new[self.owner] >= 0
         return BoxBatch(self.low[boxes], self.high[boxes], self.sets[boxes], self.base[boxes], self.rows[keep],
                         new[self.owner[keep]], self.bound[boxes])
-
-
-def group_starts(keys: IntArray) -> IntArray:
-    """The positions where a sorted key array changes (0 first)."""
-    breaks = np.flatnonzero(keys[1:] != keys[:-1])
-    breaks += 1
-    return np.concatenate((_ZERO, breaks))
-
-
-def _per_box(values: NumberArray, owner: IntArray, n_boxes: int) -> NumberArray:
-    """Sums of ``values`` per owner (``owner`` ascending; boxes without values get 0)."""
-    out = np.zeros(n_boxes, dtype=values.dtype)
-    if len(values):
-        starts = group_starts(owner)
-        out[owner[starts]] = np.add.reduceat(values, starts)
-    return out
-
-
-def _most_common(owner: IntArray, keys: MaskArray, n_boxes: int, default: MaskArray) -> MaskArray:
-    """Per box, the key that occurs most often among its rows (``default`` for a box without rows)."""
-    out: MaskArray = default.copy()
-    if not len(owner):
-        return out
-    order = np.lexsort((keys, owner))
-    owner, keys = owner[order], keys[order]
-    breaks = np.flatnonzero((owner[1:] != owner[:-1]) | (keys[1:] != keys[:-1])) + 1
-    starts = np.concatenate((_ZERO, breaks))
-    count = np.diff(starts, append=len(owner))
-    run_owner, run_key = owner[starts], keys[starts]
-    best = np.lexsort((-count, run_owner))
-    first = best[group_starts(run_owner[best])]
-    out[run_owner[first]] = run_key[first]
-    return out
 
 
 class _Split:
@@ -290,8 +256,8 @@ class BoxSearch:
         trees are settled within it decided by exact Python-integer sums."""
         rival, n_boxes = self.rival, len(low)
         float_base = np.asarray([float(b) for b in base])
-        lower = float_base + _per_box(rival.value_table[min_rank], group_box, n_boxes)
-        upper = float_base + _per_box(rival.value_table[max_rank], group_box, n_boxes)
+        lower = float_base + per_box(rival.value_table[min_rank], group_box, n_boxes)
+        upper = float_base + per_box(rival.value_table[max_rank], group_box, n_boxes)
         slack = rival.slack if rival.slack is not None else 0.0
         all_low = upper + slack <= rival.threshold
         cut = lower > rival.threshold + slack
@@ -303,7 +269,7 @@ class BoxSearch:
         if all_low.any():
             return lower, all_low, base, self.witness(low[int(np.argmax(all_low))])
         add = np.where(settled, self.exact_values[min_rank], 0) if len(min_rank) else min_rank
-        return lower, ~cut, base + _per_box(add, group_box, n_boxes), None
+        return lower, ~cut, base + per_box(add, group_box, n_boxes), None
 
     # -- the search ------------------------------------------------------------------
 
@@ -620,5 +586,5 @@ class BoxSearch:
             leaf_cut = self.leaf_sets[rows[at], slot[box]] & whole_box
             inner = leaf_cut != whole_box
             leaf_cut, whole_box, box = leaf_cut[inner], whole_box[inner], box[inner]
-            part = _most_common(box, np.minimum(leaf_cut, whole_box ^ leaf_cut), n_boxes, part)
+            part = most_common(box, np.minimum(leaf_cut, whole_box ^ leaf_cut), n_boxes, part)
         return _Split(j, mid, part, row_low, row_high)

@@ -46,7 +46,7 @@ class BruteForceOracle:
         self._where = {p: k for k, p in enumerate(self._points)}
 
     def predict_point(self, point: Point) -> int:
-        return self._labels[self._where[tuple(point)]]
+        return int(self._labels[self._where[tuple(point)]])
 
     def disagree_weight(self, point: Point, label: int, fixed: frozenset[int]) -> Weight:
         at = sorted(fixed)

@@ -103,7 +103,7 @@ def upper_bound(k: int, n: int, alpha: float) -> float:
     >>> round(upper_bound(0, 100, 0.05), 4)
     0.0295
     """
-    from scipy.stats import beta
+    from scipy.stats import beta  # scipy.stats: 0.3 s to import, loaded when a bound is certified
 
     return 1.0 if k >= n else float(beta.ppf(1 - alpha, k + 1, n - k))
 
@@ -116,7 +116,7 @@ def lower_bound(k: int, n: int, alpha: float) -> float:
     >>> round(lower_bound(100, 100, 0.05), 4)
     0.9705
     """
-    from scipy.stats import beta
+    from scipy.stats import beta  # scipy.stats: 0.3 s to import, loaded when a bound is certified
 
     return 0.0 if k <= 0 else float(beta.ppf(alpha, k, n - k + 1))
 
@@ -162,7 +162,7 @@ def clopper_pearson(k: int, n: int, alpha: float) -> tuple[float, float]:
     >>> lo, round(hi, 4)
     (0.0, 0.0362)
     """
-    from scipy.stats import beta
+    from scipy.stats import beta  # scipy.stats: 0.3 s to import, loaded when a bound is certified
 
     lo = 0.0 if k == 0 else float(beta.ppf(alpha / 2, k, n - k + 1))
     hi = 1.0 if k == n else float(beta.ppf(1 - alpha / 2, k + 1, n - k))

@@ -137,7 +137,7 @@ class _Measure:
 
     def __init__(self, dpi: float) -> None:
         # matplotlib (optional extra 'plot', heavy) loads only when something is drawn
-        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.backends.backend_agg import FigureCanvasAgg  # matplotlib: optional, loaded to draw
         from matplotlib.figure import Figure
 
         self._figures = [Figure(dpi=d) for d in sorted({float(dpi), 144.0})]

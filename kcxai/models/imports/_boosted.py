@@ -72,7 +72,7 @@ def _check_classes(clf: Any) -> list[Any]:
 def _raw_gradient_boosting(clf: Any) -> RawEnsemble:
     """The trees of a fitted ``sklearn.ensemble.GradientBoostingClassifier``."""
     # scikit-learn (heavy) loads on first import of an estimator, not with kcxai
-    from sklearn.dummy import DummyClassifier
+    from sklearn.dummy import DummyClassifier  # scikit-learn: loaded on import, not with kcxai
     from sklearn.ensemble import GradientBoostingClassifier
 
     if not isinstance(clf, GradientBoostingClassifier):

@@ -170,7 +170,7 @@ class _Reader:
 
     def walk(self, step: str, trans: Any, ins: list[Out]) -> list[Out]:
         # scikit-learn (heavy) loads on first import of an estimator, not with kcxai
-        from sklearn.compose import ColumnTransformer
+        from sklearn.compose import ColumnTransformer  # scikit-learn: loaded with a pipeline, not with kcxai
         from sklearn.pipeline import Pipeline
         from sklearn.preprocessing import KBinsDiscretizer, OneHotEncoder, OrdinalEncoder
 

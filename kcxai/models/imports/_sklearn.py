@@ -238,7 +238,7 @@ def as_tree_parts(parts: EnsembleParts) -> TreeParts:
 
 def check_forest(clf: Any) -> None:
     """A fitted single-output ``RandomForestClassifier`` / ``ExtraTreesClassifier``, or an error."""
-    from sklearn.ensemble import ExtraTreesClassifier, RandomForestClassifier
+    from sklearn.ensemble import ExtraTreesClassifier, RandomForestClassifier  # scikit-learn: loaded on import
 
     if not isinstance(clf, (RandomForestClassifier, ExtraTreesClassifier)):
         raise InvalidTypeError(
