@@ -90,6 +90,7 @@ class Tests:
     pairs: list[tuple[int, int]]
     runs: list[tuple[Threshold, list[int], int]]
     stats: dict[str, Any] = field(default_factory=dict)
+    current: int = 0
 
     @classmethod
     def prepare(cls, spec: AdditiveTrees, out: EnsembleDiagram, guard: Guard | None, stats: dict[str, Any],
@@ -108,7 +109,7 @@ class Tests:
         stats["nodes_by_level"] = out.per_level
         expanded = stats.setdefault("states_by_level", [0] * len(order))
         fractions = _fractions(spec.space, order)
-        runs = []
+        runs: list[tuple[Threshold, list[int], int]] = []
         if guard is not None:
             guard.set_size(lambda: len(out) + sum(len(th.src.level) for th, _, _ in runs))
         for c, d in pairs:
@@ -124,12 +125,17 @@ class Tests:
 
     def run(self, guard: Guard | None, theta: float = 0.0) -> tuple[list[int], list[bool]]:
         """One pass over every test (exact with ``theta = 0``, else a bounded round): per class its root and
-        whether it is negated."""
+        whether it is negated. :attr:`current` is the test running (when a limit or a monitor stops it)."""
         nodes = []
-        for th, roots, s0 in self.runs:
+        for j, (th, roots, s0) in enumerate(self.runs):
+            self.current = j
             nodes.append(th.run(roots, s0, theta))
         self.stats["states"] = sum(self.stats["states_by_level"])
         return self.classes(nodes, guard)
+
+    def unknown_states(self) -> int:
+        """States sent to UNKNOWN by the last pass of every test."""
+        return sum(th.unknown_states for th, _, _ in self.runs)
 
     def classes(self, nodes: Sequence[int], guard: Guard | None) -> tuple[list[int], list[bool]]:
         """The class roots from the tests' nodes."""

@@ -17,6 +17,7 @@ Kleene, S. C. (1952). Introduction to Metamathematics. North-Holland (the strong
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from kcxai.compilers._encoding import Encoding
 from kcxai.compilers._limits import Guard

@@ -40,6 +40,7 @@ from typing import Any
 
 from kcxai.compilers._ensemble.bottom import BOTTOM_POINTS, Bottom, cut_level
 from kcxai.compilers._ensemble.diagram import FALSE, TRUE, UNKNOWN, EnsembleDiagram
+from kcxai.compilers._ensemble.progress import Stopped
 from kcxai.compilers._ensemble.sources import Residuals, Sources
 from kcxai.compilers._limits import Guard
 from kcxai.compilers._tables.base import recursion
@@ -101,8 +102,8 @@ class Threshold:
     """
 
     def __init__(self, src: Sources, out: EnsembleDiagram, guard: Guard | None, expanded: list[int] | None = None,
-                 *, fractions: Sequence[Sequence[float]] | None = None,
-                 bottom_points: int = BOTTOM_POINTS, bottom: bool | None = None, monitor: Callable[["Threshold"], None] | None = None) -> None:
+                 *, fractions: Sequence[Sequence[float]] | None = None, bottom_points: int = BOTTOM_POINTS,
+                 bottom: bool | None = None, monitor: Callable[["Threshold"], None] | None = None) -> None:
         self.src = src
         self.out = out
         self.guard = guard
@@ -133,6 +134,13 @@ class Threshold:
         self.inexact: set[int] = {UNKNOWN}
         self._round: dict[tuple[Entry, int], int] = {}
         self.monitor = monitor
+        #: stop the run (:class:`~kcxai.compilers._ensemble.progress.Stopped`) when ``ticks`` reaches this
+        self.cap: int | None = None
+
+    @property
+    def ticks(self) -> int:
+        """States expanded by this construction, over all its runs (a multiple of 32 when a run stops)."""
+        return self._ticks
 
     def run(self, roots: Sequence[int], s0: int, theta: float = 0.0) -> int:
         """The node of the test from the residuals ``roots`` and the partial sum ``s0``; with ``theta > 0``, a
@@ -225,6 +233,8 @@ class Threshold:
         self.expanded[level] += 1
         self._ticks += 1
         if not self._ticks & 31:
+            if self._ticks == self.cap:
+                raise Stopped(-1, self._ticks, "stopped at a recorded number of states")
             if self.guard is not None:  # the guard's clock, every 32 states (~0.5 ms)
                 self.guard.calls += 31
                 self.guard.tick()
