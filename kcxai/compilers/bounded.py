@@ -54,7 +54,7 @@ from kcxai._errors import InvalidInputError, InvalidTypeError
 from kcxai._params import NONE, POSITIVE_INT, Range, check
 from kcxai.compilers._ensemble import ensemble_order, is_additive
 from kcxai.compilers._ensemble.bounded import BoundedBuild, compile_bounded
-from kcxai.compilers._ensemble.diagram import UNKNOWN, EnsembleDiagram
+from kcxai.compilers._ensemble.diagram import FALSE, TRUE, UNKNOWN, EnsembleDiagram
 from kcxai.compilers._ensemble.progress import Progress
 from kcxai.compilers._limits import DEFAULT_MAX_MEMORY, DEFAULT_MAX_NODES, Guard, LimitHit, advice
 from kcxai.compilers._orders import OrderSpec, check_order, feature_order
@@ -63,7 +63,7 @@ from kcxai.compilers._tables.level import LevelTable
 from kcxai.compilers.compiled import CompiledModel, CompileStats
 from kcxai.compilers.language import LanguageOptions
 
-__all__ = ["compile", "BoundedOptions", "DEFAULT_BUDGET", "BUILD_SHARE"]
+__all__ = ["compile", "BoundedOptions", "DEFAULT_BUDGET", "BUILD_SHARE", "bounds_oracle"]
 
 #: The default ``max_seconds`` of a bounded compilation.
 DEFAULT_BUDGET = 30.0
@@ -128,16 +128,13 @@ def compile(model: Any, **options: Any) -> CompiledModel:
     built = _build(spec, order, soft, opts)
     hard.phase = "building the bounds' counting table"
     space = model.space
-    built.diagram.seal()
-    proven = [built.diagram.settle(r, 0) for r in built.roots]
-    possible = [built.diagram.settle(r, 1) for r in built.roots]
-    feature, edges, roots = built.diagram.compact(proven + possible)
-    table = LevelTable(space, order, feature, edges, roots)
-    oracle = DiagramBoundsOracle(space, table, len(built.roots), model.predict_point)
-    unknown = oracle.unknown_weight((0,) * space.n_features, frozenset())
+    oracle = bounds_oracle(model, built, order)
+    table = oracle.table
+    # nothing was sent to UNKNOWN: no weight is left undecided (in float spaces not even the rounding's)
+    unknown = space.arith.zero if built.exact else oracle.unknown_weight((0,) * space.n_features, frozenset())
     stats = {
         "size": table.n_nodes, "variables": space.n_features, "compile_seconds": hard.seconds,
-        "exact": bool(built.exact and not unknown), "unknown_weight": unknown,
+        "exact": bool(built.exact or not unknown), "unknown_weight": unknown,
         "unknown": space.distribution.probability(unknown), "theta": built.theta, "schedule": built.schedule,
         "stopped": built.stopped, "diagram_nodes": built.diagram.reachable(built.roots),
         "counting_nodes": table.n_nodes, "counting_edges": table.n_edges, "states": built.stats.get("states", 0),
@@ -146,6 +143,17 @@ def compile(model: Any, **options: Any) -> CompiledModel:
     kwargs = {**opts.as_kwargs(), "order": opts.order, "schedule": built.schedule, "progress": None}
     return CompiledModel(model=model, oracle=oracle, language="bounded", backend="kcxai",
                          stats=CompileStats.from_mapping(stats, size_unit="diagram nodes"), options=kwargs)
+
+
+def bounds_oracle(model: Any, built: BoundedBuild, order: Sequence[int]) -> DiagramBoundsOracle:
+    """The bounds oracle of a bounded construction's diagram (its proven and possible class functions in one
+    counting table)."""
+    built.diagram.seal()
+    proven = [built.diagram.settle(r, FALSE) for r in built.roots]
+    possible = [built.diagram.settle(r, TRUE) for r in built.roots]
+    feature, edges, roots = built.diagram.compact(proven + possible)
+    table = LevelTable(model.space, order, feature, edges, roots)
+    return DiagramBoundsOracle(model.space, table, len(built.roots), model.predict_point)
 
 
 def _build(spec: Any, order: Sequence[int], soft: Guard, opts: BoundedOptions) -> BoundedBuild:

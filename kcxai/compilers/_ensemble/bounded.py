@@ -81,9 +81,10 @@ def _class_roots(diagram: EnsembleDiagram, roots: Sequence[int], negated: Sequen
 
 def compile_bounded(spec: AdditiveTrees, order: Sequence[int], guard: Guard, *,
                     progress: Callable[[Progress], None] | None = None,
-                    schedule: Sequence[Step] | None = None) -> BoundedBuild:
+                    schedule: Sequence[Step] | None = None, bottom: bool | None = None) -> BoundedBuild:
     """The bounded construction of ``spec`` in ``order`` within ``guard``'s limits (see the module docstring),
-    or the replay of ``schedule``.
+    or the replay of ``schedule``. ``bottom`` sets the vectors below the cut (see
+    :class:`~kcxai.compilers._ensemble.threshold.Threshold`).
 
     Examples
     --------
@@ -101,7 +102,7 @@ def compile_bounded(spec: AdditiveTrees, order: Sequence[int], guard: Guard, *,
     out = EnsembleDiagram(spec.space, order, three_valued=True)
     stats: dict[str, Any] = {}
     monitor = Monitor(guard, progress)
-    tests = Tests.prepare(spec, out, guard, stats, monitor=monitor)
+    tests = Tests.prepare(spec, out, guard, stats, bottom=bottom, monitor=monitor)
     monitor.tests = tests
     if schedule is not None:
         return _replay(tests, out, guard, monitor, schedule)
@@ -143,6 +144,7 @@ def compile_bounded(spec: AdditiveTrees, order: Sequence[int], guard: Guard, *,
             return BoundedBuild(out, best[0], True, theta, tuple(steps), "", stats)
         theta /= SHRINK
     roots_, theta_ = best if best is not None else ([UNKNOWN] * spec.n_classes, THETA0)
+    monitor.report()
     return BoundedBuild(out, roots_, False, theta_, tuple(steps), stopped, stats)
 
 
