@@ -102,7 +102,16 @@ def _pipelines(out: str) -> None:
 #: Benchmarks whose smoke run takes more than ``--smoke`` (the rest of their arguments).
 SMOKE_ARGS = {"bench_pipelines.py": ["--sklearn-data"]}
 
+def _bounded(out: str) -> None:
+    """bench_bounded: every target printed, both front-door models' loops, and every decision from the bounds
+    that was checked exactly confirmed."""
+    assert out.count(" exact yes ") + out.count(" exact NO ") >= 6 and "Part 2" in out, out
+    checks = re.findall(r"bounds decisions confirmed exactly (\d+)/(\d+)", out)
+    assert len(checks) == 2 and all(a == b for a, b in checks), out
+
+
 PRINTS: dict[str, Callable[[str], None]] = {
+    "bench_bounded.py": _bounded,
     "bench_pipelines.py": _pipelines,
     "bench_front_door.py": _prints("RandomForest 5x3", "axp via", "0 rows with a completion predicted otherwise"),
     "bench_ensembles.py": _ensemble_sets_checked,
