@@ -8,7 +8,9 @@ after 7 s and took 32 s), which is the safe side for stopping a pass that would 
 
 :class:`Monitor` is called by the construction every 1,024 states: it reports :class:`Progress` to a
 callback (a progress bar), stops the exact pass when its prediction exceeds the budget, and stops a
-pass at a given number of states (to replay a recorded schedule).
+pass at a given number of states (to replay a recorded schedule). The exact pass is stopped when its
+prediction exceeds the budget by a margin that shrinks from 2x (at :data:`PREDICT_AFTER` of the budget)
+to none (at the end): early predictions are the least reliable.
 """
 
 from __future__ import annotations
@@ -122,13 +124,14 @@ class Monitor:
         if self.budget is None and self.callback is None:
             return
         now = self.guard.seconds
-        if self.budget is not None and now - self.started >= PREDICT_AFTER * self.budget:
+        spent = now - self.started
+        if self.budget is not None and spent >= PREDICT_AFTER * self.budget:
             p = self.progress(th)
-            if p.predicted_seconds > self.budget:
+            if p.predicted_seconds > self.budget * (2 - spent / self.budget):  # the margin shrinks to none
                 tests = self.tests
                 index = tests.index(th) if tests is not None else 0
                 raise Stopped(index, th.ticks, f"the exact pass was predicted to take {p.predicted_seconds:.3g} s "
-                                               f"({p.done:.2%} of the mass decided in {now - self.started:.3g} s), "
+                                               f"({p.done:.2%} of the mass decided in {spent:.3g} s), "
                                                f"more than its {self.budget:.3g} s")
         if self.callback is not None and now >= self._next:
             self.report(th)
