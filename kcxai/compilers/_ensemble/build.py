@@ -112,8 +112,9 @@ class Tests:
         runs: list[tuple[Threshold, list[int], int]] = []
         if guard is not None:
             guard.set_size(lambda: len(out) + sum(len(th.src.level) for th, _, _ in runs))
+        fixed = {order[lv]: v for lv, v in enumerate(values) if v is not None} if values is not None else None
         for c, d in pairs:
-            src, roots, s0 = _sources(spec, c, d, out, level_of, guard)
+            src, roots, s0 = _sources(spec, c, d, out, level_of, guard, fixed)
             stats["source_nodes"] = stats.get("source_nodes", 0) + len(src.level)
             if values is not None:
                 roots, reached = src.descend(roots, values)
@@ -174,9 +175,10 @@ class Tests:
 
 
 def _sources(spec: AdditiveTrees, c: int, d: int, out: EnsembleDiagram, level_of: Sequence[int],
-             guard: Guard | None) -> tuple[Sources, list[int], int]:
-    """The trees of ``score_c >= score_d`` as a sealed :class:`Sources`, their root residuals (trees that are
-    leaves and constant trees go to the partial sum) and the starting partial sum."""
+             guard: Guard | None, fixed: Mapping[int, int] | None = None) -> tuple[Sources, list[int], int]:
+    """The trees of ``score_c >= score_d`` (restricted to ``x_f = fixed[f]``) as a sealed :class:`Sources`, their
+    root residuals (trees that are leaves and constant trees go to the partial sum) and the starting partial
+    sum."""
     diffs, s0 = scaled_differences(spec, c, d)
     src = Sources(out.sizes, level_of, guard)
     roots = []
@@ -184,7 +186,7 @@ def _sources(spec: AdditiveTrees, c: int, d: int, out: EnsembleDiagram, level_of
         if len(set(values)) == 1:
             s0 += values[0]
             continue
-        r = src.add_tree(tree.paths, values)
+        r = src.add_tree(tree.paths, values, fixed)
         if src.level[r] == src.n_levels:
             s0 += src.lo[r]
         else:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from fractions import Fraction
 from typing import Any
 
@@ -80,10 +80,15 @@ class Sources:
             self.hi.append(max(self.hi[c] for _, c in edges))
         return got
 
-    def add_tree(self, paths: Sequence[Any], values: Sequence[int]) -> int:
+    def add_tree(self, paths: Sequence[Any], values: Sequence[int], fixed: Mapping[int, int] | None = None) -> int:
         """The diagram of a tree whose path ``k`` (a :class:`~kcxai.models.TreePath`) ends at a leaf of value
-        ``values[k]``. Sets of still-consistent paths (bitsets) are split level by level."""
-        allow = self._allowed(paths)
+        ``values[k]``, restricted to the points with ``x_f = fixed[f]`` (no node tests those features). Sets of
+        still-consistent paths (bitsets) are split level by level."""
+        if fixed:
+            keep = [k for k, path in enumerate(paths)
+                    if all(mask >> fixed[f] & 1 for f, mask in path.masks if f in fixed)]
+            paths, values = [paths[k] for k in keep], [values[k] for k in keep]
+        allow = self._allowed(paths, fixed or {})
         levels = sorted(allow)
         groups: dict[int, int] = {}
         for k, v in enumerate(values):
@@ -120,8 +125,9 @@ class Sources:
         with recursion(len(levels) + 10):
             return build(0, (1 << len(paths)) - 1)
 
-    def _allowed(self, paths: Sequence[Any]) -> dict[int, list[int]]:
-        """Per level whose feature some path restricts: per value, the bitset of the paths that allow it.
+    def _allowed(self, paths: Sequence[Any], fixed: Mapping[int, int]) -> dict[int, list[int]]:
+        """Per level whose feature (not ``fixed``) some path restricts: per value, the bitset of the paths that
+        allow it.
 
         One boolean matrix (paths x values) per level, packed into the bitsets column by column: the work is
         linear in the paths' masks (an unbounded tree of a default forest has thousands of paths over
@@ -130,6 +136,8 @@ class Sources:
         tables: dict[int, np.ndarray] = {}
         for k, path in enumerate(paths):
             for f, mask in path.masks:
+                if f in fixed:
+                    continue
                 lv = self.level_of[f]
                 table = tables.get(lv)
                 if table is None:
