@@ -108,7 +108,16 @@ def _pipelines(out: str) -> None:
 #: Benchmarks whose smoke run takes more than ``--smoke`` (the rest of their arguments).
 SMOKE_ARGS = {"bench_pipelines.py": ["--sklearn-data"]}
 
+def _bounded(out: str) -> None:
+    """bench_bounded: every target printed, both front-door models' loops, and every decision from the bounds
+    that was checked exactly confirmed."""
+    assert out.count(" exact yes ") + out.count(" exact NO ") >= 6 and "Part 2" in out, out
+    checks = re.findall(r"bounds decisions confirmed exactly (\d+)/(\d+)", out)
+    assert len(checks) == 2 and all(a == b for a, b in checks), out
+
+
 PRINTS: dict[str, Callable[[str], None]] = {
+    "bench_bounded.py": _bounded,
     "bench_pipelines.py": _pipelines,
     "bench_functional.py": _prints("same sets: True", "speed-up over the baseline", "load average",
                                    "kcxai.ensemble_axp(model, x) in a loop", "fewer values first (the default)"),
