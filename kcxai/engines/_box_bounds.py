@@ -60,10 +60,10 @@ from kcxai._deadline import Deadline
 from kcxai._errors import InvalidInputError, InvalidTypeError
 from kcxai._params import NONE, POSITIVE_INT, Instance, Range, check
 from kcxai.arithmetic import Probability, Weight
-from kcxai.engines._box_bounds_search import Query, SearchEnd, search
+from kcxai.engines._box_bounds_search import Query, SearchEnd, component_weights, search
 from kcxai.engines._box_bounds_tables import LeafTable, PairValues, pair_values
 from kcxai.functions import AdditiveTrees
-from kcxai.oracle import Box, box_weight
+from kcxai.oracle import Box
 
 __all__ = ["BoxBounds", "WeightBounds", "STOPS"]
 
@@ -248,7 +248,8 @@ class BoxBounds:
         (5, 6)
         """
         box = self._check_box(box)
-        return sum((c * box_weight(pw, box) for c, pw in self.space.distribution.components), self.space.arith.zero)
+        comps = self.space.distribution.components
+        return sum((c * w for (c, _), w in zip(comps, component_weights(self.space, box))), self.space.arith.zero)
 
     def bounds(self, box: Box, label: int, *, margin: Weight | Probability = 0, deadline: Deadline | None = None,
                max_boxes: int | None = None) -> WeightBounds:

@@ -22,12 +22,12 @@ import numpy as np
 from kcxai._deadline import Deadline
 from kcxai.arithmetic import Weight
 from kcxai.engines._box_bounds_tables import MASK_BITS, LeafTable, PairValues, highest_bits, lowest_bits
-from kcxai.oracle import Box, box_weight
+from kcxai.oracle import Box
 
 if TYPE_CHECKING:  # pragma: no cover
     from kcxai.engines._box_bounds import BoxBounds
 
-__all__ = ["Query", "Boxes", "search", "SearchEnd"]
+__all__ = ["Query", "Boxes", "search", "SearchEnd", "component_weights"]
 
 _EMPTY = np.zeros(0, dtype=np.int64)
 _ONE = np.uint64(1)
@@ -55,15 +55,22 @@ def _per_box(values: np.ndarray, owner: np.ndarray, n_boxes: int) -> np.ndarray:
     return out
 
 
-def _median_per_box(owner: np.ndarray, values: np.ndarray, width: int, out: np.ndarray) -> None:
-    """Set ``out[o]`` to the median (upper) of the ``values`` (in ``[0, width)``) owned by ``o``, for every owner."""
+def _median_per_box(owner: np.ndarray, values: np.ndarray, weights: np.ndarray, width: int,
+                    out: np.ndarray) -> None:
+    """Set ``out[o]`` to the weighted median of the ``values`` (in ``[0, width)``) owned by ``o``, for every
+    owner: the least value at which the running weight reaches half of ``o``'s."""
     if not len(owner):
         return
-    keys = np.sort(owner * width + values)
-    kown = keys // width
-    at = _starts(kown)
-    size = np.diff(np.append(at, len(keys)))
-    out[kown[at]] = keys[at + size // 2] % width
+    order = np.argsort(owner * width + values, kind="stable")
+    owner, values, weights = owner[order], values[order], weights[order]
+    at = _starts(owner)
+    running = np.cumsum(weights)
+    before = np.repeat(running[at] - weights[at], np.diff(np.append(at, len(owner))))
+    half = np.repeat(_per_box(weights, owner, int(owner[-1]) + 1)[owner[at]] / 2, np.diff(np.append(at, len(owner))))
+    reached = running - before >= half
+    first = np.flatnonzero(reached & np.concatenate(([True], (owner[1:] != owner[:-1]) | ~reached[:-1])))
+    first = first[_starts(owner[first])]
+    out[owner[first]] = values[first]
 
 
 def _most_common_per_box(owner: np.ndarray, keys: np.ndarray, out: np.ndarray) -> None:
@@ -78,6 +85,25 @@ def _most_common_per_box(owner: np.ndarray, keys: np.ndarray, out: np.ndarray) -
     best = np.lexsort((-count, run_owner))
     first = best[_starts(run_owner[best])]
     out[run_owner[first]] = run_key[first]
+
+
+def component_weights(space: Any, box: Box) -> list[Weight]:
+    """The weight of ``box`` under each product component of ``space``'s distribution: the product of its value
+    sets' weights (a free feature's total and a fixed feature's one weight read directly, as wide features'
+    sets can hold thousands of values)."""
+    out = []
+    sizes = space.domain_sizes
+    for _, pw in space.distribution.components:
+        w = space.arith.one
+        for f, m in enumerate(box):
+            if m == (1 << sizes[f]) - 1:
+                w *= pw.totals[f]
+            elif m & (m - 1) == 0:
+                w *= pw.weights[f][m.bit_length() - 1]
+            else:
+                w *= pw.mask_weight(f, m)
+        out.append(w)
+    return out
 
 
 def _popcount(masks: np.ndarray) -> np.ndarray:
@@ -109,13 +135,15 @@ class Boxes:
         The query's leaf rows still undecided in each box, and their box (ascending; rows of a box by tree).
     """
 
-    __slots__ = ("masks", "low", "high", "base_low", "base_high", "weights", "rows", "own")
+    __slots__ = ("masks", "low", "high", "base_low", "base_high", "weights", "rows", "own", "spread")
 
     def __init__(self, masks: np.ndarray, low: np.ndarray, high: np.ndarray, base_low: np.ndarray,
-                 base_high: np.ndarray, weights: np.ndarray, rows: np.ndarray, own: np.ndarray) -> None:
+                 base_high: np.ndarray, weights: np.ndarray, rows: np.ndarray, own: np.ndarray,
+                 spread: np.ndarray | None = None) -> None:
         self.masks, self.low, self.high = masks, low, high
         self.base_low, self.base_high, self.weights = base_low, base_high, weights
         self.rows, self.own = rows, own
+        self.spread = spread
 
     def __len__(self) -> int:
         return len(self.weights)
@@ -128,7 +156,8 @@ class Boxes:
         if keep_rows is not None:
             keep &= keep_rows
         return Boxes(self.masks[boxes], self.low[boxes], self.high[boxes], self.base_low[boxes],
-                     self.base_high[boxes], self.weights[boxes], self.rows[keep], new[self.own[keep]])
+                     self.base_high[boxes], self.weights[boxes], self.rows[keep], new[self.own[keep]],
+                     None if self.spread is None else self.spread[keep])
 
 
 class Query:
@@ -178,7 +207,8 @@ class Query:
         wide: prefix sums over the box's values, with each value's next and previous value in the box)."""
         comps = space.distribution.components
         self.coefficients = np.asarray([c for c, _ in comps], dtype=object if self.exact else np.float64)
-        self.total_weight = sum((c * box_weight(pw, self.box) for c, pw in comps), space.arith.zero)
+        self.root_weights = component_weights(space, self.box)
+        self.total_weight = sum((c * w for (c, _), w in zip(comps, self.root_weights)), space.arith.zero)
         self.dtype: Any = object if self.exact else np.float64
         self.narrow_weights: list[np.ndarray] = []
         for f in self.free_narrow:
@@ -195,26 +225,20 @@ class Query:
         self.wide_width = width
         for j, f in enumerate(self.free_wide):
             m, size = self.box[f], space.domain_sizes[f]
-            inside = [(m >> v) & 1 == 1 for v in range(size)]
+            inside = np.asarray([int(c) for c in bin(m)[2:].zfill(size)[::-1]], dtype=bool)
+            values = np.arange(size)
             prefix = np.zeros((size + 1, len(comps)), dtype=self.dtype)
-            prefix[:] = space.arith.zero
+            prefix[0] = space.arith.zero
             for k, (_, pw) in enumerate(comps):
-                run = space.arith.zero
-                for v in range(size):
-                    if inside[v]:
-                        run += pw.weights[f][v]
-                    prefix[v + 1, k] = run
+                ws = np.asarray(pw.weights[f], dtype=self.dtype)
+                ws[~inside] = space.arith.zero
+                prefix[1:, k] = np.cumsum(ws)
             self.wide_prefix.append(prefix)
-            nxt = size
-            for v in range(size, -1, -1):
-                if v < size and inside[v]:
-                    nxt = v
-                self.next_in[j, v] = nxt
-            prv = -1
-            for v in range(size):
-                if inside[v]:
-                    prv = v
-                self.prev_in[j, v] = prv
+            # the least value of the box's set at or after v, the greatest at or before v (size / -1: none)
+            after = np.where(inside, values, size)
+            self.next_in[j, :size] = np.minimum.accumulate(after[::-1])[::-1]
+            self.next_in[j, size:] = size
+            self.prev_in[j, :size] = np.maximum.accumulate(np.where(inside, values, -1))
 
     def narrow_weight(self, j: int, masks: np.ndarray) -> np.ndarray:
         """The weights (one column per component) of the value sets ``masks`` of free narrow feature ``j``."""
@@ -251,10 +275,8 @@ class Query:
         high = np.asarray([[self.box[f].bit_length() - 1 for f in self.free_wide]], dtype=np.int64).reshape(1, -1)
         base_low = np.asarray([[p.base_low for p in self.rivals]], dtype=np.int64).reshape(1, r)
         base_high = np.asarray([[p.base_high for p in self.rivals]], dtype=np.int64).reshape(1, r)
-        comps = self.engine.space.distribution.components
-        weights = np.empty((1, len(comps)), dtype=self.dtype)
-        for k, (_, pw) in enumerate(comps):
-            weights[0, k] = box_weight(pw, self.box)
+        weights = np.empty((1, len(self.root_weights)), dtype=self.dtype)
+        weights[0, :] = self.root_weights
         rows = np.arange(self.n_rows, dtype=np.int64)
         return Boxes(masks, low, high, base_low, base_high, weights, rows, np.zeros(self.n_rows, dtype=np.int64))
 
@@ -273,6 +295,7 @@ class Query:
         agree = np.ones(n, dtype=bool)
         beaten = np.zeros(n, dtype=bool)
         least, most = [], []
+        spread = np.zeros(len(at))
         for r, pair in enumerate(self.rivals):
             ranks = self.rank[r][rows]
             lo = np.minimum.reduceat(ranks, at) if len(at) else _EMPTY
@@ -280,6 +303,7 @@ class Query:
             agree &= b.base_low[:, r] + _per_box(pair.low[lo], group_box, n) >= pair.need
             beaten |= b.base_high[:, r] + _per_box(pair.high[hi], group_box, n) < pair.need
             settled &= lo == hi
+            spread += pair.high[hi].astype(np.float64) - pair.low[lo].astype(np.float64)
             least.append(lo)
             most.append(hi)
         agree &= ~beaten
@@ -291,7 +315,9 @@ class Query:
         for r, pair in enumerate(self.rivals):
             base_low[:, r] += _per_box(np.where(fold, pair.low[least[r]], 0), group_box, n)
             base_high[:, r] += _per_box(np.where(fold, pair.high[most[r]], 0), group_box, n)
-        keep = np.repeat(~settled, np.diff(np.append(at, len(rows))))
+        sizes = np.diff(np.append(at, len(rows)))
+        keep = np.repeat(~settled, sizes)
+        b = Boxes(b.masks, b.low, b.high, b.base_low, b.base_high, b.weights, rows, own, np.repeat(spread, sizes))
         left = np.bincount(own[keep], minlength=n) > 0
         single = np.all(_single_bits(b.masks), axis=1) & np.all(b.low == b.high, axis=1)
         by_model = undecided & (~left | single)
@@ -380,7 +406,7 @@ class Query:
         box_masks = b.masks[own]
         cut = np.concatenate(((self.mask[rows] & box_masks) != box_masks,
                               (self.lo[rows] > b.low[own]) | (self.hi[rows] < b.high[own])), axis=1)
-        count = _per_box(cut.astype(np.int64), own, n)
+        count = _per_box(cut * b.spread[:, None], own, n)
         single = np.concatenate((_single_bits(b.masks), b.low == b.high), axis=1)
         count[single] = -1
         feature = np.argmax(count, axis=1)
@@ -411,8 +437,9 @@ class Query:
         leaf_first, leaf_last = self.first[at_rows, jr], self.last[at_rows, jr]
         lower = r_at & (leaf_first > first[o])
         upper = r_at & (leaf_last < last[o])
-        _median_per_box(np.concatenate((o[lower], o[upper])),
-                        np.concatenate((leaf_first[lower] - 1, leaf_last[upper])), MASK_BITS, mid)
+        spread = b.spread[at]
+        _median_per_box(np.concatenate((o[lower], o[upper])), np.concatenate((leaf_first[lower] - 1, leaf_last[upper])),
+                        np.concatenate((spread[lower], spread[upper])), MASK_BITS, mid)
         part = whole & (~whole + _ONE)  # the lowest value alone, unless the leaves say otherwise
         cutting = self.mask[at_rows, jr] & whole[o]
         s_at = ~r_at & (cutting != whole[o])
@@ -434,8 +461,9 @@ class Query:
         leaf_low, leaf_high = self.lo[at_rows, j[o]], self.hi[at_rows, j[o]]
         lower = leaf_low > low[o]
         upper = leaf_high < high[o]
-        _median_per_box(np.concatenate((o[lower], o[upper])),
-                        np.concatenate((leaf_low[lower] - 1, leaf_high[upper])), self.wide_width, mid)
+        spread = b.spread[at]
+        _median_per_box(np.concatenate((o[lower], o[upper])), np.concatenate((leaf_low[lower] - 1, leaf_high[upper])),
+                        np.concatenate((spread[lower], spread[upper])), self.wide_width, mid)
         return mid
 
 
@@ -480,10 +508,11 @@ def search(q: Query, stop: Callable[[Weight, Weight], bool], deadline: Deadline 
 
     settle(q.root())
     boxes, steps = 1, 0
+    weight = q.engine.space.arith.weight
     while True:
-        lower, upper = disagree_w, total - agree_w
-        if not heap:
-            return lower, upper, boxes, SearchEnd.EXACT
+        lower, upper = weight(disagree_w), weight(total - agree_w)
+        if not heap:  # every box decided: the disagreeing ones' weight (in floats, the other sum may round apart)
+            return lower, lower, boxes, SearchEnd.EXACT
         if stop(lower, upper):
             return lower, upper, boxes, SearchEnd.STOPPED
         if deadline is not None and time.perf_counter() > deadline.at:
@@ -513,5 +542,6 @@ def _ordered(b: Boxes, order: Sequence[int] | np.ndarray) -> Boxes:
     new_own = position[b.own[keep]]
     rows = b.rows[keep]
     regroup = np.argsort(new_own, kind="stable")
+    spread = None if b.spread is None else b.spread[keep][regroup]
     return Boxes(b.masks[order], b.low[order], b.high[order], b.base_low[order], b.base_high[order],
-                 b.weights[order], rows[regroup], new_own[regroup])
+                 b.weights[order], rows[regroup], new_own[regroup], spread)
