@@ -133,6 +133,9 @@ class Boxes:
         Each box's weight under each product component (Python ints, or floats).
     rows, own : ndarray of int64
         The query's leaf rows still undecided in each box, and their box (ascending; rows of a box by tree).
+    spread : ndarray of float64
+        Per row, the spread of its tree's margins in its box (greatest less least, summed over the rivals), as
+        :meth:`Query.evaluate` found it (zeros until then): what the choice of a split weighs leaves by.
     """
 
     __slots__ = ("masks", "low", "high", "base_low", "base_high", "weights", "rows", "own", "spread")
@@ -143,7 +146,7 @@ class Boxes:
         self.masks, self.low, self.high = masks, low, high
         self.base_low, self.base_high, self.weights = base_low, base_high, weights
         self.rows, self.own = rows, own
-        self.spread = spread
+        self.spread = np.zeros(len(rows)) if spread is None else spread
 
     def __len__(self) -> int:
         return len(self.weights)
@@ -157,7 +160,7 @@ class Boxes:
             keep &= keep_rows
         return Boxes(self.masks[boxes], self.low[boxes], self.high[boxes], self.base_low[boxes],
                      self.base_high[boxes], self.weights[boxes], self.rows[keep], new[self.own[keep]],
-                     None if self.spread is None else self.spread[keep])
+                     self.spread[keep])
 
 
 class Query:
@@ -542,6 +545,6 @@ def _ordered(b: Boxes, order: Sequence[int] | np.ndarray) -> Boxes:
     new_own = position[b.own[keep]]
     rows = b.rows[keep]
     regroup = np.argsort(new_own, kind="stable")
-    spread = None if b.spread is None else b.spread[keep][regroup]
+    spread = b.spread[keep][regroup]
     return Boxes(b.masks[order], b.low[order], b.high[order], b.base_low[order], b.base_high[order],
                  b.weights[order], rows[regroup], new_own[regroup], spread)
