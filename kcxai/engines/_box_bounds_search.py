@@ -36,7 +36,7 @@ _PREFIX = np.asarray([(1 << (k + 1)) - 1 for k in range(MASK_BITS)], dtype=np.ui
 
 #: The most boxes split in one batch, and how many batches pass before the batch width doubles (from 1).
 MAX_WIDTH = 128
-GROW = 2
+GROW = 1
 
 
 def _starts(keys: np.ndarray) -> np.ndarray:
