@@ -189,17 +189,17 @@ class Query:
                     (table.leaf_high[:, col] >= (m & -m).bit_length() - 1)
         leaves = np.flatnonzero(meet)
         self.n_trees = max(table.n_trees, 1)
-        self.tree = table.leaf_tree[leaves]
+        self.leaf_tree = table.leaf_tree[leaves]
         self.rivals: list[PairValues] = [engine.pair(label, d) for d in range(engine.n_classes) if d != label]
-        self.rank = [p.rank[leaves] for p in self.rivals]
+        self.leaf_rank = [p.rank[leaves] for p in self.rivals]
         narrow_cols = [table.column[f] for f in self.free_narrow]
         wide_cols = [table.column[f] for f in self.free_wide]
-        self.mask = table.leaf_mask[leaves][:, narrow_cols]
-        self.first = table.leaf_first[leaves][:, narrow_cols].astype(np.int64)
-        self.last = table.leaf_last[leaves][:, narrow_cols].astype(np.int64)
+        self.leaf_mask = table.leaf_mask[leaves][:, narrow_cols]
+        self.leaf_first = table.leaf_first[leaves][:, narrow_cols].astype(np.int64)
+        self.leaf_last = table.leaf_last[leaves][:, narrow_cols].astype(np.int64)
         self.range_column = table.range_columns[narrow_cols]
-        self.lo = table.leaf_low[leaves][:, wide_cols].astype(np.int64)
-        self.hi = table.leaf_high[leaves][:, wide_cols].astype(np.int64)
+        self.leaf_low = table.leaf_low[leaves][:, wide_cols].astype(np.int64)
+        self.leaf_high = table.leaf_high[leaves][:, wide_cols].astype(np.int64)
         self.n_rows = len(leaves)
         self._weights(space)
 
@@ -292,7 +292,7 @@ class Query:
         hides a decision) or that is one point (possible only with hulls) is decided by the model itself."""
         n = len(b)
         rows, own = b.rows, b.own
-        at = _starts(own * self.n_trees + self.tree[rows])
+        at = _starts(own * self.n_trees + self.leaf_tree[rows])
         group_box = own[at]
         settled = np.ones(len(at), dtype=bool)
         agree = np.ones(n, dtype=bool)
@@ -300,7 +300,7 @@ class Query:
         least, most = [], []
         spread = np.zeros(len(at))
         for r, pair in enumerate(self.rivals):
-            ranks = self.rank[r][rows]
+            ranks = self.leaf_rank[r][rows]
             lo = np.minimum.reduceat(ranks, at) if len(at) else _EMPTY
             hi = np.maximum.reduceat(ranks, at) if len(at) else _EMPTY
             agree &= b.base_low[:, r] + _per_box(pair.low[lo], group_box, n) >= pair.need
@@ -364,7 +364,7 @@ class Query:
             o = own[at]
             slot = np.full(n, -1, dtype=np.int64)
             slot[narrow] = np.arange(len(narrow))
-            leaf = self.mask[rows[at], feature[o]]
+            leaf = self.leaf_mask[rows[at], feature[o]]
             go_left[at] = leaf & left[slot[o]] != 0
             go_right[at] = leaf & right[slot[o]] != 0
             for jj in np.unique(j).tolist():
@@ -385,8 +385,8 @@ class Query:
             slot = np.full(n, -1, dtype=np.int64)
             slot[wide] = np.arange(len(wide))
             jr = feature[o] - n_narrow
-            go_left[at] = self.lo[rows[at], jr] <= left_high[slot[o]]
-            go_right[at] = self.hi[rows[at], jr] >= right_low[slot[o]]
+            go_left[at] = self.leaf_low[rows[at], jr] <= left_high[slot[o]]
+            go_right[at] = self.leaf_high[rows[at], jr] >= right_low[slot[o]]
             for jj in np.unique(j).tolist():
                 sel = np.flatnonzero(j == jj)
                 boxes = wide[sel]
@@ -407,8 +407,8 @@ class Query:
         n = len(b)
         rows, own = b.rows, b.own
         box_masks = b.masks[own]
-        cut = np.concatenate(((self.mask[rows] & box_masks) != box_masks,
-                              (self.lo[rows] > b.low[own]) | (self.hi[rows] < b.high[own])), axis=1)
+        cut = np.concatenate(((self.leaf_mask[rows] & box_masks) != box_masks,
+                              (self.leaf_low[rows] > b.low[own]) | (self.leaf_high[rows] < b.high[own])), axis=1)
         count = _per_box(cut * b.spread[:, None], own, n)
         single = np.concatenate((_single_bits(b.masks), b.low == b.high), axis=1)
         count[single] = -1
@@ -437,14 +437,14 @@ class Query:
         first, last = lowest_bits(whole), highest_bits(whole)
         mid = (first + last) // 2
         r_at = by_range[o]
-        leaf_first, leaf_last = self.first[at_rows, jr], self.last[at_rows, jr]
+        leaf_first, leaf_last = self.leaf_first[at_rows, jr], self.leaf_last[at_rows, jr]
         lower = r_at & (leaf_first > first[o])
         upper = r_at & (leaf_last < last[o])
         spread = b.spread[at]
         _median_per_box(np.concatenate((o[lower], o[upper])), np.concatenate((leaf_first[lower] - 1, leaf_last[upper])),
                         np.concatenate((spread[lower], spread[upper])), MASK_BITS, mid)
         part = whole & (~whole + _ONE)  # the lowest value alone, unless the leaves say otherwise
-        cutting = self.mask[at_rows, jr] & whole[o]
+        cutting = self.leaf_mask[at_rows, jr] & whole[o]
         s_at = ~r_at & (cutting != whole[o])
         if s_at.any():
             cut = cutting[s_at]
@@ -461,7 +461,7 @@ class Query:
         slot[boxes] = np.arange(len(boxes))
         at = np.flatnonzero(slot[b.own] >= 0)
         at_rows, o = b.rows[at], slot[b.own[at]]
-        leaf_low, leaf_high = self.lo[at_rows, j[o]], self.hi[at_rows, j[o]]
+        leaf_low, leaf_high = self.leaf_low[at_rows, j[o]], self.leaf_high[at_rows, j[o]]
         lower = leaf_low > low[o]
         upper = leaf_high < high[o]
         spread = b.spread[at]

@@ -27,6 +27,7 @@ from kcxai.engines._box_bounds import STOPS, BoxBounds, WeightBounds
 from kcxai.models import BoostedTrees, RandomForest
 from kcxai.oracle import full_box, point_box
 from tests._support import reference as ref
+from tests._support.ensemble_reference import ENSEMBLES, Brute
 from tests._support.model_strategies import boosted_models, forests
 from tests._support.strategies import (DISTRIBUTIONS, EXACT_KINDS, feature_spaces, mixtures, points, set_split_trees,
                                       trees)
@@ -177,6 +178,20 @@ def test_the_cells_of_an_instance_give_its_error(model, data):
     fixed = data.draw(st.sets(st.integers(0, space.n_features - 1)))
     result = BoxBounds(model).bounds(point_box(space, point, fixed), model.predict_point(point))
     assert space.probability(result.lower) == ref.error(model, point, fixed) and result.is_exact
+
+
+@examples(40)
+@given(model=ENSEMBLES, data=st.data())
+def test_a_threshold_of_zero_decides_sufficiency(model, data):
+    """``W <= 0`` for the instance's cells is the delta = 0 question (is ``S`` sufficient?): the engine's decision
+    is the brute-force one, and it is exact (``W = 0``) exactly when sufficient."""
+    space = model.space
+    point = data.draw(points(space))
+    brute = Brute(model, point)
+    engine = BoxBounds(model)
+    for fixed in (set(), set(range(space.n_features)), data.draw(st.sets(st.integers(0, space.n_features - 1)))):
+        result = engine.decide(point_box(space, point, fixed), brute.label, 0)
+        assert result.decides(0) == brute.sufficient(fixed)
 
 
 def _rounded_boosted(k):
