@@ -18,9 +18,10 @@ between the sum, over the trees, of the least and of the greatest margin of the 
 box (each pair's leaf margins scaled to exact integers, see :mod:`kcxai.engines._box_bounds_tables`). A box
 where every rival's least margin still leaves ``c`` the winner (ties by the model's ``priority``) *agrees*
 everywhere; a box where some rival's greatest margin beats ``c`` *disagrees* everywhere; otherwise it is split
-in two on the free feature most of its undecided trees' leaves cut inside it, at the median of their boundaries
-(for features whose leaves hold value sets that are not ranges, as a one-hot encoder's ``x != v``: by the set
-they cut most often), and each child only looks at its parent's leaves. A tree all of whose leaves meeting a
+in two on the free feature its undecided trees' leaves cut most inside it (each leaf weighed by its tree's
+spread of margins in the box), at the weighted median of their boundaries (for features whose leaves hold
+value sets that are not ranges, as a one-hot encoder's ``x != v``: by the set they cut most often), and each
+child only looks at its parent's leaves. A tree all of whose leaves meeting a
 box add the same margin is settled there: its margin joins the box's constant part. The weight of a box is the
 product of its value sets' weights under each component of the distribution, summed with the mixture's
 coefficients (exact). The lower bound is the weight of the boxes proven to disagree, the upper bound the box's

@@ -111,12 +111,14 @@ def _popcount(masks: np.ndarray) -> np.ndarray:
     m = masks - ((masks >> _ONE) & np.uint64(0x5555555555555555))
     m = (m & np.uint64(0x3333333333333333)) + ((m >> np.uint64(2)) & np.uint64(0x3333333333333333))
     m = (m + (m >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
-    return ((m * np.uint64(0x0101010101010101)) >> np.uint64(56)).astype(np.int64)
+    counts: np.ndarray = ((m * np.uint64(0x0101010101010101)) >> np.uint64(56)).astype(np.int64)
+    return counts
 
 
 def _single_bits(masks: np.ndarray) -> np.ndarray:
     """Whether each non-zero ``uint64`` has exactly one bit set."""
-    return (masks & (masks - _ONE)) == 0
+    single: np.ndarray = (masks & (masks - _ONE)) == 0
+    return single
 
 
 class Boxes:
@@ -248,18 +250,21 @@ class Query:
         w = self.narrow_weights[j]
         bits = (masks[:, None] >> np.arange(len(w), dtype=np.uint64)) & _ONE
         out = bits.astype(w.dtype) @ w
-        return out.astype(self.dtype) if out.dtype != self.dtype else out
+        weights: np.ndarray = out.astype(self.dtype) if out.dtype != self.dtype else out
+        return weights
 
     def wide_weight(self, j: int, low: np.ndarray, high: np.ndarray) -> np.ndarray:
         """The weights (one column per component) of the box's values in ``low .. high`` on free wide feature ``j``."""
         prefix = self.wide_prefix[j]
-        return prefix[high + 1] - prefix[low]
+        weights: np.ndarray = prefix[high + 1] - prefix[low]
+        return weights
 
     def mass(self, weights: np.ndarray) -> np.ndarray:
         """Each box's weight under the distribution: its components' weights summed with their coefficients."""
         if len(self.coefficients) == 1 and self.coefficients[0] == 1:
             return weights[:, 0]
-        return weights @ self.coefficients
+        masses: np.ndarray = weights @ self.coefficients
+        return masses
 
     def key(self, masses: np.ndarray) -> np.ndarray:
         """Masses as floats, for ordering only (exact ones shifted so that none overflows)."""
@@ -402,8 +407,9 @@ class Query:
                      weights, child_rows[order], child_own[order])
 
     def _choose(self, b: Boxes) -> np.ndarray:
-        """Per box, the free feature (narrow ones first, then wide) that most of its undecided leaves cut
-        (their set on it meets part of the box's only); where none does (hulls), the widest."""
+        """Per box, the free feature (narrow ones first, then wide) that its undecided leaves cut most (a leaf
+        cuts a feature when its set meets only part of the box's), each leaf counted with its tree's spread
+        in the box; where no leaf cuts any (hulls), the widest."""
         n = len(b)
         rows, own = b.rows, b.own
         box_masks = b.masks[own]
@@ -412,7 +418,7 @@ class Query:
         count = _per_box(cut * b.spread[:, None], own, n)
         single = np.concatenate((_single_bits(b.masks), b.low == b.high), axis=1)
         count[single] = -1
-        feature = np.argmax(count, axis=1)
+        feature: np.ndarray = np.argmax(count, axis=1)
         none = count[np.arange(n), feature] <= 0
         if none.any():
             width = np.concatenate((_popcount(b.masks), b.high - b.low + 1), axis=1)
@@ -422,9 +428,9 @@ class Query:
 
     def _split_narrow(self, b: Boxes, boxes: np.ndarray, j: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The two value sets of each box of ``boxes`` on its free narrow feature ``j``: for a feature whose
-        leaf sets are ranges, the values up to the median of the leaves' boundaries inside the box and the
-        rest; otherwise the set the leaves cut the box's by most often (a set and its complement in the box
-        cut alike) and the rest."""
+        leaf sets are ranges, the values up to the median of the leaves' boundaries inside the box (each
+        weighed by its tree's spread) and the rest; otherwise the set the leaves cut the box's by most often
+        (a set and its complement in the box cut alike) and the rest."""
         whole = b.masks[boxes, j]
         n = len(b)
         slot = np.full(n, -1, dtype=np.int64)
@@ -454,9 +460,10 @@ class Query:
 
     def _split_wide(self, b: Boxes, boxes: np.ndarray, j: np.ndarray) -> np.ndarray:
         """Per box of ``boxes``, where to split its free wide feature ``j``: the left child keeps the values up to
-        the median of the leaves' boundaries inside the box (halfway when no leaf has one)."""
+        the median of the leaves' boundaries inside the box, each weighed by its tree's spread (halfway when no
+        leaf has one)."""
         low, high = b.low[boxes, j], b.high[boxes, j]
-        mid = (low + high) // 2
+        mid: np.ndarray = (low + high) // 2
         slot = np.full(len(b), -1, dtype=np.int64)
         slot[boxes] = np.arange(len(boxes))
         at = np.flatnonzero(slot[b.own] >= 0)

@@ -162,7 +162,8 @@ class LeafTable:
 
 def lowest_bits(masks: np.ndarray) -> np.ndarray:
     """The position of the lowest set bit of each non-zero ``uint64`` (a power of two: exact in a float)."""
-    return np.log2((masks & (~masks + np.uint64(1))).astype(np.float64)).astype(np.int64)
+    positions: np.ndarray = np.log2((masks & (~masks + np.uint64(1))).astype(np.float64)).astype(np.int64)
+    return positions
 
 
 def highest_bits(masks: np.ndarray) -> np.ndarray:
@@ -170,7 +171,8 @@ def highest_bits(masks: np.ndarray) -> np.ndarray:
     m = masks.copy()
     for s in (1, 2, 4, 8, 16, 32):
         m |= m >> np.uint64(s)
-    return np.log2((m ^ (m >> np.uint64(1))).astype(np.float64)).astype(np.int64)
+    positions: np.ndarray = np.log2((m ^ (m >> np.uint64(1))).astype(np.float64)).astype(np.int64)
+    return positions
 
 
 class PairValues:
