@@ -99,6 +99,13 @@ def _seam_json(out: str) -> None:
     assert sorted(r["lang"] for r in json.loads(line)["bench_seam"]) == ["dt", "obdd", "sdd"]
 
 
+def _box_bounds_checked(out: str) -> None:
+    """bench_box_bounds: every model's figures, and every decision checked against exact counts agrees."""
+    assert out.count("proven within 0.05 s") >= 3 and "load average" in out, out
+    pairs = re.findall(r"exact counts of the compiled model: (\d+) of (\d+) agree", out)
+    assert len(pairs) >= 2 and all(a == b and int(b) > 0 for a, b in pairs), out
+
+
 #: What a benchmark's smoke run must print, beyond something (checked by the benchmark itself).
 def _pipelines(out: str) -> None:
     """Every pipeline imported and predicted as scikit-learn does (on adult and scikit-learn's own data)."""
@@ -131,6 +138,7 @@ PRINTS: dict[str, Callable[[str], None]] = {
     "bench_seam.py": _seam_json,
     "bench_hard_problems.py": _hard_problems,
     "bench_tree_load.py": _tree_load,
+    "bench_box_bounds.py": _box_bounds_checked,
     "bench_languages.py": _agree_with_dt,
     "bench_counting.py": _prints("Targets (issue 22)", "local_cdrs 0.95: median", "min_idrs 0.01: median",
                                  "rows/s", "load", "one pass (K weights per node) vs one table per component",
