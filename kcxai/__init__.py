@@ -19,6 +19,7 @@ from kcxai._errors import (
     KcxaiError,
     MissingDependencyError,
     ModelFormatError,
+    NotProvenError,
     NotRelevantError,
     ProblemTooLargeError,
     SearchLimitError,
@@ -105,7 +106,7 @@ __all__ = [
     # explainer objects
     "Explainer", "ExplanationSet", "RowFailure",
     # errors
-    "KcxaiError", "InvalidInputError", "InvalidTypeError", "ModelFormatError", "NotRelevantError",
+    "KcxaiError", "InvalidInputError", "InvalidTypeError", "ModelFormatError", "NotRelevantError", "NotProvenError",
     "FileAccessError", "MissingDependencyError", "UnknownLanguageError", "CompilationLimitError",
     "ProblemTooLargeError", "SearchLimitError",
     "datasets",

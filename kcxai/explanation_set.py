@@ -146,7 +146,8 @@ class Lazy:
 #: The columns of :meth:`ExplanationSet.to_frame`, in order.
 _COLUMNS = ("id", "prediction", "method", "delta", "precision_bound", "bounds", "size", "features", "rule", "error",
             "precision", "coverage", "error_exact", "precision_exact", "coverage_exact", "distribution", "language",
-            "approximate", "confidence", "oracle_calls", "seconds", "failure")
+            "approximate", "confidence", "decided", "sampled", "interval_low", "interval_high", "error_low",
+            "error_high", "certified", "oracle_calls", "seconds", "failure")
 
 
 def _float(p: Probability | None) -> float | None:
@@ -263,7 +264,12 @@ class ExplanationSet(Sequence[Row]):
                 "error_exact": None if row.approximate else _exact(row.error),
                 "precision_exact": None if row.approximate else _exact(row.precision),
                 "coverage_exact": _exact(cov), "distribution": row.distribution, "language": row.language,
-                "approximate": row.approximate, "confidence": row.confidence, "oracle_calls": row.oracle_calls,
+                "approximate": row.approximate, "confidence": row.confidence, "decided": row.decided,
+                "sampled": row.sampled, "interval_low": _float(row.interval[0]) if row.interval else None,
+                "interval_high": _float(row.interval[1]) if row.interval else None,
+                "error_low": _float(row.error_bounds[0]) if row.error_bounds else None,
+                "error_high": _float(row.error_bounds[1]) if row.error_bounds else None,
+                "certified": _float(row.certified), "oracle_calls": row.oracle_calls,
                 "seconds": row.seconds, "failure": None})
         return out
 
@@ -279,13 +285,19 @@ class ExplanationSet(Sequence[Row]):
         of certified sampling), ``distribution`` (what the probabilities are under: ``"uniform"``,
         ``"product"``, ``"mixture of K"``), ``language`` (the engine that answered), ``approximate``
         and ``confidence`` (estimates from certified sampling, and the confidence with which the set
-        holds), ``oracle_calls``, ``seconds``, and ``failure`` (``None``, or the error of a row that
+        holds), ``decided`` (``"exact"``, ``"proven"`` or ``"sampled"``: how the relevance tests were
+        decided), ``sampled`` (how many were sampled), ``interval_low`` / ``interval_high`` (the widest
+        interval a proven decision used, on the measure bounded), ``error_low`` / ``error_high`` (proven
+        bounds on an error that could not be counted exactly), ``certified`` (what a sampled result's last
+        freeing decision certified: the lower confidence bound of the precision, or the upper one of the
+        error; what the result claims, where ``precision`` is an estimate), ``oracle_calls``, ``seconds``,
+        and ``failure`` (``None``, or the error of a row that
         could not be explained).
         """
         import pandas as pd
 
         frame = pd.DataFrame.from_records(self.records(), columns=list(_COLUMNS))
-        return frame.astype({"size": "Int64", "oracle_calls": "Int64", "approximate": "boolean"})
+        return frame.astype({"size": "Int64", "oracle_calls": "Int64", "sampled": "Int64", "approximate": "boolean"})
 
     def __repr__(self) -> str:
         fail = f", {self.n_failures} failed" if self.n_failures else ""

@@ -62,14 +62,20 @@ class ProbeBudget:
         Wall-clock limit of the probe compilation.
     max_memory : int
         Limit on the growth of resident memory during it, in bytes.
+    bounded_seconds : float
+        The budget of a tree ensemble's ``bounded`` form (exact where it fits, exact bounds elsewhere),
+        built when the exact probe fails: the *fit budget* (the :class:`~kcxai.Explainer`'s ``fit_budget``).
     """
 
     max_seconds: float = 3.0
     max_memory: int = 1 << 30
+    bounded_seconds: float = 10.0
 
     def options(self, language: str) -> dict[str, float | int]:
         """The compile options that enforce the budget in ``language`` (none for ``dt``, which compiles nothing)."""
         names = LANGUAGES[language].option_names()
+        if language == "bounded":
+            return {"max_seconds": self.bounded_seconds, "max_memory": 4 * self.max_memory}
         return {k: v for k, v in (("max_seconds", self.max_seconds), ("max_memory", self.max_memory)) if k in names}
 
     def __str__(self) -> str:
@@ -87,7 +93,7 @@ class Choice:
     Attributes
     ----------
     answers : str
-        ``"counts"``, ``"estimates"`` or ``"decisions"``.
+        ``"counts"``, ``"bounds"``, ``"estimates"`` or ``"decisions"``.
     language : str or None
         The language giving them, ``None`` if none could.
     reason : str
@@ -218,6 +224,8 @@ def choose(model: Classifier, answers: str, *, probe: ProbeBudget | None = None,
             return Choice("decisions", engine, f"the {engine!r} engine decides delta = 0 queries (built in "
                                                f"{got.stats.compile_seconds:.3g} s)", got)
         return Choice("decisions", None, f"the {engine!r} engine {got}")
+    if answers == "bounds":
+        return _bounded(model, probe)
     name = ANSWERED_BY["estimates"] if language is None else language
     got = _compiled(model, name, {})
     if not isinstance(got, CompiledModel):  # pragma: no cover - sampling compiles nothing
@@ -225,6 +233,27 @@ def choose(model: Classifier, answers: str, *, probe: ProbeBudget | None = None,
     confidence = getattr(got.oracle, "confidence", None)
     return Choice("estimates", name, f"certified sampling ('{name}'): estimates, each decision right with "
                                      f"confidence {confidence:g}", got)
+
+
+def _bounded(model: Classifier, probe: ProbeBudget) -> Choice:
+    """The ``bounded`` form of a tree ensemble within the probe's fit budget, and what it will decide."""
+    lang = LANGUAGES["bounded"]
+    if not lang.takes(model):
+        return Choice("bounds", None, f"the 'bounded' language takes tree ensembles, not {type(model).__name__}")
+    got = _compiled(model, "bounded", probe.options("bounded"))
+    if not isinstance(got, CompiledModel):
+        return Choice("bounds", None, f"bounded {got}")
+    st = got.stats
+    if st["exact"]:
+        how = (f"compiled exactly to the 'bounded' diagram in {st.compile_seconds:.3g} s ({st.size:,} nodes, no mass "
+               f"left unknown) within the fit budget ({probe.bounded_seconds:g} s): every answer exact")
+    else:
+        how = (f"compiled to the 'bounded' diagram in {st.compile_seconds:.3g} s within the fit budget "
+               f"({probe.bounded_seconds:g} s), {float(st['unknown']):.3g} of the probability mass left unknown: "
+               f"each relevance test is decided from exact bounds, refined where they straddle the bound "
+               f"(conditioned exact compile, then branch and bound, then certified sampling of that one test, "
+               f"marked); a larger fit_budget leaves less unknown")
+    return Choice("bounds", "bounded", how, got)
 
 
 def decision_compiled(model: Classifier, engine: str = "auto") -> CompiledModel:
