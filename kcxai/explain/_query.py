@@ -274,6 +274,15 @@ class Query:
             return self.prover.decide(Threshold.error(self.space, self.point, frozenset(fixed), bound.delta))
         return bound.holds(self.disagree_weight(fixed))
 
+    def relevant_weight(self, fixed: Iterable[int], bound: Bound) -> tuple[bool, Weight | None]:
+        """Whether ``fixed`` is I-delta-relevant for ``bound``, with its weight where that came with the
+        decision (exact counts); over a bounds oracle decided from the interval first (weight ``None``:
+        :meth:`final_weight` counts a result's)."""
+        if self.prover is not None:
+            return self.relevant(fixed, bound), None
+        weight = self.disagree_weight(fixed)
+        return bound.holds(weight), weight
+
     def session(self, fixed: Iterable[int]) -> "OracleSession":
         """The deletion loop's session from ``fixed``."""
         if self.answers == "decisions":
