@@ -6,7 +6,7 @@ import html
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from fractions import Fraction
-from typing import Any, NamedTuple, Union, overload
+from typing import Any, NamedTuple, Union, cast, overload
 
 from kcxai._errors import KcxaiError
 from kcxai.explain.explanation import Condition, Explanation, RowFailure
@@ -43,6 +43,8 @@ class PackedRow(NamedTuple):
     confidence: float | None
     conditions: tuple[tuple[int, tuple[int, ...]], ...] | None  # (feature, value numbers) if widened
     instance: tuple[Any, ...] | None  # None: the row's own instance
+    #: how it was decided: (decided, interval, sampled, error_bounds, certified), intervals as number pairs
+    proof: tuple[Any, ...] = ("exact", None, 0, None, None)
 
 
 def _num(p: Probability | None) -> _Number:
@@ -51,6 +53,14 @@ def _num(p: Probability | None) -> _Number:
 
 def _frac(x: _Number) -> Probability | None:
     return Fraction(*x) if isinstance(x, tuple) else x
+
+
+def _pair(p: tuple[Probability, Probability] | None) -> tuple[_Number, _Number] | None:
+    return None if p is None else (_num(p[0]), _num(p[1]))
+
+
+def _unpair(p: tuple[_Number, _Number] | None) -> tuple[Probability, Probability] | None:
+    return None if p is None else (cast(Probability, _frac(p[0])), cast(Probability, _frac(p[1])))
 
 
 class Unpacker:
@@ -104,12 +114,15 @@ class Unpacker:
     def __call__(self, row: PackedRow, instance: tuple[Any, ...]) -> Explanation:
         names, values, literals, conds = self.parts(row.features, row.value_indices, row.conditions)
         delta, error, precision, coverage, bound = map(_frac, row.numbers)
+        decided, interval, sampled, error_bounds, certified = row.proof
         return Explanation(
             features=row.features, names=names, values=values, literals=literals, prediction=row.prediction,
             delta=delta, error=error, precision=precision, language=row.language, oracle_calls=row.oracle_calls,
             seconds=row.seconds, kind=row.kind, method=row.method,
             instance=instance if row.instance is None else row.instance, coverage=coverage,
-            distribution=row.distribution, confidence=row.confidence, precision_bound=bound, conditions=conds)
+            distribution=row.distribution, confidence=row.confidence, precision_bound=bound, conditions=conds,
+            decided=decided, interval=_unpair(interval), sampled=sampled, error_bounds=_unpair(error_bounds),
+            certified=certified)
 
 
 def pack(e: Explanation, instance: tuple[Any, ...], unpacker: Unpacker) -> "PackedRow | Explanation":
@@ -126,7 +139,8 @@ def pack(e: Explanation, instance: tuple[Any, ...], unpacker: Unpacker) -> "Pack
     return PackedRow(e.features, ks, e.prediction, tuple(map(_num, (e.delta, e.error, e.precision, e.coverage,
                                                                        e.precision_bound))),
                      e.language, e.oracle_calls, e.seconds, e.kind, e.method, e.distribution, e.confidence, conds,
-                     None if e.instance == instance else e.instance)
+                     None if e.instance == instance else e.instance,
+                     (e.decided, _pair(e.interval), e.sampled, _pair(e.error_bounds), e.certified))
 
 
 class Lazy:

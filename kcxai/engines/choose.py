@@ -25,9 +25,9 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import cast
+from typing import Any, cast
 
 from kcxai._errors import CompilationLimitError, InvalidInputError, InvalidTypeError, UnknownLanguageError
 from kcxai._params import Options, check
@@ -148,14 +148,16 @@ def _cache_of(model: Classifier) -> EngineCache:
     return cache  # type: ignore[no-any-return]
 
 
-def _compiled(model: Classifier, language: str, options: Mapping[str, object]) -> CompiledModel | str:
-    """The model compiled to ``language`` (cached), or why it did not compile within ``options``' limits."""
+def _compiled(model: Classifier, language: str, options: Mapping[str, object],
+              watch: Mapping[str, object] | None = None) -> CompiledModel | str:
+    """The model compiled to ``language`` (cached), or why it did not compile within ``options``' limits.
+    ``watch``: options that do not change the form (a progress callback), passed but not part of the key."""
     key = (language, tuple(sorted(options.items())))
     cache = _cache_of(model)
     got = cache.get(key)
     if got is None:
         try:
-            got = _compile(LANGUAGES[language], model, options)
+            got = _compile(LANGUAGES[language], model, {**options, **(watch or {})})
         except CompilationLimitError as err:
             got = f"did not compile within {_limits(options)}: {str(err).split('. ')[0]}"
         cache.put(key, got)
@@ -178,12 +180,13 @@ def _limits(options: Mapping[str, object]) -> str:
 
 
 def choose(model: Classifier, answers: str, *, probe: ProbeBudget | None = None,
-           language: str | None = None) -> Choice:
+           language: str | None = None, progress: Callable[[Any], None] | None = None) -> Choice:
     """The engine giving ``answers`` for ``model`` (see the module docstring), compiled or refused with a reason.
 
     The one place an engine is chosen: the explainers, the :class:`~kcxai.Explainer`, the command line,
     the experiments and :func:`compile_model` all come here. ``language`` restricts the choice to one
     language giving ``answers`` (``"sat"`` or ``"search"`` for decisions, say), built with its defaults.
+    ``progress`` is called with the construction's progress while a ``bounded`` form is built (a bar).
 
     Examples
     --------
@@ -225,7 +228,7 @@ def choose(model: Classifier, answers: str, *, probe: ProbeBudget | None = None,
                                                f"{got.stats.compile_seconds:.3g} s)", got)
         return Choice("decisions", None, f"the {engine!r} engine {got}")
     if answers == "bounds":
-        return _bounded(model, probe)
+        return _bounded(model, probe, progress)
     name = ANSWERED_BY["estimates"] if language is None else language
     got = _compiled(model, name, {})
     if not isinstance(got, CompiledModel):  # pragma: no cover - sampling compiles nothing
@@ -235,12 +238,12 @@ def choose(model: Classifier, answers: str, *, probe: ProbeBudget | None = None,
                                      f"confidence {confidence:g}", got)
 
 
-def _bounded(model: Classifier, probe: ProbeBudget) -> Choice:
+def _bounded(model: Classifier, probe: ProbeBudget, progress: Callable[[Any], None] | None) -> Choice:
     """The ``bounded`` form of a tree ensemble within the probe's fit budget, and what it will decide."""
     lang = LANGUAGES["bounded"]
     if not lang.takes(model):
         return Choice("bounds", None, f"the 'bounded' language takes tree ensembles, not {type(model).__name__}")
-    got = _compiled(model, "bounded", probe.options("bounded"))
+    got = _compiled(model, "bounded", probe.options("bounded"), None if progress is None else {"progress": progress})
     if not isinstance(got, CompiledModel):
         return Choice("bounds", None, f"bounded {got}")
     st = got.stats
@@ -252,7 +255,7 @@ def _bounded(model: Classifier, probe: ProbeBudget) -> Choice:
                f"({probe.bounded_seconds:g} s), {float(st['unknown']):.3g} of the probability mass left unknown: "
                f"each relevance test is decided from exact bounds, refined where they straddle the bound "
                f"(conditioned exact compile, then branch and bound, then certified sampling of that one test, "
-               f"marked); a larger fit_budget leaves less unknown")
+               f"marked); a larger fit_budget leaves less unknown" + (f" ({st['stopped']})" if st["stopped"] else ""))
     return Choice("bounds", "bounded", how, got)
 
 

@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import kcxai
+from kcxai import scoring
 from kcxai.explain import _proven
 from kcxai.explain._door import explain_with
 from kcxai.explain._methods import METHODS as METHODS_TABLE
@@ -219,3 +220,65 @@ def test_bounded_measures_print_how_they_were_decided():
     want = kcxai.min_idrs(tree, (1, 1, 1, 1, 0, 0, 0, 0, 1), Fraction(3, 100))
     assert (e.decided, e.interval, e.sampled, e.features, e.error) == ("exact", None, 0, want.features, want.error)
     assert "exact" in e.measures() and e.to_dict()["decided"] == "exact"
+
+
+# -- the front door ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("budget", [0, -1, float("inf"), float("nan")])
+def test_a_fit_budget_that_is_not_positive_names_the_argument(budget):
+    with pytest.raises(kcxai.KcxaiError, match="fit_budget"):
+        kcxai.Explainer(kcxai.datasets.running_example_tree(), fit_budget=budget)
+
+
+def test_the_explainer_keeps_the_bounded_form_and_says_what_changes_it():
+    from sklearn.datasets import load_breast_cancer
+    from sklearn.ensemble import GradientBoostingClassifier
+    from sklearn.impute import SimpleImputer
+    from sklearn.pipeline import make_pipeline
+    X, y = load_breast_cancer(return_X_y=True, as_frame=True)
+    pipe = make_pipeline(SimpleImputer(), GradientBoostingClassifier(n_estimators=40, max_depth=3, random_state=0))
+    pipe.fit(X, y)
+    explainer = kcxai.Explainer(pipe, X, probe=ProbeBudget(max_seconds=0.05), fit_budget=2, progress=False)
+    assert explainer.language_ == "bounded" and explainer.compiled_ is None
+    assert "fit_budget=" in explainer.language_reason_ and "bounded" in explainer.language_reason_
+    assert explainer.engine_for("local_cdrs").language == "bounded"
+    assert explainer.engine_for("axp").language == "search"  # delta = 0: the decision engine
+    result = explainer.explain(X.iloc[:2], method="min_idrs", delta=0.05)
+    frame = result.to_frame()
+    assert set(frame["decided"]) <= {"exact", "proven", "sampled"} and frame["language"].eq("bounded").all()
+    for e in result.explanations:
+        assert e.decided in str(e) or "proven" in str(e) or "exact" in str(e)
+        assert (e.sampled > 0) == (e.decided == "sampled")
+
+
+# -- scoring a rule on an ensemble with no exact form -------------------------------------------------------
+
+
+@SETTINGS
+@given(data=st.data())
+def test_a_rules_proven_precision_interval_contains_the_exact_precision(data):
+    saved = scoring.SCORE_BOXES
+    scoring.SCORE_BOXES = data.draw(st.sampled_from([1, 3, 100_000]))  # 1 box: the interval of the rule's box
+    try:
+        _check_rule(data)
+    finally:
+        scoring.SCORE_BOXES = saved
+
+
+def _check_rule(data):
+    model = data.draw(_models())
+    space = model.space
+    compiled = _bounded(model, data.draw(st.sampled_from(THETAS)))  # no box counts: scored by branch and bound
+    p = data.draw(points(space))
+    fixed = data.draw(st.sets(st.integers(0, space.n_features - 1), min_size=1))
+    rule = {space.names[f]: space.features[f].values[p[f]] for f in fixed}
+    want = kcxai.score_rule(kcxai.compile_model(model, "brute"), rule)
+    got = kcxai.score_rule(compiled, want.rule())  # the exact majority class, named by the rule
+    assert (got.coverage, got.prediction, got.class_source) == (want.coverage, want.prediction, "rule")
+    lo, hi = got.precision_bounds
+    assert lo <= want.precision <= hi
+    assert (got.decided == "exact") == (lo == hi) and (got.precision is None) == (lo != hi)
+    if got.decided == "proven":
+        assert "proven" in str(got) and got.to_dict()["precision_low"] == float(lo)
+    assert kcxai.score_rule(compiled, rule).class_source == "majority"
