@@ -299,6 +299,17 @@ class Explanation:
             shown += f", error in [{float(lo):.6g}, {float(hi):.6g}] (proven bounds)"
         return f"{shown}{cov} (under the {self.distribution} distribution, {self.how_decided()})"
 
+    def _shown_precision(self) -> str:
+        """The precision as a table shows it: exact, proven bounds, or what a sampled result certified (never
+        an estimate below the bound it claims)."""
+        if self.certified is not None and self.precision_bound is not None and (self.approximate or
+                                                                               self.precision is None):
+            return f">= {float(self.certified):.4g} (certified, confidence {self.confidence:g})"
+        if self.precision is None and self.error_bounds is not None and self.coverage:
+            cov, (lo, hi) = float(self.coverage), self.error_bounds
+            return f"in [{1 - float(hi) / cov:.6g}, {1 - float(lo) / cov:.6g}] (proven bounds)"
+        return format_probability(self.precision)
+
     def __str__(self) -> str:
         return (f"{self.rule()}\n  {self.measures()}; {self.method} via {self.language}, "
                 f"{self.oracle_calls} oracle calls, {self.seconds * 1000:.3g} ms")
@@ -317,7 +328,7 @@ class Explanation:
             f"<b>{html.escape(str(self.prediction))}</b> ({len(self.features)} features)"
             f"<ul>{lits}</ul><table>"
             f"<tr><th>error</th><td>{html.escape(format_probability(self.error))}</td></tr>{delta}"
-            f"<tr><th>precision</th><td>{html.escape(format_probability(self.precision))}</td></tr>"
+            f"<tr><th>precision</th><td>{html.escape(self._shown_precision())}</td></tr>"
             + ("" if self.coverage is None else
                f"<tr><th>coverage</th><td>{html.escape(format_probability(self.coverage))}</td></tr>")
             + f"<tr><th>distribution</th><td>{html.escape(self.distribution)}</td></tr>"

@@ -250,6 +250,14 @@ def test_the_explainer_keeps_the_bounded_form_and_says_what_changes_it():
     for e in result.explanations:
         assert e.decided in str(e) or "proven" in str(e) or "exact" in str(e)
         assert (e.sampled > 0) == (e.decided == "sampled")
+    import matplotlib
+    matplotlib.use("Agg")
+    from kcxai.viz import plot_size_and_bound
+    _, right = plot_size_and_bound(result)  # marked by how each was decided, none dropped
+    plotted = sum(len(c.get_offsets()) for c in right.collections)
+    assert plotted == len(result.explanations)
+    html = result.explanations[0]._repr_html_()
+    assert "decided" in html
 
 
 # -- scoring a rule on an ensemble with no exact form -------------------------------------------------------
@@ -282,3 +290,15 @@ def _check_rule(data):
     if got.decided == "proven":
         assert "proven" in str(got) and got.to_dict()["precision_low"] == float(lo)
     assert kcxai.score_rule(compiled, rule).class_source == "majority"
+
+
+def test_a_changed_copy_does_not_keep_the_branch_and_bounds_tables():
+    tree = kcxai.datasets.running_example_tree()
+    forest = kcxai.models.RandomForest(tree.space, tree.classes, [tree])
+    first = _proven.box_bounds_of(forest)
+    assert _proven.box_bounds_of(forest) is first  # kept by the model
+    copy = forest.with_distribution([[1, 3]] * tree.space.n_features)
+    assert _proven.box_bounds_of(copy) is not first  # weighed under the copy's own distribution
+    rule = "IF x1 = 1 AND x9 = 1 THEN class = 1"
+    want = kcxai.score_rule(kcxai.compile_model(copy, "brute"), rule)
+    assert scoring.score_rule_bounds(copy, rule).precision_bounds == (want.precision, want.precision)
