@@ -49,8 +49,10 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _one_line(message: str) -> str:
-    """A message on one line, with any run of over 80 non-blank characters (a quoted bad value) cut."""
-    return re.sub(r"\S{81,}", lambda m: f"{m.group()[:60]}...({len(m.group())} characters)", " ".join(message.split()))
+    """A message on one line, with the middle of any run of over 80 non-blank characters (a quoted bad value)
+    cut, so that a long path keeps its start and its file name."""
+    return re.sub(r"\S{81,}", lambda m: f"{m.group()[:40]}...{m.group()[-30:]} ({len(m.group())} characters)",
+                  " ".join(message.split()))
 
 
 # -- shared helpers ---------------------------------------------------------------
