@@ -224,6 +224,8 @@ class Prover:
         #: features leaves more of every tree).
         self._too_big: list[frozenset[int]] = []
         self._sampler: SamplingOracle | None = None
+        #: The tests decided so far, by (fixed set, limit).
+        self._decided: dict[tuple[frozenset[int], object], bool] = {}
         #: Per fixed set a sampled decision found relevant: the rate bound it certified.
         self.certified: dict[frozenset[int], float] = {}
 
@@ -231,7 +233,15 @@ class Prover:
 
     def decide(self, test: Threshold, interval: tuple[Weight, Weight] | None = None) -> bool:
         """Whether ``W(test.fixed) <= test.limit``: from ``interval`` (the oracle's, asked if not given),
-        then the refinements in order (see the module docstring)."""
+        then the refinements in order (see the module docstring). A test asked again (the passes of
+        ``local_cdrs``) is answered as the first time, and counted once."""
+        key = (test.fixed, test.limit)
+        known = self._decided.get(key)
+        if known is None:
+            known = self._decided[key] = self._decide(test, interval)
+        return known
+
+    def _decide(self, test: Threshold, interval: tuple[Weight, Weight] | None) -> bool:
         lower, upper = interval if interval is not None else self.oracle.disagree_bounds(
             self.point, self.label, test.fixed)
         got = _side(lower, upper, test.limit)

@@ -37,7 +37,7 @@ BUDGETS = {
 }
 THETAS = [0.5, 0.2, 0.05]
 NO_LIMIT = Deadline(None, what="test", advice="")
-SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def _models():
@@ -82,7 +82,7 @@ def test_every_decision_from_bounds_is_the_exact_decision(budget, data):
             assert lo <= test.limit < hi  # only a straddling interval is left undecided
             continue
         assert got == (want <= test.limit)
-        step = next(k for k in prover.proof.by if prover.proof.by[k] != before[k])
+        step = next((k for k in prover.proof.by if prover.proof.by[k] != before[k]), None)  # None: asked before
         if step == "conditioned":
             assert budget == "all"
         if prover.proof.widest is not None:  # the widest interval used holds the exact measure of its test
@@ -121,7 +121,7 @@ def _run(name, obj, p, value):
 
 @pytest.mark.parametrize("budget", sorted(BUDGETS))
 @pytest.mark.parametrize("name", sorted(METHODS))
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_every_method_over_bounds_gives_the_exact_methods_set(name, budget, data):
     saved = _proven.REFINE
