@@ -1,4 +1,4 @@
-"""Counting under fitted distributions (issue 22): ms per explanation against today's walk, and batches against n_jobs.
+"""Counting under fitted distributions: ms per explanation against the walk alone, batches against n_jobs, diagrams.
 
 Part 1, per explanation. The experiment's five trees (``kcxai.experiments.train_tree``; the protocol's
 instances, subsampled with seed 1 as ``kcxai experiment side-by-side`` does), the three adult reference
@@ -7,9 +7,9 @@ trees (``kcxai.datasets.reference_tree``, their own instances) and an unbounded 
 K = 1, 4, 8, 16 products fitted on the training rows. Methods, started from the instance's path as in the
 experiment: ``local_cdrs`` at precision 0.95 (with and without ``inflate``), ``min_idrs`` at delta 0.01 and
 0.05. Both engines explain the same instances in this process, one engine over all of them, then the other
-(CPU milliseconds, median and mean): ``today`` is the oracle as it answered before the path tables
-(one exact walk of the tree per product component and per query); ``now`` is the ``dt`` language as
-compiled today. Their explanations are checked equal (every field but the time).
+(CPU milliseconds, median and mean): ``walk`` answers every query by the exact walk of the tree (for all
+components at once), without the path tables; ``now`` is the ``dt`` language as compiled today. Their
+explanations are checked equal (every field but the time).
 
 Part 2, batches: ``Explainer.explain`` on 10,000 adult rows (a 999-node tree, uniform distribution) with
 ``min_idrs`` at 0.01 (the grouped tree path) and ``local_cdrs`` at 0.95 (inflated), for ``n_jobs`` = 1, 2
@@ -17,18 +17,19 @@ Part 2, batches: ``Explainer.explain`` on 10,000 adult rows (a 999-node tree, un
 seconds (read from /proc), and the seconds ``to_frame()`` takes after; ``today's transfer`` is the same
 run with the workers sending whole ``Explanation`` objects back, as they did before.
 
-Part 3, compiled diagrams under mixtures: an OBDD-compiled adult tree (scikit-learn, ``--diagram-leaves``
-leaves) and a small compiled forest (3 trees of depth 3), under mixtures of K = 1, 4, 8, 16 products fitted
-on the adult rows; ``min_idrs`` at delta 0.01 and ``local_cdrs`` at precision 0.95 on the same instances,
-CPU ms per explanation (median), answered by one traversal with ``K`` weights per node (``one pass``) and
-by one table per component (``per comp.``, the fallback) from the same compiled table, in this process.
-Their explanations are checked equal.
+Part 3, compiled diagrams: an adult tree (scikit-learn, ``--diagram-leaves`` leaves) and a small forest
+(3 trees of depth 3), compiled to OBDD and SDD, under the uniform distribution, the product and mixtures
+of K = 1, 4, 8, 16 products fitted on the adult rows; ``min_idrs`` at delta 0.01 and ``local_cdrs`` at
+precision 0.95 on the same instances, CPU ms per explanation (median): ``now`` is the compiled model as
+``kcxai.compile_model`` makes it (one walk of the diagram with ``K`` weights per node, from K = 4 or on
+diagrams counted with numpy), ``per comp.`` the same table walked once per component, the components'
+answers summed (the baseline, in this process). Their explanations are checked equal.
 
 The machine is shared: the load average is printed beside every figure; the ratios compare runs made
 side by side.
 
     python benchmarks/bench_counting.py [--instances 100] [--rows 10000] [--datasets adult ...]
-        [--skip part1 part2 part3] [--smoke]
+        [--diagram-languages obdd sdd] [--skip part1 part2 part3] [--smoke]
 """
 
 from __future__ import annotations
@@ -45,27 +46,30 @@ from typing import Any
 import numpy as np
 
 import kcxai
+from kcxai._types import Point
+from kcxai.arithmetic import Weight
 from kcxai.compilers.compiled import CompiledModel
+from kcxai.compilers._tables.diagram import DiagramOracle
 from kcxai.engines.dt import TreeOracle
-from kcxai.oracle import GenericSession, per_component
+from kcxai.oracle import GenericSession, OracleSession
 
 DATASETS = ("adult", "allhyper", "ann_thyroid", "fars", "kddcup")
 REFERENCE = ("IAI12", "IAI14", "SKL14")
 
 
-class Today(TreeOracle):
-    """The tree oracle as it answered before the path tables: the exact walk, one per component and query."""
+class Walk(TreeOracle):
+    """The tree oracle without its path tables: every query is the exact walk of the tree."""
 
-    def disagree_weight(self, point: tuple[int, ...], label: int, fixed: frozenset[int]) -> Any:
-        return self.traversed_weight(point, label, fixed)
+    def disagree_weight(self, point: Point, label: int, fixed: frozenset[int]) -> Weight:
+        return self.walked_weight(point, label, fixed)
 
-    def session(self, point: tuple[int, ...], label: int, fixed: frozenset[int]) -> Any:
+    def session(self, point: Point, label: int, fixed: frozenset[int]) -> OracleSession:
         return GenericSession(self, point, label, fixed)
 
 
-def today(tree: Any) -> CompiledModel:
-    """``tree`` compiled as before: one walking oracle per product component (a mixture sums them)."""
-    return CompiledModel(tree, per_component(tree.space, lambda pw: Today(tree, pw)), "dt", "kcxai",
+def walk_only(tree: Any) -> CompiledModel:
+    """``tree`` answered by :class:`Walk`."""
+    return CompiledModel(tree, Walk(tree), "dt", "kcxai",
                          stats={"size": tree.n_nodes, "variables": tree.space.n_features, "compile_seconds": 0.0})
 
 
@@ -96,30 +100,30 @@ def measure(tree: Any, instances: Sequence[Any], start: Any) -> list[dict[str, A
     new.oracle.path_table()  # built on the first long query; here before the clock runs (its CPU time is printed)
     build = time.process_time() - c0
     c0 = time.process_time()
-    old = today(tree)
+    old = walk_only(tree)
     build_old = time.process_time() - c0
-    print(f"{'':13} {'':11} compile: now {build:.3f} s (with the path table), today {build_old:.3f} s", flush=True)
+    print(f"{'':13} {'':11} compile: now {build:.3f} s (with the path table), walk {build_old:.3f} s", flush=True)
     out = []
     for name, f, bound, kw in METHODS:
         for c in (new, old):  # first calls build what is kept (tables, per-class weights)
             f(c, instances[0], bound, start=start, **kw)
-        # each engine over all the instances in turn (run alternately, today's walk of big integers evicts the
-        # tables from the CPU caches: measured +50% on an adult mixture of 8), then the answers compared
+        # each engine over all the instances in turn (run alternately, the walk of big integers evicts the
+        # tables from the CPU caches: +50% on an adult mixture of 8), then the answers compared
         got_new = [_cpu_ms(f, new, x, bound, start=start, **kw) for x in instances]
         got_old = [_cpu_ms(f, old, x, bound, start=start, **kw) for x in instances]
         for x, (a, _), (b, _) in zip(instances, got_new, got_old):
             if dataclasses.replace(a, seconds=0.0) != dataclasses.replace(b, seconds=0.0):
-                raise AssertionError(f"{name}: the path tables and today's walk disagree on {x}: {a} vs {b}")
+                raise AssertionError(f"{name}: the path tables and the walk disagree on {x}: {a} vs {b}")
         tn, to = [t for _, t in got_new], [t for _, t in got_old]
         out.append({"method": name, "now_median": statistics.median(tn), "now_mean": statistics.mean(tn),
-                    "today_median": statistics.median(to), "today_mean": statistics.mean(to), "load": load()})
+                    "walk_median": statistics.median(to), "walk_mean": statistics.mean(to), "load": load()})
     return out
 
 
 def _print_rows(label: str, dist: str, rows: list[dict[str, Any]]) -> None:
     for r in rows:
         print(f"{label:13} {dist:11} {r['method']:24} {r['now_median']:9.3f} {r['now_mean']:9.3f} "
-              f"{r['today_median']:10.3f} {r['today_mean']:10.3f} {r['today_median'] / r['now_median']:7.1f}x "
+              f"{r['walk_median']:10.3f} {r['walk_mean']:10.3f} {r['walk_median'] / r['now_median']:7.1f}x "
               f"{r['load']:5.1f}", flush=True)
 
 
@@ -129,8 +133,8 @@ def part1(datasets: Sequence[str], n_instances: int, ks: Sequence[int], referenc
     from kcxai.experiments._data import explained_instances, subsample
     from kcxai.experiments._settings import with_fitted_distribution
 
-    print(f"{'tree':13} {'distrib.':11} {'method':24} {'now med':>9} {'now mean':>9} {'today med':>10} "
-          f"{'today mean':>10} {'speed-up':>8} {'load':>5}   (CPU ms per explanation)")
+    print(f"{'tree':13} {'distrib.':11} {'method':24} {'now med':>9} {'now mean':>9} {'walk med':>10} "
+          f"{'walk mean':>10} {'speed-up':>8} {'load':>5}   (CPU ms per explanation)")
     got: dict[tuple[str, str, str], dict[str, Any]] = {}
     trees = [(name, {}) for name in datasets]
     if unbounded:
@@ -174,20 +178,21 @@ def targets(got: dict[tuple[str, str, str], dict[str, Any]], anchor: dict[str, A
         shown = "" if a is None else f"; Anchor/kcxai CPU (Anchor's mean, earlier run) {a / r['now_mean']:.0f}x"
         print(f"  {label:10} mixture K={k} local_cdrs 0.95: median {r['now_median']:.3f} ms = "
               f"{r['now_median'] / prod['now_median']:.2f}x the product's {prod['now_median']:.3f} ms "
-              f"(today {r['today_median']:.3f} ms = {r['today_median'] / prod['today_median']:.1f}x today's product)"
+              f"(walk {r['walk_median']:.3f} ms = {r['walk_median'] / prod['walk_median']:.1f}x the walk's product)"
               f"{shown}")
     for (label, dist, method), r in sorted(got.items()):
         if method.startswith("min_idrs 0.01") and (label in REFERENCE or label.endswith("-full")) and \
                 dist in ("uniform/all", "uniform/path", "uniform", "product"):
-            print(f"  {label:10} {dist:12} min_idrs 0.01: median {r['now_median']:.3f} ms, today "
-                  f"{r['today_median']:.3f} ms ({r['today_median'] / r['now_median']:.1f}x faster)")
+            print(f"  {label:10} {dist:12} min_idrs 0.01: median {r['now_median']:.3f} ms, walk "
+                  f"{r['walk_median']:.3f} ms ({r['walk_median'] / r['now_median']:.1f}x faster)")
 
 
 # -- part 3 ---------------------------------------------------------------------------
 
 
 def _diagram_models(leaves: int, ks: Sequence[int]) -> list[tuple[str, Any, np.ndarray]]:
-    """The adult tree and forest, each under a fitted mixture of each ``K``: ``(label, model, rows)``."""
+    """The adult tree and forest, each under the uniform distribution, the product and a fitted mixture of
+    each ``K``: ``(label, model, rows)``."""
     from sklearn.ensemble import RandomForestClassifier
     from sklearn.tree import DecisionTreeClassifier
 
@@ -200,38 +205,37 @@ def _diagram_models(leaves: int, ks: Sequence[int]) -> list[tuple[str, Any, np.n
     forest = kcxai.RandomForest.from_sklearn(rf, feature_names=ds.feature_names)
     out = []
     for name, model in ((f"adult-tree:{tree.n_nodes}", tree), ("adult-forest:3x3", forest)):
+        out.append((f"{name} uniform", model, ds.X))
+        out.append((f"{name} product", model.with_distribution(kcxai.fit_distribution(model, ds.X[:5000])), ds.X))
         for k in ks:
             dist = kcxai.fit_distribution(model, ds.X[:5000], kind="mixture", n_components=k)
             out.append((f"{name} K={k}", model.with_distribution(dist), ds.X))
     return out
 
 
-def part3(n_instances: int, ks: Sequence[int], leaves: int) -> None:
-    from kcxai.compilers._tables.diagram import diagram_oracle
-
-    print("\nCompiled diagrams (obdd) under fitted mixtures: CPU ms per explanation, median over the same "
-          "instances; one pass (K weights per node) vs one table per component")
-    print(f"{'model':26} {'method':16} {'one pass':>9} {'per comp.':>9} {'ratio':>7} {'load':>5}")
+def part3(n_instances: int, ks: Sequence[int], leaves: int, languages: Sequence[str]) -> None:
+    print("\nCompiled diagrams: CPU ms per explanation, median over the same instances; now (one walk with K "
+          "weights per node) vs per comp. (one walk per component, summed)")
+    print(f"{'model':30} {'lang':4} {'method':16} {'now':>9} {'per comp.':>9} {'ratio':>7} {'load':>5}")
     for label, model, X in _diagram_models(leaves, ks):
-        compiled = kcxai.compile_model(model, "obdd")
-        oracle = compiled.oracle
-        table = oracle.table if hasattr(oracle, "table") else oracle.parts[0][1].table
-        space = model.space
-        engines = {how: dataclasses.replace(compiled, oracle=diagram_oracle("obdd", space, table, one_pass=how))
-                   for how in (True, False)}
-        instances = [X[i].tolist() for i in range(0, len(X), max(1, len(X) // n_instances))][:n_instances]
-        for name, f, bound in (("min_idrs 0.01", kcxai.min_idrs, 0.01), ("local_cdrs 0.95", kcxai.local_cdrs, 0.95)):
-            times: dict[bool, list[float]] = {}
-            answers: dict[bool, list[Any]] = {}
-            for how, c in engines.items():
-                f(c, instances[0], bound)  # first calls build what is kept
-                got = [_cpu_ms(f, c, x, bound) for x in instances]
-                answers[how] = [dataclasses.replace(e, seconds=0.0) for e, _ in got]
-                times[how] = [t for _, t in got]
-            if answers[True] != answers[False]:
-                raise AssertionError(f"{label} {name}: one pass and per component disagree")
-            a, b = statistics.median(times[True]), statistics.median(times[False])
-            print(f"{label:26} {name:16} {a:9.3f} {b:9.3f} {b / a:6.2f}x {load():5.1f}", flush=True)
+        for language in languages:
+            compiled = kcxai.compile_model(model, language)
+            per = DiagramOracle(language, model.space, compiled.oracle.table, at_once=False)
+            engines = {"now": compiled, "per comp.": dataclasses.replace(compiled, oracle=per)}
+            instances = [X[i].tolist() for i in range(0, len(X), max(1, len(X) // n_instances))][:n_instances]
+            for name, f, bound in (("min_idrs 0.01", kcxai.min_idrs, 0.01),
+                                   ("local_cdrs 0.95", kcxai.local_cdrs, 0.95)):
+                times: dict[str, list[float]] = {}
+                answers: dict[str, list[Any]] = {}
+                for how, c in engines.items():
+                    f(c, instances[0], bound)  # first calls build what is kept
+                    got = [_cpu_ms(f, c, x, bound) for x in instances]
+                    answers[how] = [dataclasses.replace(e, seconds=0.0) for e, _ in got]
+                    times[how] = [t for _, t in got]
+                if answers["now"] != answers["per comp."]:
+                    raise AssertionError(f"{label} {language} {name}: one walk and per component disagree")
+                a, b = statistics.median(times["now"]), statistics.median(times["per comp."])
+                print(f"{label:30} {language:4} {name:16} {a:9.3f} {b:9.3f} {b / a:6.2f}x {load():5.1f}", flush=True)
 
 
 # -- part 2 ---------------------------------------------------------------------------
@@ -312,6 +316,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     p.add_argument("--n-jobs", type=int, nargs="+", default=[1, 2])
     p.add_argument("--backend", default="loky")
     p.add_argument("--diagram-leaves", type=int, default=500, help="leaves of the adult tree of part 3")
+    p.add_argument("--diagram-languages", nargs="+", default=["obdd", "sdd"], help="languages of part 3")
     p.add_argument("--skip", choices=["part1", "part2", "part3"], nargs="*", default=[])
     p.add_argument("--smoke", action="store_true", help="tiny sizes (seconds): what the test suite runs")
     args = p.parse_args(argv)
@@ -332,7 +337,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         got.update({("IAI12", "uniform/all", r["method"]): r for r in res})
         targets(got, anchor, [2])
         part2(40, [1, 2], "threading", [("min_idrs", {"delta": 0.01}), ("local_cdrs", {"precision": 0.95})])
-        part3(3, [1, 2], 20)
+        part3(3, [1, 2], 20, ["obdd", "sdd"])
         return
     if "part1" not in args.skip:
         got = part1(args.datasets, args.instances, args.components, reference=True, unbounded="adult" in args.datasets,
@@ -342,7 +347,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         part2(args.rows, args.n_jobs, args.backend,
               [("min_idrs", {"delta": 0.01}), ("local_cdrs", {"precision": 0.95})])
     if "part3" not in args.skip:
-        part3(args.instances, args.components, args.diagram_leaves)
+        part3(args.instances, args.components, args.diagram_leaves, args.diagram_languages)
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ IF x1 = 1 AND x2 = 1 AND x3 = 1 AND x8 = 0 AND x9 = 1 THEN class = 1
 
 from kcxai import datasets
 from kcxai._errors import (
+    BackendError,
     CompilationLimitError,
     FileAccessError,
     InvalidInputError,
@@ -108,6 +109,6 @@ __all__ = [
     # errors
     "KcxaiError", "InvalidInputError", "InvalidTypeError", "ModelFormatError", "NotRelevantError", "NotProvenError",
     "FileAccessError", "MissingDependencyError", "UnknownLanguageError", "CompilationLimitError",
-    "ProblemTooLargeError", "SearchLimitError",
+    "BackendError", "ProblemTooLargeError", "SearchLimitError",
     "datasets",
 ]

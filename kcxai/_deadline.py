@@ -14,12 +14,10 @@ limit). It stops the search in two ways:
   20 ms until the call returns (a flag set just before the solver starts is not lost). The search
   raises once the call returns, whether it returned ``None`` (interrupted) or an answer found past
   the deadline. MiniSat and its descendants look at the flag between conflicts and return within
-  milliseconds; Glucose 3/4 and Gluecard only between restarts, which Glucose postpones: on the CNF of a
-  100-tree adult forest of unbounded depth, under a 2 s limit, Glucose 3 returned after up to 3.2-8.2 s,
-  Glucose 4 3.0-5.5 s, Gluecard 4 2.6-3.5 s and MapleCM 2.0-2.3 s (two runs), where MiniSat-GH,
-  MiniSat 2.2, Minicard, MapleChrono and MapleSAT returned after 2.00-2.05 s
-  (``benchmarks/bench_ensembles.py --solvers``). So the tree-ensemble SAT engine
-  (:data:`kcxai.engines._ensemble_cnf.SOLVERS`) takes only the latter. CaDiCaL and Lingeling cannot
+  milliseconds; Glucose 3/4 and Gluecard only between restarts, which Glucose postpones, so they can
+  overrun a limit by seconds (``benchmarks/bench_ensembles.py --solvers`` measures it; figures in
+  ``docs/results.md``). So the tree-ensemble SAT engine (:data:`kcxai.engines._ensemble_cnf.SOLVERS`)
+  takes only solvers of the MiniSat family. CaDiCaL and Lingeling cannot
   be interrupted at all, and pysat's ``RC2`` / ``Hitman`` only make plain ``solve()`` calls, so kcxai
   uses its own hitting-set solver (:mod:`kcxai.explain._hitting`), on MiniSat-GH.
 
@@ -28,8 +26,8 @@ the limit, what was reached (seconds, SAT calls, candidate sets, counting querie
 
 What cannot be interrupted: one counting query of a compiled oracle (an SDD or OBDD count), one
 step of Python code between two checks, and inside a SAT solver the stretch between two looks at
-the flag (see above). Measured by
-``benchmarks/bench_search_limits.py``: hard searches stopped at 1.00-1.07 times limits of 1, 2 and 5 s.
+the flag (see above). ``benchmarks/bench_search_limits.py`` measures how far past its limit a hard
+search stops (figures in ``docs/results.md``).
 """
 
 from __future__ import annotations
@@ -79,8 +77,8 @@ class _Watchdog:
     watchdog's lock is held, and cancelling takes the same lock. A function that returns a time is
     called again then (under the same token), until it returns ``None``. Idle, the thread wakes once every
     :data:`_IDLE` seconds, so that scheduling a time after its next wake-up (the 60 s default) needs
-    no notification: waking the thread for every search cost 0.1-0.25 ms of GIL hand-over on
-    millisecond explanations.
+    no notification: millisecond explanations do not pay a GIL hand-over to wake the thread for every
+    search.
     """
 
     def __init__(self) -> None:

@@ -20,6 +20,7 @@ __all__ = [
     "MissingDependencyError",
     "UnknownLanguageError",
     "CompilationLimitError",
+    "BackendError",
     "ProblemTooLargeError",
     "SearchLimitError",
     "name_mismatch",
@@ -70,6 +71,10 @@ class UnknownLanguageError(InvalidInputError):
 
 class CompilationLimitError(KcxaiError, RuntimeError):
     """Compilation exceeded the size or time limit it was given."""
+
+
+class BackendError(KcxaiError, RuntimeError):
+    """A compiler's backend failed on an input kcxai gave it (it crashed, or reported an error)."""
 
 
 class ProblemTooLargeError(KcxaiError, RuntimeError):

@@ -11,9 +11,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
+from kcxai._cuts import cut_text, float32_cut, float32_cuts, largest_finite, read_cut, representable, shortest_text
 from kcxai._errors import InvalidInputError, InvalidTypeError, ModelFormatError
 
-__all__ = ["Interval", "Feature", "MISSING", "is_missing_cell", "format_cut", "format_interval", "float32_cut"]
+__all__ = ["Interval", "Feature", "MISSING", "is_missing_cell", "format_bound", "format_interval", "float32_cut"]
 
 
 class _Missing:
@@ -49,95 +52,49 @@ def is_missing_cell(x: object) -> bool:
     return x is MISSING or x is None or (isinstance(x, float) and math.isnan(x))
 
 
-def float32_cut(t: float) -> float:
-    """The largest float32 at or below ``t`` (as a float): the cut ``x <= t`` on values rounded to float32.
-
-    A float32 value ``v`` satisfies ``v <= t`` exactly when ``v <= float32_cut(t)``; ``-inf`` when no
-    finite float32 is at or below ``t``.
-
-    Examples
-    --------
-    >>> float32_cut(952.8999938964844), float32_cut(0.5)
-    (952.8999633789062, 0.5)
-    """
-    import numpy as np
-
-    t = float(t)
-    if math.isnan(t) or math.isinf(t):
-        return t
-    with np.errstate(over="ignore"):  # beyond float32: +-inf, then stepped back below t
-        v = np.float32(t)
-    if float(v) > t:
-        v = np.nextafter(v, np.float32(-np.inf))
-    return float(v)
-
-
-def format_cut(t: float, *, float32: bool = False) -> str:
-    """A threshold ``t`` as the shortest decimal that denotes the same cut ``x <= t``.
-
-    The text is only a label: thresholds and comparisons keep the stored float. For a feature whose
-    values are read as float64 it is the shortest ``repr`` of ``t``; for one read as float32
-    (``float32=True``, scikit-learn's trees) it is the shortest decimal that rounds to the float32
-    :func:`float32_cut` of ``t``, so that reading the printed decimal as float32 gives the same split.
-    Integral values print without ``.0`` (below 1e16); infinities as ``inf`` / ``-inf``.
-
-    Parameters
-    ----------
-    t : float
-        The stored threshold.
-    float32 : bool, default False
-        Whether the feature rounds values to float32 before comparing them with ``t``.
-
-    Returns
-    -------
-    str
+def format_bound(t: float, *, float32: bool = False, lower: bool = False) -> str:
+    """A bound at threshold ``t`` as printed: ``<= d`` (``> d`` for the ``lower`` bound of what lies above),
+    or ``< d`` (``>= d``) where the shortest decimal of the cut is the first value above it
+    (:func:`kcxai._cuts.cut_text`); ``d`` denotes the same split of the values the feature reads (float32 or
+    float64) as ``t`` does.
 
     Examples
     --------
-    >>> format_cut(952.8999938964844), format_cut(952.8999938964844, float32=True)
-    ('952.8999938964844', '952.89996')
-    >>> format_cut(30.0), format_cut(1e20), format_cut(-float("inf")), format_cut(0.5, float32=True)
-    ('30', '1e+20', '-inf', '0.5')
-
-    A float32 value ``v`` is ``<= 0.1`` only up to the float32 below ``0.1`` (``float32(0.1)`` is
-    0.10000000149...), and the label says so:
-
-    >>> format_cut(0.1, float32=True)
-    '0.099999994'
+    >>> format_bound(0.7000000029802322, float32=True), format_bound(0.9999999403953552, float32=True, lower=True)
+    ('<= 0.7', '>= 1')
     """
-    t = float(t)
-    if float32:
-        t = float32_cut(t)
-    if math.isnan(t) or math.isinf(t):
-        return repr(t)
-    if t == 0:
-        return "0"
-    if not float32:
-        text = repr(t)
-        return text[:-2] if text.endswith(".0") else text
-    import numpy as np
+    text, strict = cut_text(t, float32=float32)
+    if lower:
+        return f">= {text}" if strict else f"> {text}"
+    return f"< {text}" if strict else f"<= {text}"
 
-    if 1e-4 <= abs(t) < 1e16:  # where Python's repr writes positional digits
-        return np.format_float_positional(np.float32(t), unique=True, trim="-")
-    return np.format_float_scientific(np.float32(t), unique=True, trim="-")
+
+def _interval_text(low: tuple[str, bool] | None, high: tuple[str, bool] | None) -> str:
+    """``(a, b]``, ``<= b``, ``> a`` or ``(-inf, inf)`` from the bounds' ``(text, strict)`` (``None``: no bound);
+    a strict bound prints ``[a`` / ``b)``."""
+    if low is None and high is None:
+        return "(-inf, inf)"
+    if low is None:
+        return f"{'<' if high[1] else '<='} {high[0]}"  # type: ignore[index]
+    if high is None:
+        return f"{'>=' if low[1] else '>'} {low[0]}"
+    return f"{'[' if low[1] else '('}{low[0]}, {high[0]}{')' if high[1] else ']'}"
 
 
 def format_interval(low: float, high: float, *, float32: bool = False) -> str:
-    """The interval ``(low, high]`` as printed: ``<= high``, ``> low``, ``(low, high]`` or ``(-inf, inf)``,
-    each bound by :func:`format_cut`.
+    """The interval ``(low, high]`` of a feature's values as printed: ``<= high``, ``> low``, ``(low, high]`` or
+    ``(-inf, inf)``, each bound by :func:`format_bound` (``[a`` / ``b)`` for a strict one).
 
     Examples
     --------
     >>> format_interval(-float("inf"), 952.8999938964844, float32=True), format_interval(30.0, 40.5)
-    ('<= 952.89996', '(30, 40.5]')
+    ('< 952.9', '(30, 40.5]')
+    >>> format_interval(0.9999999403953552, 2.0, float32=True)   # XGBoost's x >= 1 (x < 1 on float32)
+    '[1, 2]'
     """
-    if low == -math.inf and high == math.inf:
-        return "(-inf, inf)"
-    if low == -math.inf:
-        return f"<= {format_cut(high, float32=float32)}"
-    if high == math.inf:
-        return f"> {format_cut(low, float32=float32)}"
-    return f"({format_cut(low, float32=float32)}, {format_cut(high, float32=float32)}]"
+    lo = None if low == -math.inf else cut_text(low, float32=float32)
+    hi = None if high == math.inf else cut_text(high, float32=float32)
+    return _interval_text(lo, hi)
 
 
 @dataclass(frozen=True)
@@ -157,11 +114,11 @@ class Interval:
 
     low: float
     high: float
-    #: Print the bounds as float32 cuts (:func:`format_cut`); set by a float32 feature. Not compared.
+    #: Print the bounds as float32 cuts (:func:`format_interval`); set by a float32 feature. Not compared.
     float32: bool = field(default=False, compare=False, repr=False)
 
     def __contains__(self, x: object) -> bool:
-        return isinstance(x, (int, float)) and self.low < x <= self.high  # type: ignore[operator]
+        return isinstance(x, (int, float)) and self.low < x <= self.high
 
     def __str__(self) -> str:
         return format_interval(self.low, self.high, float32=self.float32)
@@ -200,7 +157,7 @@ class Feature:
     (3, 1, 'age in (30, 50]', 'age > 50')
     """
 
-    __slots__ = ("name", "values", "thresholds", "labels", "float32", "_index")
+    __slots__ = ("name", "values", "thresholds", "labels", "float32", "_index", "_keys")
 
     def __init__(self, name: str, values: Sequence[Any], *,
                  thresholds: Sequence[float] | None = None,
@@ -227,6 +184,16 @@ class Feature:
         elif float32:
             raise InvalidInputError(f"Feature {name!r}: 'float32' only applies to numeric features.")
         self.float32 = bool(float32)
+        self._keys: tuple[float, ...] | None = None
+        if self.float32 and self.thresholds:
+            keys = float32_cuts(self.thresholds)
+            same = np.flatnonzero(keys[1:] == keys[:-1])
+            if same.size:
+                a, b = self.thresholds[int(same[0])], self.thresholds[int(same[0]) + 1]
+                raise InvalidInputError(
+                    f"Feature {name!r}: the thresholds {a!r} and {b!r} split float32 values alike (no float32 lies "
+                    "between them), so the interval between them would hold no value; keep one of them.")
+            self._keys = tuple(keys.tolist())
         if labels is not None:
             labels = tuple(str(lab) for lab in labels)
             if len(labels) != len(values):
@@ -264,7 +231,8 @@ class Feature:
         name : str
         thresholds : sequence of float
             Strictly increasing finite cut points; the domain is
-            ``(-inf, t1], (t1, t2], ..., (tk, inf)``.
+            ``(-inf, t1], (t1, t2], ..., (tk, inf)``. With ``float32``, some float32 value must lie
+            between any two of them (else the interval between holds no value: an error).
         float32 : bool, default False
             Round a value to float32 before placing it in an interval, as
             scikit-learn's trees do (set by ``DecisionTree.from_sklearn``).
@@ -322,8 +290,6 @@ class Feature:
                         f"Feature {self.name!r} is numeric and has no missing value: its value must be a real "
                         f"number (or one of its intervals). Got {value!r} instead.")
                 if self.float32:
-                    import numpy as np
-
                     with np.errstate(over="ignore"):  # beyond float32: +-inf, as scikit-learn's cast gives
                         x = float(np.float32(x))
                 return bisect.bisect_left(self.thresholds, x)
@@ -346,23 +312,82 @@ class Feature:
                 f"Feature {self.name!r} must take one of the values {shown}. Got {got} instead.") from None
 
     def label(self, k: int) -> str:
-        """How value number ``k`` is printed."""
+        """How value number ``k`` is printed (an interval as :meth:`interval_text` prints it)."""
         if self.labels is not None:
             return self.labels[k]
+        if self.thresholds is not None and self.values[k] is not MISSING:
+            return self.interval_text(k, k)
         return str(self.values[k])
 
-    def format_cut(self, t: float) -> str:
-        """A threshold of this feature as printed: the shortest decimal that denotes the same cut
-        ``x <= t`` for values read as this feature reads them (float32 or float64; see
-        :func:`format_cut`). Only a label: the stored threshold is unchanged.
+    def cut_keys(self) -> tuple[float, ...]:
+        """Per threshold, the last value the feature reads at or below it: the threshold itself for float64
+        values, the float32 at or below it for float32 values (strictly increasing: every interval holds a
+        value)."""
+        if self._keys is None:
+            self._keys = tuple(representable(t, self.float32) for t in self.thresholds or ())
+        return self._keys
+
+    def _cut(self, j: int) -> tuple[str, bool]:
+        """How threshold number ``j`` prints: the shortest decimal of its cut and whether it is strict
+        (:func:`kcxai._cuts.cut_text`); in full below every finite float32 (where the cut is ``-inf``)."""
+        t = (self.thresholds or ())[j]
+        if math.isinf(self.cut_keys()[j]):
+            return repr(t), False
+        return cut_text(t, float32=self.float32)
+
+    def interval_text(self, a: int, b: int) -> str:
+        """The union of intervals number ``a`` to ``b`` of a numeric feature as printed: ``(x, y]``, ``<= y``,
+        ``> x`` or ``(-inf, inf)``, each bound the shortest decimal that splits the values the feature reads
+        as the stored threshold does; a bound that prints as the first value above its cut is strict
+        (``[x`` / ``y)``, ``>= x`` / ``< y``).
 
         Examples
         --------
         >>> from kcxai import Feature
-        >>> Feature.numeric("area", [952.8999938964844], float32=True).format_cut(952.8999938964844)
-        '952.89996'
+        >>> area = Feature.numeric("area", [0.7000000029802322, 952.8999938964844], float32=True)
+        >>> area.interval_text(0, 0), area.interval_text(1, 1), area.interval_text(1, 2)
+        ('<= 0.7', '(0.7, 952.9)', '> 0.7')
         """
-        return format_cut(t, float32=self.float32)
+        n = len(self.thresholds or ())
+        return _interval_text(self._cut(a - 1) if a > 0 else None, self._cut(b) if b < n else None)
+
+    def bound_position(self, x: float, strict: bool) -> int:
+        """Where the bound ``x <= d`` (``x < d`` when ``strict``), with ``x = float(d)``, cuts this numeric
+        feature: the number ``p`` of its intervals on the lower side (``0 .. len(thresholds) + 1``). The
+        decimal is read as the feature reads an input (:func:`kcxai._cuts.read_value`); this is the inverse
+        of :meth:`interval_text`. A bound past the largest finite value holds every interval.
+
+        Raises
+        ------
+        InvalidInputError
+            When the bound splits the values of one interval, naming it and the feature's cuts.
+
+        Examples
+        --------
+        >>> from kcxai import Feature
+        >>> area = Feature.numeric("area", [0.6000000014901161, 952.8999938964844], float32=True)
+        >>> area.bound_position(0.6, True), area.bound_position(952.9, True), area.bound_position(1e39, False)
+        (1, 2, 3)
+        """
+        keys = self.cut_keys()
+        n = len(keys)
+        if math.isinf(x):  # the ends of the line
+            return 0 if x < 0 else n + 1
+        low = read_cut(x, strict, float32=self.float32)
+        first = bisect.bisect_left(keys, low)
+        last = bisect.bisect_right(keys, low)
+        if last > first:
+            return first + 1
+        if low == -math.inf:  # no value on the lower side
+            return 0
+        if low == math.inf or (first == n and low == largest_finite(self.float32)):
+            return n + 1  # every finite value on the lower side
+        shown = [self.interval_text(j + 1, n).replace("> ", "<= ").replace(">= ", "< ") for j in range(min(n, 12))]
+        more = f", ... ({n} in all)" if n > 12 else ""
+        raise InvalidInputError(
+            f"the bound {shortest_text(x, False)} cuts the interval {self.interval_text(first, first)} of "
+            f"{self.name!r}; the distribution weighs whole intervals, so a bound must be one of {self.name!r}'s "
+            f"cuts, as printed ({', '.join(shown)}{more}), or their complements ('>', '>=').")
 
     def literal(self, k: int) -> str:
         """The literal ``x_i = v`` for value number ``k``, readably."""
@@ -383,9 +408,8 @@ class Feature:
 
     def literal_range(self, a: int, b: int) -> str:
         """The literal for the union of intervals number ``a`` to ``b`` of a numeric feature."""
-        low, high = self.values[a].low, self.values[b].high
-        text = format_interval(low, high, float32=self.float32)
-        return f"{self.name} {text}" if low == -math.inf or high == math.inf else f"{self.name} in {text}"
+        text = self.interval_text(a, b)
+        return f"{self.name} in {text}" if text[0] in "([" else f"{self.name} {text}"
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready description."""

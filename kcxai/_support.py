@@ -13,6 +13,9 @@ from __future__ import annotations
 
 from typing import Any, cast
 
+from kcxai.engines import LANGUAGES, NATIVE_PREFERENCE
+from kcxai.models.classifier import _MODEL_TYPES
+
 __all__ = ["SOURCES", "support_markdown"]
 
 #: model_type -> where models of the family come from (shown beside the class in the table).
@@ -31,9 +34,6 @@ SOURCES: dict[str, str] = {
 
 def model_types() -> dict[str, type[Any]]:
     """Every registered model type, in :data:`SOURCES` order then any other (which the table refuses)."""
-    import kcxai.models  # noqa: F401  (registers every model type)
-    from kcxai.models.classifier import _MODEL_TYPES
-
     order = list(SOURCES) + sorted(set(_MODEL_TYPES) - set(SOURCES))
     return {t: _MODEL_TYPES[t] for t in order if t in _MODEL_TYPES}
 
@@ -47,8 +47,6 @@ def takes(language: Any, family: type[Any]) -> bool:
 
 def support_markdown() -> str:
     """The support table between ``<!-- support-table -->`` and ``<!-- /support-table -->`` in README.md."""
-    from kcxai.engines import LANGUAGES, NATIVE_PREFERENCE
-
     families = model_types()
     missing = [t for t in families if t not in SOURCES]
     if missing:

@@ -17,12 +17,16 @@ import math
 import numbers
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from kcxai._errors import InvalidInputError, InvalidTypeError, name_mismatch
 from kcxai._feature import MISSING
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kcxai.space import FeatureSpace
+    from kcxai.data import DataLike
 
 __all__ = ["ColumnReader", "TableReader", "Table", "is_missing"]
 
@@ -36,6 +40,7 @@ def is_missing(x: Any) -> bool:
     if isinstance(x, (str, bytes, bool, int)):
         return False
     try:
+        # pandas (heavy) loads only when a cell may be a pandas missing value, not with kcxai
         import pandas as pd
 
         out = pd.isna(x)
@@ -84,6 +89,8 @@ class ColumnReader:
         :data:`~kcxai.MISSING` (the feature has that value); else it is an error.
     if_missing : str
         What the error on a missing cell advises.
+    if_unknown : str
+        What the error on an unknown category adds (``""``: nothing).
     """
 
     column: str
@@ -92,6 +99,7 @@ class ColumnReader:
     edges: tuple[float, ...] = ()
     missing: bool = False
     if_missing: str = "kcxai explains complete rows only: fill or drop it first"
+    if_unknown: str = ""
 
     def _missing_cell(self, rid: Any) -> Any:
         """:data:`~kcxai.MISSING`, or the error for a missing cell in row ``rid``."""
@@ -115,7 +123,7 @@ class ColumnReader:
                 except (KeyError, TypeError):
                     raise InvalidInputError(
                         f"Column {self.column!r} has the unknown category {x!r} in row {rid!r}; the model knows "
-                        f"{_shown(self.categories)}.") from None
+                        f"{_shown(self.categories)}.{' ' + self.if_unknown if self.if_unknown else ''}") from None
             return out
         arr = np.asarray(cells) if isinstance(cells, np.ndarray) else None
         if arr is not None and arr.dtype.kind in "fiu":  # a numeric column: checked at once
@@ -193,7 +201,7 @@ class TableReader:
         self._positions = tuple(pos[f.column] for f in self.features)
 
     @classmethod
-    def for_space(cls, space: Any) -> "TableReader":
+    def for_space(cls, space: FeatureSpace) -> "TableReader":
         """The reader of a kcxai model's own features: one column per feature, named like it."""
         readers = [ColumnReader(f.name, "number", missing=f.missing_index is not None) if f.is_numeric
                    else ColumnReader(f.name, "category", f.values, missing=f.missing_index is not None)
@@ -202,7 +210,7 @@ class TableReader:
 
     # -- reading ---------------------------------------------------------------
 
-    def read(self, X: Any, *, argument: str = "X") -> Table:
+    def read(self, X: DataLike, *, argument: str = "X") -> Table:
         """Rows of ``X`` as instances: a DataFrame, a 2-D array or list of rows, a dict of columns or of
         one row's values, a pandas Series (one row) or a 1-D sequence (one row)."""
         cols, ids, single = self._columns_of(X, argument)

@@ -11,10 +11,10 @@ feature), such that the weight of any set of points ``X`` is
 A uniform or product distribution has one component with ``c = 1``; a mixture
 of ``K`` product distributions (a latent-class model, i.e. a shallow
 probabilistic circuit) has ``K``. Counting is linear in the distribution, so
-an oracle that answers a query under one product distribution answers it under
-a mixture by the weighted sum of ``K`` such answers
-(:class:`kcxai.oracle.MixtureOracle`), and no oracle's inner loop knows about
-mixtures.
+a query under a mixture is the weighted sum of ``K`` product answers: the
+counting oracles walk their structure once with a vector of ``K`` weights per
+value (:mod:`kcxai.compilers._tables.vectors`), a product distribution being
+``K = 1``.
 
 With ``int``/``Fraction`` parameters every weight is a Python ``int``: each
 product's weights are scaled to integers per feature, and the coefficients
@@ -36,11 +36,16 @@ from typing import Any, ClassVar, Union
 from kcxai._errors import InvalidInputError, InvalidTypeError, ModelFormatError
 from kcxai.arithmetic import EXACT, FLOAT, Arithmetic, Probability, Weight
 
-__all__ = ["Distribution", "Uniform", "Product", "Mixture", "ProductWeights", "Parameter",
+__all__ = ["Distribution", "Uniform", "Product", "Mixture", "ProductWeights", "Parameter", "DistributionLike",
            "distribution_from_dict"]
 
 #: A distribution parameter as given: exact (``int``/``Fraction``) or ``float``.
 Parameter = Union[int, Fraction, float]
+
+#: A distribution as a feature space takes it: ``None`` (uniform), a :class:`Distribution`, or product
+#: weights, one entry per feature (a sequence in feature order or a mapping by name; see
+#: :class:`~kcxai.FeatureSpace`).
+DistributionLike = Union[None, "Distribution", Sequence[Any], Mapping[str, Any]]
 
 
 def _lcm(a: int, b: int) -> int:

@@ -40,161 +40,9 @@ from kcxai.compilers._ensemble import is_additive
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
+from kcxai.models.imports.route import import_model
 
 __all__ = ["Explainer"]
-
-
-def _import(model: Any, X_train: Any, distribution: Any) -> tuple[Any, TableReader]:
-    """The kcxai model of what the user passed, and the reader of its tables."""
-    from kcxai.compilers.compiled import CompiledModel
-    from kcxai.models.classifier import Classifier
-    from kcxai.models.imports.pipeline import ImportedPipeline
-
-    if isinstance(model, CompiledModel):
-        model = model.model
-    if isinstance(model, Classifier):
-        return model, TableReader.for_space(model.space)
-    if isinstance(model, ImportedPipeline):  # e.g. from_pipeline(pipe).rounded(step): the pipeline's reader kept
-        return model.model, model.reader
-    from sklearn.base import BaseEstimator
-    from sklearn.pipeline import Pipeline
-
-    if isinstance(model, Pipeline):
-        from kcxai.models.imports.pipeline import import_pipeline
-
-        known = getattr(model, "feature_names_in_", None)
-        known = [f"x{k}" for k in range(int(getattr(model, "n_features_in_", 0)))] if known is None else list(known)
-        imported = import_pipeline(model, distribution=None, strict=False,
-                                   missing_columns=[c for c in _missing_columns(X_train) if c in known])
-        return imported.model, imported.reader
-    if isinstance(model, BaseEstimator):
-        from kcxai.models.imports.sklearn import FAMILIES, from_sklearn
-        from kcxai.models.imports._sklearn import sklearn_feature_names
-
-        n = getattr(model, "n_features_in_", None)
-        if n is None:
-            raise InvalidInputError(f"'model' ({type(model).__name__}) is not fitted: call fit() first.")
-        missing = _missing_columns(X_train)
-        trees = [f for f in FAMILIES if f.kind in ("tree", "forest", "boosted")]
-        if missing and any(f.matches(model) for f in trees):  # missing values: the pipeline import routes them
-            from kcxai.models.imports.pipeline import import_pipeline
-
-            imported_pipe = import_pipeline(Pipeline([("model", model)]), distribution=None, missing_columns=missing,
-                                            strict=False)
-            return imported_pipe.model, imported_pipe.reader
-        names = sklearn_feature_names(model, int(n), None)
-        domains = None
-        if _needs_domains(model):
-            if X_train is None:
-                raise InvalidInputError(
-                    f"{type(model).__name__} has no finite feature space of its own: pass 'X_train' (the values "
-                    "each column takes are its domain), or a Pipeline that encodes the columns.")
-            domains = _domains_from(X_train, names)
-        imported = from_sklearn(model, domains=domains, feature_names=names)
-        return imported, TableReader.for_space(imported.space)
-    raise InvalidTypeError(
-        "'model' must be a kcxai model, a CompiledModel, a fitted scikit-learn classifier or Pipeline, or an "
-        "ImportedPipeline (kcxai.from_pipeline). "
-        f"Got {type(model).__name__} instead.")
-
-
-def _missing_columns(X: Any) -> list[str]:
-    """The columns of the training rows ``X`` that hold a missing value (NaN / None); by position ``x0, x1, ...``
-    for an array."""
-    import numpy as np
-
-    if X is None:
-        return []
-    if hasattr(X, "columns") and hasattr(X, "isna"):
-        return [str(c) for c in X.columns if bool(X[c].isna().any())]
-    try:
-        arr = np.asarray(X, dtype=np.float64)
-    except (TypeError, ValueError):
-        from kcxai._table import is_missing
-
-        arr2 = np.asarray(X, dtype=object)
-        if arr2.ndim != 2:
-            return []
-        return [f"x{k}" for k in range(arr2.shape[1]) if any(is_missing(v) for v in arr2[:, k])]
-    if arr.ndim != 2:
-        return []
-    return [f"x{k}" for k in np.flatnonzero(np.isnan(arr).any(axis=0)).tolist()]
-
-
-def _needs_domains(est: Any) -> bool:
-    from sklearn.linear_model._base import LinearClassifierMixin
-
-    return isinstance(est, LinearClassifierMixin)
-
-
-def _domains_from(X: Any, names: list[str]) -> list[list[float]]:
-    """The sorted distinct values of each column of ``X`` (a DataFrame by name, else by position)."""
-    import numpy as np
-
-    if hasattr(X, "columns"):
-        missing = [n for n in names if n not in [str(c) for c in X.columns]]
-        if missing:
-            raise InvalidInputError(f"'X_train' lacks the model's columns {missing}.")
-        cols = [X[n].to_numpy() for n in names]
-    else:
-        arr = np.asarray(X, dtype=np.float64)
-        if arr.ndim != 2 or arr.shape[1] != len(names):
-            raise InvalidInputError(f"'X_train' must be a 2-D table with {len(names)} columns. Got shape {arr.shape}.")
-        cols = [arr[:, k] for k in range(arr.shape[1])]
-    out = []
-    for n, col in zip(names, cols):
-        vals = np.unique(np.asarray(col, dtype=np.float64))
-        if vals.size == 0 or np.isnan(vals).any():
-            raise InvalidInputError(f"'X_train' column {n!r} is empty or has missing values.")
-        if vals.size > 64:
-            raise InvalidInputError(
-                f"'X_train' column {n!r} takes {vals.size} distinct values; a linear model needs small finite "
-                "domains: bin it (KBinsDiscretizer) in a Pipeline.")
-        out.append([float(v) for v in vals])
-    return out
-
-
-def _relabel(model: Any, class_names: Any) -> Any:
-    """The same model with its class labels renamed through ``class_names`` (a mapping)."""
-    if not isinstance(class_names, Mapping):
-        raise InvalidTypeError(f"'class_names' must be a mapping {{class: name}}. Got {type(class_names).__name__}.")
-    unknown = [c for c in class_names if c not in model.classes]
-    if unknown:
-        raise InvalidInputError(
-            f"'class_names' names unknown classes {unknown}; the classes are {list(model.classes)}.")
-    return model.with_classes([class_names.get(c, c) for c in model.classes])
-
-
-#: The distribution kinds :func:`kcxai.fit_distribution` fits, by name.
-_KINDS = ("uniform", "product", "mixture")
-
-
-def _with_distribution(model: Any, distribution: Any, X_train: Any, reader: TableReader,
-                       options: Mapping[str, Any] | None) -> Any:
-    """The model under ``distribution``: ``None`` keeps its own; ``"auto"`` is ``"product"`` when there are
-    training rows, else the model's own; a kind is fitted on X_train; anything else goes to ``with_distribution``."""
-    from kcxai.fit import fit_distribution
-
-    if options is not None and not isinstance(options, Mapping):
-        raise InvalidTypeError(f"'distribution_options' must be a mapping. Got {type(options).__name__} instead.")
-    if isinstance(distribution, str) and distribution == "auto":
-        distribution = None if X_train is None else "product"
-    if distribution is None:
-        if options:
-            raise InvalidInputError("'distribution_options' apply to a fitted distribution: give distribution=KIND.")
-        return model
-    if isinstance(distribution, str):
-        if distribution not in _KINDS:
-            raise InvalidInputError(
-                f"'distribution' must be None, 'auto', one of {list(_KINDS)}, a Distribution or per-feature "
-                f"weights. Got {distribution!r} instead.")
-        if X_train is None:
-            raise InvalidInputError(f"distribution={distribution!r} is fitted on the training rows: pass X_train.")
-        rows = reader.read(X_train, argument="X_train").instances
-        return model.with_distribution(fit_distribution(model, rows, kind=distribution, **dict(options or {})))
-    if options:
-        raise InvalidInputError("'distribution_options' apply to a fitted distribution: give distribution=KIND.")
-    return model.with_distribution(distribution)
 
 
 #: The default ``fit_budget`` of the :class:`Explainer`, in seconds.
@@ -302,10 +150,10 @@ class Explainer:
         if not math.isfinite(fit_budget):
             raise InvalidInputError(f"'fit_budget' must be a finite positive number of seconds. Got {fit_budget!r}.")
         check("progress", progress, (BOOL, NONE))
-        imported, reader = _import(model, X_train, distribution)
-        if class_names is not None:
-            imported = _relabel(imported, class_names)
-        imported = _with_distribution(imported, distribution, X_train, reader, distribution_options)
+        if isinstance(model, CompiledModel):  # its model: the explainer compiles what it needs itself
+            model = model.model
+        imported, reader = import_model(model, X_train, distribution=distribution,
+                                        distribution_options=distribution_options, class_names=class_names)
         if compile_options is not None and not isinstance(compile_options, Mapping):
             raise InvalidTypeError(
                 f"'compile_options' must be a mapping. Got {type(compile_options).__name__} instead.")

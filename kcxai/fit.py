@@ -1,10 +1,9 @@
 """Distributions fitted from data, in one call: ``fit_distribution(model, X_train, kind=...)``.
 
 Why: under the uniform distribution most of the probability sits on points no
-real row resembles, so an I-delta set's exact error says little about the data
-(measured on adult, depth-8 tree, delta 0.01: exact precision 0.53, on held-out
-rows 0.81). A distribution fitted on the training rows makes the printed,
-exact number track the data.
+real row resembles, so an I-delta set's exact error can say little about the data
+(an example is in ``docs/results.md``). A distribution fitted on the training rows
+makes the printed, exact number track the data.
 
 Kinds
 -----
@@ -36,7 +35,7 @@ from __future__ import annotations
 
 import numbers
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any, Union
+from typing import Any, Protocol, Union
 
 import numpy as np
 
@@ -46,10 +45,6 @@ from kcxai.data import DataLike, encode_rows
 from kcxai.distribution import Distribution, Mixture, Product, Uniform
 from kcxai.space import FeatureSpace
 
-if TYPE_CHECKING:  # pragma: no cover
-    from kcxai.compilers.compiled import CompiledModel
-    from kcxai.models.classifier import Classifier
-
 __all__ = ["fit_distribution", "KINDS", "DEFAULT_RESOLUTION"]
 
 #: The kinds :func:`fit_distribution` fits.
@@ -57,8 +52,15 @@ KINDS = ("uniform", "product", "mixture")
 #: Denominator of the stored mixture probabilities.
 DEFAULT_RESOLUTION = 10**6
 
+class HasSpace(Protocol):
+    """What has a feature space: a kcxai model (``Classifier``) or a ``CompiledModel``."""
+
+    @property
+    def space(self) -> FeatureSpace: ...
+
+
 #: What a distribution is fitted for: a model, a compiled model or a feature space.
-Fittable = Union["Classifier", "CompiledModel", FeatureSpace]
+Fittable = Union[HasSpace, FeatureSpace]
 
 
 def _space_of(obj: Any) -> FeatureSpace:

@@ -20,12 +20,14 @@ which supports the deletion loop of Algorithm 1 incrementally: ask what the
 weight would be if one feature were freed, and commit. Oracles that have
 nothing better use :class:`GenericSession`.
 
-Distributions. Counting is linear in the distribution: a language implements
-its oracle for one *product* distribution (a
-:class:`~kcxai.distribution.ProductWeights`), and :func:`per_component` makes
-it answer under any distribution: a uniform or product distribution is one
-component, a mixture of ``K`` products is answered by :class:`MixtureOracle`
-as the weighted sum of ``K`` product oracles' answers.
+Distributions. Counting is linear in the distribution, which an oracle sees
+only as its *components* ``space.distribution.components``: pairs
+``(c_k, P_k)`` of a coefficient and a product distribution
+(:class:`~kcxai.distribution.ProductWeights`), the weight of a set being
+``sum_k c_k P_k(set)``. A uniform or product distribution is one component; a
+mixture of ``K`` products has ``K``. Every language counts all of them in one
+walk of its structure, with a vector of ``K`` weights where a product has one
+(:mod:`kcxai.compilers._tables.vectors`).
 
 Capabilities beyond counting are small protocols checked with ``isinstance``:
 :class:`PathOracle` (the oracle knows a decision tree's paths, so explainers
@@ -58,7 +60,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Callable, NamedTuple, Protocol, TypeGuard, Union, cast, runtime_checkable
+from typing import TYPE_CHECKING, NamedTuple, Protocol, TypeGuard, Union, runtime_checkable
 
 from kcxai.arithmetic import Bound, Probability, Weight
 from kcxai.space import FeatureSpace
@@ -70,11 +72,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from kcxai.models.tree import TreePath
 
 __all__ = ["CountingOracle", "OracleSession", "SessionBase", "GenericSession", "Bound", "PathOracle",
-           "ApproximateOracle", "DecisionOracle", "MixtureOracle", "PathMixtureOracle", "MixtureSession",
-           "per_component", "has_paths", "answers_of", "ANSWERS", "Point", "Decision", "describe_answers",
-           "BoxMixtureOracle", "PathBoxMixtureOracle", "Box", "BoxOracle", "has_boxes", "full_box", "point_box",
-           "box_weight", "BatchOracle", "BatchRow", "has_batch", "BoxDecisionOracle", "has_box_decisions", "Oracle",
-           "BoundsOracle", "BoundsSession"]
+           "ApproximateOracle", "DecisionOracle", "has_paths", "answers_of", "ANSWERS", "Point", "Decision",
+           "describe_answers", "Box", "BoxOracle", "has_boxes", "full_box", "point_box", "box_weight", "BoundsOracle",
+           "BoundsSession"]
 
 #: A *box*: per feature, the bitmask of the value numbers it allows (bit ``k`` is value ``k``); the full
 #: mask ``(1 << size) - 1`` leaves the feature free. The set of points ``{x : x_f in box[f] for all f}``.
@@ -504,118 +504,3 @@ def answers_of(oracle: object) -> str:
     if inspect.getattr_static(oracle, "confidence", None) is not None:
         return "estimates"
     return "counts"
-
-
-class MixtureOracle:
-    """``sum_k c_k * oracle_k``: an oracle under a mixture from one oracle per product component.
-
-    Parameters
-    ----------
-    space : FeatureSpace
-        The space, whose distribution has the components.
-    parts : sequence of (coefficient, CountingOracle)
-        One product oracle per component, in the distribution's order.
-    """
-
-    def __init__(self, space: FeatureSpace, parts: Sequence[tuple[Weight, CountingOracle]]) -> None:
-        self.space = space
-        self.parts = tuple(parts)
-        first = self.parts[0][1]
-        self.language = first.language
-        self.n_classes = first.n_classes
-
-    def predict_point(self, point: Point) -> int:
-        return self.parts[0][1].predict_point(point)
-
-    def disagree_weight(self, point: Point, label: int, fixed: frozenset[int]) -> Weight:
-        total = self.space.arith.zero
-        for c, o in self.parts:
-            w = o.disagree_weight(point, label, fixed)
-            if w:
-                total += c * w
-        return total
-
-    def session(self, point: Point, label: int, fixed: frozenset[int]) -> OracleSession:
-        return MixtureSession(self, [(c, o.session(point, label, fixed)) for c, o in self.parts])
-
-
-class PathMixtureOracle(MixtureOracle):
-    """A :class:`MixtureOracle` of path oracles: the paths are the model's, the same in every component,
-    so the mixture is a :class:`PathOracle` too."""
-
-    @property
-    def paths(self) -> "tuple[TreePath, ...]":
-        return cast(PathOracle, self.parts[0][1]).paths
-
-    def path_of(self, point: Point) -> "TreePath":
-        return cast(PathOracle, self.parts[0][1]).path_of(point)
-
-
-class BoxMixtureOracle(MixtureOracle):
-    """A :class:`MixtureOracle` of box oracles: box weights are the weighted sums of the components'."""
-
-    def box_weights(self, box: Box, label: int) -> tuple[Weight, Weight]:
-        d = w = self.space.arith.zero
-        for c, o in self.parts:
-            a, b = cast(BoxOracle, o).box_weights(box, label)
-            d += c * a
-            w += c * b
-        return d, w
-
-    def box_weights_by_value(self, box: Box, label: int, feature: int) -> tuple[tuple[Weight, Weight], ...]:
-        zero = self.space.arith.zero
-        out = [(zero, zero)] * self.space.features[feature].size
-        for c, o in self.parts:
-            for k, (a, b) in enumerate(cast(BoxOracle, o).box_weights_by_value(box, label, feature)):
-                out[k] = (out[k][0] + c * a, out[k][1] + c * b)
-        return tuple(out)
-
-
-class PathBoxMixtureOracle(PathMixtureOracle, BoxMixtureOracle):
-    """A mixture of oracles that have paths and count over boxes (decision trees)."""
-
-
-class MixtureSession(SessionBase):
-    """The deletion-loop session of a :class:`MixtureOracle`: one session per component."""
-
-    __slots__ = ("_o", "_parts")
-
-    def __init__(self, oracle: MixtureOracle, parts: Sequence[tuple[Weight, OracleSession]]) -> None:
-        self._o = oracle
-        self._parts = tuple(parts)
-
-    @property
-    def fixed(self) -> frozenset[int]:
-        return self._parts[0][1].fixed
-
-    def weight(self) -> Weight:
-        total = self._o.space.arith.zero
-        for c, s in self._parts:
-            total += c * s.weight()
-        return total
-
-    def weight_if_freed(self, feature: int) -> Weight:
-        total = self._o.space.arith.zero
-        for c, s in self._parts:
-            total += c * s.weight_if_freed(feature)
-        return total
-
-    def free(self, feature: int) -> None:
-        for _, s in self._parts:
-            s.free(feature)
-
-
-def per_component(space: FeatureSpace, make: "Callable[[ProductWeights], CountingOracle]") -> CountingOracle:
-    """The oracle of ``space``'s distribution from a maker of product-distribution oracles.
-
-    One component with coefficient 1 (uniform, product) gives ``make``'s oracle
-    itself, with no overhead; a mixture gives a :class:`MixtureOracle`.
-    """
-    comps = space.distribution.components
-    if len(comps) == 1 and comps[0][0] == 1:
-        return make(comps[0][1])
-    parts = [(c, make(pw)) for c, pw in comps]
-    paths, boxes = has_paths(parts[0][1]), has_boxes(parts[0][1])
-    kind = {(False, False): MixtureOracle, (True, False): PathMixtureOracle, (False, True): BoxMixtureOracle,
-            (True, True): PathBoxMixtureOracle}[(paths, boxes)]
-    return kind(space, parts)

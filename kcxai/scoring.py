@@ -18,16 +18,16 @@ to the ``bounded`` language) is scored by the branch and bound over boxes
 :attr:`RuleScore.decided` ``"proven"``), exact where the search ends.
 
 Rules are read from a mapping (column -> condition) or from the text kcxai's rules print
-(:meth:`kcxai.Explanation.rule`); see :func:`parse_rule`. A numeric feature's distribution weighs whole
-cells (the intervals between its thresholds), so a bound must fall on a threshold: ``age >= 38`` on a
-feature cut at 37.5 and 45.5 is refused, naming the cell it would cut, rather than scored inexactly.
+(:meth:`kcxai.Explanation.rule`, :attr:`kcxai.Condition.literal`); see :func:`parse_rule`. A printed bound
+is read as the split it denotes for the values the feature reads (``petal width <= 0.7`` is a scikit-learn
+threshold at 0.7000000029802322: no float32 value lies between the two). A numeric feature's distribution
+weighs whole cells (the intervals between its thresholds), so a bound must fall on a cut: ``age >= 38`` on
+a feature cut at 37.5 and 45.5 is refused, naming the cell it would cut, rather than scored inexactly.
 """
 
 from __future__ import annotations
 
-import math
-import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -35,12 +35,14 @@ from typing import Any
 from kcxai._errors import InvalidInputError, InvalidTypeError
 from kcxai.compilers._ensemble import is_additive
 from kcxai.compilers.compiled import CompiledModel
-from kcxai._feature import Feature, Interval
+from kcxai._rule_parse import parse_rule
 from kcxai.arithmetic import Probability
 from kcxai.data import DataLike
-from kcxai.evaluation import DataMetrics
-from kcxai.explain.explanation import Condition, format_probability
-from kcxai.oracle import Box, full_box
+from kcxai.evaluation import DataMetrics, _measure_boxes
+from kcxai.explain._proven import box_bounds_of
+from kcxai.explain._query import describe
+from kcxai.explain.explanation import Condition, format_probability, under
+from kcxai.explain.inflate import _box_oracle, conditions_of
 from kcxai.space import FeatureSpace
 from kcxai.typing import Explainable
 
@@ -129,241 +131,8 @@ class RuleScore:
             prec = format_probability(self.precision)
         how = "exact" if self.decided == "exact" else "proven; the coverage exact"
         text = (f"{self.rule()}{which}\n  precision {prec}, coverage "
-                f"{format_probability(self.coverage)} (under the {self.distribution} distribution, {how})")
+                f"{format_probability(self.coverage)} ({how}, {under(self.distribution)})")
         return text + (f"\n  {self.data}" if self.data is not None else "")
-
-
-# -- parsing ------------------------------------------------------------------------------------------
-
-_NUMBER = r"[-+]?(?:inf|(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)"
-_INTERVAL = re.compile(rf"^([\(\[])\s*({_NUMBER})\s*,\s*({_NUMBER})\s*([\)\]])$")
-
-
-def _mask(ks: Iterable[int]) -> int:
-    return sum(1 << k for k in set(ks))
-
-
-def _number(text: str, where: str) -> float:
-    try:
-        return float(text)
-    except ValueError:
-        raise InvalidInputError(f"{where}: {text!r} is not a number.") from None
-
-
-def _cells(feat: Feature, low: float, low_closed: bool, high: float, high_closed: bool, where: str) -> int:
-    """The cells (intervals ``(a, b]``) of a numeric feature making up a real interval; an error naming the
-    cell it would cut when its ends are not the feature's thresholds."""
-    if low > high or (low == high and not (low_closed and high_closed)):
-        raise InvalidInputError(f"{where}: the interval is empty.")
-    ks = []
-    for k, iv in enumerate(feat.values):
-        inside_low = iv.low >= low  # the cell excludes its low end
-        inside_high = iv.high < high or (iv.high == high and (high_closed or math.isinf(high)))
-        outside = iv.high < low or (iv.high == low and not low_closed) or iv.low >= high
-        if inside_low and inside_high:
-            ks.append(k)
-        elif not outside:
-            ts = ", ".join(_fmt_threshold(t) for t in feat.thresholds or ())
-            raise InvalidInputError(
-                f"{where}: the condition cuts the interval {iv} of {feat.name!r}; the distribution weighs whole "
-                f"intervals, so a bound must be one of {feat.name!r}'s thresholds ({ts}), as '> t' or '<= t'.")
-    if not ks:
-        raise InvalidInputError(f"{where}: no value of {feat.name!r} meets it (empty).")
-    return _mask(ks)
-
-
-def _fmt_threshold(t: float) -> str:
-    return str(Interval(-math.inf, t)).removeprefix("<= ")
-
-
-def _category(feat: Feature, value: Any, where: str) -> int:
-    """The value number of a category given as a domain value or, in text, as its label."""
-    if isinstance(value, str):
-        for k in range(feat.size):
-            if feat.label(k) == value or str(feat.values[k]) == value:
-                return k
-        shown = [feat.label(k) for k in range(min(feat.size, 10))] + (["..."] if feat.size > 10 else [])
-        raise InvalidInputError(f"{where}: {value!r} is not a value of {feat.name!r}; its values are {shown}.")
-    try:
-        return feat.index(value)
-    except (InvalidInputError, InvalidTypeError) as e:
-        raise InvalidInputError(f"{where}: {e}") from None
-
-
-def _categories(feat: Feature, text: str, where: str) -> int:
-    """``{a, b, c}``: labels may themselves hold ", ", so pieces are joined until they name a value."""
-    if not (text.startswith("{") and text.endswith("}")):
-        raise InvalidInputError(f"{where}: expected a set of values in braces, like {{a, b}}. Got {text!r}.")
-    pieces = [p.strip() for p in text[1:-1].split(",")]
-    ks, run = [], ""
-    for p in pieces:
-        run = p if not run else f"{run}, {p}"
-        try:
-            ks.append(_category(feat, run, where))
-            run = ""
-        except InvalidInputError:
-            continue
-    if run or not ks:
-        bad = run or text
-        raise InvalidInputError(f"{where}: {bad!r} is not a value of {feat.name!r} (values: "
-                                f"{[feat.label(k) for k in range(min(feat.size, 10))]}).")
-    return _mask(ks)
-
-
-def _numeric_text(feat: Feature, op: str, rest: str, where: str) -> int:
-    if op == "in" and rest.startswith("{"):  # intervals by their printed form, as set_literal writes them
-        return _categories(feat, rest, where)
-    if op in ("in", "=") and _INTERVAL.match(rest):
-        lb, a, b, rb = _INTERVAL.match(rest).groups()  # type: ignore[union-attr]
-        return _cells(feat, _number(a, where), lb == "[", _number(b, where), rb == "]", where)
-    if op == "in":
-        raise InvalidInputError(f"{where}: expected an interval like (30, 52.5] or [30, 52]. Got {rest!r}.")
-    x = _number(rest, where)
-    if op == "=":
-        return 1 << feat.index(x)
-    if op == "!=":
-        raise InvalidInputError(f"{where}: '!=' applies to categorical features; {feat.name!r} is numeric.")
-    inf = math.inf
-    low, lc, high, hc = {"<=": (-inf, False, x, True), "<": (-inf, False, x, False),
-                         ">": (x, False, inf, False), ">=": (x, True, inf, False)}[op]
-    return _cells(feat, low, lc, high, hc, where)
-
-
-_OP = re.compile(r"^(?:(<=|>=|!=|=|<|>)\s*|(in)\s*(?=[\(\[\{]))(.*)$")
-
-
-def _literal(space: FeatureSpace, text: str) -> tuple[int, int]:
-    """``(feature, mask)`` of one literal of a rule's text."""
-    where = f"condition {text!r}"
-    for name in sorted(space.names, key=len, reverse=True):  # the longest name that starts the literal
-        if not text.startswith(name):
-            continue
-        after = text[len(name):]
-        m = _OP.match(after.lstrip())
-        if m is None or (m.group(2) and not after[:1].isspace()):
-            continue
-        op = m.group(1) or m.group(2)
-        value = m.group(3).strip()
-        if not value:
-            raise InvalidInputError(f"{where}: nothing after {op!r}.")
-        f = space.feature_index(name)
-        feat = space.features[f]
-        if feat.is_numeric:
-            return f, _numeric_text(feat, op, value, where)
-        if op == "=":
-            return f, 1 << _category(feat, value, where)
-        if op == "!=":
-            return f, ((1 << feat.size) - 1) & ~(1 << _category(feat, value, where))
-        if op == "in":
-            return f, _categories(feat, value, where)
-        raise InvalidInputError(f"{where}: {op!r} compares numbers; {feat.name!r} is categorical.")
-    head = re.split(r"\s*(?:<=|>=|!=|=|<|>|\bin\b)", text, maxsplit=1)[0].strip()
-    if head and head != text and head not in space.names:
-        raise InvalidInputError(f"{where}: unknown column {head!r}; the columns are {list(space.names)}.")
-    raise InvalidInputError(
-        f"{where}: unparsable; expected 'NAME = value', 'NAME in {{a, b}}', 'NAME <= t', 'NAME > t' or "
-        "'NAME in (a, b]'.")
-
-
-def _value_mask(feat: Feature, value: Any, where: str) -> int:
-    """The mask of one mapping entry's condition."""
-    if isinstance(value, Interval):
-        if not feat.is_numeric:
-            raise InvalidInputError(f"{where}: an Interval applies to numeric features; {feat.name!r} is categorical.")
-        return _cells(feat, value.low, False, value.high, True, where)
-    if isinstance(value, (set, frozenset, list, tuple)):
-        if not value:
-            raise InvalidInputError(f"{where}: the set of values is empty.")
-        return _mask(feat.index(v) if feat.is_numeric else _category(feat, v, where) for v in value)
-    if isinstance(value, str) and feat.is_numeric:
-        m = re.match(r"^(<=|>=|!=|=|<|>|in\b)\s*(.*)$", value.strip())
-        if not m:
-            raise InvalidInputError(
-                f"{where}: a numeric condition as text is like '> 37.5', '<= 40' or 'in (30, 52.5]'. Got {value!r}.")
-        return _numeric_text(feat, m.group(1), m.group(2).strip(), where)
-    if feat.is_numeric:
-        try:
-            return 1 << feat.index(value)
-        except (InvalidInputError, InvalidTypeError) as e:
-            raise InvalidInputError(f"{where}: {e}") from None
-    return 1 << _category(feat, value, where)
-
-
-def parse_rule(space: FeatureSpace, classes: Any, rule: Any) -> tuple[Box, int | None]:
-    """A rule's box and class index (``None`` when it names no class).
-
-    Parameters
-    ----------
-    space : FeatureSpace
-    classes : sequence
-        The model's classes (a ``THEN`` class is matched against them, also by its printed form).
-    rule : mapping or str
-        ``{column: condition}``, a condition being a value (a numeric value stands for its interval),
-        an :class:`~kcxai.Interval`, a set/list of values, or for a numeric column a text like
-        ``"> 37.5"`` / ``"in (30, 52.5]"``; or the text of a rule, ``IF lit AND ... [THEN class = c]``,
-        with literals as kcxai prints them (``x = v``, ``x in {a, b}``, ``x <= t``, ``x > t``,
-        ``x in (a, b]``; also ``>=``, ``<``, ``[a, b]`` and ``!=`` for categories). Several conditions on
-        one column are intersected.
-
-    Raises
-    ------
-    InvalidInputError
-        Naming the part at fault: an unknown column, a value outside the column's domain, an empty
-        condition, a bound that cuts an interval of a numeric feature, an unknown class, unparsable text.
-
-    Examples
-    --------
-    >>> from kcxai import Feature, FeatureSpace
-    >>> space = FeatureSpace([Feature.numeric("age", [30, 40, 50]), Feature.categorical("job", ["a", "b", "c"])])
-    >>> parse_rule(space, [0, 1], "IF age in (30, 50] AND job in {a, c} THEN class = 1")
-    ((6, 5), 1)
-    >>> parse_rule(space, [0, 1], {"age": "> 40"})
-    ((12, 7), None)
-    """
-    box = list(full_box(space))
-    label: int | None = None
-    if isinstance(rule, Mapping):
-        for key, value in rule.items():
-            where = f"condition on {key!r}"
-            if not isinstance(key, str) or key not in space.names:
-                raise InvalidInputError(f"{where}: unknown column {key!r}; the columns are {list(space.names)}.")
-            f = space.feature_index(key)
-            box[f] &= _value_mask(space.features[f], value, where)
-            if not box[f]:
-                raise InvalidInputError(f"{where}: no value of {key!r} meets it (empty).")
-        return tuple(box), None
-    if not isinstance(rule, str):
-        raise InvalidTypeError(f"'rule' must be a mapping {{column: condition}} or a rule's text. Got "
-                               f"{type(rule).__name__} instead.")
-    text = " ".join(rule.split())
-    if text.upper().startswith("IF "):
-        text = text[3:]
-    then = re.match(r"^(.*?)(?:^|\s)THEN\s+(.*)$", text)
-    body = text
-    if then is not None:
-        body = then.group(1)
-        label = _class_of(classes, then.group(2).strip())
-    body = body.strip()
-    if not body:
-        raise InvalidInputError(f"'rule' {rule!r} is unparsable: it has no conditions (write TRUE for none).")
-    if body.upper() != "TRUE":
-        for lit in body.split(" AND "):
-            f, m = _literal(space, lit.strip())
-            box[f] &= m
-            if not box[f]:
-                raise InvalidInputError(f"condition {lit.strip()!r}: with the rule's other conditions on "
-                                        f"{space.names[f]!r}, no value meets it (empty).")
-    return tuple(box), label
-
-
-def _class_of(classes: Any, head: str) -> int:
-    m = re.match(r"^(?:class\s*=\s*)?(.+)$", head)
-    name = m.group(1).strip() if m else head
-    for k, c in enumerate(classes):
-        if str(c) == name:
-            return k
-    raise InvalidInputError(f"the rule's class {name!r} is not a class of the model; its classes are "
-                            f"{[str(c) for c in classes]}.")
 
 
 # -- scoring -----------------------------------------------------------------------------------------
@@ -413,7 +182,7 @@ def score_rule(model: Explainable, rule: Mapping[str, Any] | str, *,
     0
     """
     from kcxai.explain._query import describe
-    from kcxai.explain.inflate import _box_oracle, conditions_of
+    from kcxai.explain.inflate import conditions_of
 
     try:
         oracle, source = _box_oracle(model)
@@ -438,8 +207,6 @@ def score_rule(model: Explainable, rule: Mapping[str, Any] | str, *,
     disagree, consistent = oracle.box_weights(box, label)
     data = None
     if rows is not None:
-        from kcxai.evaluation import _measure_boxes
-
         data = _measure_boxes(model, [(box, label)], rows)[0]
     return RuleScore(conditions=conditions_of(space, box), prediction=classes[label], class_source=source_of_class,
                      precision=space.arith.complement(disagree, consistent), coverage=space.probability(consistent),
@@ -467,10 +234,6 @@ def score_rule_bounds(model: Any, rule: Mapping[str, Any] | str, *, rows: DataLi
     >>> s.precision_bounds, s.decided
     ((Fraction(121, 128), Fraction(121, 128)), 'exact')
     """
-    from kcxai.explain._proven import box_bounds_of  # cycle: the explainers import this module's RuleScore
-    from kcxai.explain._query import describe
-    from kcxai.explain.inflate import conditions_of
-
     space: FeatureSpace = model.space
     classes = list(model.classes)
     box, label = parse_rule(space, classes, rule)
@@ -488,8 +251,6 @@ def score_rule_bounds(model: Any, rule: Mapping[str, Any] | str, *, rows: DataLi
     exact = got.lower == got.upper
     data = None
     if rows is not None:
-        from kcxai.evaluation import _measure_boxes
-
         data = _measure_boxes(model, [(box, label)], rows)[0]
     return RuleScore(conditions=conditions_of(space, box), prediction=classes[label], class_source=source_of_class,
                      precision=lo_p if exact else None, coverage=space.probability(consistent),

@@ -20,7 +20,7 @@ import math
 import numbers
 from collections.abc import Iterable, Mapping, Sequence
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kcxai._errors import InvalidInputError, InvalidTypeError, ModelFormatError, name_mismatch
 from kcxai._feature import MISSING, Feature, Interval
@@ -28,6 +28,9 @@ from kcxai._params import Instance
 from kcxai.arithmetic import Arithmetic, Probability, Weight
 from kcxai.distribution import Distribution, Product, ProductWeights, Uniform, distribution_from_dict
 from kcxai._types import InstanceLike, Point, Values
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kcxai.distribution import DistributionLike
 
 __all__ = ["Interval", "Feature", "MISSING", "FeatureSpace", "Weight", "Probability"]
 
@@ -61,7 +64,7 @@ class FeatureSpace:
 
     __slots__ = ("features", "distribution", "_names")
 
-    def __init__(self, features: Sequence[Feature], *, distribution: Any = None) -> None:
+    def __init__(self, features: Sequence[Feature], *, distribution: DistributionLike = None) -> None:
         features = tuple(features)
         for f in features:
             if not isinstance(f, Feature):
@@ -86,7 +89,7 @@ class FeatureSpace:
         #: The distribution over the space (:mod:`kcxai.distribution`).
         self.distribution: Distribution = dist
 
-    def _normalise_distribution(self, distribution: Any) -> tuple[tuple[Any, ...], ...] | None:
+    def _normalise_distribution(self, distribution: DistributionLike) -> tuple[tuple[Any, ...], ...] | None:
         if distribution is None:
             return None
         n = len(self.features)
@@ -304,7 +307,7 @@ class FeatureSpace:
         """``Pr(x_feature = value k)`` (the marginal, under a mixture)."""
         return self.distribution.value_probability(feature, k)
 
-    def with_distribution(self, distribution: Any) -> "FeatureSpace":
+    def with_distribution(self, distribution: DistributionLike) -> "FeatureSpace":
         """The same features with another distribution (``None``, weights, or a :class:`Distribution`)."""
         return FeatureSpace(self.features, distribution=distribution)
 

@@ -157,7 +157,8 @@ def test_explanations_report_coverage_and_distribution():
     v = (1, 1, 1, 1, 0, 0, 0, 0, 1)
     e = kcxai.min_idrs(tree, v, 0.03, start="path")
     assert e.coverage == Fraction(1, 4) and e.distribution == "uniform" and not e.approximate
-    assert "coverage 1/4" in str(e) and "under the uniform distribution, exact" in str(e)
+    assert "coverage 1/4" in str(e) and "exact, under the uniform distribution" in str(e)
+    assert "not fitted to data" in str(e) and "not fitted to data" in e._repr_html_()  # the paper's setting, named
     mix = Mixture([1, 1], [Product([[1, 3]] * 9), Uniform([2] * 9)])
     e2 = kcxai.min_idrs(tree.with_distribution(mix), v, 0.03, start="path")
     assert e2.distribution == "mixture of 2" and e2.coverage == kcxai.FeatureSpace(

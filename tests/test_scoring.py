@@ -164,3 +164,22 @@ def test_explainer_and_cli_score_as_the_function(tmp_path: Any, capsys: Any) -> 
     lo, hi = proven.precision_bounds
     assert proven.coverage == kcxai.score_rule(forest, text).coverage
     assert lo <= kcxai.score_rule(forest, text).precision <= hi
+
+
+@pytest.mark.parametrize("feature", [
+    kcxai.Feature.numeric("w", [0.6000000014901161, 0.7000000029802322, 0.9999999403953552], float32=True,
+                          missing=True),
+    kcxai.Feature.numeric("x AND y", [2.4499999999999997, 11.315000000000003], missing=True),
+    kcxai.Feature.categorical("job", ["Self-emp, inc", "a AND b", "  padded", 7], missing=True),
+])
+def test_every_set_of_values_prints_a_literal_that_reads_back(feature: Any) -> None:
+    """Every non-empty set of a feature's values (runs and gaps of intervals, the missing value, categories
+    whose labels hold commas, "AND" and spaces), printed as kcxai prints a condition, reads back to that set,
+    as text and as {name: literal}."""
+    other = kcxai.Feature.categorical("z", [0, 1])
+    space = kcxai.FeatureSpace([other, feature])
+    for mask in range(1, 1 << feature.size):
+        ks = [k for k in range(feature.size) if mask >> k & 1]
+        literal = feature.set_literal(ks)
+        assert parse_rule(space, [0, 1], f"IF z = 1 AND {literal} THEN class = 0") == ((0b10, mask), 0), literal
+        assert parse_rule(space, [0, 1], {feature.name: literal})[0] == (0b11, mask), literal

@@ -19,10 +19,11 @@ from tests._support.model_strategies import (bdd_models, decision_lists, forests
 from tests._support.strategies import DISTRIBUTIONS, instance_of, points, trees
 from tests._support.model_strategies import boosted_models
 from tests._support.paths import REPO
+from tests._support.languages import MISSING_OPTIONAL
 
 ROOT = REPO
 README = (ROOT / "README.md").read_text(encoding="utf-8")
-EXACT = [name for name, lang in LANGUAGES.items() if lang.conformance]
+EXACT = [name for name, lang in LANGUAGES.items() if lang.conformance and name not in MISSING_OPTIONAL]
 #: model_type -> random models of the family.
 FAMILIES = {
     "decision_tree": trees(distributions=DISTRIBUTIONS),

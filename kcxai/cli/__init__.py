@@ -33,7 +33,7 @@ from kcxai.datasets import load_dataset, reference_tree, running_example_tree
 from kcxai.engines import LANGUAGES
 from kcxai.engines._registry import languages_markdown
 from kcxai.explain._methods import METHODS, resolve_method
-from kcxai.models import DecisionTree, load_model
+from kcxai.models import Classifier, DecisionTree, load_model
 
 __all__ = ["main", "parse_instance"]
 
@@ -58,7 +58,7 @@ def _one_line(message: str) -> str:
 # -- shared helpers ---------------------------------------------------------------
 
 
-def _load_model(model: str, map_file: str | None) -> Any:
+def _load_model(model: str, map_file: str | None) -> Classifier:
     """A kcxai model from a JSON file, a ``.dt`` + ``.map`` pair or ``bundled:<name>``."""
     if model.startswith("bundled:"):
         name = model[len("bundled:"):]
@@ -304,8 +304,10 @@ def _add_score(sub: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter)
     _add_model_args(p)
     p.add_argument("--rule", "-r", required=True,
-                   help="IF cond AND cond [THEN class = c]; a condition is 'name = v', 'name in {a, b}', "
-                        "'name > 37.5', 'name <= 52.5' or 'name in (29.5, 52.5]' (bounds at the feature's cuts)")
+                   help="IF cond AND cond [THEN class = c], as kcxai prints rules; a condition is 'name = v', "
+                        "'name in {a, b}', 'name > 37.5', 'name <= 52.5', 'name < 1', 'name >= 1' or "
+                        "'name in (29.5, 52.5]' / '[1, 2)' (bounds at the feature's cuts, a decimal read as the "
+                        "model reads it in a row), '... or name = missing'")
     p.add_argument("--data", default=None, metavar="CSV", help="rows to measure the rule on as well")
     p.add_argument("--language", "-l", default=None, choices=list(LANGUAGES), metavar="LANG",
                    help="force the exact counting language (default: the model's, within the probe budget)")
@@ -351,7 +353,7 @@ def _add_compile(sub: Any) -> None:
     p.set_defaults(func=_compile)
 
 
-def _languages(args: Any) -> int:
+def _languages(args: argparse.Namespace) -> int:
     if args.markdown:
         print(languages_markdown(), end="")
         return 0

@@ -1,7 +1,7 @@
 """``kcxai experiment ...``: the argparse wiring of the experiment runners (:mod:`kcxai.experiments`).
 
-The runners are imported when their command runs (the experiments pull in plotting and data loading
-that the other commands do not need); the experiments import nothing from the command line.
+The experiments import nothing from the command line; plotting and the optional baselines they use load
+only when a run asks for them.
 """
 
 from __future__ import annotations
@@ -19,7 +19,12 @@ from kcxai.cli._args import positive_int as _positive
 from kcxai.engines import LANGUAGES
 from kcxai.experiments._ensemble_models import MODEL_KINDS, default_kinds
 from kcxai.experiments._settings import DISTRIBUTIONS
-from kcxai.experiments.ensembles import ENSEMBLE_LANGUAGES, EnsemblesConfig
+from kcxai.experiments.ensembles import ENSEMBLE_LANGUAGES, EnsemblesConfig, run_ensembles
+from kcxai.experiments.languages import FAMILIES as LANGUAGE_FAMILIES
+from kcxai.experiments.languages import LanguagesConfig, run_languages
+from kcxai.experiments.paper_table import PaperTableConfig, run_paper_table
+from kcxai.experiments.rules import RulesConfig, run_rules
+from kcxai.experiments.side_by_side import SideBySideConfig, run_side_by_side
 from kcxai.explain.ensemble_sat import ENGINES
 
 __all__ = ["add_subparser"]
@@ -45,8 +50,6 @@ def _n_jobs(text: str) -> int:
 
 
 def _paper_table(args: argparse.Namespace) -> int:
-    from kcxai.experiments.paper_table import PaperTableConfig, run_paper_table  # the runner, when it runs
-
     if args.mode == "cdrs" and args.delta is not None:
         raise InvalidInputError("--mode cdrs bounds the precision: give --precision (e.g. --precision 0.95), "
                                 "not --delta (the error bound of --mode idrs).")
@@ -70,9 +73,8 @@ def _paper_table(args: argparse.Namespace) -> int:
 
 
 def _languages(args: argparse.Namespace) -> int:
-    from kcxai.experiments.languages import LanguagesConfig, run_languages  # the runner, when it runs
-
     cfg = LanguagesConfig(datasets=tuple(args.datasets), languages=tuple(args.languages), instances=args.instances,
+                          families=tuple(args.families),
                           deltas=tuple(args.delta), seed=args.seed, bins=args.bins, out=args.out,
                           quick=args.quick, plots=not args.no_plots, progress=not args.no_progress,
                           max_seconds=args.max_seconds)
@@ -89,8 +91,6 @@ def _confidence(text: str) -> float:
 
 
 def _ensembles(args: argparse.Namespace) -> int:
-    from kcxai.experiments.ensembles import run_ensembles  # the runner, when it runs
-
     cfg = EnsemblesConfig(
         dataset=args.dataset, models=tuple(args.models), trees=tuple(args.trees), depths=tuple(args.depths),
         languages=tuple(args.languages), deltas=tuple(args.delta), instances=args.instances, seed=args.seed,
@@ -215,11 +215,14 @@ def add_subparser(subparsers: Any) -> argparse.ArgumentParser:
 
     q = sub.add_parser(
         "languages", help="compile time, size and min_idrs time per KC language",
-        description="For the experiment's trees: compile to each language and time min_idrs on the same "
-                    "instances and deltas; every language must find dt's sets.")
+        description="For the experiment's trees, the same trees as decision lists, and small forests: compile to "
+                    "each language and time min_idrs on the same instances and deltas; every language must find "
+                    "the sets of the first language that compiled the model.")
     _common(q, "results/languages")
-    q.add_argument("--languages", nargs="+", default=["dt", "sdd", "obdd"], metavar="LANG", choices=list(LANGUAGES),
-                   help="languages to compare (default: dt sdd obdd)")
+    q.add_argument("--languages", nargs="+", default=["dt", "sdd", "obdd", "ddnnf"], metavar="LANG",
+                   choices=list(LANGUAGES), help="languages to compare (default: dt sdd obdd ddnnf)")
+    q.add_argument("--families", nargs="+", default=list(LANGUAGE_FAMILIES), choices=list(LANGUAGE_FAMILIES),
+                   metavar="FAMILY", help=f"model families among {', '.join(LANGUAGE_FAMILIES)} (default: all)")
     q.add_argument("--instances", type=_positive, default=50,
                    help="instances per dataset (seeded subsample of the protocol's; default 50)")
     q.add_argument("--max-seconds", type=positive_seconds, default=600.0,
@@ -256,8 +259,6 @@ def _add_side_by_side(sub: Any) -> None:
 
 
 def _side_by_side(args: argparse.Namespace) -> int:
-    from kcxai.experiments.side_by_side import SideBySideConfig, run_side_by_side  # the runner, when it runs
-
     cfg = SideBySideConfig(datasets=tuple(args.datasets), distributions=tuple(args.distributions),
                            components=args.components, max_instances=args.max_instances,
                            anchor_table=None if args.no_anchor_table else args.anchor_table,
@@ -289,8 +290,6 @@ def _add_rules(sub: Any) -> None:
 
 
 def _rules(args: argparse.Namespace) -> int:
-    from kcxai.experiments.rules import RulesConfig, run_rules  # the runner, when it runs
-
     cfg = RulesConfig(datasets=tuple(args.datasets), delta=args.precision, max_instances=args.max_instances,
                       components=args.components, anchor_python=None if args.no_anchor else args.anchor_python,
                       seed=args.seed, out=args.out)

@@ -10,10 +10,13 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kcxai._errors import InvalidInputError, KcxaiError, ModelFormatError, name_mismatch
 from kcxai._untrusted import loads
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kcxai.space import FeatureSpace
 
 __all__ = ["parse_instance", "parse_features", "show_values"]
 
@@ -111,7 +114,7 @@ def _cut(token: Any) -> str:
     return text if len(text) <= 60 else text[:45] + f"... ({len(text)} characters)"
 
 
-def parse_instance(space: Any, text: str, *, where: str = "--instance", values: str = "auto") -> list[Any]:
+def parse_instance(space: FeatureSpace, text: str, *, where: str = "--instance", values: str = "auto") -> list[Any]:
     """An instance in user values from command-line text.
 
     ``text`` is comma-separated values in feature order, or a JSON list, or a
@@ -172,7 +175,7 @@ def parse_instance(space: Any, text: str, *, where: str = "--instance", values: 
     return [_value(f, t, where, values) for f, t in zip(space.features, tokens)]
 
 
-def parse_features(space: Any, text: str, where: str) -> list[int | str]:
+def parse_features(space: FeatureSpace, text: str, where: str) -> list[int | str]:
     """Features given by name or 0-based index, comma-separated."""
     out: list[int | str] = []
     for tok in (t.strip() for t in text.split(",")):

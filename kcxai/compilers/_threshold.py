@@ -51,6 +51,7 @@ from kcxai._errors import InvalidTypeError
 from kcxai.compilers._intervals import IntervalCache, Sum
 from kcxai.functions import AdditiveScores, AdditiveTrees, FunctionBuilder, TreeStructure
 from kcxai.models._numbers import lcm_of_denominators
+from kcxai.models._tree_data import preorder
 from kcxai.models.classifier import Classifier
 
 __all__ = ["Block", "FeatureBlock", "TreeBlock", "exclusive_branches", "threshold_function", "argmax_functions",
@@ -77,7 +78,7 @@ def exclusive_branches(builder: FunctionBuilder[F], feature: int, branches: Sequ
     first. The chain ``E_1 ? f_1 : (E_2 ? f_2 : ... f_m)`` equals the disjunction on feature space, and it
     also never mixes two branches *outside* it: the SDD and OBDD compilers leave the validity of a
     feature's Boolean encoding out of their diagrams, and there a disjunction over branches whose literals
-    overlap on invalid encodings builds disjunctions of the branches' functions (measured in
+    overlap on invalid encodings builds disjunctions of the branches' functions (sizes in
     ``docs/results.md``).
     """
     groups: dict[int, list[Any]] = {}
@@ -122,14 +123,8 @@ class TreeBlock:
     def assemble(self, builder: FunctionBuilder[F], children: Sequence[F]) -> F:
         """The tree with leaf ``k`` replaced by ``children[k]`` (unreachable leaves by false)."""
         a = self.tree.arrays
-        order: list[int] = []
-        stack = [a.root]
-        while stack:
-            nid = stack.pop()
-            order.append(nid)
-            stack.extend(child for _, child in a.branches[nid])
         memo: dict[int, F] = {}
-        for nid in reversed(order):
+        for nid in reversed(preorder(a.root, a.branches)):
             f = a.feature[nid]
             if f < 0:
                 k = self.index.get(nid)

@@ -18,10 +18,8 @@ reorder : None, bool or "dynamic", default None
     ``"dynamic"``: let CUDD's group sifting reorder the blocks (each moves as a
     unit) while building, and once more at the end. ``True``: only at the end.
     ``False``: keep the initial order. ``None``: ``"dynamic"`` with CUDD,
-    ``False`` with autoref (which cannot keep blocks together). Measured on an
-    80-feature tree: 0.16 s and 379 nodes with ``"dynamic"``, 3.3 s and 1,440
-    nodes with ``True``; on a 1,000-node adult tree both take under a second
-    (12,239 and 9,903 nodes).
+    ``False`` with autoref (which cannot keep blocks together). (Sizes and times
+    of the choices: ``docs/results.md``.)
 encoding : "auto", "order", "onehot" or "log", default "auto"
 backend : "auto", "cudd" or "autoref", default "auto"
 construction : "auto", "ensemble" or "builder", default "auto"
@@ -55,19 +53,22 @@ from __future__ import annotations
 import gc
 import importlib
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kcxai._errors import InvalidInputError, InvalidTypeError, MissingDependencyError
-from kcxai.compilers.compiled import CompiledModel, CompileStats
 from kcxai.compilers._encoding import Encoding, value_masks
 from kcxai.compilers._ensemble import build_ensemble, obdd_nodes
 from kcxai.compilers._limits import DEFAULT_MAX_MEMORY, DEFAULT_MAX_NODES, DEFAULT_MAX_SECONDS, Guard, LimitHit, advice
 from kcxai.compilers._options import ObddOptions
 from kcxai.compilers._orders import feature_order
 from kcxai.compilers._stats import ObddStats
-from kcxai.compilers._tables.wmc import FALSE, TRUE, DiagramOracle, LevelTable, check_partition, diagram_oracle
+from kcxai.compilers._tables.wmc import FALSE, TRUE, DiagramOracle, LevelTable, check_partition, recursion
 from kcxai.compilers._threshold import class_functions
 from kcxai.compilers.builder import DiagramBuilder
+from kcxai.compilers.compiled import CompiledModel, CompileStats
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kcxai.models.classifier import Classifier
 
 __all__ = ["compile", "DEFAULTS", "ObddOptions", "ObddStats", "BddBuilder", "sifted_order"]
 
@@ -234,10 +235,8 @@ def _export(bdd: Any, enc: Encoding, roots: Sequence[Any], guard: Guard) -> tupl
         memo[k] = r
         return r
 
-    from kcxai.compilers._tables.wmc import _recursion
-
     try:
-        with _recursion(len(enc.blocks) + 10):
+        with recursion(len(enc.blocks) + 10):
             out = [node(u, 0) for u in roots]
     finally:
         # Drop every dd Function now and break the closures' reference cycle: a Function left
@@ -257,7 +256,7 @@ def _is_cudd_failure(e: BaseException) -> bool:
     return (isinstance(e, ValueError) and "NULL" in text) or (isinstance(e, RuntimeError) and "memory" in text)
 
 
-def _build(model: Any, bdd: Any, builder: BddBuilder, guard: Guard, reorder: Any) -> list[Any]:
+def _build(model: Classifier, bdd: Any, builder: BddBuilder, guard: Guard, reorder: bool | str) -> list[Any]:
     """Build the class functions and reorder."""
     fns = class_functions(model, builder)
     if not isinstance(fns, (list, tuple)) or len(fns) != len(model.classes):
@@ -308,7 +307,7 @@ def _manager(mod: Any, backend: str, enc: Encoding, reorder: bool | str, max_mem
     return bdd
 
 
-def _run(model: Any, opts: ObddOptions, guard: Guard, export: bool, purpose: str = "") -> _Built:
+def _run(model: Classifier, opts: ObddOptions, guard: Guard, export: bool, purpose: str = "") -> _Built:
     """Build (and export) the model's OBDD; frees every dd object before returning or raising a limit."""
     mod, backend = _backend(opts.backend)
     reorder = opts.reorder
@@ -359,14 +358,14 @@ def _run(model: Any, opts: ObddOptions, guard: Guard, export: bool, purpose: str
     return out
 
 
-def _sifted_order(model: Any, encoding: str, guard: Guard) -> tuple[int, ...]:
+def _sifted_order(model: Classifier, encoding: str, guard: Guard) -> tuple[int, ...]:
     opts = ObddOptions(encoding=encoding, backend="cudd", reorder="dynamic", max_nodes=guard.max_nodes,
                        max_seconds=guard.max_seconds, max_memory=guard.max_memory)
     levels = _run(model, opts, guard, export=False, purpose=" as an OBDD, to sift its block order").levels
     return tuple(levels) + tuple(f for f in range(model.space.n_features) if f not in set(levels))
 
 
-def sifted_order(model: Any, *, encoding: str = "auto", max_nodes: int | None = DEFAULT_MAX_NODES,
+def sifted_order(model: Classifier, *, encoding: str = "auto", max_nodes: int | None = DEFAULT_MAX_NODES,
                  max_seconds: float | None = DEFAULT_MAX_SECONDS,
                  max_memory: int | None = DEFAULT_MAX_MEMORY) -> tuple[int, ...]:
     """The order of the feature blocks CUDD's group sifting finds for ``model``'s OBDD.
@@ -394,7 +393,7 @@ def sifted_order(model: Any, *, encoding: str = "auto", max_nodes: int | None = 
     return _sifted_order(model, opts.encoding, guard)
 
 
-def compile(model: Any, **options: Any) -> CompiledModel:
+def compile(model: Classifier, **options: Any) -> CompiledModel:
     """Compile ``model`` to an OBDD (see the module docstring for the options).
 
     Examples
@@ -426,12 +425,12 @@ def compile(model: Any, **options: Any) -> CompiledModel:
         counting_nodes=table.n_nodes, counting_edges=table.n_edges, build_seconds=built.build_seconds,
         compile_seconds=guard.seconds, memory_bytes=guard.peak_memory(), construction="builder",
         sifting=bool(built.reorder), sifting_while_building=built.reorder == "dynamic")
-    return CompiledModel(model=model, oracle=diagram_oracle("obdd", space, table), language="obdd",
+    return CompiledModel(model=model, oracle=oracle, language="obdd",
                          backend=built.backend,
                          stats=CompileStats.from_mapping(stats.to_dict(), size_unit="OBDD nodes"))
 
 
-def _compile_ensemble(model: Any, opts: ObddOptions, guard: Guard) -> CompiledModel:
+def _compile_ensemble(model: Classifier, opts: ObddOptions, guard: Guard) -> CompiledModel:
     """The ``"ensemble"`` construction: the multi-valued diagram built feature by feature
     (:mod:`kcxai.compilers._ensemble`) is the counting table itself; no dd manager is involved."""
     space = model.space
@@ -450,6 +449,6 @@ def _compile_ensemble(model: Any, opts: ObddOptions, guard: Guard) -> CompiledMo
         encoding=opts.encoding, order=tuple(space.names[f] for f in built.order), counting_nodes=table.n_nodes,
         counting_edges=table.n_edges, build_seconds=built.seconds, compile_seconds=guard.seconds,
         memory_bytes=guard.peak_memory(), construction="ensemble", sifting=False, sifting_while_building=False)
-    return CompiledModel(model=model, oracle=diagram_oracle("obdd", space, table), language="obdd",
+    return CompiledModel(model=model, oracle=oracle, language="obdd",
                          backend="kcxai", stats=CompileStats.from_mapping(
                              {**stats.to_dict(), "states": built.states}, size_unit="OBDD nodes"))

@@ -18,9 +18,7 @@ order : "auto", "dfs", "index" or a sequence of features, default "auto"
     ``"auto"`` takes the order CUDD's group sifting finds for the model's OBDD
     (:func:`kcxai.compilers.obdd.sifted_order`) when ``dd.cudd`` imports and that
     OBDD stays within the limits, else ``"dfs"``; ``stats["order_from_obdd"]``
-    says which. Measured: an 80-feature tree gave 1,728 SDD nodes with the
-    sifted order and 48,848 with ``"dfs"``; a 1,000-node adult tree 13,244
-    and 12,346.
+    says which. (Sizes under both orders: ``docs/results.md``.)
 vtree : "auto", "balanced", "right" or "left", default "auto"
     The shape of the vtree over the blocks: balanced, right-linear (an OBDD
     order of blocks) or left-linear. ``"auto"``: balanced, except right-linear
@@ -53,28 +51,31 @@ import importlib
 import os
 import tempfile
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kcxai._errors import InvalidTypeError, MissingDependencyError
-from kcxai.compilers.compiled import CompiledModel, CompileStats
 from kcxai.compilers._encoding import Encoding
 from kcxai.compilers._ensemble import build_ensemble
 from kcxai.compilers._limits import Guard, LimitHit, advice
 from kcxai.compilers._options import VTREES, SddOptions
-from kcxai.compilers._sdd_steps import SteppedApply
 from kcxai.compilers._orders import feature_order
+from kcxai.compilers._sdd_steps import SteppedApply
 from kcxai.compilers._stats import SddStats
-from kcxai.compilers._threshold import class_functions, exclusive_branches
 from kcxai.compilers._tables.wmc import (
     FALSE,
     TRUE,
     DiagramOracle,
     VtreeTable,
-    _recursion,
     check_partition,
-    diagram_oracle,
+    recursion,
 )
+from kcxai.compilers._threshold import class_functions, exclusive_branches
 from kcxai.compilers.builder import DiagramBuilder
+from kcxai.compilers.compiled import CompiledModel, CompileStats
+from kcxai.compilers.obdd import _sifted_order
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kcxai.models.classifier import Classifier
 
 __all__ = ["compile", "DEFAULTS", "SddOptions", "SddStats", "SddBuilder", "VTREES"]
 
@@ -206,7 +207,7 @@ def _vtree_layout(mgr: Any, enc: Encoding) -> tuple[dict[int, int], dict[int, in
         vnodes.append((ml | mr, kids[0], kids[1]))
         return -1, ml | mr
 
-    with _recursion(2 * enc.n_vars + 10):
+    with recursion(2 * enc.n_vars + 10):
         f, m = walk(mgr.vtree())
     if f >= 0:  # the whole vtree is one block
         vnode_of_feature[f] = 0
@@ -314,20 +315,18 @@ def _export(roots: Sequence[Any], enc: Encoding, inside: dict[int, int], vnode_a
         memo[n.id] = r
         return r
 
-    with _recursion(4 * enc.n_vars + 10):
+    with recursion(4 * enc.n_vars + 10):
         out = [conv(r) for r in roots]
     for r in roots:
         count_sdd(r)
     return kind, data, out, len(counted), n_elements
 
 
-def _order(model: Any, opts: SddOptions, guard: Guard) -> tuple[tuple[int, ...], str]:
+def _order(model: Classifier, opts: SddOptions, guard: Guard) -> tuple[tuple[int, ...], str]:
     """The block order: for ``"auto"``, CUDD's sifted OBDD order when dd.cudd imports and that OBDD stays
     within ``max_nodes``, else ``"dfs"``. The time and memory limits are the SDD compilation's own."""
     if opts.order != "auto":
         return feature_order(model, opts.order, guard), "given"
-    from kcxai.compilers.obdd import _sifted_order
-
     guard.phase = "choosing the block order (sifting the model's OBDD)"
     try:
         return _sifted_order(model, opts.encoding, guard), "obdd-sifting"
@@ -347,7 +346,7 @@ def _collector(mgr: Any) -> Callable[[], None]:
     return collect
 
 
-def compile(model: Any, **options: Any) -> CompiledModel:
+def compile(model: Classifier, **options: Any) -> CompiledModel:
     """Compile ``model`` to an SDD (see the module docstring for the options).
 
     Examples
@@ -389,7 +388,7 @@ def _builder(mgr: Any, enc: Encoding, guard: Guard) -> SddBuilder:
     return SddBuilder(mgr, enc, guard)
 
 
-def _compile_ensemble(model: Any, opts: SddOptions, guard: Guard) -> CompiledModel:
+def _compile_ensemble(model: Classifier, opts: SddOptions, guard: Guard) -> CompiledModel:
     """The ``"ensemble"`` construction: the tree ensemble's multi-valued diagram is built feature by feature
     (:mod:`kcxai.compilers._ensemble`), then converted node by node into PySDD over a vtree in its order."""
     built = build_ensemble(model, opts, guard)
@@ -417,7 +416,7 @@ def _from_diagram(builder: SddBuilder, built: Any) -> list[Any]:
     return [builder.neg(sdd[r]) if neg else sdd[r] for r, neg in zip(built.roots, built.negated)]
 
 
-def _finish(model: Any, opts: SddOptions, guard: Guard, mgr: Any, enc: Encoding, fns: Sequence[Any],
+def _finish(model: Classifier, opts: SddOptions, guard: Guard, mgr: Any, enc: Encoding, fns: Sequence[Any],
             order_from_obdd: bool, construction: str, extra: dict[str, Any]) -> CompiledModel:
     """Export the class SDDs into the counting table, check it, and report."""
     space = model.space
@@ -439,5 +438,5 @@ def _finish(model: Any, opts: SddOptions, guard: Guard, mgr: Any, enc: Encoding,
         counting_edges=table.n_edges, build_seconds=build_seconds, compile_seconds=guard.seconds,
         memory_bytes=guard.peak_memory(), construction=construction, vtree=opts.shape(construction == "ensemble"),
         order_from_obdd=order_from_obdd)
-    return CompiledModel(model=model, oracle=diagram_oracle("sdd", space, table), language="sdd", backend="pysdd",
+    return CompiledModel(model=model, oracle=oracle, language="sdd", backend="pysdd",
                          stats=CompileStats.from_mapping({**stats.to_dict(), **extra}, size_unit="SDD nodes"))

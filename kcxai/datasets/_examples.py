@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kcxai.models.tree import DecisionTree, Leaf, Split
 from kcxai.space import Feature, FeatureSpace
 
+if TYPE_CHECKING:  # pragma: no cover
+    from kcxai.distribution import DistributionLike
+
 __all__ = ["running_example_tree"]
 
 
-def running_example_tree(*, distribution: Any = None) -> DecisionTree:
+def running_example_tree(*, distribution: DistributionLike = None) -> DecisionTree:
     """The 9-feature boolean tree of the paper's running example.
 
     Features ``x1 .. x9`` (0-based indices 0..8) have domain ``{0, 1}``;

@@ -6,11 +6,16 @@ import csv
 import gzip
 from dataclasses import dataclass, field
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from kcxai._errors import InvalidInputError
+from kcxai.datasets._metadata import parse_metadata
+from kcxai.models.tree import DecisionTree
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kcxai.data import DataLike
 
 __all__ = ["Dataset", "load_dataset", "DATASETS", "reference_tree", "REFERENCE_TREES"]
 
@@ -66,14 +71,13 @@ def _data(name: str) -> Any:
 
 
 def _metadata(name: str) -> Any:
-    from kcxai.datasets._metadata import parse_metadata
-
     return parse_metadata(_data(f"pmlb/{name}.metadata.yaml").read_text(encoding="utf-8"), name=name)
 
 
-def _as_frame(X: Any, y: Any, names: tuple[str, ...], maps: dict[str, dict[int, str]],
+def _as_frame(X: DataLike, y: Any, names: tuple[str, ...], maps: dict[str, dict[int, str]],
               classes: dict[int, str]) -> tuple[Any, Any]:
     """The data as a DataFrame (labelled categories for coded columns) and a Series of class labels."""
+    # pandas (heavy) loads only when a dataset is built as a DataFrame, not with kcxai
     import pandas as pd
 
     cols: dict[str, Any] = {}
@@ -135,7 +139,7 @@ def load_dataset(name: str, *, drop_duplicates: bool = True, as_frame: bool = Fa
                    value_maps=meta.value_maps, class_names=meta.target_map)
 
 
-def reference_tree(name: str = "SKL14") -> Any:
+def reference_tree(name: str = "SKL14") -> DecisionTree:
     """One of the three real adult trees published with the authors' tool (``.dt`` format).
 
     Examples
@@ -144,8 +148,6 @@ def reference_tree(name: str = "SKL14") -> Any:
     >>> reference_tree("IAI12").n_nodes
     849
     """
-    from kcxai.models.tree import DecisionTree
-
     if name not in REFERENCE_TREES:
         raise InvalidInputError(f"Unknown reference tree {name!r}; choose one of {list(REFERENCE_TREES)}.")
     with resources.as_file(_data(f"ref_trees/adult_{name}.dt")) as dt, \

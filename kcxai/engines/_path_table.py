@@ -38,16 +38,16 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any
+from typing import Union
 
 import numpy as np
 
+from kcxai._types import Point
 from kcxai.arithmetic import Bound, Probability, Weight
-from kcxai.distribution import ProductWeights
+from kcxai.compilers._tables.vectors import Array, Component
+from kcxai.models.tree import DecisionTree
 from kcxai.oracle import SessionBase
-
-if TYPE_CHECKING:  # pragma: no cover
-    from kcxai.models.tree import DecisionTree
+from kcxai.space import FeatureSpace
 
 __all__ = ["PathTable", "PathSession", "MAX_TABLE_ENTRIES", "MIN_TABLE_LEAVES", "INT_TOTAL_BITS", "TRACK_ALL"]
 
@@ -55,7 +55,7 @@ __all__ = ["PathTable", "PathSession", "MAX_TABLE_ENTRIES", "MIN_TABLE_LEAVES", 
 #: the exact traversal alone.
 MAX_TABLE_ENTRIES = 1 << 23
 #: Trees with fewer reachable leaves are answered by the exact walk alone: on them one walk per query costs
-#: less than a session's numpy calls (measured on the experiment's trees of 150 and 650 nodes).
+#: less than a session's numpy calls (docs/results.md, "Counting speed under fitted distributions").
 MIN_TABLE_LEAVES = 256
 #: A session tracks every leaf of another class when there are at most this many (times the components),
 #: else only the leaves a query can reach (more bookkeeping per feature freed, smaller arrays).
@@ -68,8 +68,13 @@ _U = 2.0 ** -53
 #: The smallest term the float screening accepts (far above float64's smallest normal number, 2**-1022).
 _FLOOR = 2.0 ** -900
 
+#: Leaves (columns of the tables): their indices, or a slice when they are contiguous.
+Leaves = Union[Array, slice]
+#: What a session's query computes for ``S \\ {feature}``: ``(error, consistent, empty)``.
+_Query = tuple[Weight, float, bool]
 
-def _allowed(tree: "DecisionTree", order: Sequence[int]) -> list["np.ndarray[Any, Any]"]:
+
+def _allowed(tree: DecisionTree, order: Sequence[int]) -> list[Array]:
     """Per feature, a boolean ``(values, leaves)`` array: whether leaf ``order[j]``'s path allows the value."""
     feats = tree.space.features
     n_leaves = len(order)
@@ -110,7 +115,7 @@ class PathTable:
         The relative margin within which a float decision is made exactly.
     """
 
-    def __init__(self, tree: "DecisionTree", parts: Sequence[tuple[Weight, ProductWeights]], total: Weight,
+    def __init__(self, tree: DecisionTree, parts: Sequence[Component], total: Weight,
                  regions: Sequence[Sequence[Weight]], exact: bool) -> None:
         space = tree.space
         feats = space.features
@@ -131,7 +136,7 @@ class PathTable:
         dtype = np.int64 if exact else np.float64
         #: w[f, k, L]: component k's weight of the values leaf L's path allows for f (normalised if floats)
         self.w = np.empty((n, k_n, n_leaves), dtype=dtype)
-        pv: list[Any] = []
+        pv: list[Array] = []
         for f in range(n):
             if exact:
                 ws = np.array([[int(x) for x in pw.weights[f]] for _, pw in parts], dtype=np.int64)  # (K, size)
@@ -152,8 +157,8 @@ class PathTable:
                               dtype=np.float64)
         if not exact:
             self._limbs(tree, parts, regions, order.tolist(), allowed)
-        self._others: dict[int, Any] = {}
-        self._last_rest: tuple[Any, Any] | None = None
+        self._others: dict[int, Leaves] = {}
+        self._last_rest: tuple[tuple[Point, int, tuple[int, ...]], Array] | None = None
         # Relative error of a float estimate: each factor within (size + 2) u, at most n + 2 factors a term
         # (and as many divisions), a sum of at most (leaves + K) positive terms; the margin is twice that
         # plus the comparison's own rounding.
@@ -163,7 +168,7 @@ class PathTable:
         self.margin = 8 * gamma + 2.0 ** -40
 
     @classmethod
-    def build(cls, tree: "DecisionTree", parts: Sequence[tuple[Weight, ProductWeights]], total: Weight,
+    def build(cls, tree: DecisionTree, parts: Sequence[Component], total: Weight,
               regions: Sequence[Sequence[Weight]]) -> "PathTable | None":
         """The table of ``tree`` under the components ``parts`` (coefficient, product weights) of total weight
         ``total``, ``regions[k][node]`` being the exact weight under component ``k`` of the node's region (the
@@ -196,19 +201,16 @@ class PathTable:
             return None
         return cls(tree, parts, total, regions, exact=False)
 
-    def others(self, label: int) -> Any:
+    def others(self, label: int) -> Leaves:
         """The leaves of other classes than ``label``: a slice when they are contiguous (two classes), else indices."""
         got = self._others.get(label)
         if got is None:
             idx = np.flatnonzero(self.labels != label)
-            if idx.size and idx[-1] - idx[0] + 1 == idx.size:
-                got = slice(int(idx[0]), int(idx[-1]) + 1)
-            else:
-                got = idx
+            got = slice(int(idx[0]), int(idx[-1]) + 1) if idx.size and idx[-1] - idx[0] + 1 == idx.size else idx
             self._others[label] = got
         return got
 
-    def rest(self, point: Sequence[int], label: int, fixed: Sequence[int]) -> "np.ndarray[Any, Any]":
+    def rest(self, point: Sequence[int], label: int, fixed: Sequence[int]) -> Array:
         """Per leaf of another class than ``label``, the bits of the features of ``fixed`` on which ``point``
         leaves its path (uint64; read-only: the last answer is kept, as a query and the session that follows
         it ask the same)."""
@@ -237,9 +239,8 @@ class PathTable:
             out.append(x)
         return out
 
-    def _limbs(self, tree: "DecisionTree", parts: Sequence[tuple[Weight, ProductWeights]],
-               regions: Sequence[Sequence[Weight]], order: Sequence[int],
-               allowed: Sequence["np.ndarray[Any, Any]"]) -> None:
+    def _limbs(self, tree: DecisionTree, parts: Sequence[Component], regions: Sequence[Sequence[Weight]],
+               order: Sequence[int], allowed: Sequence[Array]) -> None:
         """For exact counts from float tables: each leaf's exact region weight per component as 32-bit limbs
         (int64, so that sums of up to 2**31 of them stay exact), and per feature an id of the values each
         leaf's path allows with the exact weight of each id per component."""
@@ -266,7 +267,7 @@ class PathTable:
         live = np.flatnonzero(self.rest(point, label, fx) == 0)
         return self.count_leaves(point, fx, np.arange(self.n_leaves)[self.others(label)][live])
 
-    def count_leaves(self, point: Sequence[int], fixed: Sequence[int], cols: "np.ndarray[Any, Any]") -> int:
+    def count_leaves(self, point: Sequence[int], fixed: Sequence[int], cols: Array) -> int:
         """The exact weight of the points agreeing with ``point`` on ``fixed`` in the leaves ``cols`` (leaves
         whose path allows ``point`` on every fixed feature): ``sum_k c_k prod_{f in S} w_k(v_f) sum_L
         prod_{f not in S} w_k(A_f(L))``. int64 tables: directly. Float tables: the leaves are grouped by
@@ -296,8 +297,7 @@ class PathTable:
             total += c * x * acc
         return total
 
-    def _groups(self, fixed: Sequence[int], cols: "np.ndarray[Any, Any]"
-                ) -> tuple[tuple["np.ndarray[Any, Any]", "np.ndarray[Any, Any]"], list[tuple[int, ...]]]:
+    def _groups(self, fixed: Sequence[int], cols: Array) -> tuple[tuple[Array, Array], list[tuple[int, ...]]]:
         """The leaves ``cols`` grouped by what their paths allow on ``fixed``: (an order of the leaves that
         puts each group together, the start of each group in it), and each group's mask ids on ``fixed``."""
         if not fixed:
@@ -332,12 +332,11 @@ class PathSession(SessionBase):
     live when a feature is freed.
     """
 
-    __slots__ = ("_o", "_t", "_point", "_label", "_fixed", "_smask", "_rest", "_cols", "_all", "_lrest", "_lcols",
+    __slots__ = ("_space", "_t", "_point", "_label", "_fixed", "_smask", "_rest", "_cols", "_all", "_lrest", "_lcols",
                  "_lprod", "_pvp", "_scale", "_kv", "_memo")
 
-    def __init__(self, oracle: Any, table: PathTable, point: tuple[int, ...], label: int,
-                 fixed: frozenset[int]) -> None:
-        self._o = oracle  # the TreeOracle (its space); typed loosely: this module sits below compilers.dt
+    def __init__(self, space: FeatureSpace, table: PathTable, point: Point, label: int, fixed: frozenset[int]) -> None:
+        self._space = space
         self._t = table
         self._point = tuple(point)
         self._label = label
@@ -364,9 +363,9 @@ class PathSession(SessionBase):
             rows = table.offsets + np.asarray(point, dtype=np.int64)
             self._pvp = table.pv[:, rows]  # (K, n): P_k(v_f)
             self._scale = table.fcoef * self._pvp[:, fixed_list].prod(axis=1)
-        self._memo: dict[int, tuple[Any, Any, bool]] = {}  # feature -> (error, consistent, empty) for this S
+        self._memo: dict[int, _Query] = {}  # feature -> (error, consistent, empty) for this S
 
-    def _products(self, cols: "np.ndarray[Any, Any] | slice") -> "np.ndarray[Any, Any]":
+    def _products(self, cols: Leaves) -> Array:
         """Per component, for the leaves ``cols`` (indices or a slice): the product over the free features of
         ``w_k(A_f(L))`` (or the leaf's whole product divided by the fixed features' factors, when they are fewer;
         exact for ints), one feature at a time over views (a 3-d fancy index costs several times more)."""
@@ -384,7 +383,9 @@ class PathSession(SessionBase):
             out *= t.w[f][:, cols]
         if use is free:
             return out
-        return t.wall[:, cols] // out if t.exact else t.wall[:, cols] / out  # type: ignore[no-any-return]
+        whole: Array = t.wall[:, cols]
+        quotient: Array = whole // out if t.exact else whole / out
+        return quotient
 
     @property
     def fixed(self) -> frozenset[int]:
@@ -397,7 +398,7 @@ class PathSession(SessionBase):
 
     # -- queries ----------------------------------------------------------------------
 
-    def _query(self, feature: int) -> tuple[Any, Any, bool]:
+    def _query(self, feature: int) -> _Query:
         """For ``S \\ {feature}``: ``(error, consistent, empty)``, with ``empty`` whether no leaf of another
         class agrees with the instance there. Exact tables: the exact integer error weight (``consistent``
         unused); float tables: float estimates of the error and consistent probabilities."""
@@ -462,7 +463,7 @@ class PathSession(SessionBase):
 
     def holds_if_freed(self, feature: int, bound: Bound) -> bool:
         """Whether freeing ``feature`` keeps ``error <= bound.delta`` (``bound`` over the space's total weight)."""
-        if self._t.exact or feature not in self._fixed or bound.total != self._o.space.total_weight or \
+        if self._t.exact or feature not in self._fixed or bound.total != self._space.total_weight or \
                 not isinstance(bound.delta, Fraction):
             return bound.holds(self.weight_if_freed(feature))
         err, _, empty = self._query(feature)
@@ -483,7 +484,7 @@ class PathSession(SessionBase):
             got = self._screen(err, float(1 - precision) * cons, precision == 1)
             if got is not None:
                 return got
-        space = self._o.space
+        space = self._space
         cons_w = space.consistent_weight(self._point, fixed)
         bound = space.arith.bound(precision)
         return bound.holds_from_below(cons_w - self.weight_if_freed(feature), cons_w)

@@ -19,6 +19,7 @@ from kcxai.compilers.language import Language, LanguageOptions, NoOptions
 from kcxai.compilers._options import ObddOptions, SddOptions
 from kcxai.compilers._ensemble import is_additive
 from kcxai.compilers.bounded import BoundedOptions
+from kcxai.compilers._ddnnf_options import DdnnfOptions
 from kcxai.engines.sampling import SamplingOptions
 from kcxai.oracle import has_paths
 
@@ -61,6 +62,9 @@ _DECLARED = (
     Language("obdd", "kcxai.compilers.obdd",
              "ordered binary decision diagram compiled with dd (CUDD when its wheel exists)",
              options=ObddOptions, package="dd", install="pip install dd"),
+    Language("ddnnf", "kcxai.compilers.ddnnf",
+             "decision-DNNF compiled by d4 from the model's functions as a circuit of gates; counted by kcxai",
+             options=DdnnfOptions, package="py_d4", install='pip install "kcxai[d4]"'),
     Language("brute", "kcxai.engines.brute",
              "enumeration of feature space (small models; the test reference)", options=BruteOptions),
     Language("bounded", "kcxai.compilers.bounded",

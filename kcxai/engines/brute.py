@@ -27,7 +27,7 @@ class BruteForceOracle:
     """Answers every query by enumerating all points of feature space.
 
     It reads point weights straight from the space's distribution (any kind,
-    mixtures included), independently of :func:`~kcxai.oracle.per_component`.
+    mixtures included), independently of the counting walks of the other oracles.
     """
 
     language = "brute"

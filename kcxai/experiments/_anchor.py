@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+import json
 import logging
+import subprocess
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from kcxai._errors import InvalidInputError, MissingDependencyError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kcxai._types import InstanceLike
 
 __all__ = ["AnchorBaseline", "AnchorResult", "import_anchor_tabular"]
 
@@ -20,6 +26,7 @@ _INSTALL = 'pip install "kcxai[anchor]"  (alibi>=0.9.6 and click; it pulls spacy
 def import_anchor_tabular() -> Any:
     """alibi's ``AnchorTabular`` class, or a :class:`~kcxai.MissingDependencyError` saying how to install it."""
     try:
+        # alibi (optional extra 'anchor', heavy) loads only for the Anchor baseline
         from alibi.explainers import AnchorTabular
     except ImportError as e:
         raise MissingDependencyError(
@@ -85,7 +92,7 @@ class AnchorBaseline:
         self._explainer = anchor_tabular(predict, list(feature_names), categorical_names=categories, seed=0)
         self._explainer.fit(np.asarray(train_data))
 
-    def explain(self, instance: Any, *, seed: int) -> AnchorResult:
+    def explain(self, instance: InstanceLike, *, seed: int) -> AnchorResult:
         """The anchor of one coded instance; alibi's global numpy random state is seeded with ``seed`` first."""
         x = np.asarray(instance)
         np.random.seed(seed % 2**32)
@@ -122,17 +129,13 @@ def export_tree(clf: Any) -> dict[str, Any]:
             "classes": np.asarray(clf.classes_).tolist()}
 
 
-def run_anchor(python: str, job_dir: Any, *, clf: Any, train: Any, instances: Any, rows: Sequence[int],
+def run_anchor(python: str, job_dir: str | Path, *, clf: Any, train: Any, instances: Any, rows: Sequence[int],
                feature_names: Sequence[str], labels: Sequence[Sequence[str]], threshold: float = 0.95,
                seed: int = 0, timeout: float | None = None) -> dict[str, Any]:
     """Run Anchor on coded ``instances`` in the environment of ``python`` (a subprocess exchanging JSON and
     CSV files in ``job_dir``) and return ``{"info": ..., "anchors": [...]}`` (one record per instance:
     ``row``, ``features``, alibi's ``precision`` and ``coverage`` estimates, ``prediction``, ``seconds``,
     ``cpu_seconds``). The driver's tree must predict as ``clf`` does on the instances (checked)."""
-    import json
-    import subprocess
-    from pathlib import Path
-
     job = Path(job_dir)
     job.mkdir(parents=True, exist_ok=True)
     if not Path(python).exists():

@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import functools
 import numbers
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from kcxai._errors import InvalidInputError, InvalidTypeError
 from kcxai._params import INT, Range, check
+from kcxai.datasets import load_dataset
+
+if TYPE_CHECKING:  # pragma: no cover
+    pass
 
 __all__ = ["PreparedData", "prepare_data", "discretise", "explained_instances", "subsample"]
 
@@ -137,8 +142,6 @@ def prepare_data(name: str, *, bins: int = 10, test_size: float = 0.2, seed: int
 
 @functools.lru_cache(maxsize=6)
 def _prepare(name: str, bins: int, test_size: float, seed: int) -> PreparedData:
-    from kcxai.datasets import load_dataset
-
     ds = load_dataset(name)
     cols, labels = [], []
     for j, kind in enumerate(ds.feature_types):
@@ -175,7 +178,7 @@ def explained_instances(n_rows: int, *, seed: int = 0) -> Any:
     return np.sort(np.random.default_rng(seed).choice(int(n_rows), size=n, replace=False))
 
 
-def subsample(rows: Any, k: int | None, *, seed: int = 0) -> Any:
+def subsample(rows: Sequence[int] | np.ndarray[Any, Any], k: int | None, *, seed: int = 0) -> Any:
     """A seeded random subset of ``k`` of ``rows`` (all of them when ``k`` is ``None`` or larger).
 
     Examples

@@ -18,12 +18,16 @@ import importlib.util
 import time
 import warnings
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from kcxai._errors import MissingDependencyError
 from kcxai.experiments._data import PreparedData
+from kcxai.models import BoostedTrees, Classifier, RandomForest, from_sklearn
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kcxai.data import DataLike
 
 __all__ = ["MODEL_KINDS", "default_kinds", "require_kind", "TrainedEnsemble", "train_ensemble", "import_ensemble"]
 
@@ -78,23 +82,28 @@ class TrainedEnsemble:
 
 def _estimator(family: str, trees: int, depth: int, seed: int) -> Any:
     if family == "rf":
+        # scikit-learn (heavy) loads only when a model is trained, not at the command line's start
         from sklearn.ensemble import RandomForestClassifier
 
         return RandomForestClassifier(n_estimators=trees, max_depth=depth, random_state=seed, n_jobs=1)
     if family == "gb":
+        # scikit-learn (heavy) loads only when a model is trained, not at the command line's start
         from sklearn.ensemble import GradientBoostingClassifier
 
         return GradientBoostingClassifier(n_estimators=trees, max_depth=depth, random_state=seed)
     if family == "hgb":
+        # scikit-learn (heavy) loads only when a model is trained, not at the command line's start
         from sklearn.ensemble import HistGradientBoostingClassifier
 
         # early stopping is on by default above 10,000 rows: it would train fewer trees than asked
         return HistGradientBoostingClassifier(max_iter=trees, max_depth=depth, max_leaf_nodes=None,
                                               early_stopping=False, random_state=seed)
     if family == "xgb":
+        # xgboost / lightgbm (optional extra 'boost', heavy) load only for their family
         import xgboost
 
         return xgboost.XGBClassifier(n_estimators=trees, max_depth=depth, n_jobs=1, random_state=seed)
+    # xgboost / lightgbm (optional extra 'boost', heavy) load only for their family
     import lightgbm
 
     return lightgbm.LGBMClassifier(n_estimators=trees, max_depth=depth, num_leaves=max(2, 2 ** depth), n_jobs=1,
@@ -122,7 +131,7 @@ def train_ensemble(data: PreparedData, family: str, trees: int, depth: int, *, s
     return TrainedEnsemble(family, clf, trees, depth, time.perf_counter() - t0)
 
 
-def _hard_votes(clf: Any, X: Any) -> Any:
+def _hard_votes(clf: Any, X: DataLike) -> Any:
     """A random forest's majority vote (the first class of most votes), as kcxai's hard voting."""
     votes = np.stack([np.asarray(e.predict(np.asarray(X, dtype=np.float32)), dtype=np.int64)
                       for e in clf.estimators_])
@@ -130,7 +139,7 @@ def _hard_votes(clf: Any, X: Any) -> Any:
     return clf.classes_[np.argmax(counts, axis=0)]
 
 
-def library_predict(kind: str, clf: Any, X: Any) -> Any:
+def library_predict(kind: str, clf: Any, X: DataLike) -> Any:
     """The source library's predictions (for ``rf-hard``: the trees' majority vote)."""
     X = np.asarray(X)
     return _hard_votes(clf, X) if kind == "rf-hard" else np.asarray(clf.predict(X))
@@ -138,10 +147,9 @@ def library_predict(kind: str, clf: Any, X: Any) -> Any:
 
 def import_ensemble(kind: str, trained: TrainedEnsemble, data: PreparedData) -> tuple[Any, float]:
     """The kcxai model of ``trained`` for ``kind`` over the data's codes, and the import's wall-clock seconds."""
-    from kcxai.models import RandomForest, from_sklearn
-
     names = list(data.feature_names)
     t0 = time.perf_counter()
+    model: Classifier
     if kind == "rf-hard":
         model = RandomForest.from_sklearn(trained.clf, voting="hard", domains=data.domains, feature_names=names)
     else:
@@ -149,6 +157,6 @@ def import_ensemble(kind: str, trained: TrainedEnsemble, data: PreparedData) -> 
     return model, time.perf_counter() - t0
 
 
-def n_nodes(model: Any) -> int:
+def n_nodes(model: RandomForest | BoostedTrees) -> int:
     """Nodes of the imported trees (splits and leaves)."""
     return int(sum(t.n_nodes for t in model.trees))

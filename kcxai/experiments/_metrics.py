@@ -4,18 +4,21 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from kcxai._errors import InvalidInputError
 from kcxai._params import Range, check
 
+if TYPE_CHECKING:  # pragma: no cover
+    from kcxai._types import InstanceLike
+
 __all__ = ["sampled_precision"]
 
 
-def sampled_precision(predict: Callable[[Any], Any], data: Any, instance: Any, features: Iterable[int], *,
-                      n_samples: int = 1000, rng: Any = None) -> float:
+def sampled_precision(predict: Callable[[Any], Any], data: Any, instance: InstanceLike, features: Iterable[int], *,
+                      n_samples: int = 1000, rng: np.random.Generator | None = None) -> float:
     """Precision of a feature set estimated the way Anchor samples, on data.
 
     This is the metric the paper assesses both methods with (Anchor's

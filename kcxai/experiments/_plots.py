@@ -14,12 +14,14 @@ __all__ = ["require_matplotlib", "plot_paper_table", "plot_languages"]
 def require_matplotlib() -> Any:
     """``matplotlib.pyplot`` with the non-interactive Agg backend, or a clear error."""
     try:
+        # matplotlib (optional extra 'plot', heavy) loads only when something is drawn
         import matplotlib
     except ImportError:
         raise MissingDependencyError(
             "Plots need matplotlib, which is not installed. Install it with `pip install \"kcxai[plot]\"`, "
             "or run without plots (--no-plots).") from None
     matplotlib.use("Agg")
+    # matplotlib (optional extra 'plot', heavy) loads only when something is drawn
     import matplotlib.pyplot as plt
 
     return plt
@@ -77,17 +79,17 @@ def plot_paper_table(out: Path, rows: Sequence[dict[str, Any]], records: Sequenc
 
 
 def plot_languages(out: Path, rows: Sequence[dict[str, Any]]) -> Path:
-    """``languages.png``: median and max ms per min_idrs per dataset and language (log scale)."""
+    """``languages.png``: median and max ms per min_idrs per dataset (and model family) and language (log scale)."""
     plt = require_matplotlib()
     ok = [r for r in rows if r.get("median_ms") not in ("", None)]
-    names = list(dict.fromkeys(r["dataset"] for r in rows))
+    names = list(dict.fromkeys((r["dataset"], r.get("family", "tree")) for r in rows))
     langs = list(dict.fromkeys(r["language"] for r in rows))
     fig, (ax, bx) = plt.subplots(1, 2, figsize=(10, 4.2))
     width = 0.8 / max(1, len(langs))
     for j, lang in enumerate(langs):
         xs, med, mx, comp = [], [], [], []
         for k, name in enumerate(names):
-            r = next((r for r in ok if r["dataset"] == name and r["language"] == lang), None)
+            r = next((r for r in ok if (r["dataset"], r.get("family", "tree")) == name and r["language"] == lang), None)
             if r is not None:
                 xs.append(k + j * width)
                 med.append(r["median_ms"])
@@ -98,7 +100,7 @@ def plot_languages(out: Path, rows: Sequence[dict[str, Any]]) -> Path:
         bx.bar(xs, comp, width, label=lang)
     for a in (ax, bx):
         a.set_xticks([k + 0.4 - width / 2 for k in range(len(names))])
-        a.set_xticklabels(names, fontsize=8)
+        a.set_xticklabels([f"{d}\n{f}" for d, f in names], fontsize=7)
         a.set_yscale("log")
         a.legend(fontsize=7)
     ax.set_ylabel("ms per min_idrs (bar: median, tick: max)")

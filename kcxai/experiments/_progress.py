@@ -74,6 +74,7 @@ def run_chunks(func: Callable[..., list[Any]], pieces: Iterable[Sequence[Any]], 
     order. Any joblib backend works (``joblib.parallel_config``), e.g. Dask or
     Ray on a cluster.
     """
+    # joblib (about 0.06 s) loads only when rows run in parallel, not at the command line's start
     from joblib import Parallel, delayed
 
     def job(piece: Sequence[Any]) -> tuple[int, list[Any]]:

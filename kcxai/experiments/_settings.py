@@ -12,14 +12,20 @@ neither to train the tree nor to fit the distribution.
 from __future__ import annotations
 
 import dataclasses
+import time
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from kcxai import fit_distribution
 from kcxai._params import POSITIVE_INT, Options, check
 from kcxai.experiments._data import PreparedData
 from kcxai.experiments._trees import TrainedTree
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kcxai.distribution import DistributionLike
+    from kcxai.data import DataLike
 
 __all__ = ["DISTRIBUTIONS", "MODES", "with_fitted_distribution", "HeldOut", "check_setting"]
 
@@ -36,7 +42,7 @@ MODES = ("idrs", "cdrs")
 _FITTED: dict[tuple[Any, ...], Any] = {}
 
 
-def check_setting(distribution: Any, mode: Any, components: Any) -> None:
+def check_setting(distribution: DistributionLike, mode: Any, components: Any) -> None:
     """An :class:`~kcxai.InvalidInputError` naming the argument unless the setting is known."""
     check("distribution", distribution, Options(DISTRIBUTIONS))
     check("mode", mode, Options(MODES))
@@ -64,10 +70,6 @@ def with_fitted_distribution(data: PreparedData, trained: TrainedTree, kind: str
     >>> t.tree.space.distribution.kind
     'product'
     """
-    import time
-
-    from kcxai import fit_distribution
-
     check_setting(kind, "idrs", components)
     if kind == "uniform":
         return trained, 0.0
@@ -97,7 +99,7 @@ class HeldOut:
     (2, 1)
     """
 
-    def __init__(self, X: Any, labels: Any) -> None:
+    def __init__(self, X: DataLike, labels: Any) -> None:
         self.X = np.asarray(X)
         self.labels = np.asarray(labels)
 

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from kcxai._files import atomic_writer, write_text
+from kcxai.experiments._plots import plot_paper_table
 
 __all__ = ["summarise", "write_tables", "PAPER_RESULTS", "TABLE_COLUMNS"]
 
@@ -344,6 +345,4 @@ def write_tables(out: Path, rows: Sequence[dict[str, Any]], info: dict[str, Any]
     write_text(out / "table.tex", _latex(rows))
     write_text(out / "comparison.md", "# The paper's figures / ours\n\n" + header + "\n" + _comparison(rows))
     if plots:
-        from kcxai.experiments._plots import plot_paper_table
-
         plot_paper_table(out, rows, records)

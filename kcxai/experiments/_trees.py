@@ -7,6 +7,7 @@ from typing import Any
 
 from kcxai._errors import InvalidInputError
 from kcxai.experiments._data import PreparedData
+from kcxai.models.tree import DecisionTree
 
 __all__ = ["TREE_SETTINGS", "TrainedTree", "train_tree"]
 
@@ -67,9 +68,8 @@ def train_tree(data: PreparedData, *, seed: int = 0, settings: dict[str, Any] | 
     >>> t.tree.n_nodes == t.n_nodes and t.test_accuracy > 0.73
     True
     """
+    # scikit-learn (heavy) loads only when a model is trained, not at the command line's start
     from sklearn.tree import DecisionTreeClassifier
-
-    from kcxai.models.tree import DecisionTree
 
     if settings is None:
         if data.name not in TREE_SETTINGS:

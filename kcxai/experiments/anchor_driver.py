@@ -40,6 +40,7 @@ def tree_predict(tree, X):
 
 
 def main(job_dir):
+    # alibi (optional extra 'anchor', heavy) loads in the driver's own Python, never with kcxai
     from alibi.explainers import AnchorTabular
 
     job_dir = Path(job_dir)

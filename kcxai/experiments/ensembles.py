@@ -47,21 +47,30 @@ import time
 from dataclasses import asdict, dataclass, field
 from fractions import Fraction
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
+import kcxai
 from kcxai._deadline import Deadline
 from kcxai._errors import InvalidInputError, KcxaiError, SearchLimitError
-from kcxai._params import NON_NEGATIVE_INT, OPEN_PROBABILITY, POSITIVE_INT, Options, check
 from kcxai._files import write_text
+from kcxai._params import NON_NEGATIVE_INT, OPEN_PROBABILITY, POSITIVE_INT, Options, check
+from kcxai.compilers._options import CONSTRUCTIONS
+from kcxai.datasets import DATASETS
+from kcxai.engines import LANGUAGES
 from kcxai.engines.choose import decision_compiled
 from kcxai.experiments._budget import OverBudget, deadline
 from kcxai.experiments._data import PreparedData, prepare_data, subsample
-from kcxai.experiments._ensemble_models import (MODEL_KINDS, default_kinds, import_ensemble, library_predict,
-                                                n_nodes, require_kind, train_ensemble)
+from kcxai.experiments._ensemble_models import (MODEL_KINDS, TrainedEnsemble, default_kinds, import_ensemble,
+                                                library_predict, n_nodes, require_kind, train_ensemble)
 from kcxai.experiments._ensemble_tables import write_outputs
 from kcxai.experiments._progress import Progress
+from kcxai.experiments.paper_table import machine_info
+from kcxai.explain.ensemble_sat import ENGINES
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kcxai.models.classifier import Classifier
 
 __all__ = ["EnsemblesConfig", "run_ensembles", "ENSEMBLE_LANGUAGES", "ENSEMBLE_COLUMNS"]
 
@@ -164,10 +173,6 @@ def _positive_number(name: str, v: Any) -> None:
 def check_config(cfg: EnsemblesConfig) -> None:
     """An :class:`~kcxai.InvalidInputError` naming the first bad setting (a value of the wrong type: an
     :class:`~kcxai.InvalidTypeError`; a missing package: a :class:`~kcxai.MissingDependencyError`)."""
-    from kcxai.compilers._options import CONSTRUCTIONS
-    from kcxai.datasets import DATASETS
-    from kcxai.explain.ensemble_sat import ENGINES
-
     check("dataset", cfg.dataset, Options(DATASETS))
     bad = [m for m in cfg.models if m not in MODEL_KINDS]
     if bad or not cfg.models or len(set(cfg.models)) != len(cfg.models):
@@ -201,11 +206,9 @@ def _covered(hits: list[tuple[int, int]], trees: int, depth: int) -> tuple[int, 
     return next(((t, d) for t, d in hits if t <= trees and d <= depth), None)
 
 
-def _compile(lang: str, model: Any, cfg: EnsemblesConfig, hit: tuple[int, int] | None) -> tuple[dict[str, Any], Any]:
+def _compile(lang: str, model: Classifier, cfg: EnsemblesConfig, hit: tuple[int, int] | None
+             ) -> tuple[dict[str, Any], Any]:
     """The compile fields of ``lang``'s rows, and the compiled model or engine (``None`` when there is none)."""
-    import kcxai
-    from kcxai.engines import LANGUAGES
-
     f: dict[str, Any] = {"backend": "", "exact": lang != "sampling", "confidence": "", "status": "ok", "note": "",
                          "compile_seconds": "", "size": "", "size_unit": "", "construction": "", "diagram_nodes": ""}
     if lang == "sampling":
@@ -260,8 +263,6 @@ def _explain(lang: str, obj: Any, xs: list[list[int]], delta: Fraction, budget: 
              ) -> tuple[dict[str, Any], list[tuple[int, ...] | None], bool]:
     """Explain ``xs`` under the budget: the row's figures, the sets found (``None`` when not reached) and
     whether ``obj`` was interrupted inside a call (then it must not be used again)."""
-    import kcxai
-
     times: list[float] = []
     sets: list[tuple[int, ...] | None] = []
     sizes: list[int] = []
@@ -299,12 +300,10 @@ def _explain(lang: str, obj: Any, xs: list[list[int]], delta: Fraction, budget: 
     return row, sets + [None] * (len(xs) - len(sets)), inside
 
 
-def _checkers(objs: dict[str, Any], model: Any, delta: Fraction,
+def _checkers(objs: dict[str, Any], model: Classifier, delta: Fraction,
               limit: Deadline) -> dict[str, Callable[[list[int], Any], bool]]:
     """Per exact language usable at ``delta``: ``check(x, features)``, whether the set is relevant (the SAT
     engine's calls under ``limit``: ``SIGALRM`` cannot stop them)."""
-    import kcxai
-
     out: dict[str, Callable[[list[int], Any], bool]] = {}
     for lang in ("obdd", "sdd"):
         if objs.get(lang) is not None:
@@ -320,7 +319,7 @@ def _checkers(objs: dict[str, Any], model: Any, delta: Fraction,
     return out
 
 
-def _cross_check(cells: dict[str, dict[str, Any]], found: dict[str, list[Any]], objs: dict[str, Any], model: Any,
+def _cross_check(cells: dict[str, dict[str, Any]], found: dict[str, list[Any]], objs: dict[str, Any], model: Classifier,
                  xs: list[list[int]], delta: Fraction, budget: float) -> set[str]:
     """Fill ``checks``, ``disagreements`` / ``approx_not_relevant`` of the cells; the checkers interrupted."""
     broken: set[str] = set()
@@ -406,7 +405,7 @@ def _untrained_rows(kind: str, trees: int, depth: int, data: PreparedData, n: in
             for delta in cfg.deltas for lang in _languages_at(cfg, delta)]
 
 
-def _model_rows(kind: str, trained: Any, data: PreparedData, picked: Any, cfg: EnsemblesConfig,
+def _model_rows(kind: str, trained: TrainedEnsemble, data: PreparedData, picked: Any, cfg: EnsemblesConfig,
                 hits: dict[tuple[str, str], list[tuple[int, int]]]) -> list[dict[str, Any]]:
     model, import_seconds = import_ensemble(kind, trained, data)
     xs = [data.X[r].tolist() for r in picked]
@@ -512,8 +511,6 @@ def run_ensembles(cfg: EnsemblesConfig) -> list[dict[str, Any]]:
     >>> [(r["language"], r["status"], r["explanations"], r["disagreements"]) for r in run_ensembles(cfg)]
     [('obdd', 'ok', 2, 0), ('sat', 'ok', 2, 0)]
     """
-    from kcxai.experiments.paper_table import machine_info
-
     check_config(cfg)
     out = Path(cfg.out)
     (out / "records").mkdir(parents=True, exist_ok=True)

@@ -1,14 +1,16 @@
 """The cost of the same explanations across knowledge-compilation languages.
 
-For the trees of the paper's experiment, compile each tree to every
-language (``dt``: the tree's own paths; ``sdd``; ``obdd``), then time
-:func:`kcxai.min_idrs` on the same instances and deltas. Every language must
-return the same set as ``dt`` (same start, same deletion order, exact counts);
-disagreements are counted and reported. A language that is not installed
-(or not written yet) is reported as ``unavailable``, one whose compilation
-fails (e.g. a size limit) as ``failed``, each with its error. Runs in one process: a compiled SDD
-or BDD lives in a C library and cannot be sent to joblib workers, and
-sequential timing keeps the languages comparable.
+For each dataset of the paper's experiment, take the models of the chosen *families* (``tree``: the
+paper protocol's tree; ``decision_list``: the same tree as an ordered list of its paths' rules, which
+every compiler reads through another ``build``; ``forest``: a hard-voting scikit-learn forest of
+:data:`FOREST` trees), compile each to every language (``dt``: a tree's own paths; ``sdd``; ``obdd``;
+``ddnnf``), then time :func:`kcxai.min_idrs` on the same instances and deltas. Every language must
+return the same sets as the first language that compiled the model (same deletion order, exact
+counts); disagreements are counted and reported. A language that is not installed is reported as
+``unavailable``, one that does not take the family as ``not applicable``, one whose compilation hits a
+limit as ``over limit`` with the limit's message, each with its error. Runs in one process: a compiled
+SDD or BDD lives in a C library and cannot be sent to joblib workers, and sequential timing keeps the
+languages comparable.
 """
 
 from __future__ import annotations
@@ -23,21 +25,37 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from kcxai._errors import InvalidInputError, KcxaiError, MissingDependencyError
+import kcxai
+from kcxai._errors import CompilationLimitError, InvalidInputError, KcxaiError, MissingDependencyError
 from kcxai._params import POSITIVE_INT, check
+from kcxai.datasets import DATASETS
+from kcxai.engines import LANGUAGES
 from kcxai.experiments._data import explained_instances, prepare_data, subsample
+from kcxai.experiments._plots import plot_languages, require_matplotlib
 from kcxai.experiments._progress import Progress
 from kcxai.experiments._trees import train_tree
 from kcxai.experiments.paper_table import DELTAS, machine_info
+from kcxai.models import DecisionList, RandomForest
 
-__all__ = ["LanguagesConfig", "run_languages", "LANGUAGE_COLUMNS"]
+if TYPE_CHECKING:  # pragma: no cover
+    from kcxai.experiments._data import PreparedData
+    from kcxai.experiments._trees import TrainedTree
+    from kcxai.models.tree import DecisionTree
+
+__all__ = ["LanguagesConfig", "run_languages", "LANGUAGE_COLUMNS", "FAMILIES", "FOREST", "family_model"]
 
 #: Columns of ``languages.csv``.
-LANGUAGE_COLUMNS = ("dataset", "tree_nodes", "language", "backend", "status", "compile_seconds", "size",
-                    "counting_nodes", "explanations", "median_ms", "max_ms", "mean_ms", "cpu_median_ms", "cpu_max_ms",
-                    "disagreements")
+LANGUAGE_COLUMNS = ("dataset", "family", "tree_nodes", "language", "backend", "status", "compile_seconds", "size",
+                    "size_unit", "edges", "counting_nodes", "explanations", "median_ms", "max_ms", "mean_ms",
+                    "cpu_median_ms", "cpu_max_ms", "reference", "disagreements")
+
+#: The model families compared (see the module docstring).
+FAMILIES = ("tree", "decision_list", "forest")
+
+#: scikit-learn settings of the ``forest`` family (hard voting).
+FOREST = {"n_estimators": 10, "max_depth": 3}
 
 
 @dataclass
@@ -48,7 +66,9 @@ class LanguagesConfig:
     ----------
     datasets : tuple of str
     languages : tuple of str
-        Default ``("dt", "sdd", "obdd")``.
+        Default ``("dt", "sdd", "obdd", "ddnnf")``.
+    families : tuple of str
+        Among :data:`FAMILIES` (default all).
     instances : int
         Instances per dataset (a seeded subsample of the paper protocol's instances).
     deltas : tuple of Fraction
@@ -65,7 +85,8 @@ class LanguagesConfig:
     """
 
     datasets: tuple[str, ...] = ("adult", "allhyper", "ann_thyroid", "fars", "kddcup")
-    languages: tuple[str, ...] = ("dt", "sdd", "obdd")
+    languages: tuple[str, ...] = ("dt", "sdd", "obdd", "ddnnf")
+    families: tuple[str, ...] = FAMILIES
     instances: int = 50
     deltas: tuple[Fraction, ...] = DELTAS
     seed: int = 0
@@ -83,40 +104,47 @@ def _ms(xs: Sequence[float], f: Any) -> float:
 
 def _options(lang: str, max_seconds: float | None) -> dict[str, Any]:
     """``max_seconds`` for the languages whose declared options take it."""
-    from kcxai.engines import LANGUAGES
-
     if max_seconds is None or lang not in LANGUAGES or not LANGUAGES[lang].is_available():
         return {}
     return {"max_seconds": max_seconds} if "max_seconds" in LANGUAGES[lang].option_names() else {}
 
 
-def _one_language(tree: Any, lang: str, work: list[tuple[list[int], Fraction]],
-                  reference: list[tuple[int, ...]] | None, progress: Progress,
+def _one_language(tree: DecisionTree, lang: str, work: list[tuple[list[int], Fraction]],
+                  reference: tuple[str, list[tuple[int, ...]]] | None, progress: Progress,
                   max_seconds: float | None = None) -> dict[str, Any]:
-    import kcxai
-
     row: dict[str, Any] = {"language": lang, "backend": "", "status": "ok", "compile_seconds": "", "size": "",
-                           "counting_nodes": "", "explanations": 0, "median_ms": "", "max_ms": "", "mean_ms": "",
-                           "cpu_median_ms": "", "cpu_max_ms": "", "disagreements": ""}
+                           "size_unit": "", "edges": "", "counting_nodes": "", "explanations": 0, "median_ms": "",
+                           "max_ms": "", "mean_ms": "", "cpu_median_ms": "", "cpu_max_ms": "", "reference": "",
+                           "disagreements": ""}
     t0 = time.perf_counter()
+    if not LANGUAGES[lang].takes(tree):
+        row["status"] = f"not applicable: {lang} does not take {type(tree).__name__} models"
+        progress.update(len(work))
+        return row
     try:
         compiled = kcxai.compile_model(tree, lang, **_options(lang, max_seconds))
     except (MissingDependencyError, ImportError) as e:  # a language not (yet) available here: say why
         row["status"] = f"unavailable: {type(e).__name__}: {e}"
         progress.update(len(work))
         return row
-    except KcxaiError as e:  # e.g. a compilation limit: report it, go on with the other languages
+    except CompilationLimitError as e:  # report the limit, go on with the other languages
+        row["status"] = f"over limit: {e}"
+        progress.update(len(work))
+        return row
+    except KcxaiError as e:
         row["status"] = f"failed: {type(e).__name__}: {e}"
         progress.update(len(work))
         return row
     row["compile_seconds"] = float(compiled.stats.get("compile_seconds", time.perf_counter() - t0))
     row["size"] = compiled.stats.get("size", "")
+    row["size_unit"] = compiled.stats.size_unit
+    row["edges"] = compiled.stats.get("edges", "")
     row["counting_nodes"] = compiled.stats.get("counting_nodes", "")
     row["backend"] = compiled.backend
     times, cpu, found = [], [], []
     for inst, d in work:
         t1, c1 = time.perf_counter(), time.process_time()
-        found_e = kcxai.min_idrs(compiled, inst, d, start="path")
+        found_e = kcxai.min_idrs(compiled, inst, d)
         times.append(time.perf_counter() - t1)
         cpu.append(time.process_time() - c1)
         found.append(found_e.features)
@@ -125,9 +153,30 @@ def _one_language(tree: Any, lang: str, work: list[tuple[list[int], Fraction]],
                mean_ms=_ms(times, statistics.fmean), cpu_median_ms=_ms(cpu, statistics.median),
                cpu_max_ms=_ms(cpu, max))
     if reference is not None:
-        row["disagreements"] = sum(a != b for a, b in zip(found, reference))
+        row["reference"], sets = reference
+        row["disagreements"] = sum(a != b for a, b in zip(found, sets))
     row["_found"] = found
     return row
+
+
+def family_model(family: str, data: PreparedData, trained: TrainedTree, seed: int = 0) -> Any:
+    """The model of ``family`` for a prepared dataset and its trained tree (see the module docstring)."""
+    tree = trained.tree
+    if family == "tree":
+        return tree
+    if family == "decision_list":
+        space = tree.space
+        rules = [([(f, [space.features[f].values[k] for k in range(space.features[f].size) if m >> k & 1])
+                   for f, m in p.masks], tree.classes[p.label]) for p in tree.paths]
+        return DecisionList(space, tree.classes, rules[:-1], rules[-1][1])  # the paths partition the space
+    if family == "forest":
+        # scikit-learn (heavy) loads only when a model is trained, not at the command line's start
+        from sklearn.ensemble import RandomForestClassifier
+
+        clf = RandomForestClassifier(random_state=seed, **FOREST).fit(data.X[data.train], data.y[data.train])
+        return RandomForest.from_sklearn(clf, domains=data.domains, feature_names=list(data.feature_names),
+                                         voting="hard")
+    raise InvalidInputError(f"'family' must be one of {list(FAMILIES)}. Got {family!r} instead.")
 
 
 def run_languages(cfg: LanguagesConfig) -> list[dict[str, Any]]:
@@ -136,9 +185,6 @@ def run_languages(cfg: LanguagesConfig) -> list[dict[str, Any]]:
     Writes ``languages.md``, ``languages.csv``, ``languages.json`` and
     ``languages.png`` into ``cfg.out``; returns the rows (one per dataset and language).
     """
-    from kcxai.engines import LANGUAGES
-    from kcxai.datasets import DATASETS
-
     bad = [d for d in cfg.datasets if d not in DATASETS]
     if bad or not cfg.datasets:
         raise InvalidInputError(f"'datasets' must be names among {list(DATASETS)}. Got {list(cfg.datasets)}.")
@@ -147,16 +193,17 @@ def run_languages(cfg: LanguagesConfig) -> list[dict[str, Any]]:
         raise InvalidInputError(f"'languages' must be among {sorted(LANGUAGES)}. Got {list(cfg.languages)}.")
     check("instances", cfg.instances, POSITIVE_INT)
     if cfg.plots:
-        from kcxai.experiments._plots import require_matplotlib
-
         require_matplotlib()
     out = Path(cfg.out)
     out.mkdir(parents=True, exist_ok=True)
     n_inst = min(cfg.instances, 5) if cfg.quick else cfg.instances
     langs = list(cfg.languages)
-    if "dt" in langs:  # dt first: the reference every other language is compared with
+    if "dt" in langs:  # dt first: the reference every other language is compared with, where it applies
         langs.remove("dt")
         langs.insert(0, "dt")
+    bad_f = [f for f in cfg.families if f not in FAMILIES]
+    if bad_f or not cfg.families:
+        raise InvalidInputError(f"'families' must be among {list(FAMILIES)}. Got {list(cfg.families)}.")
     rows: list[dict[str, Any]] = []
     t_start = time.perf_counter()
     for name in cfg.datasets:
@@ -164,21 +211,24 @@ def run_languages(cfg: LanguagesConfig) -> list[dict[str, Any]]:
         trained = train_tree(data, seed=cfg.seed)
         picked = subsample(explained_instances(data.n_rows, seed=cfg.seed), n_inst, seed=cfg.seed)
         work = [(data.X[r].tolist(), d) for r in picked.tolist() for d in cfg.deltas]
-        reference = None
-        for lang in langs:
-            prog = Progress(f"{name} {lang}", len(work), enabled=cfg.progress)
-            row = _one_language(trained.tree, lang, work, reference, prog, cfg.max_seconds)
-            prog.close()
-            found = row.pop("_found", None)
-            if lang == "dt" and found is not None:
-                reference = found
-            if row["disagreements"] not in ("", 0):
-                print(f"kcxai: warning: {name}/{lang}: {row['disagreements']} of {len(work)} explanations "
-                      f"differ from dt's", file=sys.stderr)
-            rows.append({"dataset": name, "tree_nodes": trained.n_nodes, **row})
+        for family in cfg.families:
+            model = family_model(family, data, trained, cfg.seed)
+            reference: tuple[str, list[tuple[int, ...]]] | None = None
+            for lang in langs:
+                prog = Progress(f"{name} {family} {lang}", len(work), enabled=cfg.progress)
+                row = _one_language(model, lang, work, reference, prog, cfg.max_seconds)
+                prog.close()
+                found = row.pop("_found", None)
+                if reference is None and found is not None:
+                    reference = (lang, found)
+                if row["disagreements"] not in ("", 0):
+                    print(f"kcxai: warning: {name}/{family}/{lang}: {row['disagreements']} of {len(work)} "
+                          f"explanations differ from {row['reference']}'s", file=sys.stderr)
+                rows.append({"dataset": name, "family": family, "tree_nodes": trained.n_nodes, **row})
     info = {"date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
             "machine": machine_info(), "instances_per_dataset": n_inst,
-            "deltas": [str(d) for d in cfg.deltas], "seed": cfg.seed, "bins": cfg.bins,
+            "deltas": [str(d) for d in cfg.deltas], "seed": cfg.seed, "bins": cfg.bins, "max_seconds": cfg.max_seconds,
+            "families": list(cfg.families),
             "seconds": round(time.perf_counter() - t_start, 1), "rows": rows}
     (out / "languages.json").write_text(json.dumps(info, indent=1), encoding="utf-8")
     with (out / "languages.csv").open("w", newline="", encoding="utf-8") as fh:
@@ -188,8 +238,6 @@ def run_languages(cfg: LanguagesConfig) -> list[dict[str, Any]]:
             w.writerow({k: r[k] for k in LANGUAGE_COLUMNS})
     (out / "languages.md").write_text(_markdown(rows, info), encoding="utf-8")
     if cfg.plots:
-        from kcxai.experiments._plots import plot_languages
-
         plot_languages(out, rows)
     return rows
 
@@ -200,19 +248,21 @@ def _num(v: Any, fmt: str) -> str:
 
 def _markdown(rows: Sequence[dict[str, Any]], info: dict[str, Any]) -> str:
     m = info["machine"]
-    head = ["Dataset", "tree nodes", "language", "backend", "compile s", "size", "counting nodes", "explanations",
-            "median ms", "max ms", "CPU median ms", "CPU max ms", "disagree with dt", "status"]
+    head = ["Dataset", "family", "tree nodes", "language", "backend", "compile s", "size", "edges", "counting nodes",
+            "explanations", "median ms", "max ms", "CPU median ms", "CPU max ms", "same sets as", "disagree", "status"]
     lines = ["# min_idrs across knowledge-compilation languages\n",
              f"Run {info['date']} on {m['cpu']} ({m['cores']} cores), Python {m['python']}; "
              f"{info['instances_per_dataset']} instances per dataset x deltas {', '.join(info['deltas'])}; "
-             f"start = the instance's tree path; total {info['seconds']} s. Times per min_idrs call: "
-             f"wall-clock (median, max) and CPU time of the process.\n",
+             f"total {info['seconds']} s. Times per min_idrs call: wall-clock (median, max) and CPU time of the "
+             f"process. Sizes in each language's unit (size_unit in languages.csv). Compilations under "
+             f"max_seconds={info['max_seconds']}.\n",
              "| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
     for r in rows:
         lines.append("| " + " | ".join([
-            r["dataset"], str(r["tree_nodes"]), r["language"], r["backend"], _num(r["compile_seconds"], ".3g"),
-            str(r["size"]), str(r["counting_nodes"]), str(r["explanations"]), _num(r["median_ms"], ".3g"),
+            r["dataset"], r["family"], str(r["tree_nodes"]), r["language"], r["backend"],
+            _num(r["compile_seconds"], ".3g"), str(r["size"]), str(r["edges"]), str(r["counting_nodes"]),
+            str(r["explanations"]), _num(r["median_ms"], ".3g"),
             _num(r["max_ms"], ".3g"),
             _num(r["cpu_median_ms"], ".3g"), _num(r["cpu_max_ms"], ".3g"),
-            str(r["disagreements"]), r["status"].replace("|", "/")]) + " |")
+            r["reference"], str(r["disagreements"]), r["status"].replace("|", "/").replace("\n", " ")]) + " |")
     return "\n".join(lines) + "\n"

@@ -26,18 +26,24 @@ import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from fractions import Fraction
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+import kcxai
 from kcxai._errors import InvalidInputError, KcxaiError
-from kcxai._params import NONE, POSITIVE_INT, check
 from kcxai._files import atomic_writer, write_text
+from kcxai._params import NONE, POSITIVE_INT, check
+from kcxai.datasets import DATASETS
+from kcxai.experiments import _anchor
 from kcxai.experiments._data import PreparedData, explained_instances, prepare_data, subsample
 from kcxai.experiments._metrics import sampled_precision
+from kcxai.experiments._plots import require_matplotlib
 from kcxai.experiments._progress import Progress, chunks, run_chunks
 from kcxai.experiments._settings import HeldOut, check_setting, with_fitted_distribution
+from kcxai.experiments._tables import summarise, write_tables
 from kcxai.experiments._trees import TREE_SETTINGS, TrainedTree, train_tree
 
 __all__ = ["PaperTableConfig", "ExperimentCheckError", "run_paper_table", "explain_kcxai", "explain_anchor",
@@ -160,10 +166,8 @@ def explain_kcxai(rows: Sequence[int], data: PreparedData, trained: TrainedTree,
     meets its bound exactly (error <= delta, or precision >= delta), and
     that every I-delta set for delta = 0 has exact precision 1.
     """
-    from kcxai import compile_model, local_cdrs, min_idrs
-
-    explain = min_idrs if mode == "idrs" else local_cdrs
-    compiled = compile_model(trained.tree, "dt")
+    explain = kcxai.min_idrs if mode == "idrs" else kcxai.local_cdrs
+    compiled = kcxai.compile_model(trained.tree, "dt")
     train = data.X[data.train]
     held_out = HeldOut.of(data, trained)
     predict = trained.clf.predict
@@ -205,23 +209,20 @@ _ANCHOR_CACHE: dict[tuple[Any, ...], Any] = {}
 def explain_anchor(rows: Sequence[int], data: PreparedData, trained: TrainedTree, threshold: float,
                    n_samples: int, seed: int) -> list[dict[str, Any]]:
     """Records of Anchor (alibi's ``AnchorTabular``) for ``rows``, with both precisions."""
-    from kcxai import compile_model, precision
-    from kcxai.experiments._anchor import AnchorBaseline
-
     key = (data.name, seed, threshold, id(trained.clf))
     baseline = _ANCHOR_CACHE.get(key)
     if baseline is None:
         _ANCHOR_CACHE.clear()
-        baseline = _ANCHOR_CACHE[key] = AnchorBaseline(
+        baseline = _ANCHOR_CACHE[key] = _anchor.AnchorBaseline(
             trained.clf.predict, data.X[data.train], data.feature_names, data.labels, threshold=threshold)
-    compiled = compile_model(trained.tree, "dt")
+    compiled = kcxai.compile_model(trained.tree, "dt")
     train = data.X[data.train]
     held_out = HeldOut.of(data, trained)
     out = []
     for r in rows:
         x = data.X[r]
         a = baseline.explain(x, seed=seed * 1_000_003 + int(r))
-        exact = precision(compiled, x.tolist(), a.features)
+        exact = kcxai.precision(compiled, x.tolist(), a.features)
         sp = sampled_precision(trained.clf.predict, train, x, a.features, n_samples=n_samples,
                                rng=np.random.default_rng([seed, int(r), 1_000]))
         pred = int(trained.clf.predict(x.reshape(1, -1))[0])
@@ -325,10 +326,8 @@ def _compute(path: Path, key: dict[str, Any], resume: bool, parts: dict[str, Any
 
 
 def machine_info() -> dict[str, Any]:
-    """CPU, cores, OS and library versions, for the results' header."""
-    import joblib
-    import sklearn
-
+    """CPU, cores, OS and library versions (as installed, read without importing them), for the results'
+    header."""
     cpu = platform.processor() or platform.machine()
     try:
         with open("/proc/cpuinfo", encoding="utf-8") as fh:
@@ -339,19 +338,15 @@ def machine_info() -> dict[str, Any]:
     except OSError:
         pass
     info = {"cpu": cpu, "cores": os.cpu_count(), "os": platform.platform(), "python": sys.version.split()[0],
-            "numpy": np.__version__, "scikit-learn": sklearn.__version__, "joblib": joblib.__version__}
+            "numpy": np.__version__, "scikit-learn": version("scikit-learn"), "joblib": version("joblib")}
     try:
-        import alibi
-
-        info["alibi"] = alibi.__version__
-    except ImportError:
+        info["alibi"] = version("alibi")
+    except PackageNotFoundError:
         info["alibi"] = None
     return info
 
 
 def _check_config(cfg: PaperTableConfig) -> None:
-    from kcxai.datasets import DATASETS
-
     bad = [d for d in cfg.datasets if d not in DATASETS]
     if bad or not cfg.datasets:
         raise InvalidInputError(f"'datasets' must be names among {list(DATASETS)}. Got {list(cfg.datasets)}.")
@@ -384,18 +379,12 @@ def run_paper_table(cfg: PaperTableConfig) -> dict[str, Any]:
     dict
         The content of ``run.json`` plus ``rows`` (the summary table).
     """
-    from kcxai.experiments._tables import summarise, write_tables
-
     _check_config(cfg)
     out = Path(cfg.out)
     out.mkdir(parents=True, exist_ok=True)
     if cfg.anchor:  # fail now, not after the kcxai part
-        from kcxai.experiments._anchor import import_anchor_tabular
-
-        import_anchor_tabular()
+        _anchor.import_anchor_tabular()
     if cfg.plots:
-        from kcxai.experiments._plots import require_matplotlib
-
         require_matplotlib()
     max_i, max_a = cfg.effective()
     t_start = time.perf_counter()

@@ -22,15 +22,24 @@ import datetime
 import json
 import statistics
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from fractions import Fraction
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+import kcxai
 from kcxai._errors import InvalidInputError
+from kcxai.experiments import _anchor as anchors
 from kcxai.experiments._data import explained_instances, prepare_data, subsample
 from kcxai.experiments._settings import HeldOut, with_fitted_distribution
 from kcxai.experiments._trees import train_tree
+from kcxai.explain.inflate import box_of
+
+if TYPE_CHECKING:  # pragma: no cover
+    pass
+    from kcxai.experiments._data import PreparedData
+    from kcxai.experiments._trees import TrainedTree
 
 __all__ = ["RulesConfig", "run_rules", "rules_markdown"]
 
@@ -68,20 +77,18 @@ class RulesConfig:
     progress: bool = field(default=True, repr=False)
 
 
-def _explain_kcxai(data: Any, trained: Any, rows: Any, delta: Fraction, held: HeldOut) -> list[dict[str, Any]]:
-    from kcxai import compile_model, inflate, local_cdrs
-    from kcxai.explain.inflate import box_of
-
-    compiled = compile_model(trained.tree, "dt")
+def _explain_kcxai(data: PreparedData, trained: TrainedTree, rows: Sequence[int], delta: Fraction, held: HeldOut
+                   ) -> list[dict[str, Any]]:
+    compiled = kcxai.compile_model(trained.tree, "dt")
     space = compiled.oracle.space
     predict = trained.clf.predict
     out = []
     for r in rows:
         x = data.X[r]
         t0 = time.process_time()
-        e = local_cdrs(compiled, x.tolist(), delta, start="path")
+        e = kcxai.local_cdrs(compiled, x.tolist(), delta, start="path")
         t1 = time.process_time()
-        wide = inflate(compiled, e)
+        wide = kcxai.inflate(compiled, e)
         t2 = time.process_time()
         pred = predict(x.reshape(1, -1))[0]
         if e.prediction != pred or wide.precision is None or wide.precision < delta:
@@ -100,16 +107,15 @@ def _explain_kcxai(data: Any, trained: Any, rows: Any, delta: Fraction, held: He
     return out
 
 
-def _readable(data: Any, e: Any) -> str:
+def _readable(data: PreparedData, e: Any) -> str:
     """A widened rule with the data's labels of the codes (the bins' intervals, the categories)."""
     conds = [f"{c.name} in {{{', '.join(data.labels[c.feature][k] for k in c.values)}}}" if len(c.values) > 1
              else f"{c.name} = {data.labels[c.feature][c.values[0]]}" for c in e.conditions]
     return f"IF {' AND '.join(conds) or 'TRUE'} THEN class = {e.prediction}"
 
 
-def _anchor(cfg: RulesConfig, data: Any, trained: Any, rows: Any, held: HeldOut) -> list[dict[str, Any]]:
-    from kcxai.experiments._anchor import run_anchor
-
+def _anchor(cfg: RulesConfig, data: PreparedData, trained: TrainedTree, rows: Sequence[int], held: HeldOut
+            ) -> list[dict[str, Any]]:
     assert cfg.anchor_python is not None
     job = Path(cfg.out) / "anchor" / data.name
     key = {"rows": [int(r) for r in rows], "threshold": float(cfg.delta), "seed": cfg.seed, "bins": cfg.bins,
@@ -118,9 +124,9 @@ def _anchor(cfg: RulesConfig, data: Any, trained: Any, rows: Any, held: HeldOut)
     if cached.exists() and (job / "anchors.json").exists() and json.loads(cached.read_text()) == key:
         result = json.loads((job / "anchors.json").read_text(encoding="utf-8"))
     else:
-        result = run_anchor(cfg.anchor_python, job, clf=trained.clf, train=data.X[data.train], instances=data.X[rows],
-                            rows=rows, feature_names=data.feature_names, labels=data.labels,
-                            threshold=float(cfg.delta), seed=cfg.seed)
+        result = anchors.run_anchor(cfg.anchor_python, job, clf=trained.clf, train=data.X[data.train],
+                                    instances=data.X[rows], rows=rows, feature_names=data.feature_names,
+                                    labels=data.labels, threshold=float(cfg.delta), seed=cfg.seed)
         cached.write_text(json.dumps(key), encoding="utf-8")
     out = []
     for a in result["anchors"]:

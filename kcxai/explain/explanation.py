@@ -10,7 +10,7 @@ from typing import Any
 from kcxai.arithmetic import Probability
 from kcxai._types import Values
 
-__all__ = ["Explanation", "Condition", "RowFailure", "format_probability"]
+__all__ = ["Explanation", "Condition", "RowFailure", "format_probability", "under"]
 
 def format_probability(p: Probability | None) -> str:
     """``7/512 (~0.01367)`` for exact values, ``0.01367`` for floats, ``not computed`` for ``None``."""
@@ -23,6 +23,15 @@ def format_probability(p: Probability | None) -> str:
             return f"{p} (~{float(p):.4g})"
         return f"{float(p):.6g}"
     return f"{p:.6g}"
+
+
+_UNIFORM_NOTE = " (every value of a feature equally likely, not fitted to data)"
+
+
+def under(distribution: str) -> str:
+    """``under the product distribution``; for the uniform one, also that it is not the data's (the paper's
+    setting, where most of the probability sits on points no row resembles)."""
+    return f"under the {distribution} distribution{_UNIFORM_NOTE if distribution == 'uniform' else ''}"
 
 
 def _plain(x: Any) -> Any:
@@ -282,10 +291,10 @@ class Explanation:
             cov = "" if self.coverage is None else f", coverage of the fixed rest {fmt(self.coverage)}"
             if self.error is None:
                 return (f"freeing these features can change the class (proved; its probability is not computed)"
-                        f"{cov} (under the {self.distribution} distribution)")
+                        f"{cov} ({under(self.distribution)})")
             return (f"fixing the other features: error {err}, precision {prec}{cov} "
-                    f"(under the {self.distribution} distribution, {how})")
-        return f"error {err}, precision {prec}{cov} (under the {self.distribution} distribution, {how}{widened})"
+                    f"({how}, {under(self.distribution)})")
+        return f"error {err}, precision {prec}{cov} ({how}{widened}, {under(self.distribution)})"
 
     def _certified_measures(self) -> str:
         cert = float(self.certified)  # type: ignore[arg-type]  # checked by the caller
@@ -331,7 +340,8 @@ class Explanation:
             f"<tr><th>precision</th><td>{html.escape(self._shown_precision())}</td></tr>"
             + ("" if self.coverage is None else
                f"<tr><th>coverage</th><td>{html.escape(format_probability(self.coverage))}</td></tr>")
-            + f"<tr><th>distribution</th><td>{html.escape(self.distribution)}</td></tr>"
+            + f"<tr><th>distribution</th><td>{html.escape(self.distribution)}"
+            f"{_UNIFORM_NOTE if self.distribution == 'uniform' else ''}</td></tr>"
             f"<tr><th>decided</th><td>{html.escape(self.how_decided())}</td></tr>"
             f"<tr><th>computed by</th><td>{html.escape(self.method)} via {html.escape(self.language)}, "
             f"{self.oracle_calls} oracle calls, {self.seconds * 1000:.3g} ms</td></tr></table></div>")

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from fractions import Fraction
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -27,6 +27,10 @@ from kcxai.models._numbers import (
     scaled_ints,
 )
 from kcxai.space import SPACE, FeatureSpace
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kcxai.distribution import DistributionLike
+    from kcxai._types import InstanceLike
 
 __all__ = ["FeatureScoreModel", "as_list", "json_list", "tables_from_json"]
 
@@ -141,7 +145,7 @@ class FeatureScoreModel(Classifier):
                 s[c] = s[c] * x if self._mult else s[c] + x
         return tuple(s)
 
-    def scores(self, instance: Any) -> tuple[Fraction, ...]:
+    def scores(self, instance: InstanceLike) -> tuple[Fraction, ...]:
         """The exact score of every class for an instance in user values."""
         return self.scores_point(self.space.encode(instance))
 
@@ -211,7 +215,7 @@ class FeatureScoreModel(Classifier):
                     "round near-ties differently")
         return "exact: all weights are rationals and scores are compared exactly"
 
-    def with_distribution(self: _M, distribution: Any) -> _M:
+    def with_distribution(self: _M, distribution: DistributionLike) -> _M:
         return self._copy_with_space(self.space.with_distribution(distribution))
 
     def _rounding_json(self) -> dict[str, Any]:

@@ -22,6 +22,7 @@ from fractions import Fraction
 from typing import Any, Union
 
 from kcxai._errors import InvalidInputError, InvalidTypeError
+from kcxai._untrusted import parse_exact
 
 __all__ = ["Exact", "Number", "exact_number", "lcm_of_denominators", "scaled_ints", "parse_fraction", "check_step",
            "round_to", "rounding_margin"]
@@ -82,9 +83,7 @@ def parse_fraction(s: Any, where: str) -> Fraction:
     >>> parse_fraction("-3/4", "'weights'")
     Fraction(-3, 4)
     """
-    from kcxai._untrusted import parse_exact  # bounded: "1e100000000" is refused before it is computed
-
-    return parse_exact(s, where)
+    return parse_exact(s, where)  # bounded: "1e100000000" is refused before it is computed
 
 
 def check_step(step: Number) -> Fraction:

@@ -17,7 +17,7 @@ from kcxai._errors import ModelFormatError
 if TYPE_CHECKING:  # pragma: no cover
     from kcxai.space import FeatureSpace
 
-__all__ = ["Leaf", "Split", "Node", "TreePath", "TreeArrays", "TreeParts"]
+__all__ = ["Leaf", "Split", "Node", "TreePath", "TreeArrays", "TreeParts", "preorder"]
 
 
 @dataclass(frozen=True)
@@ -94,6 +94,23 @@ class TreeArrays:
     label: tuple[int, ...]
     branches: tuple[tuple[tuple[int, int], ...], ...]
     root: int
+
+
+def preorder(root: int, branches: Sequence[Sequence[tuple[int, int]]]) -> list[int]:
+    """The node ids reachable from ``root``, each before its children (read backwards: children first).
+
+    Without recursion, so chains thousands of nodes deep are walked too.
+
+    >>> preorder(0, (((1, 1), (2, 2)), (), ()))
+    [0, 2, 1]
+    """
+    order: list[int] = []
+    stack = [root]
+    while stack:
+        nid = stack.pop()
+        order.append(nid)
+        stack.extend(child for _, child in branches[nid])
+    return order
 
 
 def _full(size: int) -> int:

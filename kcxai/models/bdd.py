@@ -25,6 +25,7 @@ from kcxai.space import SPACE, FeatureSpace
 
 if TYPE_CHECKING:  # pragma: no cover
     from kcxai.functions import FunctionBuilder
+    from kcxai.distribution import DistributionLike
 
 __all__ = ["BddClassifier"]
 
@@ -94,7 +95,7 @@ class BddClassifier(Classifier):
 
     @classmethod
     def from_dd(cls, u: Any, *, variables: Sequence[str] | None = None, classes: Sequence[Any] = (0, 1),
-                distribution: Any = None) -> "BddClassifier":
+                distribution: DistributionLike = None) -> "BddClassifier":
         """Import a BDD built with ``dd`` (``dd.autoref`` or ``dd.cudd``).
 
         Parameters
@@ -113,7 +114,7 @@ class BddClassifier(Classifier):
 
     @classmethod
     def from_dd_json(cls, path: str | os.PathLike[str], *, root: int = 0, classes: Sequence[Any] = (0, 1),
-                     distribution: Any = None) -> "BddClassifier":
+                     distribution: DistributionLike = None) -> "BddClassifier":
         """Read a BDD written by dd's ``BDD.dump(path, roots)`` (JSON); ``root`` picks one of its roots.
 
         The features are the file's variables in the file's order (its ``level_of_var``).
@@ -158,7 +159,7 @@ class BddClassifier(Classifier):
         pos = fns[self._root]
         return [builder.neg(pos), pos]
 
-    def with_distribution(self, distribution: Any) -> "BddClassifier":
+    def with_distribution(self, distribution: DistributionLike) -> "BddClassifier":
         return BddClassifier(self.space.with_distribution(distribution), self.classes, self._nodes, self._root)
 
     def _body_to_dict(self) -> dict[str, Any]:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -39,6 +39,10 @@ from kcxai.models._numbers import lcm_of_denominators as _lcm_of_denominators
 from kcxai.models._numbers import parse_fraction as _parse_fraction
 from kcxai.models.tree import DecisionTree
 from kcxai.space import SPACE, FeatureSpace
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kcxai.distribution import DistributionLike
+    from kcxai._types import InstanceLike
 
 __all__ = ["BoostedTrees", "TIES"]
 
@@ -212,13 +216,13 @@ class BoostedTrees(Classifier):
         """The exact scores at a point: ``(margin,)`` with two classes, else one per class."""
         return tuple(Fraction(x, self._scale) for x in self._iscores(point))
 
-    def margin(self, instance: Any) -> Fraction:
+    def margin(self, instance: InstanceLike) -> Fraction:
         """The exact margin of a two-class model at an instance (user values)."""
         if len(self.classes) != 2:
             raise InvalidInputError(f"margin() is for two classes; this model has {len(self.classes)}: use scores().")
         return self.scores_point(self.space.encode(instance))[0]
 
-    def scores(self, instance: Any) -> tuple[Fraction, ...]:
+    def scores(self, instance: InstanceLike) -> tuple[Fraction, ...]:
         """The exact class scores at an instance (user values): ``(margin,)`` with two classes."""
         return self.scores_point(self.space.encode(instance))
 
@@ -256,7 +260,7 @@ class BoostedTrees(Classifier):
         priority = (1, 0) if self.ties == "last" else tuple(range(k))
         return AdditiveTrees(self.space, self.trees, scores, self.base_scores, priority, "BoostedTrees")
 
-    def with_distribution(self, distribution: Any) -> "BoostedTrees":
+    def with_distribution(self, distribution: DistributionLike) -> "BoostedTrees":
         space = self.space.with_distribution(distribution)
         out = BoostedTrees(space, self.classes, [tree_over(t, space) for t in self.trees],
                            [self.leaf_values(t) for t in range(len(self.trees))],
@@ -267,7 +271,8 @@ class BoostedTrees(Classifier):
 
     @classmethod
     def from_sklearn(cls, clf: Any, *, domains: Sequence[Any] | None = None,
-                     feature_names: Sequence[str] | None = None, distribution: Any = None) -> "BoostedTrees":
+                     feature_names: Sequence[str] | None = None,
+                     distribution: DistributionLike = None) -> "BoostedTrees":
         """Import a fitted boosted classifier: scikit-learn's ``GradientBoostingClassifier`` or
         ``HistGradientBoostingClassifier``, ``xgboost.XGBClassifier`` or ``lightgbm.LGBMClassifier``.
 

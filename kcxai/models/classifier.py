@@ -11,10 +11,14 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 import numpy as np
 
 from kcxai._errors import InvalidInputError, InvalidTypeError, KcxaiError, ModelFormatError
+from kcxai._files import read_text, write_text
+from kcxai._untrusted import loads, parse_exact, shorten
 from kcxai.space import FeatureSpace
 
 if TYPE_CHECKING:  # pragma: no cover
     from kcxai.functions import FunctionBuilder
+    from kcxai.distribution import DistributionLike
+    from kcxai._types import InstanceLike
 
 __all__ = ["Classifier", "load_model", "model_from_dict", "FORMAT_NAME", "FORMAT_VERSION"]
 
@@ -96,7 +100,7 @@ class Classifier(abc.ABC):
         rows = np.asarray(points).tolist()
         return np.fromiter((self.predict_point(tuple(r)) for r in rows), dtype=np.int64, count=len(rows))
 
-    def predict(self, instance: Any) -> Any:
+    def predict(self, instance: InstanceLike) -> Any:
         """The class label predicted for one instance given in user values."""
         return self.classes[self.predict_point(self.space.encode(instance))]
 
@@ -138,7 +142,7 @@ class Classifier(abc.ABC):
             "(kcxai.compilers._threshold.class_functions(model, builder)).")
 
     @abc.abstractmethod
-    def with_distribution(self, distribution: Any) -> "Classifier":
+    def with_distribution(self, distribution: DistributionLike) -> "Classifier":
         """The same classifier over the same features with another distribution."""
 
     def _copy_with_space(self: _C, space: FeatureSpace) -> _C:
@@ -211,8 +215,6 @@ class Classifier(abc.ABC):
         file at ``path`` is left as it was. An unwritable place raises
         :class:`~kcxai.FileAccessError` naming the path.
         """
-        from kcxai._files import write_text
-
         write_text(path, json.dumps(self.to_dict()) + "\n")
 
     @classmethod
@@ -227,8 +229,6 @@ class Classifier(abc.ABC):
 
 def _checked_space(d: Any) -> FeatureSpace:
     """The feature space of a model dict, its shape and exact weights checked before it is built."""
-    from kcxai._untrusted import parse_exact
-
     if not isinstance(d, dict) or not isinstance(d.get("features"), list):
         raise ModelFormatError(f"A kcxai model needs a 'space' object with a 'features' list. Got {_short(d)}.")
     for k, f in enumerate(d["features"]):
@@ -258,14 +258,10 @@ def _checked_space(d: Any) -> FeatureSpace:
 
 
 def _short_text(x: str, limit: int) -> str:
-    from kcxai._untrusted import shorten
-
     return shorten(x, limit)
 
 
 def _short(x: Any, limit: int = 120) -> str:
-    from kcxai._untrusted import shorten
-
     return shorten(repr(x), limit)
 
 
@@ -296,8 +292,6 @@ def _model_from_dict(d: Any) -> Classifier:
     kind = d.get("type")
     if not isinstance(kind, str):
         raise ModelFormatError(f"A kcxai model's 'type' must be a string. Got {_short(kind)}.")
-    if kind not in _MODEL_TYPES:
-        import kcxai.models  # noqa: F401  (registers every model type)
     if kind not in _MODEL_TYPES:
         raise ModelFormatError(f"Unknown model type {_short(kind)}; known types are {sorted(_MODEL_TYPES)}.")
     space = _checked_space(d.get("space"))
@@ -338,9 +332,6 @@ def load_model(path: str | os.PathLike[str]) -> Classifier:
     >>> type(again).__name__, again.predict((1, 1, 1, 1, 0, 0, 0, 0, 1)), again.n_nodes
     ('DecisionTree', 1, 35)
     """
-    from kcxai._files import read_text
-    from kcxai._untrusted import loads
-
     where = os.fspath(path) if isinstance(path, (str, os.PathLike)) else repr(path)
     d = loads(read_text(path, what="JSON model"), repr(where))
     try:

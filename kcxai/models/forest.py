@@ -5,8 +5,22 @@ Two votings, both exact:
 * ``"soft"`` (scikit-learn's ``RandomForestClassifier``): each tree gives the
   class distribution stored at the leaf an instance reaches; the forest
   predicts the first class of highest *sum* (sklearn: mean) of these
-  distributions. Leaf probabilities are exact rationals (sklearn's floats are
-  taken as the rationals they store), so sums are compared exactly.
+  distributions. Leaf probabilities are exact rationals and sums are compared
+  exactly. An imported scikit-learn forest's leaves are the ratios of their
+  training counts, ``c / w`` (recovered from the float64 ``tree_.value``, see
+  :func:`~kcxai.models.imports._sklearn.leaf_probabilities`; a leaf whose
+  counts do not give its floats back, or whose denominator would make the
+  forest's common denominator exceed ``2**48``, keeps the floats, taken
+  exactly: the engines' integer encodings grow with that denominator's bits).
+  scikit-learn sums the float64 roundings of these ratios and divides by the
+  number of trees ``n``; the two can predict differently only at a point where
+  the two best exact sums ``R_a, R_b`` are within ``g (R_a + R_b)`` of each
+  other, ``g = (n+1) u / (1 - (n+1) u)`` with ``u = 2**-53`` (each float is
+  the ratio rounded once, each of the ``n - 1`` additions and the division
+  round once; :attr:`RandomForest.float_margin` bounds it for the whole
+  forest). In practice the rows predicted otherwise are exact ties that
+  scikit-learn's float sums break (measured by
+  ``benchmarks/bench_soft_vote.py``; figures in ``docs/models.md``).
 * ``"hard"``: each tree votes for its leaf's class; the forest predicts the
   first class with the most votes (``argmax`` of the vote counts, as
   ``VotingClassifier(voting="hard")`` does).
@@ -210,6 +224,29 @@ class RandomForest(Classifier):
     #: ``None``, or ``(step, margin)`` when the leaf scores were rounded by :meth:`rounded`.
     rounding: tuple[Fraction, Fraction] | None = None
 
+    #: Whether the forest stands for a library that sums float64 leaf probabilities (scikit-learn's soft vote):
+    #: its predictions can then differ from the library's only within :attr:`float_margin`.
+    float_sums: bool = False
+
+    @property
+    def float_margin(self) -> Fraction | None:
+        """For a forest that stands for float64 sums (:attr:`float_sums`): an exact bound ``m`` such that the
+        library's prediction can differ from this forest's only at points where the two best summed scores
+        are within ``m`` of each other; ``None`` otherwise.
+
+        ``m = g * T`` with ``g = (n+1) u / (1 - (n+1) u)``, ``u = 2**-53``, ``n`` the number of trees and ``T``
+        the sum over trees of the largest summed row of a leaf (``n`` for probabilities): each leaf's float64
+        is its rational rounded once (or the rational itself), and scikit-learn's ``n - 1`` additions and its
+        division by ``n`` round once each, so a class's float mean is within ``g R / n`` of its exact sum
+        ``R`` over ``n`` (nonnegative terms); the float order is the exact one when ``R_a - R_b > g (R_a + R_b)``.
+        """
+        if not self.float_sums or self.rounding is not None:
+            return None
+        u = Fraction(1, 2**53)
+        k = len(self._terms) + 1
+        g = k * u / (1 - k * u)
+        return g * sum((max(sum(row) for row in t) for t in self._terms), Fraction(0))
+
     def _set_terms(self, terms: tuple[tuple[tuple[Fraction, ...], ...], ...]) -> None:
         self._terms = terms
         # keyed by object identity: leaf scores repeat a few shared Fraction objects, and hashing a
@@ -251,6 +288,15 @@ class RandomForest(Classifier):
                     f"two best summed scores are within {margin} ({float(margin):.3g}) of each other")
         if self.voting == "hard":
             return "exact: votes are counted exactly"
+        bound = self.float_margin
+        if bound is not None:
+            kept = ("; leaves whose counts do not give back their float64 values (fractional weights) or whose "
+                    "denominators would make the forest's common denominator larger than 2**48 keep those floats, "
+                    "taken exactly" if self.weights_from_floats else "")
+            return (f"exact rationals: each leaf's class probabilities are the ratios of its training counts, "
+                    f"recovered from scikit-learn's float64 values{kept}; sums are compared exactly. scikit-learn "
+                    f"sums the float64 values and can predict another class only where the two best exact sums "
+                    f"are within {bound} ({float(bound):.3g}) of each other")
         if self.weights_from_floats:
             return ("exact w.r.t. the given float leaf scores: each float is taken as the rational it stores and "
                     "sums are compared exactly; a float-arithmetic implementation may round near-ties differently")
@@ -316,6 +362,7 @@ class RandomForest(Classifier):
                            leaf_scores=scores)
         out.weights_from_floats = self.weights_from_floats
         out.rounding = self.rounding
+        out.float_sums = self.float_sums
         return out
 
     @classmethod
@@ -325,8 +372,11 @@ class RandomForest(Classifier):
         """Import a fitted scikit-learn ``RandomForestClassifier`` (or ``ExtraTreesClassifier``).
 
         ``voting="soft"`` (default) reproduces ``clf.predict`` (highest mean of
-        the trees' leaf class probabilities, taken exactly); ``"hard"`` is the
-        majority of the trees' predicted classes. ``domains`` as in
+        the trees' leaf class probabilities: the exact ratios of the leaves'
+        training counts, or their floats where those do not fit, see the module
+        docstring; scikit-learn's float64 sums can differ only within
+        :attr:`float_margin`); ``"hard"`` is the majority of the trees'
+        predicted classes. ``domains`` as in
         :meth:`kcxai.DecisionTree.from_sklearn`; without it a feature's
         intervals are cut by the thresholds of all trees.
         """
@@ -334,9 +384,18 @@ class RandomForest(Classifier):
         with gc_paused():
             parts = _sklearn.forest_parts(clf, domains=domains, feature_names=feature_names,
                                           distribution=distribution, soft=voting == "soft")
-            trees = trees_of(parts)
-            return cls(parts.space, parts.classes, trees, voting=voting,
-                       leaf_scores=None if parts.node_values is None else leaf_dicts(trees, parts.node_values))
+            return cls._of_sklearn_parts(parts)
+
+    @classmethod
+    def _of_sklearn_parts(cls, parts: EnsembleParts) -> "RandomForest":
+        """The forest of a scikit-learn importer's parts: soft voting (:attr:`float_sums`) when they carry leaf
+        probabilities (:func:`~kcxai.models.imports._sklearn.leaf_probabilities`), else hard voting."""
+        trees = trees_of(parts)
+        if parts.node_values is None:
+            return cls(parts.space, parts.classes, trees, voting="hard")
+        out = cls(parts.space, parts.classes, trees, voting="soft", leaf_scores=leaf_dicts(trees, parts.node_values))
+        out.float_sums = True
+        return out
 
     # -- JSON --------------------------------------------------------------
 
@@ -347,6 +406,8 @@ class RandomForest(Classifier):
             body["leaf_scores"] = [[[leaf, [str(x) for x in row]] for leaf, row in zip(tree.leaves, t)]
                                    for tree, t in zip(self.trees, self._terms)]
             body["weights_from_floats"] = self.weights_from_floats
+            if self.float_sums:
+                body["float_sums"] = True
             if self.rounding is not None:
                 body["rounding"] = [str(x) for x in self.rounding]
         return body
@@ -376,6 +437,7 @@ class RandomForest(Classifier):
                 scores.append(tree_scores)
         out = cls(space, classes, trees, voting=voting, leaf_scores=scores)
         out.weights_from_floats = bool(body.get("weights_from_floats", False))
+        out.float_sums = bool(body.get("float_sums", False))
         raw = body.get("rounding")
         if raw is not None:
             if not isinstance(raw, list) or len(raw) != 2:

@@ -31,7 +31,7 @@ from __future__ import annotations
 import numbers
 from collections.abc import Sequence
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kcxai._errors import InvalidInputError, ModelFormatError
 from kcxai._params import BOOL, check
@@ -39,6 +39,9 @@ from kcxai.models.imports import _sklearn
 from kcxai.models._feature_scores import FeatureScoreModel, as_list, json_list, tables_from_json
 from kcxai.models._numbers import exact_number, parse_fraction
 from kcxai.space import SPACE, FeatureSpace
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kcxai.distribution import DistributionLike
 
 __all__ = ["LinearClassifier", "NaiveBayes"]
 
@@ -151,7 +154,8 @@ class LinearClassifier(FeatureScoreModel):
 
     @classmethod
     def from_sklearn(cls, clf: Any, *, domains: Sequence[Any] | None = None,
-                     feature_names: Sequence[str] | None = None, distribution: Any = None) -> "LinearClassifier":
+                     feature_names: Sequence[str] | None = None,
+                     distribution: DistributionLike = None) -> "LinearClassifier":
         """Import a fitted scikit-learn linear classifier (``LogisticRegression``, ``LinearSVC``, ...).
 
         The features are categorical with the given ``domains`` (required: one
@@ -258,7 +262,8 @@ class NaiveBayes(FeatureScoreModel):
 
     @classmethod
     def from_sklearn(cls, clf: Any, *, domains: Sequence[Any] | None = None,
-                     feature_names: Sequence[str] | None = None, distribution: Any = None) -> "NaiveBayes":
+                     feature_names: Sequence[str] | None = None,
+                     distribution: DistributionLike = None) -> "NaiveBayes":
         """Import a fitted scikit-learn ``CategoricalNB`` or ``BernoulliNB`` (log-probabilities, taken exactly).
 
         See :func:`kcxai.models.from_sklearn`.

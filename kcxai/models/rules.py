@@ -42,6 +42,8 @@ from kcxai.space import SPACE, FeatureSpace
 
 if TYPE_CHECKING:  # pragma: no cover
     from kcxai.functions import FunctionBuilder
+    from kcxai.distribution import DistributionLike
+    from kcxai._types import InstanceLike
 
 __all__ = ["Rule", "RuleLike", "DecisionList", "RuleSet"]
 
@@ -137,8 +139,22 @@ class _RuleModel(Classifier):
             masks[i] = masks.get(i, full_mask(space.features[i].size)) & m
         return conds_from_masks(space, masks)
 
-    def with_distribution(self: _M, distribution: Any) -> _M:
+    def with_distribution(self: _M, distribution: DistributionLike) -> _M:
         return self._copy_with_space(self.space.with_distribution(distribution))
+
+    @classmethod
+    def _blank(cls: type[_M], space: FeatureSpace, classes: list[Any]) -> _M:
+        """A model over ``space`` and ``classes`` whose rules the caller sets from a checked dict."""
+        m = object.__new__(cls)
+        m.space = space
+        m._init_classes(classes)
+        return m
+
+    def _checked_class(self, v: Any, what: str) -> int:
+        """``v`` when it is the index of one of the classes, else a :class:`~kcxai.ModelFormatError`."""
+        if not isinstance(v, int) or not 0 <= v < len(self.classes):
+            raise ModelFormatError(f"{what} must be a class index. Got {v!r}.")
+        return v
 
     def __str__(self) -> str:
         return self.to_text()
@@ -215,7 +231,7 @@ class DecisionList(_RuleModel):
 
     @classmethod
     def from_imodels(cls, clf: Any, *, domains: Sequence[Sequence[Any]], feature_names: Sequence[str] | None = None,
-                     distribution: Any = None) -> "DecisionList":
+                     distribution: DistributionLike = None) -> "DecisionList":
         """Import a fitted ``imodels.GreedyRuleListClassifier`` (optional extra ``kcxai[rules]``).
 
         Each of its rules tests one feature, ``x >= cutoff`` (or ``x < cutoff``
@@ -243,7 +259,7 @@ class DecisionList(_RuleModel):
                 return c
         return self._default
 
-    def rule_of(self, instance: Any) -> int | None:
+    def rule_of(self, instance: InstanceLike) -> int | None:
         """The index of the rule that decides an instance (``None``: the default)."""
         point = self.space.encode(instance)
         for r, (conds, _) in enumerate(self._rules):
@@ -278,18 +294,12 @@ class DecisionList(_RuleModel):
 
     @classmethod
     def _from_body(cls, space: FeatureSpace, classes: list[Any], body: dict[str, Any]) -> "DecisionList":
-        dl = object.__new__(cls)
-        dl.space = space
-        dl._init_classes(classes)
+        dl = cls._blank(space, classes)
         rules = []
         for r, rule in enumerate(body["rules"]):
-            c = rule["class"]
-            if not isinstance(c, int) or not 0 <= c < len(dl.classes):
-                raise ModelFormatError(f"rules[{r}]: 'class' must be a class index. Got {c!r}.")
+            c = dl._checked_class(rule["class"], f"rules[{r}]: 'class'")
             rules.append((cls._conds_from_json(space, rule["conditions"], f"rules[{r}]"), c))
-        d = body["default"]
-        if not isinstance(d, int) or not 0 <= d < len(dl.classes):
-            raise ModelFormatError(f"'default' must be a class index. Got {d!r}.")
+        d = dl._checked_class(body["default"], "'default'")
         dl._rules = tuple(rules)
         dl._default = d
         dl.default = dl.classes[d]
@@ -430,15 +440,10 @@ class RuleSet(_RuleModel):
 
     @classmethod
     def _from_body(cls, space: FeatureSpace, classes: list[Any], body: dict[str, Any]) -> "RuleSet":
-        rs = object.__new__(cls)
-        rs.space = space
-        rs._init_classes(classes)
-        for key in ("label", "default"):
-            v = body[key]
-            if not isinstance(v, int) or not 0 <= v < len(rs.classes):
-                raise ModelFormatError(f"'{key}' must be a class index. Got {v!r}.")
+        rs = cls._blank(space, classes)
+        label, default = (rs._checked_class(body[key], f"'{key}'") for key in ("label", "default"))
         conds = tuple(cls._conds_from_json(space, r, f"rules[{k}]") for k, r in enumerate(body["rules"]))
-        rs._set(conds, body["label"], body["default"])
+        rs._set(conds, label, default)
         return rs
 
     def __repr__(self) -> str:

@@ -32,12 +32,15 @@ from kcxai.models._tree_data import (
     _full,
     _mask_from_json,
     _mask_to_json,
+    preorder,
 )
 from kcxai.models._tree_nodes import arrays_from_nodes
 from kcxai.space import SPACE, FeatureSpace
 
 if TYPE_CHECKING:  # pragma: no cover
     from kcxai.functions import FunctionBuilder
+    from kcxai.distribution import DistributionLike
+    from kcxai._types import InstanceLike
 
 __all__ = ["DecisionTree", "Leaf", "Split", "TreePath", "TreeArrays"]
 
@@ -335,7 +338,7 @@ class DecisionTree(Classifier):
         masks = tuple(sorted((f, m) for f, m in allowed.items() if m != _full(features[f].size)))
         return TreePath(self._label[nid], masks, nid)
 
-    def path_features(self, instance: Any) -> tuple[int, ...]:
+    def path_features(self, instance: InstanceLike) -> tuple[int, ...]:
         """The features restricted on the path followed by an instance (user values).
 
         Examples
@@ -350,13 +353,7 @@ class DecisionTree(Classifier):
         """One function per class: the disjunction of the class's paths, built bottom-up."""
         n_cls = len(self.classes)
         memo: dict[int, list[Any]] = {}
-        order: list[int] = []
-        stack = [self._root]
-        while stack:  # post-order without recursion (deep trees)
-            nid = stack.pop()
-            order.append(nid)
-            stack.extend(child for _, child in self._branches[nid])
-        for nid in reversed(order):
+        for nid in reversed(preorder(self._root, self._branches)):  # children first, without recursion
             f = self._feat[nid]
             if f < 0:
                 memo[nid] = [builder.true() if c == self._label[nid] else builder.false() for c in range(n_cls)]
@@ -370,7 +367,7 @@ class DecisionTree(Classifier):
             memo[nid] = out
         return memo[self._root]
 
-    def with_distribution(self, distribution: Any) -> "DecisionTree":
+    def with_distribution(self, distribution: DistributionLike) -> "DecisionTree":
         return DecisionTree._from_arrays(self.space.with_distribution(distribution), self.classes,
                                          list(self._feat), list(self._label), list(self._branches),
                                          names=self._node_names, root=self._root, validate=False,
@@ -381,14 +378,8 @@ class DecisionTree(Classifier):
 
         Built bottom-up without recursion, so chains thousands of nodes deep convert too.
         """
-        order: list[int] = []
-        stack = [self._root]
-        while stack:  # pre-order; children are built before their parent when it is read backwards
-            nid = stack.pop()
-            order.append(nid)
-            stack.extend(child for _, child in self._branches[nid])
         built: dict[int, Node] = {}
-        for nid in reversed(order):
+        for nid in reversed(preorder(self._root, self._branches)):  # children before their parent
             f = self._feat[nid]
             if f < 0:
                 built[nid] = Leaf(self.classes[self._label[nid]])
@@ -453,7 +444,7 @@ class DecisionTree(Classifier):
     @classmethod
     def from_sklearn(cls, clf: Any, *, feature_names: Sequence[str] | None = None,
                      domains: Sequence[Sequence[float] | None] | None = None,
-                     distribution: Any = None) -> "DecisionTree":
+                     distribution: DistributionLike = None) -> "DecisionTree":
         """Import a fitted scikit-learn ``DecisionTreeClassifier``.
 
         Parameters
@@ -485,7 +476,7 @@ class DecisionTree(Classifier):
                                                    distribution=distribution))
 
     @classmethod
-    def from_dt(cls, tree_path: str, map_path: str, *, distribution: Any = None) -> "DecisionTree":
+    def from_dt(cls, tree_path: str, map_path: str, *, distribution: DistributionLike = None) -> "DecisionTree":
         """Read a tree in the plain-text ``.dt`` / ``.map`` format of the authors' tools.
 
         See ``docs/model-format.md`` for the format. Feature ``k`` is named

@@ -15,6 +15,7 @@ tests on the path of features the explanation frees are dashed.
 
 from __future__ import annotations
 
+import io
 import os
 import shutil
 import subprocess
@@ -22,8 +23,9 @@ from typing import TYPE_CHECKING, Any
 
 from kcxai._errors import InvalidInputError, InvalidTypeError, MissingDependencyError
 from kcxai._params import Options, check
-from kcxai.viz._tree_marks import _check_max_depth, _edge_label, check_tree, highlight
 from kcxai._types import InstanceLike
+from kcxai.viz import _plot_set, _plot_tree
+from kcxai.viz._tree_marks import _check_max_depth, _edge_label, check_tree, highlight
 
 if TYPE_CHECKING:  # pragma: no cover
     from kcxai.explain.explanation import Explanation
@@ -207,17 +209,15 @@ class TreeDrawing:
         if self._args is None:
             return None
         try:
+            # matplotlib (optional extra 'plot', heavy) loads only when something is drawn
             import matplotlib  # noqa: F401
         except ImportError:
             return None
-        import io
-
+        # matplotlib (optional extra 'plot', heavy) loads only when something is drawn
         import matplotlib.pyplot as plt
 
-        from kcxai.viz._plot_tree import plot_tree as _plot
-
         tree, explanation, instance, max_depth, title = self._args
-        ax = _plot(tree, explanation, instance, max_depth=max_depth, title=title)
+        ax = _plot_tree.plot_tree(tree, explanation, instance, max_depth=max_depth, title=title)
         buf = io.BytesIO()
         ax.figure.savefig(buf, format=format, bbox_inches="tight")
         plt.close(ax.figure)
@@ -281,24 +281,19 @@ def plot_tree(tree: Any, explanation: Explanation | None = None, instance: Insta
     holds the whole tree and its wrapped title. A model that is not a decision tree (a forest, boosted
     trees, rules) raises :class:`~kcxai.InvalidTypeError` saying what to draw instead.
     """
-    from kcxai.viz._plot_tree import plot_tree as _plot
-
     check_tree(tree, "plot_tree")
     _check_max_depth(max_depth)
-    return _plot(tree, explanation, instance, max_depth=max_depth, title=title, ax=ax, fontsize=fontsize)
+    return _plot_tree.plot_tree(tree, explanation, instance, max_depth=max_depth, title=title, ax=ax,
+                               fontsize=fontsize)
 
 
 def plot_feature_frequency(result: Any, *, top: int = 20, ax: Any = None) -> Any:
     """How often each feature appears in the explanations of an ExplanationSet (see
     :mod:`kcxai.viz._plot_set`); returns the Axes."""
-    from kcxai.viz._plot_set import plot_feature_frequency as _plot
-
-    return _plot(result, top=top, ax=ax)
+    return _plot_set.plot_feature_frequency(result, top=top, ax=ax)
 
 
 def plot_size_and_bound(result: Any, *, axes: Any = None) -> Any:
     """Explanation sizes, and precision (or error) against the bound, of an ExplanationSet (see
     :mod:`kcxai.viz._plot_set`); returns the two Axes."""
-    from kcxai.viz._plot_set import plot_size_and_bound as _plot
-
-    return _plot(result, axes=axes)
+    return _plot_set.plot_size_and_bound(result, axes=axes)

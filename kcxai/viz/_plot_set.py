@@ -11,12 +11,14 @@ from typing import Any
 
 from kcxai._errors import InvalidInputError, InvalidTypeError, MissingDependencyError
 from kcxai._params import POSITIVE_INT, validate_params
+from kcxai.explanation_set import ExplanationSet
 
 __all__ = ["plot_feature_frequency", "plot_size_and_bound"]
 
 
 def _pyplot() -> Any:
     try:
+        # matplotlib (optional extra 'plot', heavy) loads only when something is drawn
         import matplotlib.pyplot as plt
     except ImportError:
         raise MissingDependencyError("Plotting needs matplotlib: pip install 'kcxai[plot]'.") from None
@@ -24,8 +26,6 @@ def _pyplot() -> Any:
 
 
 def _explanations(result: Any) -> list[Any]:
-    from kcxai.explanation_set import ExplanationSet
-
     if not isinstance(result, ExplanationSet):
         raise InvalidTypeError(f"'result' must be an ExplanationSet (Explainer.explain). Got {type(result).__name__}.")
     out = result.explanations

@@ -19,10 +19,14 @@ import math
 import numbers
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from kcxai._errors import MissingDependencyError
+from kcxai._errors import InvalidInputError, MissingDependencyError
 from kcxai._params import Range, check
+from kcxai.viz._tree_marks import _edge_label, check_tree, highlight
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kcxai._types import InstanceLike
 
 __all__ = ["TreeLayout", "layout_tree", "plot_tree"]
 
@@ -132,6 +136,7 @@ class _Measure:
     _SLACK = 1.06
 
     def __init__(self, dpi: float) -> None:
+        # matplotlib (optional extra 'plot', heavy) loads only when something is drawn
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
 
@@ -209,8 +214,6 @@ class _Scene:
 
     @classmethod
     def of(cls, tree: Any, measure: _Measure, *, max_depth: int | None, keep: frozenset[int]) -> "_Scene":
-        from kcxai.viz._tree_marks import _edge_label
-
         arrays, space = tree.arrays, tree.space
         shown = layout_tree(arrays, max_depth=max_depth, keep=keep)
         stubs = {b for _, b, _ in shown.collapsed}
@@ -273,7 +276,7 @@ def _wrap(text: str, width: float, measure: _Measure, size: float) -> list[str]:
     return lines
 
 
-def plot_tree(tree: Any, explanation: Any = None, instance: Any = None, *, max_depth: int | None = None,
+def plot_tree(tree: Any, explanation: Any = None, instance: InstanceLike | None = None, *, max_depth: int | None = None,
               title: str | None = None, ax: Any = None, fontsize: float = 8) -> Any:
     """Draw a decision tree with matplotlib, optionally with an instance's path and an explanation.
 
@@ -317,12 +320,10 @@ def plot_tree(tree: Any, explanation: Any = None, instance: Any = None, *, max_d
     >>> ax.get_title()
     'IF x1 = 1 AND x9 = 1 THEN class = 1'
     """
-    from kcxai._errors import InvalidInputError
-    from kcxai.viz._tree_marks import check_tree, highlight
-
     check_tree(tree, "plot_tree")
     check("fontsize", fontsize, FONTSIZE)
     try:
+        # matplotlib (optional extra 'plot', heavy) loads only when something is drawn
         import matplotlib.pyplot as plt
     except ImportError:
         raise MissingDependencyError("Drawing with matplotlib needs it installed: pip install 'kcxai[plot]'.") from None

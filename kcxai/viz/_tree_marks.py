@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kcxai._errors import InvalidInputError, InvalidTypeError
 from kcxai._params import NON_NEGATIVE_INT, NONE, check
+from kcxai.explain.explanation import Explanation
+from kcxai.models.classifier import Classifier
+from kcxai.models.tree import DecisionTree
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kcxai._types import InstanceLike
 
 __all__ = ["highlight", "check_tree"]
 
@@ -41,9 +47,6 @@ _INSTEAD = {
 
 def check_tree(tree: Any, what: str = "the drawing") -> None:
     """Refuse anything but a :class:`~kcxai.DecisionTree`, naming what was given and what to draw instead."""
-    from kcxai.models.classifier import Classifier
-    from kcxai.models.tree import DecisionTree
-
     if isinstance(tree, DecisionTree):
         return
     kind = type(tree).__name__
@@ -61,12 +64,10 @@ def check_tree(tree: Any, what: str = "the drawing") -> None:
                            f"which it does not draw; {hint}.")
 
 
-def highlight(tree: Any, explanation: Any = None, instance: Any = None
+def highlight(tree: Any, explanation: Any = None, instance: InstanceLike | None = None
               ) -> tuple[frozenset[int], set[int], set[tuple[int, int]]]:
     """What a drawing highlights: the explanation's features, and the nodes and edges of the instance's
     path (the explanation's instance unless ``instance`` is given). Checks the arguments."""
-    from kcxai.explain.explanation import Explanation
-
     check_tree(tree)
     if explanation is not None and not isinstance(explanation, Explanation):
         raise InvalidTypeError(f"'explanation' must be an Explanation. Got {type(explanation).__name__} instead.")

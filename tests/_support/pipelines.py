@@ -18,7 +18,7 @@ from sklearn.ensemble import (
 from sklearn.tree import DecisionTreeClassifier
 from threadpoolctl import threadpool_limits
 
-from kcxai.models import from_pipeline
+from kcxai.models import RandomForest, from_pipeline
 
 
 @pytest.fixture(autouse=True)
@@ -109,13 +109,31 @@ def predicted(imported: Any, df: pd.DataFrame) -> np.ndarray:
 
 def check_predictions(pipe: Any, df: pd.DataFrame, *, seed: int = 0, **kw: Any) -> Any:
     """Import ``pipe`` and check its predictions on ``df`` and on rows at and beside every cut; one in every
-    ten rows is also predicted point by point (``model.predict``)."""
+    ten rows is also predicted point by point (``model.predict``).
+
+    A soft-voting forest may differ from scikit-learn only at an exact tie of its two classes' summed leaf
+    probabilities, which scikit-learn's float64 sums (added tree by tree) can break either way: 2/3 + 1 + 1/3
+    against 1/3 + 1 + 2/3 sums to 1.9999999999999998 against 2.0 (seed 625 of the random pipelines)."""
     imported = from_pipeline(pipe, **kw)
     rows = rows_at_cuts(imported, df, np.random.default_rng(seed))
     want = np.asarray(pipe.predict(rows), dtype=object)
     got = predicted(imported, rows)
     wrong = np.flatnonzero(got != want)
+    wrong = np.asarray([i for i in wrong.tolist() if not _float_broken_tie(imported, rows.iloc[[i]], want[i])],
+                       dtype=np.int64)
     assert not wrong.size, f"{wrong.size} of {len(rows)} rows differ, e.g. {rows.iloc[int(wrong[0])].to_dict()}"
     some = rows.iloc[::10]
-    assert [imported.model.predict(x) for x in imported.reader.read(some).instances] == list(want[::10])
+    got_some = [imported.model.predict(x) for x in imported.reader.read(some).instances]
+    assert [g for g, w, row in zip(got_some, want[::10], range(0, len(rows), 10))
+            if g != w and not _float_broken_tie(imported, rows.iloc[[row]], w)] == []
     return imported
+
+
+def _float_broken_tie(imported: Any, row: pd.DataFrame, want: Any) -> bool:
+    """Whether the imported soft-voting forest ties exactly, at ``row``, between its class and ``want``."""
+    model = imported.model
+    if not isinstance(model, RandomForest) or not model.float_sums:
+        return False
+    point = model.space.encode(imported.reader.read(row).instances[0])
+    scores = model.scores_point(point)
+    return bool(scores[model.predict_point(point)] == scores[list(model.classes).index(want)])

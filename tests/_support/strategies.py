@@ -71,6 +71,20 @@ def mixtures(draw: Any, sizes: list[int], *, exact: bool = True, max_components:
 
 
 @st.composite
+def components(draw: Any, sizes: list[int], k: int, *, exact: bool = True) -> Product | Mixture:
+    """A distribution of exactly ``k`` product components: a mixture of ``k`` random products, or for ``k = 1``
+    a product or a mixture of one (whose coefficient need not be 1)."""
+    if exact:
+        weight = st.fractions(min_value=Fraction(1, 7), max_value=4, max_denominator=7)
+    else:
+        weight = st.floats(min_value=0.05, max_value=3.0)
+    parts = [Product([draw(st.lists(weight, min_size=s, max_size=s)) for s in sizes]) for _ in range(k)]
+    if k == 1 and draw(st.booleans()):
+        return parts[0]
+    return Mixture(draw(st.lists(weight, min_size=k, max_size=k)), parts)
+
+
+@st.composite
 def trees(draw: Any, *, space: FeatureSpace | None = None, n_classes: int | None = None,
           max_depth: int = 5, distributions: tuple[str, ...] = EXACT_KINDS) -> DecisionTree:
     """A random decision tree over a random (or the given) space."""

@@ -26,7 +26,7 @@ PACKAGE = Path(__import__("kcxai").__file__).parent
 CHOOSER = "kcxai.engines.choose"
 
 #: Functions that build an engine (besides the engine classes, found in the source).
-BUILDER_FUNCTIONS = {"compile_engine", "engine_oracle", "per_component"}
+BUILDER_FUNCTIONS = {"compile_engine", "engine_oracle"}
 
 #: Modules that assemble an engine from engines: the decision engines' oracles and construction, the
 #: portfolio (SAT and search side by side), the diagrams' oracles (one per mixture component).
@@ -34,7 +34,9 @@ ASSEMBLERS = {"kcxai.engines._decision", "kcxai.engines._portfolio", "kcxai.comp
               "kcxai.oracle"}
 
 #: Where a language's ``compile`` may be called.
-COMPILES = {CHOOSER, "kcxai.compilers.language"}
+#: Modules that call a ``compile``: the chooser, the language table, and d4's own ``Solver.compile`` (the backend,
+#: run in its child process by the ddnnf language).
+COMPILES = {CHOOSER, "kcxai.compilers.language", "kcxai.compilers._d4_child"}
 
 
 def _modules(root: Path = PACKAGE) -> dict[str, str]:

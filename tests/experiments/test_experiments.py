@@ -480,7 +480,7 @@ def test_anchor_adapter(tmp_path):
 
 def test_languages_agree_with_dt_or_say_why_not(tmp_path):
     cfg = LanguagesConfig(datasets=("allhyper",), languages=("dt", "sdd", "obdd"), quick=True, out=str(tmp_path),
-                          progress=False, plots=False)
+                          progress=False, plots=False, families=("tree",))
     rows = run_languages(cfg)
     assert [r["language"] for r in rows] == ["dt", "sdd", "obdd"]
     assert rows[0]["status"] == "ok" and rows[0]["explanations"] == 5 * len(pt.DELTAS)
@@ -489,9 +489,30 @@ def test_languages_agree_with_dt_or_say_why_not(tmp_path):
             assert r["disagreements"] == 0 and r["explanations"] == rows[0]["explanations"]
             assert r["compile_seconds"] >= 0 and r["size"] != ""
         else:
-            assert r["status"].startswith(("unavailable: ", "failed: ")) and len(r["status"]) > 20
+            assert r["status"].startswith(("unavailable: ", "failed: ", "over limit: ")) and len(r["status"]) > 20
     assert len(_read_csv(tmp_path / "languages.csv")) == 3
-    assert "| allhyper |" in (tmp_path / "languages.md").read_text()
+    assert "| allhyper | tree |" in (tmp_path / "languages.md").read_text()
+
+
+@pytest.mark.skipif(not kcxai.available_languages()["ddnnf"], reason="d4 (the d4 extra) is not installed")
+def test_languages_compare_every_family_with_the_same_sets(tmp_path):
+    cfg = LanguagesConfig(datasets=("allhyper",), languages=("dt", "obdd", "ddnnf"), quick=True, out=str(tmp_path),
+                          progress=False, plots=False, instances=3, max_seconds=120)
+    rows = run_languages(cfg)
+    assert [(r["family"], r["language"]) for r in rows] == [(f, lang) for f in ("tree", "decision_list", "forest")
+                                                           for lang in ("dt", "obdd", "ddnnf")]
+    for r in rows:
+        if r["language"] == "dt" and r["family"] != "tree":
+            assert r["status"].startswith("not applicable: dt does not take")
+            continue
+        assert r["status"] == "ok", r["status"]
+        assert r["size"] != "" and r["edges"] != "" and r["size_unit"]
+        first = "dt" if r["family"] == "tree" else "obdd"  # the reference: the first language that compiled it
+        if r["language"] == first:
+            assert r["reference"] == "" and r["disagreements"] == ""
+        else:
+            assert r["reference"] == first and r["disagreements"] == 0
+    assert "| allhyper | forest |" in (tmp_path / "languages.md").read_text()
 
 
 def test_languages_count_disagreements_with_dt(tmp_path, monkeypatch, capsys):
@@ -514,9 +535,9 @@ def test_languages_count_disagreements_with_dt(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(kcxai, "compile_model", fake_compile)
     monkeypatch.setattr(kcxai, "min_idrs", fake_min)
     rows = run_languages(LanguagesConfig(datasets=("allhyper",), languages=("dt", "brute", "obdd"), instances=30,
-                                         out=str(tmp_path), progress=False, plots=False))
+                                         out=str(tmp_path), progress=False, plots=False, families=("tree",)))
     assert rows[0]["disagreements"] == "" and rows[1]["backend"] == "fake"
-    assert rows[2]["status"] == "failed: CompilationLimitError: too big for this test"
+    assert rows[2]["status"] == "over limit: too big for this test"
     assert 0 < rows[1]["disagreements"] <= rows[1]["explanations"]
     assert "differ from dt's" in capsys.readouterr().err
 

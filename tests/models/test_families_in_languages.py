@@ -91,6 +91,9 @@ def test_threshold_diagrams_stay_the_size_of_their_sub_functions(language):
     2,000,000 OBDD nodes for 2,588 sub-functions; an if-then-else chain needs a few nodes each.
     """
     _need(language)
+    if language == "ddnnf":
+        pytest.skip("a property of diagrams that leave validity out; ddnnf's circuit has the validity clauses "
+                    "and d4 decides its own structure")
     import numpy as np
     from sklearn.naive_bayes import CategoricalNB
     from unittest import mock

@@ -165,6 +165,15 @@ def test_rule_set_input_errors():
         DecisionList.from_text("IF a = 1 THEN 2\nELSE 0", space, classes=[0, 1])
     with pytest.raises(kcxai.ModelFormatError, match="'default' must be a class index"):
         kcxai.models.model_from_dict({**DecisionList(space, [0, 1], [], 0).to_dict(), "default": 5})
+    dl = DecisionList(space, [0, 1], [({"a": 1}, 1)], 0).to_dict()
+    dl["rules"][0]["class"] = 7
+    with pytest.raises(kcxai.ModelFormatError, match=r"rules\[0\]: 'class' must be a class index. Got 7"):
+        kcxai.models.model_from_dict(dl)
+    rs = RuleSet(space, ["x", "y"], [({"a": 1}, "x")], "y").to_dict()
+    for key, bad in (("label", 2), ("default", -1), ("label", "x")):
+        with pytest.raises(kcxai.ModelFormatError, match=f"'{key}' must be a class index. Got {bad!r}"):
+            kcxai.models.model_from_dict({**rs, key: bad})
+    assert kcxai.models.model_from_dict(rs).to_dict() == rs
 
 
 def test_wittgenstein_ripper_import_matches_its_predictions():

@@ -20,6 +20,7 @@ from hypothesis import strategies as st  # noqa: E402
 import kcxai  # noqa: E402
 from tests._support import strategies as kst  # noqa: E402
 from kcxai import viz  # noqa: E402
+from kcxai._cuts import float32_cut  # noqa: E402
 from kcxai.viz._plot_tree import layout_tree  # noqa: E402
 
 NUM = r"-?(?:inf|\d+(?:\.\d+)?(?:e[+-]\d+)?)"
@@ -53,16 +54,16 @@ def read_as(feature):
 
 
 def in_interval(feature, x, text):
+    """A printed bound or interval, its numbers read as the feature reads a value; brackets say which ends belong."""
     read = read_as(feature)
-    m = re.fullmatch(rf"<= ({NUM})|> ({NUM})|\(({NUM}), ({NUM})\]|\(-inf, inf\)", text)
+    m = re.fullmatch(rf"(<=|<|>=|>) ({NUM})|([\(\[])({NUM}), ({NUM})([\)\]])|\(-inf, inf\)", text)
     assert m, f"not an interval: {text!r}"
-    le, gt, lo, hi = m.groups()
-    if le is not None:
-        return read(x) <= read(le)
-    if gt is not None:
-        return read(x) > read(gt)
+    op, d, lb, lo, hi, rb = m.groups()
+    v = read(x)
+    if op is not None:
+        return {"<=": v <= read(d), "<": v < read(d), ">": v > read(d), ">=": v >= read(d)}[op]
     if lo is not None:
-        return read(lo) < read(x) <= read(hi)
+        return (v >= read(lo) if lb == "[" else v > read(lo)) and (v <= read(hi) if rb == "]" else v < read(hi))
     return True
 
 
@@ -71,9 +72,9 @@ def holds(feature, value, text):
     text = text.replace(",\n", ", ")
     if feature.is_numeric:
         if text.startswith("in {"):
-            items = re.findall(rf"<= {NUM}|> {NUM}|\({NUM}, {NUM}\]", text[4:-1])
+            items = re.findall(rf"(?:<=|<|>=|>) {NUM}|[\(\[]{NUM}, {NUM}[\)\]]", text[4:-1])
             return any(in_interval(feature, value, item) for item in items)
-        return in_interval(feature, value, text[3:] if text.startswith("in (") else text)
+        return in_interval(feature, value, text[3:] if text.startswith(("in (", "in [")) else text)
     shown = str(value)
     for prefix, inside in (("= ", True), ("!= ", False)):
         if text.startswith(prefix) and text[len(prefix):] in {str(v) for v in feature.values}:
@@ -97,8 +98,11 @@ def drawable(draw):
         name = draw(st.text(NAME_CHARS, max_size=18)).strip() + f"#{i}"
         if f.is_numeric:
             mids = st.tuples(float32s, float32s).map(lambda ab: (float(ab[0]) + float(ab[1])) / 2)
-            ts = sorted(draw(st.lists(mids, min_size=f.size - 1, max_size=f.size - 1, unique=True)))
-            feature = kcxai.Feature.numeric(name, ts, float32=draw(st.booleans()))
+            float32 = draw(st.booleans())
+            # distinct cuts as the feature reads them (float32 thresholds in one float32 gap are refused)
+            key = (lambda t: float32_cut(t)) if float32 else (lambda t: t)
+            ts = sorted(draw(st.lists(mids, min_size=f.size - 1, max_size=f.size - 1, unique_by=key)))
+            feature = kcxai.Feature.numeric(name, ts, float32=float32)
             near = [t for t in ts] + [float(v) for t in ts for v in (f32(t), np.nextafter(f32(t), f32(np.inf)),
                                                                      np.nextafter(f32(t), f32(-np.inf)))]
             values.append(draw(st.one_of(st.sampled_from(near), float32s)) if near else 0.0)

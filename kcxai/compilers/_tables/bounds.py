@@ -16,17 +16,19 @@ In exact spaces both are Python integers (relative to ``space.total_weight``); u
 the components with their coefficients. In float spaces they carry the tables' rounding and are clipped
 to ``0 <= lower <= upper <= W``.
 
-Sessions (:class:`BoundsSession`) keep the node values of the current fixed set per level, as the exact
-diagram sessions do: asking about freeing a feature recomputes only the levels above it, for both bounds.
+Counting is the exact diagrams' (:class:`~kcxai.compilers._tables.diagram.DiagramOracle` over the ``2K``
+roots: every component of the distribution in one walk); sessions (:class:`BoundsSession`) are two of its
+deletion-loop sessions, the proven and the possible class, so that freeing a feature recomputes only the
+levels above it for both bounds.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, cast
+from typing import Any
 
 from kcxai.arithmetic import Weight
-from kcxai.compilers._tables.base import recursion
+from kcxai.compilers._tables.diagram import DiagramOracle
 from kcxai.compilers._tables.level import LevelTable
 from kcxai.space import FeatureSpace
 from kcxai._types import Point
@@ -50,8 +52,6 @@ class DiagramBoundsOracle:
     ----------
     language : str
         ``"bounded"``.
-    parts : list of (coefficient, LevelTable)
-        One table per component of the distribution (the structure shared).
     """
 
     language = "bounded"
@@ -62,54 +62,38 @@ class DiagramBoundsOracle:
         self.table = table
         self.n_classes = n_classes
         self._predict = predict
-        self.parts: list[tuple[Weight, LevelTable]] = [
-            (c, table if pw is table.pw else cast(LevelTable, table.reweighted(pw)))
-            for c, pw in space.distribution.components]
+        self._diagram = DiagramOracle("bounded", space, table)
 
     def predict_point(self, point: Point) -> int:
         """The model's class of ``point``."""
         return self._predict(point)
 
-    def _counts(self, table: LevelTable, label: int, point: Point, fixed: Any, fac: list[Weight],
-                memo: list[dict[Any, Any]], tmp: list[dict[Any, Any]] | None,
-                affected: Sequence[bool] | None) -> tuple[Weight, Weight]:
-        """``(proven, possible)`` weights of ``label`` in the cell, sharing ``memo`` between the two walks."""
-        with recursion(table.depth):
-            proven = table.evaluate((label,), point, fixed, fac, memo, tmp, affected)
-            possible = table.evaluate((self.n_classes + label,), point, fixed, fac, memo, tmp, affected)
-        return proven, possible
+    def _weight(self, labels: Sequence[int], point: Point, fixed: frozenset[int]) -> Weight:
+        """The weight of the points of the cell where one of the roots ``labels`` holds."""
+        isfixed = [f in fixed for f in range(self.space.n_features)]
+        total = self.space.arith.zero
+        for c in self._diagram.counters:
+            total += c.weight(tuple(labels), point, isfixed)
+        return total
 
     def disagree_bounds(self, point: Point, label: int, fixed: frozenset[int]) -> tuple[Weight, Weight]:
         """``(lower, upper)`` bounds on ``disagree_weight(point, label, fixed)`` (see the module docstring)."""
-        per = []
-        for c, t in self.parts:
-            memo: list[dict[Any, Any]] = [{} for _ in range(t.n_units)]
-            proven, possible = self._counts(t, label, point, fixed, t.factors(point, fixed), memo, None, None)
-            per.append((c, t.pw.consistent_weight(point, fixed), proven, possible))
-        return self._combine(per)
+        whole = self.space.consistent_weight(point, fixed)
+        proven = self._weight((label,), point, fixed)
+        possible = self._weight((self.n_classes + label,), point, fixed)
+        return self._clip(whole - possible, whole - proven, whole)
 
-    def _combine(self, per: Sequence[tuple[Weight, Weight, Weight, Weight]]) -> tuple[Weight, Weight]:
-        arith = self.space.arith
-        lower = upper = whole = arith.zero
-        for c, consistent, proven, possible in per:
-            lower += c * (consistent - possible)
-            upper += c * (consistent - proven)
-            whole += c * consistent
-        if not arith.exact:  # rounding: keep 0 <= lower <= upper <= whole
+    def _clip(self, lower: Weight, upper: Weight, whole: Weight) -> tuple[Weight, Weight]:
+        if not self.space.arith.exact:  # rounding: keep 0 <= lower <= upper <= whole
             upper = min(max(upper, 0.0), whole)
             lower = min(max(lower, 0.0), upper)
         return lower, upper
 
     def unknown_weight(self, point: Point, fixed: frozenset[int]) -> Weight:
         """The weight of the points agreeing with ``point`` on ``fixed`` whose class the diagram does not prove."""
-        total = self.space.arith.zero
-        for c, t in self.parts:
-            memo: list[dict[Any, Any]] = [{} for _ in range(t.n_units)]
-            fac = t.factors(point, fixed)
-            with recursion(t.depth):
-                proven = t.evaluate(tuple(range(self.n_classes)), point, fixed, fac, memo, None, None)
-            total += c * (t.pw.consistent_weight(point, fixed) - proven)
-        return max(total, self.space.arith.zero)
+        whole = self.space.consistent_weight(point, fixed)
+        proven = self._weight(tuple(range(self.n_classes)), point, fixed)
+        return max(whole - proven, self.space.arith.zero)
 
     def session(self, point: Point, label: int, fixed: frozenset[int]) -> "BoundsSession":
         """A deletion-loop session starting from ``fixed``."""
@@ -120,68 +104,50 @@ class BoundsSession:
     """Incremental bounds for a deletion loop: ``bounds()`` for the current fixed set, ``bounds_if_freed(i)``
     without changing it, ``free(i)`` to commit (a :class:`~kcxai.oracle.BoundsSession`)."""
 
-    __slots__ = ("_o", "_point", "_label", "_fixed", "_fac", "_memo", "_last", "_bounds")
+    __slots__ = ("_o", "_point", "_fixed", "_proven", "_possible")
 
     def __init__(self, oracle: DiagramBoundsOracle, point: Point, label: int, fixed: frozenset[int]) -> None:
         self._o = oracle
         self._point = tuple(point)
-        self._label = label
         self._fixed = set(fixed)
-        self._fac = [t.factors(point, self._fixed) for _, t in oracle.parts]
-        self._memo: list[list[dict[Any, Any]]] = [[{} for _ in range(t.n_units)] for _, t in oracle.parts]
-        self._last: tuple[int, list[list[dict[Any, Any]]], tuple[Weight, Weight]] | None = None
-        self._bounds: tuple[Weight, Weight] | None = None
+        counters = oracle._diagram.counters
+        self._proven: list[Any] = [c.session(point, (label,), frozenset(fixed)) for c in counters]
+        self._possible: list[Any] = [c.session(point, (oracle.n_classes + label,), frozenset(fixed)) for c in counters]
 
     @property
     def fixed(self) -> frozenset[int]:
         """The current fixed set."""
         return frozenset(self._fixed)
 
+    def _bounds(self, fixed: set[int], proven: Weight, possible: Weight) -> tuple[Weight, Weight]:
+        """The bounds from the sessions' answers: in exact spaces a session answers the cell's weight less
+        its class's (a disagreeing weight), in float spaces its class's weight."""
+        o = self._o
+        whole = o.space.consistent_weight(self._point, frozenset(fixed))
+        if o.space.arith.exact:
+            return possible, proven
+        return o._clip(whole - possible, whole - proven, whole)
+
     def bounds(self) -> tuple[Weight, Weight]:
         """``(lower, upper)`` for the current fixed set."""
-        if self._bounds is None:
-            o, per = self._o, []
-            for k, (c, t) in enumerate(o.parts):
-                proven, possible = o._counts(t, self._label, self._point, self._fixed, self._fac[k], self._memo[k],
-                                             None, None)
-                per.append((c, t.pw.consistent_weight(self._point, self._fixed), proven, possible))
-            self._bounds = o._combine(per)
-        return self._bounds
+        zero = self._o.space.arith.zero
+        proven = sum((s.weight() for s in self._proven), zero)
+        possible = sum((s.weight() for s in self._possible), zero)
+        return self._bounds(self._fixed, proven, possible)
 
     def bounds_if_freed(self, feature: int) -> tuple[Weight, Weight]:
         """``(lower, upper)`` with ``feature`` freed; the fixed set is unchanged."""
         if feature not in self._fixed:
             return self.bounds()
-        last = self._last
-        if last is not None and last[0] == feature:
-            return last[2]
-        o = self._o
-        fixed = self._fixed - {feature}
-        per, kept = [], []
-        for k, (c, t) in enumerate(o.parts):
-            fac = list(self._fac[k])
-            fac[feature] = t.pw.totals[feature]
-            affected = [False] * t.n_units
-            tmp: list[dict[Any, Any]] = [{}] * t.n_units
-            for u in t.units_of[feature]:
-                affected[u] = True
-                tmp[u] = {}
-            proven, possible = o._counts(t, self._label, self._point, fixed, fac, self._memo[k], tmp, affected)
-            per.append((c, t.pw.consistent_weight(self._point, fixed), proven, possible))
-            kept.append(tmp)
-        got = o._combine(per)
-        self._last = (feature, kept, got)
-        return got
+        zero = self._o.space.arith.zero
+        proven = sum((s.weight_if_freed(feature) for s in self._proven), zero)
+        possible = sum((s.weight_if_freed(feature) for s in self._possible), zero)
+        return self._bounds(self._fixed - {feature}, proven, possible)
 
     def free(self, feature: int) -> None:
-        """Remove ``feature`` from the fixed set (keeping what :meth:`bounds_if_freed` just computed for it)."""
+        """Remove ``feature`` from the fixed set."""
         if feature not in self._fixed:
             return
-        last = self._last
-        for k, (_, t) in enumerate(self._o.parts):
-            for u in t.units_of[feature]:
-                self._memo[k][u] = last[1][k][u] if last is not None and last[0] == feature else {}
-            self._fac[k][feature] = t.pw.totals[feature]
-        self._bounds = last[2] if last is not None and last[0] == feature else None
-        self._last = None
+        for s in self._proven + self._possible:
+            s.free(feature)
         self._fixed.discard(feature)

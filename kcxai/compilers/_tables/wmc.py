@@ -1,9 +1,10 @@
 """Exact weighted model counting over valid encodings, with conditioning, for the SDD and OBDD oracles.
 
-The pieces live in one module each: :mod:`._table` (what both tables share),
-:mod:`._level_table` (OBDD), :mod:`._vtree_table` (SDD) and :mod:`._diagram`
-(the oracle and its session); this module documents the method and
-re-exports them.
+The pieces live in one module each: :mod:`.base` (what both tables share: the
+walk's driver and its memo of units), :mod:`.vectors` (the weight columns),
+:mod:`.level` and :mod:`.level_arrays` (OBDD), :mod:`.vtree` (SDD) and
+:mod:`.diagram` (the oracle and its session); this module documents the method
+and re-exports them.
 
 Both compilers export their diagram once into a node table at the level of
 *features* (see :mod:`kcxai.compilers._encoding`): each feature's block of
@@ -41,12 +42,12 @@ where ``sm(x, u)`` (smoothing) is the product of ``fac`` over the features
 below ``x`` but not below ``u``'s vtree node. Primes partition the Boolean
 assignments of ``xl``, hence its valid ones, so the sum is exact.
 
-Distributions: a table counts under one product distribution (its ``pw``).
-Under a mixture of ``K`` products, :func:`diagram_oracle` either counts every
-component in one traversal with ``K`` weights per node
-(:mod:`kcxai.compilers._tables.mixture`, from ``K = 4`` components) or gives
-one table per component, sharing the structure (:meth:`Table.reweighted`),
-so that the loops above never see a mixture.
+Distributions: a distribution shows itself to the tables only as its components ``(c_k, P_k)``
+(:mod:`kcxai.distribution`), and counting is linear in it: the weight of a set is ``sum_k c_k P_k(set)``.
+So every weight above is a *vector* of ``K`` weights, one per component (a plain number for a uniform or
+product distribution, ``K = 1``; :mod:`kcxai.compilers._tables.vectors`), the recursions are computed
+once for all components, and the coefficients are applied once, to the ``K`` counts of the roots. A box
+query counts the same way, with every value outside the box weighing 0.
 
 In both, ``count_c = top * V(root_c)`` is the weight of ``{x : kappa(x) = c,
 x_S = v_S}``. In exact spaces ``disagree_weight = consistent_weight(v, S) -
@@ -55,6 +56,11 @@ the other classes instead (no cancellation: an empty set weighs exactly 0.0);
 each count is a sum of products of the space's float weights, with the
 rounding error of that many float operations (relative error about the number
 of feature levels times 2**-53 on each count).
+
+Terminals: ``V(TRUE) = 1`` and ``V(FALSE) = 0`` are parameters of the walk
+(:class:`~kcxai.compilers._tables.base.Counter`), given per terminal node and
+column, so a diagram with another terminal is counted by the same walk with that
+terminal's values (0 for a lower bound, 1 for an upper one, say).
 
 Sessions
 --------
@@ -65,11 +71,12 @@ grouped by *unit* (a level, or a vtree node); asking about freeing feature
 ``i`` recomputes only the units above ``i`` and reuses the rest, and
 committing the removal keeps what was just computed.
 """
+from kcxai.compilers._tables.base import FALSE, TRUE, Counter, Table, UnitValues, recursion
 from kcxai.compilers._tables.diagram import DiagramOracle, DiagramSession, check_partition, diagram_oracle
-from kcxai.compilers._tables.level import LevelTable
-from kcxai.compilers._tables.base import FALSE, TRUE, Table
-from kcxai.compilers._tables.base import recursion as _recursion
-from kcxai.compilers._tables.vtree import VtreeTable
+from kcxai.compilers._tables.level import LevelCounter, LevelTable
+from kcxai.compilers._tables.vectors import Columns
+from kcxai.compilers._tables.vtree import VtreeCounter, VtreeTable
 
-__all__ = ["LevelTable", "VtreeTable", "DiagramOracle", "DiagramSession", "check_partition", "diagram_oracle",
-           "FALSE", "TRUE", "Table", "_recursion"]
+__all__ = ["LevelTable", "VtreeTable", "LevelCounter", "VtreeCounter", "Counter", "Columns", "UnitValues",
+           "DiagramOracle", "DiagramSession", "check_partition", "diagram_oracle", "FALSE", "TRUE", "Table",
+           "recursion"]

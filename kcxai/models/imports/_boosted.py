@@ -35,13 +35,16 @@ import json
 import math
 from collections.abc import Sequence
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from kcxai._errors import InvalidInputError, InvalidTypeError
 from kcxai.models.imports._trees import EnsembleParts, RawEnsemble, RawTree, plain_parts
 from kcxai.models.imports._sklearn import check_domains, nan_rule, raw_tree, sklearn_feature_names
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kcxai.distribution import DistributionLike
 
 __all__ = ["boosted_parts", "raw_boosted", "is_xgboost", "is_lightgbm"]
 
@@ -68,8 +71,9 @@ def _check_classes(clf: Any) -> list[Any]:
 
 def _raw_gradient_boosting(clf: Any) -> RawEnsemble:
     """The trees of a fitted ``sklearn.ensemble.GradientBoostingClassifier``."""
-    from sklearn.dummy import DummyClassifier  # type: ignore[import-untyped]
-    from sklearn.ensemble import GradientBoostingClassifier  # type: ignore[import-untyped]
+    # scikit-learn (heavy) loads on first import of an estimator, not with kcxai
+    from sklearn.dummy import DummyClassifier
+    from sklearn.ensemble import GradientBoostingClassifier
 
     if not isinstance(clf, GradientBoostingClassifier):
         raise InvalidTypeError(f"'clf' must be a fitted GradientBoostingClassifier. Got {type(clf).__name__}.")
@@ -98,7 +102,8 @@ def _raw_gradient_boosting(clf: Any) -> RawEnsemble:
 
 def _raw_hist_gradient_boosting(clf: Any) -> RawEnsemble:
     """The trees of a fitted ``sklearn.ensemble.HistGradientBoostingClassifier``."""
-    from sklearn.ensemble import HistGradientBoostingClassifier  # type: ignore[import-untyped]
+    # scikit-learn (heavy) loads on first import of an estimator, not with kcxai
+    from sklearn.ensemble import HistGradientBoostingClassifier
 
     if not isinstance(clf, HistGradientBoostingClassifier):
         raise InvalidTypeError(
@@ -145,7 +150,7 @@ def is_lightgbm(est: Any) -> bool:
 
 
 def boosted_parts(clf: Any, *, domains: Sequence[Any] | None = None, feature_names: Sequence[str] | None = None,
-                  distribution: Any = None) -> EnsembleParts:
+                  distribution: DistributionLike = None) -> EnsembleParts:
     """The parts of :meth:`kcxai.models.BoostedTrees.from_sklearn`, for any supported boosted classifier.
 
     Call it with the garbage collector paused (:func:`~kcxai._gc.gc_paused`).
@@ -157,6 +162,7 @@ def boosted_parts(clf: Any, *, domains: Sequence[Any] | None = None, feature_nam
 
 def raw_boosted(clf: Any) -> RawEnsemble:
     """The :class:`RawEnsemble` of any supported boosted classifier."""
+    # scikit-learn (heavy) loads on first import of an estimator, not with kcxai
     from sklearn.ensemble import GradientBoostingClassifier, HistGradientBoostingClassifier
 
     if isinstance(clf, GradientBoostingClassifier):

@@ -8,11 +8,16 @@ rationals scikit-learn stores. See :mod:`kcxai.models.imports.pipeline` for the 
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from kcxai._errors import InvalidInputError
+from kcxai.models.linear import LinearClassifier, NaiveBayes
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kcxai.distribution import DistributionLike
+    from kcxai.space import FeatureSpace
 
 __all__ = ["score_model", "linear_terms", "finite_only"]
 
@@ -49,12 +54,12 @@ def linear_terms(codings: list[Any], coef_rows: list[list[Fraction]]) -> list[li
     return out
 
 
-def score_model(final: Any, codings: list[Any], labels: list[Any], distribution: Any, space: Any) -> Any:
+def score_model(final: Any, codings: list[Any], labels: list[Any], distribution: DistributionLike,
+                space: FeatureSpace) -> LinearClassifier | NaiveBayes:
     """Naive Bayes and linear classifiers: each feature's contribution is the sum over its encoded
     columns, taken as the exact rationals scikit-learn stores."""
+    # scikit-learn (heavy) loads on first import of an estimator, not with kcxai
     from sklearn.naive_bayes import BernoulliNB, CategoricalNB
-
-    from kcxai.models.linear import LinearClassifier, NaiveBayes
 
     k = len(labels)
     if isinstance(final, CategoricalNB):

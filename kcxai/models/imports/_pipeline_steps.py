@@ -78,6 +78,7 @@ class Column:
     nan_category: Any = None  # the encoder's own missing-value category (NaN or None), if it learned one
     has_nan_category: bool = False
     imputer: str = ""  # the step that fills its missing values, if any
+    unknown: str = ""  # the encoder step that reads a category it was not fitted on (handle_unknown), if any
     steps: list[str] = field(default_factory=list)
 
 
@@ -93,6 +94,7 @@ class Layout:
 
 
 def is_passthrough(trans: Any) -> bool:
+    # scikit-learn (heavy) loads on first import of an estimator, not with kcxai
     from sklearn.preprocessing import FunctionTransformer
 
     return trans is None or (isinstance(trans, str) and trans == "passthrough") or (
@@ -100,6 +102,7 @@ def is_passthrough(trans: Any) -> bool:
 
 
 def _refuse(step: str, trans: Any, cols: Sequence[str]) -> InvalidTypeError:
+    # scikit-learn (heavy) loads on first import of an estimator, not with kcxai
     from sklearn.preprocessing import FunctionTransformer
 
     kind = type(trans).__name__
@@ -166,6 +169,7 @@ class _Reader:
         return [self.columns[o.column].name for o in ins]
 
     def walk(self, step: str, trans: Any, ins: list[Out]) -> list[Out]:
+        # scikit-learn (heavy) loads on first import of an estimator, not with kcxai
         from sklearn.compose import ColumnTransformer
         from sklearn.pipeline import Pipeline
         from sklearn.preprocessing import KBinsDiscretizer, OneHotEncoder, OrdinalEncoder
@@ -256,14 +260,18 @@ class _Reader:
         return out
 
     def encoder(self, step: str, enc: Any, ins: list[Out]) -> list[Out]:
+        # scikit-learn (heavy) loads on first import of an estimator, not with kcxai
         from sklearn.preprocessing import OneHotEncoder
 
         _no_infrequent(enc, step, self.names(ins))
         out: list[Out] = []
         drop = getattr(enc, "drop_idx_", None) if isinstance(enc, OneHotEncoder) else None
+        rule = getattr(enc, "handle_unknown", "error")
         for k, o in enumerate(ins):
             col = self.columns[o.column]
             _categories(enc, step, col, k)
+            if rule != "error":
+                col.unknown = f"step {step!r} ({type(enc).__name__}(handle_unknown={rule!r}))"
             if not isinstance(enc, OneHotEncoder):
                 out.append(Out(o.column, "coded"))
                 continue
@@ -313,6 +321,7 @@ def _column_names(est: Any) -> tuple[list[str], bool]:
 
 def layout_of(pipeline: Any) -> tuple[Any, str, Layout]:
     """The final estimator, its step name, and the preprocessing's :class:`Layout`."""
+    # scikit-learn (heavy) loads on first import of an estimator, not with kcxai
     from sklearn.pipeline import Pipeline
 
     if not isinstance(pipeline, Pipeline):

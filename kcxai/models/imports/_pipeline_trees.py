@@ -20,7 +20,7 @@ value's side, or the node's own NaN rule when NaN reaches the model.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -40,6 +40,9 @@ from kcxai.models.imports._trees import (
 from kcxai.models.imports._pipeline_values import Preprocessing, cuts_back, read_as
 from kcxai.space import Feature, FeatureSpace
 
+if TYPE_CHECKING:  # pragma: no cover
+    from kcxai.distribution import DistributionLike
+
 __all__ = ["composed_parts"]
 
 
@@ -49,10 +52,11 @@ def _route(values: np.ndarray, t: np.ndarray, missing_left: np.ndarray, float32:
     return np.where(np.isnan(v), missing_left, read_as(v, float32) <= t)
 
 
-def composed_parts(raw: RawEnsemble, codings: Sequence[Any], pre: Preprocessing, distribution: Any) -> EnsembleParts:
+def composed_parts(raw: RawEnsemble, codings: Sequence[Any], pre: Preprocessing,
+                   distribution: DistributionLike) -> EnsembleParts:
     """The parts of the ensemble over the original columns (``codings``: the used columns, in order, as made
     by :mod:`kcxai.models.imports.pipeline`)."""
-    flat = FlatNodes.of(raw.trees)
+    flat = FlatNodes.of(raw.trees, raw.float32)
     groups = flat.by_column()
     empty = np.empty(0, dtype=np.int64)
     # scaled numbers: the cuts in original units, all the columns' bisections together

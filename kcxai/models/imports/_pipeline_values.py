@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from kcxai._errors import InvalidInputError
+from kcxai.models.imports._pipeline_steps import resolve_columns
 
 __all__ = ["Preprocessing", "cuts_back", "read_as", "float_keys", "key_floats"]
 
@@ -101,6 +102,7 @@ class Preprocessing:
             else:
                 cols.append(np.asarray(v, dtype=np.float64))
         if self.named:
+            # pandas (heavy) loads only for named columns, not with kcxai
             import pandas as pd
 
             names = [self.names[c] for c in columns]
@@ -127,9 +129,8 @@ class Preprocessing:
         first step is a ``ColumnTransformer``, only its parts that read the asked columns run, so a one-hot
         part does not encode hundreds of thousands of constant rows. Exact for the outputs of the asked
         columns (every step works column by column; other outputs are not computed)."""
+        # scikit-learn (heavy) loads on first import of an estimator, not with kcxai
         from sklearn.compose import ColumnTransformer
-
-        from kcxai.models.imports._pipeline_steps import resolve_columns
 
         if not self.steps or not isinstance(self.steps[0], ColumnTransformer):
             return self.run(values)[:, list(outputs)]

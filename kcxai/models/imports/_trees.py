@@ -36,16 +36,21 @@ from __future__ import annotations
 import collections
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import TYPE_CHECKING, Any, Union
 
 import numpy as np
 
-from kcxai._errors import ModelFormatError
+from kcxai._cuts import float32_cuts
+from kcxai._errors import ModelFormatError, ProblemTooLargeError
 from kcxai.models._tree_data import TreeArrays
 from kcxai.space import Feature, FeatureSpace
 
+if TYPE_CHECKING:  # pragma: no cover
+    from kcxai.distribution import DistributionLike
+
 __all__ = ["RawTree", "RawEnsemble", "EnsembleParts", "Ranged", "Masked", "Plan", "Splits", "FlatNodes",
-           "tree_arrays", "plain_parts", "parts_from", "numeric_cuts", "cut_positions", "as_read"]
+           "tree_arrays", "check_mask_memory", "MASK_MEMORY_LIMIT", "plain_parts", "parts_from", "numeric_cuts",
+           "cut_positions", "as_read"]
 
 
 @dataclass(frozen=True)
@@ -166,7 +171,11 @@ class FlatNodes:
     local_right: np.ndarray
 
     @classmethod
-    def of(cls, raws: Sequence[RawTree]) -> "FlatNodes":
+    def of(cls, raws: Sequence[RawTree], float32: bool = False) -> "FlatNodes":
+        """The nodes of ``raws``; with ``float32`` (the library rounds its input to float32), each threshold is
+        replaced by the float32 at or below it (:func:`kcxai._cuts.float32_cuts`), which splits every float32
+        value alike: two thresholds between the same two float32 values become one cut, so no interval of a
+        feature is left without a value the library can read."""
         counts = np.array([len(r.left) for r in raws], dtype=np.int64)
         starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
         left = np.concatenate([r.left for r in raws]).astype(np.int64)
@@ -177,7 +186,8 @@ class FlatNodes:
         ml = np.concatenate([np.zeros(len(r.left), dtype=bool) if r.missing_left is None
                              else np.asarray(r.missing_left, dtype=bool) for r in raws])
         return cls(starts, counts, np.where(leaf, -1, left + shift), np.where(leaf, -1, right + shift), feature,
-                   np.concatenate([r.threshold for r in raws]).astype(np.float64), ml, left, right)
+                   _cuts_as_read(np.concatenate([r.threshold for r in raws]).astype(np.float64), float32), ml, left,
+                   right)
 
     def on(self, column: int) -> np.ndarray:
         """The global ids of the internal nodes testing the library's input ``column``."""
@@ -247,6 +257,41 @@ def tree_arrays(flat: FlatNodes, splits: Splits,
     for t, (s, c) in enumerate(zip(flat.starts.tolist(), flat.counts.tolist())):
         out.append((TreeArrays(tuple(feat[s:s + c]), tuple(lab[s:s + c]), tuple(br[s:s + c]), 0), leaves[t]))
     return out
+
+
+#: The most memory the value masks of an imported ensemble's ranged splits may take (bytes): each distinct
+#: split of a numeric feature with ``n`` intervals is two ``n``-bit integers, so the masks grow with the square
+#: of the feature's cuts (an ExtraTrees forest draws a new threshold at every node: 100 default trees on
+#: adult cut one column about 490,000 times, some 60 GB of masks).
+MASK_MEMORY_LIMIT = 4 * 2**30
+
+
+def check_mask_memory(flat: FlatNodes, splits: Splits, names: Sequence[str], limit: int | None = None) -> None:
+    """Refuse, before building them, value masks that would take more than ``limit`` bytes (default
+    :data:`MASK_MEMORY_LIMIT`), naming the features with the most cuts and what would work."""
+    limit = MASK_MEMORY_LIMIT if limit is None else limit
+    inner = np.flatnonzero(flat.left != -1)
+    feats = splits.feat[inner]
+    need, worst = 0, []
+    for f in np.unique(feats).tolist():
+        plan = splits.plans[f]
+        if not isinstance(plan, Ranged):
+            continue
+        nodes = inner[feats == f]
+        keys = np.unique(splits.pos[nodes] * 4 + splits.upper[nodes] * 2 + splits.missing_left[nodes])
+        cost = int(keys.size) * 2 * (plan.size // 8 + 32)  # two ints per distinct split, with their headers
+        need += cost
+        worst.append((cost, f, plan.n_cuts))
+    if need <= limit:
+        return
+    worst.sort(reverse=True)
+    named = ", ".join(f"{names[f]!r} ({cuts} cuts)" for _, f, cuts in worst[:3])
+    raise ProblemTooLargeError(
+        f"The trees cut numeric features at so many distinct thresholds that their value masks would take about "
+        f"{need / 2**30:.1f} GiB (more than {limit / 2**30:.0f} GiB; the masks grow with the square of a feature's "
+        f"cuts): {named}. What would work: fewer or shallower trees (max_depth, min_samples_leaf, max_leaf_nodes); "
+        "a RandomForest rather than ExtraTrees (its thresholds fall between data values, which trees share); or the "
+        "column binned (KBinsDiscretizer) or rounded before fitting.")
 
 
 def _row_int(row: np.ndarray) -> int:
@@ -421,10 +466,10 @@ def _leaf_order(flat: FlatNodes, reached: np.ndarray, levels: list[np.ndarray]) 
 # -- an estimator over its own input columns ------------------------------------------------
 
 def plain_parts(raw: RawEnsemble, names: Sequence[str], domains: Sequence[Sequence[float] | None],
-                distribution: Any) -> EnsembleParts:
+                distribution: DistributionLike) -> EnsembleParts:
     """The parts of an ensemble over its own input columns: categorical features for given domains, numeric
     ones cut by the union of the trees' thresholds (the values read as the library reads them)."""
-    flat = FlatNodes.of(raw.trees)
+    flat = FlatNodes.of(raw.trees, raw.float32)
     groups = flat.by_column()
     features: list[Feature] = []
     plans: list[Plan] = []
@@ -450,6 +495,10 @@ def plain_parts(raw: RawEnsemble, names: Sequence[str], domains: Sequence[Sequen
     return parts_from(raw, space, flat, splits)
 
 
+def _cuts_as_read(thresholds: np.ndarray, float32: bool) -> np.ndarray:
+    return float32_cuts(thresholds) if float32 else thresholds
+
+
 def numeric_cuts(thresholds: np.ndarray) -> np.ndarray:
     """The cuts of a numeric feature: the distinct finite thresholds (a library tree trained with missing values
     may test ``x <= inf``: every number one way, NaN the other)."""
@@ -463,7 +512,9 @@ def cut_positions(cuts: np.ndarray, thresholds: np.ndarray) -> np.ndarray:
 
 
 def parts_from(raw: RawEnsemble, space: FeatureSpace, flat: FlatNodes, splits: Splits) -> EnsembleParts:
-    """The :class:`EnsembleParts` of resolved nodes."""
+    """The :class:`EnsembleParts` of resolved nodes (refused when their value masks would not fit in
+    :data:`MASK_MEMORY_LIMIT`)."""
+    check_mask_memory(flat, splits, space.names)
     trees = tree_arrays(flat, splits, raw.labels)
     return EnsembleParts(space, list(raw.classes), [a for a, _ in trees], raw.node_values, raw.tree_class,
                          raw.init, raw.ties, leaves=[lv for _, lv in trees])

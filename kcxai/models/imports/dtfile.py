@@ -18,13 +18,16 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kcxai._errors import ModelFormatError
 from kcxai._files import read_text
 from kcxai._untrusted import shorten
 from kcxai.models._tree_data import TreeArrays, TreeParts
 from kcxai.space import Feature, FeatureSpace
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kcxai.distribution import DistributionLike
 
 __all__ = ["read_dt", "read_map"]
 
@@ -114,7 +117,7 @@ def read_map(map_path: str | os.PathLike[str]) -> list[tuple[list[int], list[str
 
 
 def read_dt(tree_path: str | os.PathLike[str], map_path: str | os.PathLike[str], *,
-            distribution: Any = None) -> TreeParts:
+            distribution: DistributionLike = None) -> TreeParts:
     """Read a ``.dt`` tree and its ``.map`` (the parts of :meth:`kcxai.DecisionTree.from_dt`)."""
     doms = read_map(map_path)
     space = FeatureSpace([Feature.categorical(f"f{k}", vals, labels=labels)

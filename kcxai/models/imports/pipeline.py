@@ -31,20 +31,34 @@ and the columns, the reason, and what would work.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from kcxai._errors import InvalidInputError, InvalidTypeError
 from kcxai._gc import gc_paused
 from kcxai._table import ColumnReader, TableReader
+from kcxai.models.boosted import BoostedTrees
+from kcxai.models.classifier import Classifier
+from kcxai.models.forest import RandomForest, leaf_dicts, trees_of
+from kcxai.models.imports._boosted import raw_boosted
+from kcxai.models.imports._pipeline_scores import finite_only, score_model
 from kcxai.models.imports._pipeline_steps import STEPS, Layout, layout_of
+from kcxai.models.imports._pipeline_trees import composed_parts
 from kcxai.models.imports._pipeline_values import Preprocessing
-from kcxai.space import Feature
+from kcxai.models.imports._sklearn import as_tree_parts, nan_rule, raw_decision_tree, raw_forest
+from kcxai.models.imports._training import missing_columns as missing_columns_of
+from kcxai.models.imports._training import with_distribution
+from kcxai.models.tree import DecisionTree
+from kcxai.space import MISSING, Feature, FeatureSpace
 
-__all__ = ["ImportedPipeline", "from_pipeline", "import_pipeline", "SUPPORTED_STEPS"]
+if TYPE_CHECKING:  # pragma: no cover
+    from kcxai.distribution import DistributionLike
+    from kcxai.data import DataLike
+
+__all__ = ["ImportedPipeline", "from_pipeline", "import_pipeline", "columns_missing_in", "SUPPORTED_STEPS"]
 
 #: The preprocessing steps :func:`from_pipeline` reads (every role of
 #: :data:`~kcxai.models.imports._pipeline_steps.STEPS`).
@@ -136,6 +150,7 @@ class Coding:
     nan_value: dict[int, float] = field(default_factory=dict)
     known_value: dict[int, float] = field(default_factory=dict)
     if_missing: str = ""
+    unknown: str = ""  # the encoder that reads categories it was not fitted on (Column.unknown)
 
     def outputs_z(self) -> list[int]:
         """The classifier's columns this column feeds."""
@@ -144,8 +159,6 @@ class Coding:
     @property
     def domain(self) -> tuple[Any, ...]:
         """The feature's values as they are read: categories or bin numbers, then the missing value."""
-        from kcxai.space import MISSING
-
         return (*self.categories, MISSING) if self.missing else self.categories
 
     def representatives(self) -> list[Any]:
@@ -161,8 +174,13 @@ class Coding:
 
     def reader(self) -> ColumnReader:
         kind = "number" if self.kind == "number" else ("bins" if self.kind == "bins" else "category")
+        unknown = "" if not self.unknown else (
+            f"The pipeline's {self.unknown} reads a category it was not fitted on as none of them (its encoded "
+            "columns at 0 or the unknown code), a value outside the feature's domain, which kcxai does not "
+            "model: explain rows whose categories the encoder knows, or refit the encoder on rows that show "
+            "this one (or with handle_unknown='error' to be told at predict time).")
         return ColumnReader(self.name, kind, self.domain if kind == "category" else (), self.edges,
-                            missing=self.missing, if_missing=self.if_missing)
+                            missing=self.missing, if_missing=self.if_missing, if_unknown=unknown)
 
     @property
     def outputs(self) -> tuple[tuple[int, tuple[float, ...]], ...]:
@@ -170,8 +188,9 @@ class Coding:
         return tuple((z, tuple(float(v) for v in self.zvals[z])) for z in self.coded_z + self.indicator_z)
 
 
-def _codings(layout: Layout, final: Any, missing_columns: Sequence[str]) -> list[Coding]:
-    """The codings of the columns the classifier uses, in input order."""
+def _codings(layout: Layout, final: Any, missing_columns: Sequence[str], seen_missing: Sequence[str]) -> list[Coding]:
+    """The codings of the columns the classifier uses, in input order; the columns of ``missing_columns`` and
+    ``seen_missing`` get the missing value (those of ``missing_columns`` must keep it: ``requested``)."""
     final_name = type(final).__name__
     by_col: dict[int, Coding] = {}
     for z, o in enumerate(layout.outs):
@@ -180,6 +199,7 @@ def _codings(layout: Layout, final: Any, missing_columns: Sequence[str]) -> list
         if c is None:
             c = by_col[o.column] = Coding(o.column, col.name, col.kind, final_name, col.categories, col.edges)
             c.missing = bool(col.imputer) or col.has_nan_category
+            c.unknown = col.unknown
             if col.has_nan_category:
                 c.missing_rep = col.nan_category
         if o.kind == "number":
@@ -195,6 +215,8 @@ def _codings(layout: Layout, final: Any, missing_columns: Sequence[str]) -> list
     for c in by_col.values():
         if c.name in missing_columns:
             c.missing = c.requested = True
+        elif c.name in seen_missing:
+            c.missing = True
     return [by_col[k] for k in sorted(by_col)]
 
 
@@ -209,15 +231,15 @@ def _bases(layout: Layout, codings: Sequence[Coding]) -> list[Any]:
     return bases
 
 
-def _fill_values(pre: Preprocessing, codings: Sequence[Coding], accepts_nan: bool, strict: bool) -> None:
+def _fill_values(pre: Preprocessing, codings: Sequence[Coding], accepts_nan: bool) -> None:
     """Run the steps on each column's missing value, then on its categories or bins: the encoded values of
     every coding. A column keeps its missing value only where the pipeline has a rule for NaN (the steps
-    accept it, and the classifier does if it reaches it); a column asked for by ``missing_columns`` without
-    one is an error when ``strict``. A column without a missing value gets the advice an error on a missing
-    cell gives."""
+    accept it, and the classifier does if it reaches it); a column asked for by ``missing_columns``
+    (``requested``) without one is an error. A column without a missing value gets the advice an error on a
+    missing cell gives."""
     for c, row, error in _missing_rows(pre, codings):
         if row is None:
-            if c.requested and strict:
+            if c.requested:
                 raise InvalidInputError(
                     f"Column {c.name!r} may be missing, but the pipeline has no rule for a missing value there "
                     f"(its steps raise {error}). Fill it in the pipeline (a SimpleImputer on {c.name!r}), or "
@@ -230,7 +252,7 @@ def _fill_values(pre: Preprocessing, codings: Sequence[Coding], accepts_nan: boo
             c.nan_value[z] = float(row[z])
         reaches = any(math.isnan(c.nan_value[z]) for z in c.outputs_z())
         if reaches and not accepts_nan:
-            if c.requested and strict:
+            if c.requested:
                 raise InvalidInputError(
                     f"Column {c.name!r} may be missing, and its missing value reaches the classifier as NaN, which "
                     f"{c.final} does not accept. Fill it in the pipeline (a SimpleImputer on {c.name!r}).")
@@ -286,9 +308,11 @@ def _run(pre: Preprocessing, values: dict[int, list[Any]], what: str) -> np.ndar
     return X
 
 
-def from_pipeline(pipeline: Any, *, distribution: Any = None,
-                  missing_columns: Sequence[str] = ()) -> ImportedPipeline:
-    """Import a fitted scikit-learn ``Pipeline`` as a kcxai model over its original columns.
+def from_pipeline(pipeline: Any, X_train: DataLike = None, *, distribution: str | DistributionLike = "auto",
+                  missing_columns: Sequence[str] = (),
+                  distribution_options: Mapping[str, Any] | None = None) -> ImportedPipeline:
+    """Import a fitted scikit-learn ``Pipeline`` as a kcxai model over its original columns, under the
+    distribution of its training rows.
 
     Parameters
     ----------
@@ -299,13 +323,20 @@ def from_pipeline(pipeline: Any, *, distribution: Any = None,
         alone, chained, or inside one ``ColumnTransformer`` (the first step); its last step any
         classifier :func:`kcxai.from_sklearn` takes (columns that reach it as numbers: tree
         ensembles only).
-    distribution : optional
-        Passed to :class:`~kcxai.FeatureSpace`.
+    X_train : table, optional
+        The pipeline's training rows (its input columns): with the default ``distribution="auto"``, every
+        count is under the product distribution fitted on them, as the :class:`~kcxai.Explainer` fits it;
+        a column they miss values in gets the missing value where the pipeline has a rule for NaN. Without
+        them the model is uniform over its cells (the paper's setting).
+    distribution : "auto", None, "product", "mixture", "uniform", Distribution or weights
+        As for :func:`kcxai.from_sklearn`.
     missing_columns : sequence of str, default ()
         Columns that may be missing besides those the pipeline declares so (filled by a
         ``SimpleImputer``, or encoded with NaN as a category): each gets the value
         :data:`~kcxai.MISSING`, routed as the pipeline routes NaN (e.g. a tree's own rule for it);
         an error if the pipeline has no rule for NaN in one of them.
+    distribution_options : mapping, optional
+        Passed to :func:`kcxai.fit_distribution`.
 
     Returns
     -------
@@ -330,61 +361,63 @@ def from_pipeline(pipeline: Any, *, distribution: Any = None,
     (Feature.categorical('sex', ['Female', 'Male']), Feature.numeric('age', [36.0]))
     >>> [imported.model.predict(x) for x in imported.reader.read(X).instances] == list(pipe.predict(X))
     True
+    >>> from_pipeline(pipe, X).model.space.value_probability(0, 1)   # (2 + 1) / (4 + 2) under the rows
+    Fraction(1, 2)
     """
     if isinstance(missing_columns, str) or not isinstance(missing_columns, Sequence):
         raise InvalidTypeError(f"'missing_columns' must be a sequence of column names. Got {missing_columns!r}.")
-    return import_pipeline(pipeline, distribution=distribution, missing_columns=missing_columns, strict=True)
+    imported = import_pipeline(pipeline, distribution=None, missing_columns=missing_columns,
+                               seen_missing=columns_missing_in(pipeline, X_train))
+    model = with_distribution(imported.model, distribution, X_train, imported.reader, distribution_options)
+    return replace(imported, model=model)
 
 
-def import_pipeline(pipeline: Any, *, distribution: Any, missing_columns: Sequence[str],
-                    strict: bool) -> ImportedPipeline:
-    """:func:`from_pipeline`; with ``strict=False`` (the :class:`~kcxai.Explainer`, asking for the columns its
-    training rows miss), a column asked for without a rule for NaN is left without a missing value instead of
-    being an error (a missing cell there is then refused with the column and the row)."""
-    from kcxai.models.imports.sklearn import family_of
-    from kcxai.models.imports._sklearn import nan_rule
+def columns_missing_in(pipeline: Any, X_train: DataLike) -> list[str]:
+    """The pipeline's input columns the training rows miss values in."""
+    names = getattr(pipeline, "feature_names_in_", None)
+    known = [f"x{k}" for k in range(int(getattr(pipeline, "n_features_in_", 0)))] if names is None else list(names)
+    return [c for c in missing_columns_of(X_train) if c in known]
+
+
+def import_pipeline(pipeline: Any, *, distribution: DistributionLike, missing_columns: Sequence[str],
+                    seen_missing: Sequence[str] = ()) -> ImportedPipeline:
+    """:func:`from_pipeline` under ``distribution`` (passed to the feature space): a column of
+    ``missing_columns`` gets the missing value or is an error when the pipeline has no rule for NaN there; a
+    column of ``seen_missing`` (which the training rows miss values in) gets it where there is one, and is
+    left without it otherwise (a missing cell there is then refused with the column and the row)."""
+    from kcxai.models.imports.sklearn import family_of  # sklearn.py imports this module: the cycle broken here
 
     final, final_name, layout = layout_of(pipeline)
     family = family_of(final, where=f"The pipeline ends in {type(final).__name__}, which kcxai does not import")
     if getattr(final, "n_outputs_", 1) != 1:
         raise InvalidInputError(f"The pipeline's classifier must have a single output. Got {final.n_outputs_}.")
-    codings = _codings(layout, final, [str(m) for m in missing_columns])
+    codings = _codings(layout, final, [str(m) for m in missing_columns], [str(m) for m in seen_missing])
     categorical = [False] * len(layout.names)
     for c in codings:
         categorical[c.column] = c.kind == "category"
     pre = Preprocessing(layout.steps, layout.names, layout.named, _bases(layout, codings), categorical)
-    _fill_values(pre, codings, bool(nan_rule(final, "yes")), strict)
+    _fill_values(pre, codings, bool(nan_rule(final, "yes")))
     with gc_paused():
         model = _model(family.kind, final, codings, pre, distribution)
     readers = [c.reader() for c in codings]
     return ImportedPipeline(model=model, reader=TableReader(layout.names, readers, by_position=not layout.named))
 
 
-def _model(kind: str, final: Any, codings: list[Coding], pre: Preprocessing, distribution: Any) -> Any:
+def _model(kind: str, final: Any, codings: list[Coding], pre: Preprocessing,
+           distribution: DistributionLike) -> Classifier:
     """The kcxai model of the classifier ``final`` (of the family ``kind``) composed with the codings."""
     labels = [c.item() if isinstance(c, np.generic) else c for c in final.classes_]
     if kind in ("tree", "forest", "boosted"):
-        from kcxai.models.imports._boosted import raw_boosted
-        from kcxai.models.imports._pipeline_trees import composed_parts
-        from kcxai.models.imports._sklearn import as_tree_parts, raw_decision_tree, raw_forest
-        from kcxai.models.boosted import BoostedTrees
-        from kcxai.models.forest import RandomForest, leaf_dicts, trees_of
-        from kcxai.models.tree import DecisionTree
-
         raw = replace({"tree": raw_decision_tree, "forest": raw_forest, "boosted": raw_boosted}[kind](final),
                       classes=labels)
         parts = composed_parts(raw, codings, pre, distribution)
         if kind == "tree":
             return DecisionTree._from_parts(as_tree_parts(parts))
-        trees = trees_of(parts)
         if kind == "forest":
-            return RandomForest(parts.space, parts.classes, trees, voting="soft",
-                                leaf_scores=leaf_dicts(trees, parts.node_values or []))
+            return RandomForest._of_sklearn_parts(parts)
+        trees = trees_of(parts)
         return BoostedTrees(parts.space, parts.classes, trees, leaf_dicts(trees, parts.node_values or []),
                             tree_class=parts.tree_class, init=parts.init, ties=parts.ties)
-    from kcxai.models.imports._pipeline_scores import finite_only, score_model
-    from kcxai.space import FeatureSpace
-
     finite_only(codings, final)
     space = FeatureSpace([c.feature() for c in codings], distribution=distribution)
     return score_model(final, codings, labels, distribution, space)

@@ -21,11 +21,17 @@ kcxai._errors.InvalidTypeError: 'clf' must be a fitted wittgenstein RIPPER or IR
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, NamedTuple, Union
+from typing import TYPE_CHECKING, Any, NamedTuple, Union
+
+import numpy as np
 
 from kcxai._errors import InvalidInputError, InvalidTypeError
 from kcxai.models._rule_conditions import ConditionsLike
+from kcxai.models.imports._sklearn import check_domains, sklearn_feature_names
 from kcxai.space import Feature, FeatureSpace
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kcxai.distribution import DistributionLike
 
 __all__ = ["RuleModelParts", "SpaceLike", "rule_set_from_wittgenstein", "decision_list_from_imodels"]
 
@@ -76,15 +82,11 @@ def rule_set_from_wittgenstein(clf: Any, space: SpaceLike, classes: Sequence[Any
 
 
 def decision_list_from_imodels(clf: Any, domains: Sequence[Sequence[Any]], feature_names: Sequence[str] | None,
-                               distribution: Any) -> RuleModelParts:
+                               distribution: DistributionLike) -> RuleModelParts:
     """The parts of a :class:`~kcxai.models.DecisionList` for a fitted imodels ``GreedyRuleListClassifier``.
 
     See :meth:`kcxai.models.DecisionList.from_imodels`.
     """
-    import numpy as np
-
-    from kcxai.models.imports._sklearn import check_domains, sklearn_feature_names
-
     rules = getattr(clf, "rules_", None)
     if type(clf).__name__ != "GreedyRuleListClassifier" or not isinstance(rules, list) or not rules:
         raise InvalidTypeError(
