@@ -16,10 +16,10 @@ In exact spaces both are Python integers (relative to ``space.total_weight``); u
 the components with their coefficients. In float spaces they carry the tables' rounding and are clipped
 to ``0 <= lower <= upper <= W``.
 
-Counting is the exact diagrams' (:class:`~kcxai.compilers._tables.diagram.DiagramOracle` over the ``2K``
-roots: every component of the distribution in one walk); sessions (:class:`BoundsSession`) are two of its
-deletion-loop sessions, the proven and the possible class, so that freeing a feature recomputes only the
-levels above it for both bounds.
+Counting is the exact diagrams' (the table's counters over the ``2K`` roots, every component of the
+distribution in one walk, as :class:`~kcxai.compilers._tables.diagram.DiagramOracle` counts); sessions
+(:class:`BoundsSession`) are two of its deletion-loop sessions, the proven and the possible class, so that
+freeing a feature recomputes only the levels above it for both bounds.
 """
 
 from __future__ import annotations
@@ -28,7 +28,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from kcxai.arithmetic import Weight
-from kcxai.compilers._tables.diagram import DiagramOracle
+from kcxai.compilers._tables.base import AnyCounter, counter_for
+from kcxai.compilers._tables.diagram import together
 from kcxai.compilers._tables.level import LevelTable
 from kcxai.space import FeatureSpace
 from kcxai._types import Point
@@ -62,7 +63,10 @@ class DiagramBoundsOracle:
         self.table = table
         self.n_classes = n_classes
         self._predict = predict
-        self._diagram = DiagramOracle("bounded", space, table)
+        comps = space.distribution.components
+        #: The table's counters in the distribution's components (every one at once, or one per component).
+        self.counters: list[AnyCounter] = [counter_for(table, comps)] if together(table, comps) else \
+            [counter_for(table, [c]) for c in comps]
 
     def predict_point(self, point: Point) -> int:
         """The model's class of ``point``."""
@@ -72,7 +76,7 @@ class DiagramBoundsOracle:
         """The weight of the points of the cell where one of the roots ``labels`` holds."""
         isfixed = [f in fixed for f in range(self.space.n_features)]
         total = self.space.arith.zero
-        for c in self._diagram.counters:
+        for c in self.counters:
             total += c.weight(tuple(labels), point, isfixed)
         return total
 
@@ -110,7 +114,7 @@ class BoundsSession:
         self._o = oracle
         self._point = tuple(point)
         self._fixed = set(fixed)
-        counters = oracle._diagram.counters
+        counters = oracle.counters
         self._proven: list[Any] = [c.session(point, (label,), frozenset(fixed)) for c in counters]
         self._possible: list[Any] = [c.session(point, (oracle.n_classes + label,), frozenset(fixed)) for c in counters]
 
