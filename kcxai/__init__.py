@@ -25,6 +25,7 @@ from kcxai._errors import (
     ProblemTooLargeError,
     SearchLimitError,
     UnknownLanguageError,
+    WorkerError,
 )
 from kcxai.compilers import CompiledModel
 from kcxai.engines import available_languages, compile_model
@@ -109,6 +110,6 @@ __all__ = [
     # errors
     "KcxaiError", "InvalidInputError", "InvalidTypeError", "ModelFormatError", "NotRelevantError", "NotProvenError",
     "FileAccessError", "MissingDependencyError", "UnknownLanguageError", "CompilationLimitError",
-    "BackendError", "ProblemTooLargeError", "SearchLimitError",
+    "BackendError", "ProblemTooLargeError", "SearchLimitError", "WorkerError",
     "datasets",
 ]

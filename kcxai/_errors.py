@@ -87,6 +87,28 @@ class NotProvenError(ProblemTooLargeError):
     the model exact."""
 
 
+class WorkerError(KcxaiError, RuntimeError):
+    """The workers running a chunk of a batch failed (a worker process killed, a cluster that died).
+
+    Attributes
+    ----------
+    chunk : int
+        The chunk's number in its batch (from 0); when a pool of workers failed without saying which task
+        (a joblib worker process killed), the first of the chunks not returned from its round.
+    first, last : hashable
+        The ids of the first and last rows of those chunks (``None`` for an empty chunk).
+
+    The rows of the chunks before it were explained (and written, by ``kcxai explain-csv``); the attributes
+    have defaults so that the error can be rebuilt from its message alone.
+    """
+
+    def __init__(self, message: str = "", *, chunk: int = 0, first: Any = None, last: Any = None) -> None:
+        super().__init__(message)
+        self.chunk = chunk
+        self.first = first
+        self.last = last
+
+
 class SearchLimitError(ProblemTooLargeError):
     """An exact search hit the limit it was given (``max_seconds`` or ``max_subsets``).
 

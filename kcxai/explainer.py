@@ -16,12 +16,14 @@ import dataclasses
 import math
 import numbers
 import sys
-from collections.abc import Callable, Hashable, Mapping
+from collections import deque
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
-from kcxai._batch import ON_ERROR, Done, Job, check_n_jobs, run
+from kcxai._batch import (ON_ERROR, SERIAL_CHUNK, Done, Job, check_n_jobs, chunks_of, progress_bar, run, stream_chunk,
+                          session)
 from kcxai._errors import InvalidInputError, InvalidTypeError, KcxaiError
 from kcxai._params import NONE, BOOL, Options, Range, check
 from kcxai._table import Table, TableReader
@@ -318,8 +320,10 @@ class Explainer:
             The lower bound on ``Pr(kappa(x) = c | x_S = v_S)`` of the precision-bounded methods
             (default 0.95). A method given the other bound raises an error saying which it takes.
         n_jobs : int, optional
-            ``None`` or 1: in this process. Otherwise joblib workers (-1: all cores); inside
-            ``joblib.parallel_config(backend="dask")`` (or ``"ray"``) the work goes to that cluster.
+            ``None`` or 1: in this process. Otherwise joblib workers (-1: all cores), in chunks sized
+            from the number of workers; inside ``joblib.parallel_config(backend="dask")`` the work goes to
+            that Dask cluster (the compiled form sent to each worker once), inside ``"ray"`` to Ray. Every
+            row's explanation is the same whichever runs it (see :mod:`kcxai._batch`).
         progress : bool, default False
             Show a progress bar (``tqdm.auto``: a widget in notebooks).
         on_error : {"raise", "report"}, default "raise"
@@ -342,19 +346,54 @@ class Explainer:
         check("on_error", on_error, Options(ON_ERROR))
         job = self._job(method, delta, precision, options, on_error)
         rows, failed = self._read(X, on_error)
-        done = run(job, rows, n_jobs=n_jobs, progress=progress)
-        items: list[Done]
-        if not failed:
-            items = done
-            ids = [r[0] for r in rows]
-        else:  # put the rows that could not be read back in their places
-            explained = iter(done)
-            ids, items = [], []
-            for rid, fail in failed:
-                ids.append(rid)
-                items.append(next(explained) if fail is None else fail)
-        bounds = "precision" if METHODS[job.method].bound == "precision" else "error"
-        return ExplanationSet(cast(list[Row], items), ids, bounds=bounds)  # Lazy entries are rebuilt when read
+        return _assembled(job, rows, failed, run(job, rows, n_jobs=n_jobs, progress=progress))
+
+    def explain_batches(self, tables: Iterable[DataLike], *, method: str | None = None,
+                        delta: ProbabilityLike | None = None, precision: ProbabilityLike | None = None,
+                        n_jobs: int | None = None, progress: bool = False, on_error: str = "raise",
+                        **options: object) -> Iterator[ExplanationSet]:
+        """Explain the rows of each table of ``tables`` in turn: one :class:`~kcxai.ExplanationSet` per table,
+        in order, the same as :meth:`explain` gives it (same arguments).
+
+        For tables too many to hold at once (chunks of a file: ``pandas.read_csv(..., chunksize=...)``,
+        ``pyarrow``'s record batches): the tables are read as the work goes, a few chunks ahead of the
+        results, on one pool of workers, each table in chunks of at least 256 rows
+        (:func:`kcxai._batch.stream_chunk`); on a Dask cluster (inside ``joblib.parallel_config(backend="dask")``)
+        the compiled form is sent to each worker once for all the tables, and the next table's chunks are
+        running while this one's are returned. A table whose workers fail raises
+        :class:`~kcxai.WorkerError` naming its chunk; the tables before it were yielded.
+
+        Examples
+        --------
+        >>> import kcxai
+        >>> explainer = kcxai.Explainer(kcxai.datasets.running_example_tree())
+        >>> tables = ([(1, 1, 1, 1, 0, 0, 0, 0, 1)] * k for k in (2, 1))
+        >>> [len(s) for s in explainer.explain_batches(tables, method="axp")]
+        [2, 1]
+        """
+        n_jobs = check_n_jobs(n_jobs)
+        check("on_error", on_error, Options(ON_ERROR))
+        job = self._job(method, delta, precision, options, on_error)
+        read: deque[tuple[list[IdRow], list[tuple[RowId, RowFailure | None]], int]] = deque()
+        with progress_bar(None, progress, job.method) as tick, session(job, n_jobs) as where:
+            def chunks() -> Iterator[Sequence[IdRow]]:
+                for X in tables:
+                    rows, failed = self._read(X, on_error)
+                    size = SERIAL_CHUNK if where.workers == 1 else stream_chunk(len(rows), where.workers)
+                    pieces = chunks_of(rows, size)
+                    read.append((rows, failed, len(pieces)))
+                    yield from pieces
+
+            done: list[Done] = []
+            parts = 0
+            for part in where.map(chunks()):
+                done += part
+                parts += 1
+                tick(len(part))
+                while read and parts == read[0][2]:  # this table's last chunk
+                    rows, failed, _ = read.popleft()
+                    yield _assembled(job, rows, failed, done)
+                    done, parts = [], 0
 
     def _read(self, X: DataLike, on_error: str) -> tuple[list[IdRow], list[tuple[RowId, RowFailure | None]]]:
         """The rows to explain and, when some could not be read (``on_error="report"``), every row's id
@@ -522,6 +561,24 @@ class _bar:
     def __exit__(self, *exc: object) -> None:
         if self.tqdm is not None:
             self.tqdm.close()
+
+
+def _assembled(job: Job, rows: list[IdRow], failed: list[tuple[RowId, RowFailure | None]],
+               done: list[Done]) -> ExplanationSet:
+    """The :class:`ExplanationSet` of a table: the rows explained (``done``, in the order of ``rows``), with the
+    rows that could not be read (``failed``: every row's id with its read failure or ``None``) in their places."""
+    items: list[Done]
+    if not failed:
+        items = done
+        ids = [r[0] for r in rows]
+    else:  # put the rows that could not be read back in their places
+        explained = iter(done)
+        ids, items = [], []
+        for rid, fail in failed:
+            ids.append(rid)
+            items.append(next(explained) if fail is None else fail)
+    bounds = "precision" if METHODS[job.method].bound == "precision" else "error"
+    return ExplanationSet(cast(list[Row], items), ids, bounds=bounds)  # Lazy entries are rebuilt when read
 
 
 def _alternatives(m: Method, forced: str | None) -> str:

@@ -12,7 +12,7 @@ from kcxai._errors import KcxaiError
 from kcxai.explain.explanation import Condition, Explanation, RowFailure
 from kcxai.space import FeatureSpace, Probability
 
-__all__ = ["ExplanationSet", "RowFailure", "Row", "PackedRow", "pack", "Unpacker"]
+__all__ = ["ExplanationSet", "RowFailure", "Row", "PackedRow", "pack", "Unpacker", "FRAME_COLUMNS"]
 
 
 #: One entry of an :class:`ExplanationSet`.
@@ -158,10 +158,10 @@ class Lazy:
 
 
 #: The columns of :meth:`ExplanationSet.to_frame`, in order.
-_COLUMNS = ("id", "prediction", "method", "delta", "precision_bound", "bounds", "size", "features", "rule", "error",
-            "precision", "coverage", "error_exact", "precision_exact", "coverage_exact", "distribution", "language",
-            "approximate", "confidence", "decided", "sampled", "interval_low", "interval_high", "error_low",
-            "error_high", "certified", "oracle_calls", "seconds", "failure")
+FRAME_COLUMNS = ("id", "prediction", "method", "delta", "precision_bound", "bounds", "size", "features", "rule",
+                 "error", "precision", "coverage", "error_exact", "precision_exact", "coverage_exact", "distribution",
+                 "language", "approximate", "confidence", "decided", "sampled", "interval_low", "interval_high",
+                 "error_low", "error_high", "certified", "oracle_calls", "seconds", "failure")
 
 
 def _float(p: Probability | None) -> float | None:
@@ -266,7 +266,7 @@ class ExplanationSet(Sequence[Row]):
         out = []
         for rid, row in zip(self.ids, self):
             if isinstance(row, RowFailure):
-                out.append({**dict.fromkeys(_COLUMNS), "id": rid, "bounds": self.bounds,
+                out.append({**dict.fromkeys(FRAME_COLUMNS), "id": rid, "bounds": self.bounds,
                             "failure": f"{row.error_type}: {row.message}"})
                 continue
             cov = row.coverage
@@ -310,7 +310,7 @@ class ExplanationSet(Sequence[Row]):
         """
         import pandas as pd
 
-        frame = pd.DataFrame.from_records(self.records(), columns=list(_COLUMNS))
+        frame = pd.DataFrame.from_records(self.records(), columns=list(FRAME_COLUMNS))
         return frame.astype({"size": "Int64", "oracle_calls": "Int64", "sampled": "Int64", "approximate": "boolean"})
 
     def __repr__(self) -> str:

@@ -113,3 +113,28 @@ def test_explainer_batches_in_threads_equal_one_process() -> None:
     with joblib.parallel_config(backend="threading"):
         par = explainer.explain(rows, method="local_cdrs", precision=0.9, n_jobs=2)
     assert list(par) == list(seq) and par.ids == seq.ids
+
+
+def test_a_failed_pool_names_the_chunks_it_may_have_been(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A task that fails inside a worker is named exactly (see test_explain_csv.py); a pool that fails (a worker
+    process killed: joblib does not say which task) names the chunks not yet returned of its round."""
+    from kcxai import _batch
+    from kcxai._errors import WorkerError
+
+    real = _batch._guarded
+
+    def pool_dies(job: Any, rows: Any, packed: bool) -> Any:
+        if any(rid == 20 for rid, _ in rows):
+            raise OSError("A worker process managed by the executor was unexpectedly terminated.")
+        return real(job, rows, packed)
+
+    monkeypatch.setattr(_batch, "_guarded", pool_dies)
+    rows = [(k, tuple(r)) for k, r in enumerate(np.random.default_rng(7).integers(0, 2, size=(40, 9)).tolist())]
+    kept: list[Any] = []
+    with pytest.raises(WorkerError) as err, joblib.parallel_config(backend="threading"), \
+            _batch.session(_job(), 2) as s:
+        for part in s.map(_batch.chunks_of(rows, 4)):
+            kept += part
+    k = err.value.chunk
+    assert 4 <= k <= 5 and len(kept) == 4 * k and err.value.first == 4 * k and err.value.last == 31
+    assert f"one of chunks {k} to 7 (rows {4 * k} to 31, {32 - 4 * k} rows)" in str(err.value)

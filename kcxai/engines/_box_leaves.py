@@ -176,6 +176,15 @@ class LeafTable:
             meet &= np.all(self.masks & box != 0, axis=1)
         return meet
 
+    def holds(self, rows: IntArray, feature: int, value: int) -> BoolArray:
+        """Whether each leaf of ``rows`` allows ``value`` on ``feature`` (its hull, for a hull feature)."""
+        col = int(self.mask_col[feature])
+        if col >= 0:
+            out: BoolArray = (self.masks[rows, col] >> np.uint64(value)) & np.uint64(1) != 0
+        else:
+            out = (self.low[rows, feature] <= value) & (self.high[rows, feature] >= value)
+        return out
+
     def sweep(self, feature: int, rows: IntArray, values: FloatArray) -> FloatArray:
         """The sum of ``values`` of the leaves ``rows`` whose set (hull) on ``feature`` holds each of its values."""
         size = int(self.sizes[feature])

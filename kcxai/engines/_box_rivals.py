@@ -18,10 +18,15 @@ from fractions import Fraction
 import numpy as np
 
 from kcxai._deadline import Deadline
+from kcxai._errors import ProblemTooLargeError
 from kcxai.engines._box_leaves import IntArray, NumberArray
 from kcxai.engines._ensemble_cnf import EnsembleView
 
-__all__ = ["Rival", "rivals_of"]
+__all__ = ["Rival", "rivals_of", "MAX_SCALE_BITS"]
+
+#: The largest common factor (in bits) that the leaf values of a pair of classes may need to become exact
+#: integers; past it :func:`rivals_of` raises :class:`~kcxai.ProblemTooLargeError`.
+MAX_SCALE_BITS = 1024
 
 #: A leaf's class scores (one exact rational per class).
 ScoreRow = tuple[Fraction, ...]
@@ -78,11 +83,15 @@ class Rival:
         return sum(self.values[k] for k in ranks.tolist())
 
 
-def rivals_of(view: EnsembleView, leaf_tree: IntArray, deadline: Deadline | None = None) -> dict[int, list[Rival]]:
-    """Per class ``c``, its rivals ``d != c`` in increasing order (the deadline checked once per tree and pair)."""
+def rivals_of(view: EnsembleView, leaf_tree: IntArray, deadline: Deadline | None = None,
+              model_name: str = "model") -> dict[int, list[Rival]]:
+    """Per class ``c``, its rivals ``d != c`` in increasing order (the deadline checked once per tree and pair).
+
+    Raises :class:`~kcxai.ProblemTooLargeError` (naming ``model_name``) when a pair's leaf values need a
+    common factor of more than :data:`MAX_SCALE_BITS` bits to become integers."""
     distinct, row_ids = _distinct_rows(view, deadline)
     k = len(view.base)
-    return {c: [_rival(view, c, d, distinct, row_ids, leaf_tree, deadline) for d in range(k) if d != c]
+    return {c: [_rival(view, c, d, distinct, row_ids, leaf_tree, deadline, model_name) for d in range(k) if d != c]
             for c in range(k)}
 
 
@@ -107,13 +116,20 @@ def _distinct_rows(view: EnsembleView, deadline: Deadline | None) -> tuple[list[
 
 
 def _rival(view: EnsembleView, c: int, d: int, distinct: Sequence[ScoreRow], row_ids: Sequence[IntArray],
-           leaf_tree: IntArray, deadline: Deadline | None) -> Rival:
+           leaf_tree: IntArray, deadline: Deadline | None, model_name: str = "model") -> Rival:
     """The margin ``score_c - score_d`` per leaf, scaled to integers, as ranks among its distinct values."""
     diffs = [row[c] - row[d] for row in distinct]
     base = view.base[c] - view.base[d]
     scale = 1
     for x in (*set(diffs), base):
         scale = scale * x.denominator // math.gcd(scale, x.denominator)
+        if scale.bit_length() > MAX_SCALE_BITS:
+            raise ProblemTooLargeError(
+                f"The search engine cannot make this {model_name}'s leaf values exact integers within "
+                f"MAX_SCALE_BITS={MAX_SCALE_BITS} bits: the least common multiple of the denominators of classes "
+                f"{c} and {d}'s score differences has more than {MAX_SCALE_BITS} bits. Read the forest with "
+                "voting='hard', or round its leaf scores with model.rounded(step) (a different classifier whose "
+                "predictions can differ only where the two best summed scores are within its stated margin).")
     ints = [int(x * scale) for x in diffs]
     uniq = sorted(set(ints))
     rank_of = {v: r for r, v in enumerate(uniq)}

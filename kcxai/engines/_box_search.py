@@ -38,6 +38,7 @@ from kcxai.engines._box_leaves import (
     low_bit,
     range_masks,
 )
+from kcxai.engines._box_descent import MarginDescent, query_seed, random_points
 from kcxai.engines._box_rivals import Rival
 from kcxai.models.classifier import Classifier
 
@@ -177,6 +178,11 @@ class BoxSearch:
     WIDTH = 64
     #: The batch width doubles every ``GROW`` expansions.
     GROW = 3
+    #: Descents from random points of the root box are tried after this many boxes, then after 8, 64, ...
+    #: times as many.
+    RESTART_AFTER = 64
+    #: How many random points each time.
+    RESTARTS = 16
 
     def __init__(self, leaves: LeafTable, model: Classifier, rival: Rival, point: Sequence[int], free: IntArray,
                  selected: BoolArray, label: int, deadline: Deadline | None = None,
@@ -198,6 +204,10 @@ class BoxSearch:
         self.set_pos: IntArray = np.flatnonzero(col >= 0)
         self.set_slot: IntArray = np.full(len(free), -1, dtype=np.int64)
         self.set_slot[self.set_pos] = np.arange(len(self.set_pos))
+        #: The positions of the features of ranges, and the rows' hulls on them alone.
+        self.range_pos: IntArray = np.flatnonzero(col < 0)
+        self.leaf_low_r: Int32Array = self.leaf_low[:, self.range_pos]
+        self.leaf_high_r: Int32Array = self.leaf_high[:, self.range_pos]
         #: Per row and free feature of value sets, the set its leaf allows.
         self.leaf_sets: MaskArray = leaves.masks[rows][:, col[self.set_pos]]
         self.row_tree: IntArray = rival.leaf_tree[selected]
@@ -212,6 +222,10 @@ class BoxSearch:
         self.key_width = int(leaves.sizes.max()) + 1 if len(leaves.sizes) else 1
         #: Whether :meth:`probe` applies: every leaf's value set kept exactly (no hulls).
         self.can_probe = not len(leaves.hull_features) and len(free) > 0
+        self._descent: MarginDescent | None = None
+        self._root: BoxBatch | None = None
+        self._restart_at = self.RESTART_AFTER
+        self._rng: np.random.Generator | None = None
 
     def witness(self, free_values: NumberArray) -> Point:
         """The instance with its free features set to ``free_values``."""
@@ -293,9 +307,18 @@ class BoxSearch:
 
     # -- the search ------------------------------------------------------------------
 
-    def run(self, root: tuple[IntArray, IntArray] | None = None) -> Point | None:
-        """The search from the box of all the free features' values, or from ``root`` (their ranges)."""
-        got = self.start(root)
+    def run(self, root: tuple[IntArray, IntArray] | None = None, proven: Sequence[int] = ()) -> Point | None:
+        """The search from the box of all the free features' values, or from ``root`` (their ranges), without
+        the points where some free feature of ``proven`` (positions among the free features) has the
+        instance's value (regions known to hold no counterexample)."""
+        return self.run_from(self.start(root), proven)
+
+    def run_from(self, got: Found, proven: Sequence[int] = ()) -> Point | None:
+        """:meth:`run` from the root box :meth:`start` evaluated."""
+        for j in proven:
+            if not isinstance(got, BoxBatch):
+                return got
+            got = self.carve(got, j, int(self.point[self.free[j]]))
         if not isinstance(got, BoxBatch):
             return got
         if self.can_probe:
@@ -316,7 +339,53 @@ class BoxSearch:
         sets0 = range_masks(low0[0, self.set_pos], high0[0, self.set_pos])[None, :]
         base0 = np.asarray([self.rival.base], dtype=object if self.float_bounds else np.int64)
         every_row = np.arange(len(self.row_tree))
-        return self.evaluate(low0, high0, sets0, base0, every_row, np.zeros(len(self.row_tree), dtype=np.int64))
+        got = self.evaluate(low0, high0, sets0, base0, every_row, np.zeros(len(self.row_tree), dtype=np.int64))
+        if isinstance(got, BoxBatch):
+            self._root = BoxBatch(low0, high0, sets0, base0, every_row, np.zeros(len(every_row), dtype=np.int64),
+                                  got.bound)
+        return got
+
+    # -- guessed counterexamples ---------------------------------------------------
+
+    def guess(self, start: IntArray, box: BoxBatch | None = None, k: int = 0) -> Point | None:
+        """A counterexample found by steepest descent (:mod:`kcxai.engines._box_descent`) from ``start`` (the
+        free features' values) in box ``k`` of ``box`` (default: the root box, all rows), confirmed by the
+        model; ``None``: the descent ended at a margin above the threshold."""
+        box = self._root if box is None else box
+        if box is None:
+            return None
+        if self._descent is None:
+            values = self.rival.value_table[self.row_rank].astype(np.float64)
+            self._descent = MarginDescent(self.leaf_low, self.leaf_high, self.leaf_sets, self.set_pos, values)
+        rival = self.rival
+        first, last = np.searchsorted(box.owner, [k, k + 1])
+        limit = rival.threshold + (rival.slack or 0.0) + 0.5 - float(box.base[k])
+        point, margin = self._descent.run(box.rows[first:last], start, box.low[k], box.high[k], box.sets[k], limit)
+        if margin > limit:
+            return None
+        found = self.witness(point)
+        return found if self.model.predict_point(found) != self.label else None
+
+    def guess_from_instance(self) -> Point | None:
+        """:meth:`guess` from the instance (after :meth:`start`)."""
+        return self.guess(self.point[self.free]) if len(self.free) else None
+
+    def restarts(self, count: int) -> Point | None:
+        """:meth:`guess` from ``count`` points of the root box drawn by a generator seeded by the query."""
+        if self._root is None or not len(self.free):
+            return None
+        if self._rng is None:
+            rival_index = int(self.rival.threshold)  # the rival's tie rule and values make the stream its own
+            self._rng = np.random.default_rng([query_seed(self.point, self.free, self.label, rival_index),
+                                               len(self.row_tree)])
+        root = self._root
+        starts = random_points(self._rng, count, root.low[0], root.high[0], root.sets[0], self.set_pos)
+        for start in starts:
+            found = self.guess(start)
+            if found is not None:
+                return found
+        return None
+
 
     def descend(self, root: BoxBatch) -> Point | None:
         """The depth-first search below the open boxes ``root``."""
@@ -330,6 +399,11 @@ class BoxSearch:
                 raise Interrupted
             batch = stack.pop()
             self.boxes += len(batch)
+            if self.boxes >= self._restart_at:  # a long search: guess again, from random points
+                self._restart_at *= 8
+                found = self.restarts(self.RESTARTS)
+                if found is not None:
+                    return found
             got = self.expand(batch)
             if got is None:
                 continue
@@ -447,6 +521,44 @@ class BoxSearch:
         order = np.argsort(child_owner, kind="stable")
         return self.evaluate(low, high, sets, np.repeat(batch.base, 2), child_rows[order], child_owner[order])
 
+    def carve(self, batch: BoxBatch, j: int, value: int) -> Found:
+        """The boxes of ``batch`` without their points where free feature ``j`` (a position) is ``value``, which
+        every box holds: a box of ranges becomes the boxes below and above the value, a box of value sets
+        keeps the other values; the pieces evaluated."""
+        rows, owner, n = batch.rows, batch.owner, len(batch)
+        slot = int(self.set_slot[j])
+        low = np.repeat(batch.low, 2, axis=0)
+        high = np.repeat(batch.high, 2, axis=0)
+        sets = np.repeat(batch.sets, 2, axis=0)
+        if slot < 0:  # child 2b: the values below ``value``; 2b + 1: above it
+            high[0::2, j] = value - 1
+            low[1::2, j] = value + 1
+            keep = np.stack((batch.low[:, j] < value, batch.high[:, j] > value), axis=1).ravel()
+            to_left = self.leaf_low[rows, j] < value
+            to_right = self.leaf_high[rows, j] > value
+        else:  # child 2b: the set without ``value``; 2b + 1: empty
+            rest = batch.sets[:, slot] & ~(np.uint64(1) << np.uint64(value))
+            sets[0::2, slot] = rest
+            nonempty = rest != 0
+            some = np.where(nonempty, rest, np.uint64(1))
+            low[0::2, j] = np.where(nonempty, low_bit(some), 0)
+            high[0::2, j] = np.where(nonempty, high_bit(some), 0)
+            keep = np.stack((nonempty, np.zeros(n, dtype=bool)), axis=1).ravel()
+            to_left = self.leaf_sets[rows, slot] & rest[owner] != 0
+            to_right = np.zeros(len(rows), dtype=bool)
+        to_left &= keep[2 * owner]
+        to_right &= keep[2 * owner + 1]
+        kept = np.flatnonzero(keep)
+        if not len(kept):
+            return None
+        child_rows = np.concatenate((rows[to_left], rows[to_right]))
+        child_owner = np.concatenate((2 * owner[to_left], 2 * owner[to_right] + 1))
+        order = np.argsort(child_owner, kind="stable")
+        renumber = np.full(2 * n, -1, dtype=np.int64)
+        renumber[kept] = np.arange(len(kept))
+        return self.evaluate(low[kept], high[kept], sets[kept], np.repeat(batch.base, 2)[kept], child_rows[order],
+                             renumber[child_owner[order]])
+
     def split(self, batch: BoxBatch) -> _Split:
         """Per box, the free feature most of its undecided leaves restrict inside it, and where to split it:
         for a feature of ranges the median of those leaves' boundaries on it (the left child keeps the
@@ -454,11 +566,12 @@ class BoxSearch:
         (the left child's set; a leaf's set and its complement in the box cut alike). A box whose leaves
         restrict nothing: its widest feature, halved (a set: its lowest value apart)."""
         rows, owner = batch.rows, batch.owner
-        leaf_low, leaf_high = self.leaf_low[rows], self.leaf_high[rows]
-        above = leaf_low > batch.low[owner]  # the leaf's lowest value is above the box's: a boundary inside the box
-        below = leaf_high < batch.high[owner]
-        restricts = above | below
-        set_pos = self.set_pos
+        set_pos, range_pos = self.set_pos, self.range_pos
+        restricts = np.empty((len(rows), len(self.free)), dtype=bool)
+        if len(range_pos):  # a boundary inside the box: the leaf's lowest value above the box's, or its highest below
+            box_low, box_high = batch.low[:, range_pos], batch.high[:, range_pos]
+            restricts[:, range_pos] = ((self.leaf_low_r[rows] > box_low[owner])
+                                       | (self.leaf_high_r[rows] < box_high[owner]))
         if len(set_pos):
             whole = batch.sets[owner]
             restricts[:, set_pos] = self.leaf_sets[rows] & whole != whole
@@ -475,13 +588,15 @@ class BoxSearch:
         mid = (batch.low[boxes, j] + batch.high[boxes, j]) // 2  # halving, unless boundaries say otherwise
         slot = self.set_slot[j]
         row_j = j[owner]
-        at = np.arange(len(rows))
-        row_low, row_high = leaf_low[at, row_j], leaf_high[at, row_j]
+        leaf_at = rows * len(self.free) + row_j  # flat positions in the (row, free feature) tables
+        row_low, row_high = self.leaf_low.reshape(-1)[leaf_at], self.leaf_high.reshape(-1)[leaf_at]
         by_range = slot[owner] < 0
         # the boundaries inside the box on its feature (of ranges): a leaf's lowest value less one, its highest
         width = self.key_width
         key_owner = owner.astype(np.int64) * width
-        low_in, high_in = above[at, row_j], below[at, row_j]
+        box_at = owner * len(self.free) + row_j
+        low_in = row_low > batch.low.reshape(-1)[box_at]
+        high_in = row_high < batch.high.reshape(-1)[box_at]
         if len(set_pos):
             low_in &= by_range
             high_in &= by_range

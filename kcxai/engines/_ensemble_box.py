@@ -24,6 +24,20 @@ among the pair's distinct values (so "settled" and the minima are exact); the bo
 the scaled values allow it, and otherwise float sums that prune only with a margin above their rounding
 error, the decisions being exact Python-integer sums.
 
+On a soft-voting forest of two classes and at most :data:`SAT_FIRST_LEAVES` leaves whose paths restrict
+every feature to ranges (:func:`sat_first`), a query that the single-feature flips, the root boxes and
+the descent from the instance leave open goes to a SAT solver first
+(:class:`~kcxai.engines._ensemble_cnf.EnsembleCnf`), within :data:`SAT_CONFLICTS` conflicts
+(:data:`SAT_BOX_CONFLICTS` for a box of ranges): its proof's core becomes the engine's core (the deletion
+drops the features it did not use, as with the SAT engine) and a region proven; its counterexample the
+answer. The first point query out of conflicts leaves the rest of the explanation to the search (until
+:meth:`EnsembleBox.restart`), so an explanation pays for at most one SAT call that decides nothing.
+
+Regions proven by earlier queries of the same instance and class (the sets of fixed features found
+sufficient) are carved out of later root boxes: when ``fixed + {i}`` contains a proven set, no
+counterexample has ``x_i = v_i``. They last one explanation: :meth:`EnsembleBox.restart` forgets them,
+so that an explanation's boxes and counterexamples depend on its own queries only.
+
 Everything that does not depend on the instance (every leaf's hull and value sets, every pair of
 classes' scaled values) is built with the engine. Measurements: ``docs/results.md``.
 
@@ -45,14 +59,31 @@ from kcxai._errors import ProblemTooLargeError
 from kcxai._types import Point
 from kcxai.engines._box_leaves import MASK_BITS, BoolArray, IntArray, LeafTable, needed_bytes
 from kcxai.engines._box_rivals import Rival, rivals_of
-from kcxai.engines._box_search import BoxSearch, Interrupted
-from kcxai.engines._ensemble_cnf import ensemble_view
+from kcxai.engines._box_search import BoxBatch, BoxSearch, Interrupted
+from kcxai.engines._ensemble_cnf import EnsembleCnf, ensemble_view
 from kcxai.models.classifier import Classifier
+from kcxai.models.forest import RandomForest
 
 __all__ = ["EnsembleBox", "Interrupted", "DEFAULT_MAX_MEMORY", "MASK_BITS"]
 
 #: Default bound on the engine's arrays, in bytes.
 DEFAULT_MAX_MEMORY = 2 << 30
+
+#: Two-class soft-voting forests of at most this many leaves also get a SAT solver (:func:`sat_first`).
+SAT_FIRST_LEAVES = 10_000
+#: The conflicts a query's SAT call may take before the search decides instead.
+SAT_CONFLICTS = 1_000
+#: The same for a box of ranges (:meth:`EnsembleBox.changes_in_box`, widening: up to 1,400 measured on
+#: breast_cancer's forest).
+SAT_BOX_CONFLICTS = 20_000
+
+
+def sat_first(model: Classifier, leaves: LeafTable) -> bool:
+    """Whether the engine asks a SAT solver first, within :data:`SAT_CONFLICTS` conflicts: a soft-voting
+    forest of two classes and at most :data:`SAT_FIRST_LEAVES` leaves whose paths restrict every feature
+    to ranges (measured: ``docs/results.md``, "Soft voting")."""
+    return (isinstance(model, RandomForest) and model.voting == "soft" and len(model.classes) == 2
+            and len(leaves) <= SAT_FIRST_LEAVES and not len(leaves.set_features) and not len(leaves.hull_features))
 
 
 class EnsembleBox:
@@ -92,12 +123,18 @@ class EnsembleBox:
         self.leaves = LeafTable(self.view.trees, self.sizes, deadline)
         #: Number of reachable leaves of all the trees (one box each).
         self.n_leaves = len(self.leaves)
-        self.rivals: dict[int, list[Rival]] = rivals_of(self.view, self.leaves.leaf_tree, deadline)
+        self.rivals: dict[int, list[Rival]] = rivals_of(self.view, self.leaves.leaf_tree, deadline,
+                                                        type(model).__name__)
         self._witness: Point | None = None
         self._meets: tuple[Point, BoolArray] | None = None
         self._flipped: tuple[tuple[Point, int], list[Point | None]] | None = None
         self._stop = threading.Event()
+        self._proven: tuple[tuple[Point, int], set[frozenset[int]]] | None = None
         self.nodes = 0
+        #: The SAT solver asked first (:func:`sat_first`), or ``None``.
+        self.sat: EnsembleCnf | None = EnsembleCnf(model, deadline=deadline) if sat_first(model, self.leaves) else None
+        self._sat_on = True  # until a SAT call of this explanation runs out of conflicts
+        self._core: set[int] | None = None  # the fixed features of the last proof's SAT core
 
     @property
     def set_features(self) -> IntArray:
@@ -174,6 +211,7 @@ class EnsembleBox:
 
         First a point that differs from ``point`` on one free feature only (:meth:`flips`), then the search."""
         fixed = sorted(set(fixed))
+        self._core = None
         flips = self.flips(point, label)
         for i in set(range(len(self.sizes))).difference(fixed):
             if flips[i] is not None:
@@ -181,13 +219,48 @@ class EnsembleBox:
                 return True
         cols = self.meet_columns(point)
         meet = np.logical_and.reduce(cols[:, fixed], axis=1) if fixed else np.ones(len(cols), dtype=bool)
-        for rival in self.rivals[label]:
-            found = self._search(rival, point, fixed, meet, label, deadline)
+        proven = self._proven_now(point, label)
+        fixed_set = frozenset(fixed)
+        searches = [self.searcher(rival, point, fixed, meet, label, deadline) for rival in self.rivals[label]]
+        roots = [search.start() for search in searches]  # each: open boxes, a counterexample, or None
+        for search, root in zip(searches, roots):  # a descent from the instance for each rival
+            found = search.guess_from_instance() if isinstance(root, BoxBatch) else root
+            if found is not None and not isinstance(found, BoxBatch):
+                self._witness = found
+                return True
+        if self.sat is not None and self._sat_on and any(isinstance(root, BoxBatch) for root in roots):
+            answer = self.sat.changes_within(point, label, fixed, SAT_CONFLICTS, deadline)
+            if answer is None:
+                self._sat_on = False  # for the rest of this explanation: the search alone
+            elif answer:
+                self._witness = self.sat.model_point()
+                return True
+            else:
+                self._core = self.sat.core_features(point, fixed)
+                proven.add(frozenset(self._core))
+                self._witness = None
+                return False
+        free = [i for i in range(len(self.sizes)) if i not in fixed_set]
+        # x_i = v_i holds no counterexample when fixed + {i} contains a set proven sufficient (sufficiency is monotone)
+        carve = [k for k, i in enumerate(free) if any(p - fixed_set <= {i} for p in proven)]
+        for search, root in zip(searches, roots):
+            try:
+                found = search.run_from(root, carve)
+            finally:
+                self.nodes += search.boxes
             if found is not None:
                 self._witness = found
                 return True
+        proven.add(fixed_set)
         self._witness = None
         return False
+
+    def _proven_now(self, point: Sequence[int], label: int) -> set[frozenset[int]]:
+        """The sets of features proven sufficient for ``point`` and ``label`` since the last :meth:`restart`."""
+        key = (tuple(int(v) for v in point), label)
+        if self._proven is None or self._proven[0] != key:
+            self._proven = (key, {frozenset(range(len(self.sizes)))})
+        return self._proven[1]
 
     def changes_in_box(self, lo: Sequence[int], hi: Sequence[int], label: int,
                        deadline: Deadline | None = None) -> bool:
@@ -195,6 +268,11 @@ class EnsembleBox:
         classified other than ``label``: the sufficiency of a box of ranges (what widening an
         explanation's conditions asks). The same search, its root box the given ranges and its leaves
         those whose value sets meet them."""
+        if self.sat is not None:  # the SAT solver first, as for single points (undecided: the search)
+            answer = self.sat.changes_within((), label, (), SAT_BOX_CONFLICTS, deadline, box=(lo, hi))
+            if answer is not None:
+                self._witness = self.sat.model_point() if answer else None
+                return answer
         low = np.asarray(lo, dtype=np.int64)
         high = np.asarray(hi, dtype=np.int64)
         fixed = [i for i in range(len(self.sizes)) if low[i] == high[i]]
@@ -208,10 +286,11 @@ class EnsembleBox:
         return False
 
     def _search(self, rival: Rival, point: Sequence[int], fixed: list[int], meet: BoolArray, label: int,
-                deadline: Deadline | None, bounds: tuple[IntArray, IntArray] | None = None) -> Point | None:
+                deadline: Deadline | None, bounds: tuple[IntArray, IntArray] | None = None,
+                carve: Sequence[int] = ()) -> Point | None:
         search = self.searcher(rival, point, fixed, meet, label, deadline)
         try:
-            return search.run(None if bounds is None else (bounds[0][search.free], bounds[1][search.free]))
+            return search.run(None if bounds is None else (bounds[0][search.free], bounds[1][search.free]), carve)
         finally:
             self.nodes += search.boxes
 
@@ -224,8 +303,8 @@ class EnsembleBox:
                          self._stop)
 
     def core_features(self, point: Sequence[int], fixed: Iterable[int]) -> set[int]:
-        """No core: all the fixed features."""
-        return set(fixed)
+        """After a negative :meth:`changes`: the SAT solver's core when it answered, else all the fixed features."""
+        return set(fixed) if self._core is None else self._core & set(fixed)
 
     def model_point(self) -> Point:
         """After a positive :meth:`changes`: the counterexample found."""
@@ -239,7 +318,15 @@ class EnsembleBox:
         return {i for i in features if found[i] != point[i]}
 
     def restart(self) -> None:
-        """Nothing to forget: each call searches from scratch (the :class:`DecisionEngine` protocol)."""
+        """Forget the regions proven by the last explanation's queries (the :class:`DecisionEngine` protocol):
+        they carve later searches' root boxes and so choose their counterexamples, which must depend on one
+        explanation's own queries only; and restart the SAT solver asked first, asked again."""
+        self._proven = None
+        self._sat_on = True
+        if self.sat is not None:
+            self.sat.restart()
 
     def close(self) -> None:
-        """Nothing to free."""
+        """Free the SAT solver asked first, if any."""
+        if self.sat is not None:
+            self.sat.close()

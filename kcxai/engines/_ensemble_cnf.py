@@ -497,6 +497,33 @@ class EnsembleCnf:
             return bool(self.solver.solve(assumptions=lits))
         return deadline.solve(self.solver, lits)
 
+    def box_literals(self, lo: Sequence[int], hi: Sequence[int]) -> list[int]:
+        """The assumption literals saying ``lo[f] <= x_f <= hi[f]`` for every feature (``y[f][k]``: ``x_f <= k``)."""
+        lits = []
+        for ys, low, high in zip(self.y, lo, hi):
+            if low > 0:
+                lits.append(-ys[low - 1])
+            if high < len(ys):
+                lits.append(ys[high])
+        return lits
+
+    def changes_within(self, point: Sequence[int], label: int, fixed: Iterable[int], conflicts: int,
+                       deadline: Deadline | None = None, box: tuple[Sequence[int], Sequence[int]] | None = None
+                       ) -> bool | None:
+        """:meth:`changes` within ``conflicts`` conflicts of the solver: ``None`` when undecided by then.
+        With ``box`` (``lo``, ``hi``): whether some point of the box of ranges gets a class other than ``label``
+        (``point`` and ``fixed`` unused).
+
+        The deadline is looked at before the call only: the budget bounds the call itself."""
+        if deadline is not None:
+            deadline.check()
+        lits = (self.assumptions(point, label, fixed) if box is None
+                else [self._targets[label], *self.box_literals(*box)])
+        self._used = True
+        self.solver.conf_budget(conflicts)
+        answer = self.solver.solve_limited(assumptions=lits)
+        return None if answer is None else bool(answer)
+
     def core_features(self, point: Sequence[int], fixed: Iterable[int]) -> set[int]:
         """After an unsatisfiable :meth:`changes`: the fixed features in the solver's core."""
         by_lit = {x: i for i, ls in self.fixed_literals(point, fixed).items() for x in ls}

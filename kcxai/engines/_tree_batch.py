@@ -36,6 +36,31 @@ from kcxai.space import FeatureSpace
 __all__ = ["TreeBatch"]
 
 
+#: Ints up to this size are floats exactly (read as the float path reads them: :meth:`Feature.index`).
+_EXACT = 2**53
+
+
+def _indices(feat: Any, col: Sequence[Any]) -> list[int]:
+    """``feat.index(v)`` for each value of ``col``, computed once per distinct value (keyed with its type, so that
+    ``1``, ``1.0`` and ``True`` are looked up apart, as ``Feature.index`` may tell them apart)."""
+    seen: dict[tuple[type, Any], int] = {}
+    out = []
+    for v in col:
+        key = (type(v), v)
+        try:
+            k = seen.get(key)
+        except TypeError:  # an unhashable value: Feature.index says what is wrong with it
+            k = None
+        if k is None:
+            k = feat.index(v)
+            try:
+                seen[key] = k
+            except TypeError:
+                pass
+        out.append(k)
+    return out
+
+
 class TreeBatch:
     """Batch min_idrs on one decision tree (see the module docstring)."""
 
@@ -99,7 +124,7 @@ class TreeBatch:
         out = np.empty((len(instances), self.n), dtype=np.int64)
         for f, feat in enumerate(self.space.features):
             col = [inst[f] for inst in instances]
-            if feat.is_numeric and all(type(x) is float for x in col):
+            if feat.is_numeric and all(type(x) is float or (type(x) is int and -_EXACT <= x <= _EXACT) for x in col):
                 x = np.asarray(col, dtype=np.float64)
                 if feat.float32:
                     x = x.astype(np.float32).astype(np.float64)
@@ -107,7 +132,7 @@ class TreeBatch:
                     raise ValueError("nan")
                 out[:, f] = np.searchsorted(np.asarray(feat.thresholds, dtype=np.float64), x, side="left")
             else:
-                out[:, f] = [feat.index(v) for v in col]
+                out[:, f] = _indices(feat, col)
         return out
 
     # -- Algorithm 1 ------------------------------------------------------------------

@@ -3,7 +3,11 @@
 For each dataset of the paper's experiment, take the models of the chosen *families* (``tree``: the
 paper protocol's tree; ``decision_list``: the same tree as an ordered list of its paths' rules, which
 every compiler reads through another ``build``; ``forest``: a hard-voting scikit-learn forest of
-:data:`FOREST` trees), compile each to every language (``dt``: a tree's own paths; ``sdd``; ``obdd``;
+:data:`FOREST` trees; the BDD-encoded families of the seed's compiled classifiers, ``naive_bayes``: a
+scikit-learn ``CategoricalNB``, and ``logistic``: a ``LogisticRegression`` over the feature codes, both
+trained on the :data:`SCORE_FEATURES` features of highest mutual information with the class on the
+training rows, imported with their float weights taken exactly and compiled by the threshold
+construction), compile each to every language (``dt``: a tree's own paths; ``sdd``; ``obdd``;
 ``ddnnf``), then time :func:`kcxai.min_idrs` on the same instances and deltas. Every language must
 return the same sets as the first language that compiled the model (same deletion order, exact
 counts); disagreements are counted and reported. A language that is not installed is reported as
@@ -27,6 +31,8 @@ from fractions import Fraction
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 import kcxai
 from kcxai._errors import CompilationLimitError, InvalidInputError, KcxaiError, MissingDependencyError
 from kcxai._params import POSITIVE_INT, check
@@ -37,14 +43,16 @@ from kcxai.experiments._plots import plot_languages, require_matplotlib
 from kcxai.experiments._progress import Progress
 from kcxai.experiments._trees import train_tree
 from kcxai.experiments.paper_table import DELTAS, machine_info
-from kcxai.models import DecisionList, RandomForest
+from kcxai.models import DecisionList, LinearClassifier, NaiveBayes, RandomForest
+from kcxai.space import Feature, FeatureSpace
 
 if TYPE_CHECKING:  # pragma: no cover
     from kcxai.experiments._data import PreparedData
     from kcxai.experiments._trees import TrainedTree
     from kcxai.models.tree import DecisionTree
 
-__all__ = ["LanguagesConfig", "run_languages", "LANGUAGE_COLUMNS", "FAMILIES", "FOREST", "family_model"]
+__all__ = ["LanguagesConfig", "run_languages", "LANGUAGE_COLUMNS", "FAMILIES", "FOREST", "SCORE_FEATURES",
+           "QUICK_MAX_SECONDS", "family_model", "informative_features"]
 
 #: Columns of ``languages.csv``.
 LANGUAGE_COLUMNS = ("dataset", "family", "tree_nodes", "language", "backend", "status", "compile_seconds", "size",
@@ -52,10 +60,19 @@ LANGUAGE_COLUMNS = ("dataset", "family", "tree_nodes", "language", "backend", "s
                     "cpu_median_ms", "cpu_max_ms", "reference", "disagreements")
 
 #: The model families compared (see the module docstring).
-FAMILIES = ("tree", "decision_list", "forest")
+FAMILIES = ("tree", "decision_list", "forest", "naive_bayes", "logistic")
 
 #: scikit-learn settings of the ``forest`` family (hard voting).
 FOREST = {"n_estimators": 10, "max_depth": 3}
+
+#: Features the ``naive_bayes`` and ``logistic`` families are trained on (the most informative ones; the
+#: others weigh 0 in every class). Trained on all 29 of allhyper's features, neither model compiled in 30 s
+#: in obdd or sdd, nor rounded to 1/10 in obdd, sdd or ddnnf (2026-11-28, docs/results.md).
+SCORE_FEATURES = 6
+
+#: The compile limit of a quick run (``max_seconds`` is lowered to it): a cell over its limit costs the limit,
+#: and the 5 ``ddnnf`` cells over 60 s in docs/results.md's quick run would take up to 50 minutes at 600 s.
+QUICK_MAX_SECONDS = 60.0
 
 
 @dataclass
@@ -77,7 +94,8 @@ class LanguagesConfig:
     out : str
         Output directory.
     quick : bool
-        5 instances per dataset.
+        5 instances per dataset, and compilations under at most :data:`QUICK_MAX_SECONDS` (the limit used is
+        the one the outputs state).
     plots : bool
         Write ``languages.png`` (needs matplotlib).
     max_seconds : float or None
@@ -176,7 +194,52 @@ def family_model(family: str, data: PreparedData, trained: TrainedTree, seed: in
         clf = RandomForestClassifier(random_state=seed, **FOREST).fit(data.X[data.train], data.y[data.train])
         return RandomForest.from_sklearn(clf, domains=data.domains, feature_names=list(data.feature_names),
                                          voting="hard")
+    if family in ("naive_bayes", "logistic"):
+        return _score_model(family, data, seed)
     raise InvalidInputError(f"'family' must be one of {list(FAMILIES)}. Got {family!r} instead.")
+
+
+def informative_features(data: PreparedData, k: int = SCORE_FEATURES) -> list[int]:
+    """The ``k`` features of highest mutual information with the class on ``data``'s training rows (ties: the
+    first feature), in feature order."""
+    from sklearn.feature_selection import mutual_info_classif  # scikit-learn: loaded when a family needs it
+
+    mi = mutual_info_classif(data.X[data.train], data.y[data.train], discrete_features=True)
+    order = np.argsort(-mi, kind="stable")
+    return sorted(int(i) for i in order[:k])
+
+
+def _score_model(family: str, data: PreparedData, seed: int) -> LinearClassifier | NaiveBayes:
+    """A ``naive_bayes`` or ``logistic`` model over the dataset's full space, trained on its
+    :func:`informative_features`: scikit-learn's model of the selected columns, imported exactly
+    (``from_sklearn``), with weight 0 for every value of the other features."""
+    from sklearn.linear_model import LogisticRegression  # scikit-learn: loaded when a family needs it
+    from sklearn.naive_bayes import CategoricalNB
+
+    picked = informative_features(data)
+    domains, names = data.domains, list(data.feature_names)
+    x_train, y_train = data.X[data.train][:, picked], data.y[data.train]
+    sub_domains, sub_names = [domains[i] for i in picked], [names[i] for i in picked]
+    space = FeatureSpace([Feature.categorical(n, d) for n, d in zip(names, domains)])
+    sub: LinearClassifier | NaiveBayes
+    if family == "naive_bayes":
+        nb = CategoricalNB(min_categories=[len(domains[i]) for i in picked]).fit(x_train, y_train)
+        sub = NaiveBayes.from_sklearn(nb, domains=sub_domains, feature_names=sub_names)
+    else:
+        lr = LogisticRegression(max_iter=1000, random_state=seed).fit(x_train, y_train)
+        sub = LinearClassifier.from_sklearn(lr, domains=sub_domains, feature_names=sub_names)
+    k = len(sub.classes)
+    tables: list[list[list[Fraction]]] = [[[Fraction(0)] * len(d) for _ in range(k)] for d in domains]
+    for j, i in enumerate(picked):
+        per_value = [sub.likelihood(j, v) if isinstance(sub, NaiveBayes) else sub.weight(j, v) for v in domains[i]]
+        tables[i] = [[w[c] for w in per_value] for c in range(k)]
+    out: LinearClassifier | NaiveBayes
+    if isinstance(sub, NaiveBayes):
+        out = NaiveBayes(space, sub.classes, sub.priors, tables, log=True)
+    else:
+        out = LinearClassifier(space, sub.classes, tables, sub.intercepts)
+    out.weights_from_floats = True
+    return out
 
 
 def run_languages(cfg: LanguagesConfig) -> list[dict[str, Any]]:
@@ -197,6 +260,9 @@ def run_languages(cfg: LanguagesConfig) -> list[dict[str, Any]]:
     out = Path(cfg.out)
     out.mkdir(parents=True, exist_ok=True)
     n_inst = min(cfg.instances, 5) if cfg.quick else cfg.instances
+    max_seconds = cfg.max_seconds
+    if cfg.quick:
+        max_seconds = QUICK_MAX_SECONDS if max_seconds is None else min(max_seconds, QUICK_MAX_SECONDS)
     langs = list(cfg.languages)
     if "dt" in langs:  # dt first: the reference every other language is compared with, where it applies
         langs.remove("dt")
@@ -216,7 +282,7 @@ def run_languages(cfg: LanguagesConfig) -> list[dict[str, Any]]:
             reference: tuple[str, list[tuple[int, ...]]] | None = None
             for lang in langs:
                 prog = Progress(f"{name} {family} {lang}", len(work), enabled=cfg.progress)
-                row = _one_language(model, lang, work, reference, prog, cfg.max_seconds)
+                row = _one_language(model, lang, work, reference, prog, max_seconds)
                 prog.close()
                 found = row.pop("_found", None)
                 if reference is None and found is not None:
@@ -227,7 +293,7 @@ def run_languages(cfg: LanguagesConfig) -> list[dict[str, Any]]:
                 rows.append({"dataset": name, "family": family, "tree_nodes": trained.n_nodes, **row})
     info = {"date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
             "machine": machine_info(), "instances_per_dataset": n_inst,
-            "deltas": [str(d) for d in cfg.deltas], "seed": cfg.seed, "bins": cfg.bins, "max_seconds": cfg.max_seconds,
+            "deltas": [str(d) for d in cfg.deltas], "seed": cfg.seed, "bins": cfg.bins, "max_seconds": max_seconds,
             "families": list(cfg.families),
             "seconds": round(time.perf_counter() - t_start, 1), "rows": rows}
     (out / "languages.json").write_text(json.dumps(info, indent=1), encoding="utf-8")

@@ -20,10 +20,13 @@ on the query that found the set, :func:`inflate` on a query of its own.
 
 Tree ensembles (delta = 0). The decision engines decide sufficiency without counting. The branch and
 bound (:class:`~kcxai.engines._ensemble_box.EnsembleBox`) decides it for any box of value ranges, so each
-condition of an ensemble AXp grows one adjacent value at a time (up, then down) while no point of the
-box gets another class (``q.box_sufficient``). An AXp found by SAT is widened by the branch and bound
-of the same model (which the model keeps): the SAT engine fixes a feature to one value by assumptions,
-and a value set would need its encoding to expose "not value k". The widened rule's precision is 1
+condition of an ensemble AXp grows up, then down, to the farthest value at which no point of the box gets
+another class (``q.box_sufficient``), found by bisection (sufficiency is monotone in the box: a
+logarithmic number of decisions per end instead of one per value). An AXp found by SAT is widened by
+the branch and bound of the same model (which the model keeps): the SAT engine fixes a feature to one
+value by assumptions, and a value set would need its encoding to expose "not value k" (the branch and
+bound asks its own SAT solver first where it has one, with ranges as assumptions on the order
+literals). The widened rule's precision is 1
 (proved by the search) and its coverage is the box's weight under the model's distribution, exactly.
 
 Order. Features are widened one at a time in ``order`` (default: the set's features by index).
@@ -237,11 +240,16 @@ def _widen_sufficient(q: Query, e: Explanation, order: FeaturesLike | None) -> t
         raise InvalidInputError(f"'explanation' ({e.method}) is not sufficient for 'obj': nothing to widen from.")
     for f in widening_order(space, e.features, order):
         for end, step, stop in ((hi, 1, sizes[f] - 1), (lo, -1, 0)):
-            while end[f] != stop:
-                end[f] += step
-                if not q.box_sufficient(_ranges(lo, hi)):
-                    end[f] -= step
-                    break
+            # sufficiency is monotone in the box: the farthest end that keeps it, by bisection between the
+            # end known to hold (``good``) and the first value known to fail (``bad``, past the domain at first)
+            good, bad = end[f], stop + step
+            while good != bad - step:
+                end[f] = (good + bad) // 2 if step > 0 else -((-good - bad) // 2)
+                if q.box_sufficient(_ranges(lo, hi)):
+                    good = end[f]
+                else:
+                    bad = end[f]
+            end[f] = good
     box = _ranges(lo, hi)
     dist = space.distribution
     weight = sum((c * box_weight(pw, box) for c, pw in dist.components), dist.arith.zero)

@@ -118,6 +118,15 @@ def _pipelines(out: str) -> None:
     assert "load average" in out and "RandomForest (default)" in out and " NO" not in out, out
 
 
+def _scale(out: str) -> None:
+    """bench_scale: every run gives the first run's rows (``rows differ`` 0, the LocalCluster's CSV the serial one)."""
+    runs = re.findall(r"^   (?:1 \(this|n_jobs=2|LocalCluster).*\s(\d+)\s+[\d.]+$", out, flags=re.M)
+    assert len(runs) == 4 and set(runs) == {"0"}, out
+    assert "differs from the serial run's (times aside): 0 " in out, out
+    assert "projection, 100,000 rows on 64" in out or "XGBoost: not installed" in out, out
+    assert "load" in out and "peak memory" in out, out
+
+
 #: Benchmarks whose smoke run takes more than ``--smoke`` (the rest of their arguments).
 SMOKE_ARGS = {"bench_pipelines.py": ["--sklearn-data"]}
 
@@ -137,8 +146,11 @@ PRINTS: dict[str, Callable[[str], None]] = {
                                    "kcxai.ensemble_axp(model, x) in a loop", "fewer values first (the default)"),
     "bench_front_door.py": _prints("RandomForest 5x3", "axp via", "0 rows with a completion predicted otherwise"),
     "bench_ensembles.py": _ensemble_sets_checked,
+    "bench_soft_voting.py": _prints("soft before", "soft after", "same before and after 3/3", "wrong 0 of 3 checked",
+                                    "load average at the end"),
     "bench_min_idrs.py": _same_counts,
     "bench_explainer.py": _no_false,
+    "bench_scale.py": _scale,
     "bench_sampling.py": _sampling,
     "bench_models.py": _prints("points where a model without rounding differs from scikit-learn: 0 "),
     "bench_limits.py": _limit_cases,

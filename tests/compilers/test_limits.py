@@ -123,13 +123,13 @@ def test_sdd_auto_order_falls_back_only_on_the_node_limit(monkeypatch):
     def too_many(model, encoding, guard):
         raise LimitHit("too many", "max_nodes")
 
-    monkeypatch.setattr(obdd, "_sifted_order", too_many)
+    monkeypatch.setattr(sdd, "_sifted_order", too_many)  # where sdd looks it up
     assert kcxai.compile_model(tree, "sdd").stats["order_from_obdd"] is False
 
     def too_slow(model, encoding, guard):
         raise LimitHit("too slow", "max_seconds")
 
-    monkeypatch.setattr(obdd, "_sifted_order", too_slow)
+    monkeypatch.setattr(sdd, "_sifted_order", too_slow)
     with pytest.raises(kcxai.CompilationLimitError, match="too slow"):
         kcxai.compile_model(tree, "sdd")
 

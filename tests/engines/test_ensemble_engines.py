@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import event, given, settings
+from hypothesis import assume, event, given, settings
 from hypothesis import strategies as st
 from pysat.formula import IDPool
 
@@ -16,13 +16,14 @@ import kcxai
 from kcxai import InvalidInputError, InvalidTypeError, ProblemTooLargeError
 from kcxai.engines._box_leaves import MASK_BITS, high_bit, low_bit, range_masks
 from kcxai.engines._box_search import BoxBatch
+import kcxai.engines._ensemble_box as box_engine
 from kcxai.engines._ensemble_box import EnsembleBox
 from kcxai.engines._ensemble_cnf import SOLVERS, EnsembleCnf, _runs, ensemble_view
 from kcxai.engines._portfolio import EnsemblePortfolio
 from kcxai.engines._sums import guarded_sum_geq
 from kcxai.models import BoostedTrees, RandomForest
 from kcxai.models.forest import leaf_of
-from tests._support.ensemble_reference import ENSEMBLES, Brute
+from tests._support.ensemble_reference import ENSEMBLES, SPACES, Brute
 from tests._support.model_strategies import boosted_models as _boosted_models
 from tests._support.model_strategies import forests
 from tests._support.strategies import instance_of, points, set_split_trees
@@ -115,23 +116,34 @@ def test_one_prepared_engine_serves_many_instances_and_orders(data: Any, model: 
 @given(data=st.data(), model=ENSEMBLES, engine=ENGINES)
 def test_an_explanation_does_not_depend_on_the_ones_before(data: Any, model: Any, engine: str) -> None:
     """A shared engine answers as a fresh one: a solver's learned clauses from earlier explanations
-    change its cores and counterexamples, so each explanation starts from a restarted solver."""
+    change its cores and counterexamples, and the search's regions proven by earlier queries of the same
+    instance carve its boxes and so choose its counterexamples; so each explanation starts from a
+    restarted engine. Explanations of the same instance in another order run before."""
     first, target = data.draw(points(model.space)), data.draw(points(model.space))
     x, y = instance_of(model.space, first), instance_of(model.space, target)
-    methods = (kcxai.ensemble_axp, kcxai.smallest_ensemble_axp)
+    order = data.draw(st.permutations(range(model.space.n_features)))
+    methods = (kcxai.ensemble_axp, kcxai.smallest_ensemble_axp, kcxai.ensemble_cxp, kcxai.smallest_ensemble_cxp)
+
+    def answer(fn: Any, compiled: Any, at: Any, **options: Any) -> Any:
+        try:
+            return fn(compiled, at, **options).features
+        except InvalidInputError:  # no contrastive explanation: the class never changes
+            return None
+
     fresh = []
     for fn in methods:
         alone = kcxai.compile_model(model, engine)
         try:
-            fresh.append(fn(alone, y).features)
+            fresh.append(answer(fn, alone, y))
         finally:
             alone.close()
     shared = kcxai.compile_model(model, engine)
     try:
         for fn in methods:
-            fn(shared, x)
-            fn(shared, y)
-        assert [fn(shared, y).features for fn in methods] == fresh
+            answer(fn, shared, x)
+            answer(kcxai.ensemble_axp, shared, y, order=order)  # proves other sets of the same instance
+            answer(fn, shared, y)
+        assert [answer(fn, shared, y) for fn in methods] == fresh
     finally:
         shared.close()
 
@@ -482,3 +494,101 @@ def test_bit_helpers(masks: list[int], ends: list[tuple[int, int]]) -> None:
     lo, hi = [min(e) for e in ends], [max(e) for e in ends]
     got = range_masks(np.asarray(lo), np.asarray(hi)).tolist()
     assert got == [sum(1 << v for v in range(a, b + 1)) for a, b in zip(lo, hi)]
+
+
+@settings(max_examples=80, deadline=None)
+@given(data=st.data(), model=ENSEMBLES)
+def test_the_search_forgets_proven_regions_on_restart(data: Any, model: Any) -> None:
+    """The search carves regions proven by earlier queries of the same instance out of its root box (which
+    changes the boxes it expands and the counterexamples it finds, never its answers); after
+    :meth:`EnsembleBox.restart` a query expands the boxes a fresh engine expands and finds its counterexample."""
+    point = data.draw(points(model.space))
+    n = model.space.n_features
+    label = model.predict_point(point)
+    fixed = data.draw(st.sets(st.integers(0, n - 1), max_size=max(n - 2, 0)))
+    fresh = EnsembleBox(model)
+    changes = fresh.changes(point, label, fixed)
+    expected = fresh.model_point() if changes else None
+    shared = EnsembleBox(model)
+    for i in range(n):  # some of these prove fixed + {i}, carving x_i = v_i out of later searches
+        assert shared.changes(point, label, fixed | {i}) == Brute(model, point).contrastive(set(range(n)) - fixed - {i})
+    shared.restart()
+    before = shared.nodes
+    assert shared.changes(point, label, fixed) == changes
+    assert (shared.model_point() if changes else None) == expected
+    assert shared.nodes - before == fresh.nodes
+
+
+def test_leaf_values_past_the_stated_size_raise_a_clear_error() -> None:
+    """A soft forest whose leaf values need a common factor of more than MAX_SCALE_BITS bits to become
+    integers: the search engine says so, naming the model and the options; within it, it answers."""
+    space = kcxai.FeatureSpace([kcxai.Feature.categorical(n, [0, 1, 2]) for n in "ab"])
+    primes = [1009, 1013, 1019, 1021, 1031, 1033]  # 1/p apart: a common factor of about 60 bits
+    trees = [kcxai.DecisionTree(space, [0, 1], kcxai.Split(f, {0: kcxai.Leaf(0), 1: kcxai.Leaf(1), 2: kcxai.Leaf(1)}))
+             for f in "abab"]
+    scores = [{p.leaf: [Fraction(1, primes[(t + p.leaf) % 6]), Fraction(1, 2)] for p in tree.paths}
+              for t, tree in enumerate(trees)]
+    forest = RandomForest(space, [0, 1], trees, voting="soft", leaf_scores=scores)
+    assert EnsembleBox(forest).rivals  # about 60 bits: within the default size
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("kcxai.engines._box_rivals.MAX_SCALE_BITS", 40)
+        with pytest.raises(ProblemTooLargeError, match=r"this RandomForest's leaf values exact integers within "
+                                                       r"MAX_SCALE_BITS=40 bits.*voting='hard'.*rounded\(step\)"):
+            kcxai.ensemble_axp(forest, [1, 0], engine="search")
+
+
+
+@st.composite
+def _soft_two_class_forests(draw: Any) -> RandomForest:
+    """Soft-voting forests of two classes, scores in twelfths: the forests the search asks SAT first about."""
+    forest = draw(forests(space=draw(SPACES), max_trees=5).filter(lambda f: len(f.classes) == 2))
+    num = st.fractions(min_value=0, max_value=1, max_denominator=12)
+    scores = [{p.leaf: [draw(num), draw(num)] for p in t.paths} for t in forest.trees]
+    return RandomForest(forest.space, forest.classes, forest.trees, voting="soft", leaf_scores=scores)
+
+
+@settings(max_examples=25, deadline=None)
+@given(data=st.data(), model=_soft_two_class_forests())
+def test_the_sat_solver_asked_first_against_enumeration(data: Any, model: RandomForest) -> None:
+    """Two-class soft forests: the search asks a SAT solver first (within a budget of conflicts), after its
+    single-feature flips, its root boxes and its descent from the instance, switched off here so that SAT
+    answers (every root counts as open: tiny forests' roots settle most queries). Every
+    decision against enumeration, a counterexample of another class, a proof's core sufficient, and a box
+    of ranges (widening's question) likewise; the engine still answers when the budget runs out (then the
+    search alone, for the rest of the explanation)."""
+    budget = data.draw(st.sampled_from([0, box_engine.SAT_CONFLICTS]))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(EnsembleBox, "flips", lambda self, point, label: [None] * len(point))
+        patch.setattr("kcxai.engines._box_search.BoxSearch.guess_from_instance", lambda self: None)
+        patch.setattr(box_engine, "SAT_CONFLICTS", budget)
+        patch.setattr(box_engine, "BoxBatch", object)  # the engine's test "is this root open?" always yes
+        _sat_first_decisions(data, model)
+
+
+def _sat_first_decisions(data: Any, model: RandomForest) -> None:
+    point = data.draw(points(model.space))
+    bf = Brute(model, point)
+    engine = EnsembleBox(model)
+    assume(engine.sat is not None)  # some path restricts a feature to a set of values that is not a range
+    try:
+        n = model.space.n_features
+        for fixed in data.draw(st.lists(st.sets(st.integers(0, n - 1)), min_size=1, max_size=6)):
+            changes = engine.changes(point, bf.label, fixed)
+            assert changes == (not bf.sufficient(set(fixed)))
+            if changes:
+                assert model.predict_point(engine.model_point()) != bf.label
+                assert all(engine.model_point()[i] == point[i] for i in fixed)
+            else:
+                core = engine.core_features(point, fixed)
+                assert core <= set(fixed) and bf.sufficient(core)
+                event("a core smaller than the fixed set" if core < set(fixed) else "the whole fixed set")
+        sizes = model.space.domain_sizes
+        ends = [sorted(data.draw(st.lists(st.integers(0, s - 1), min_size=2, max_size=2))) for s in sizes]
+        lo, hi = [a for a, _ in ends], [b for _, b in ends]
+        inside = [c for p, c in bf.table if all(a <= v <= b for v, a, b in zip(p, lo, hi))]
+        assert engine.changes_in_box(lo, hi, bf.label) == any(c != bf.label for c in inside)
+        if any(c != bf.label for c in inside):
+            witness = engine.model_point()
+            assert all(a <= v <= b for v, a, b in zip(witness, lo, hi)) and model.predict_point(witness) != bf.label
+    finally:
+        engine.close()

@@ -29,9 +29,10 @@ CHOOSER = "kcxai.engines.choose"
 BUILDER_FUNCTIONS = {"compile_engine", "engine_oracle"}
 
 #: Modules that assemble an engine from engines: the decision engines' oracles and construction, the
-#: portfolio (SAT and search side by side), the diagrams' oracles (one per mixture component).
-ASSEMBLERS = {"kcxai.engines._decision", "kcxai.engines._portfolio", "kcxai.compilers._tables.diagram",
-              "kcxai.oracle"}
+#: portfolio (SAT and search side by side), the search (which asks a SAT solver first on small soft
+#: forests), the diagrams' oracles (one per mixture component).
+ASSEMBLERS = {"kcxai.engines._decision", "kcxai.engines._portfolio", "kcxai.engines._ensemble_box",
+              "kcxai.compilers._tables.diagram", "kcxai.oracle"}
 
 #: Where a language's ``compile`` may be called.
 #: Modules that call a ``compile``: the chooser, the language table, and d4's own ``Solver.compile`` (the backend,
