@@ -20,6 +20,7 @@ from kcxai._errors import (
     KcxaiError,
     MissingDependencyError,
     ModelFormatError,
+    NotProvenError,
     NotRelevantError,
     ProblemTooLargeError,
     SearchLimitError,
@@ -107,7 +108,7 @@ __all__ = [
     # explainer objects
     "Explainer", "ExplanationSet", "RowFailure",
     # errors
-    "KcxaiError", "InvalidInputError", "InvalidTypeError", "ModelFormatError", "NotRelevantError",
+    "KcxaiError", "InvalidInputError", "InvalidTypeError", "ModelFormatError", "NotRelevantError", "NotProvenError",
     "FileAccessError", "MissingDependencyError", "UnknownLanguageError", "CompilationLimitError",
     "BackendError", "ProblemTooLargeError", "SearchLimitError", "WorkerError",
     "datasets",

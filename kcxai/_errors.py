@@ -16,6 +16,7 @@ __all__ = [
     "ModelFormatError",
     "FileAccessError",
     "NotRelevantError",
+    "NotProvenError",
     "MissingDependencyError",
     "UnknownLanguageError",
     "CompilationLimitError",
@@ -78,6 +79,12 @@ class BackendError(KcxaiError, RuntimeError):
 
 class ProblemTooLargeError(KcxaiError, RuntimeError):
     """An exact search would exceed the limit it was given."""
+
+
+class NotProvenError(ProblemTooLargeError):
+    """A query on a bounded form (a tree ensemble's ``bounded`` diagram) could not be decided exactly within
+    its refinement budgets, and the method needs exact answers; the message names the option that makes
+    the model exact."""
 
 
 class WorkerError(KcxaiError, RuntimeError):

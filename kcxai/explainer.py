@@ -12,34 +12,45 @@ compiled forms it keeps; the methods and what answers them are declared once, in
 
 from __future__ import annotations
 
+import dataclasses
+import math
+import numbers
+import sys
 from collections import deque
-from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, cast
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
 from kcxai._batch import (ON_ERROR, SERIAL_CHUNK, Done, Job, check_n_jobs, chunks_of, progress_bar, run, stream_chunk,
                           session)
 from kcxai._errors import InvalidInputError, InvalidTypeError, KcxaiError
-from kcxai._params import Options, check
+from kcxai._params import NONE, BOOL, Options, Range, check
 from kcxai._table import Table, TableReader
 from kcxai._types import IdRow, InstanceLike, MethodOptions, ProbabilityLike, RowId, Values
 from kcxai.data import DataLike
 from kcxai.engines.choose import PROBE, Choice, ProbeBudget, choose, compile_model, get_language
 from kcxai.evaluation import evaluate_on_data
 from kcxai.compilers.compiled import CompiledModel
-from kcxai.explain._methods import METHODS, Method, check_options, resolve_method
+from kcxai.explain._methods import DEFAULT_METHOD, METHODS, Method, check_options, resolve_method
 from kcxai.explain.explanation import Explanation
 from kcxai.explanation_set import ExplanationSet, Row, RowFailure
 from kcxai.models.classifier import Classifier
 from kcxai.oracle import describe_answers
-from kcxai.scoring import RuleScore, score_rule
+from kcxai.scoring import RuleScore, score_rule, score_rule_bounds
+from kcxai.compilers._ensemble import is_additive
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 from kcxai.models.imports.route import import_model
 
 __all__ = ["Explainer"]
+
+
+#: The default ``fit_budget`` of the :class:`Explainer`, in seconds.
+DEFAULT_FIT_BUDGET = 30.0
+
+_BUDGET = Range(numbers.Real, 0, closed="neither", description="a positive number of seconds")
 
 
 class Explainer:
@@ -77,6 +88,15 @@ class Explainer:
     probe : ProbeBudget, optional
         The limits within which an exact counting language must compile to be chosen (default
         :data:`kcxai.engines.choose.PROBE`: 3 s and 1 GiB).
+    fit_budget : float, default 30
+        Seconds (wall clock) a tree ensemble that does not compile within the probe may take to compile to
+        its ``bounded`` form (:mod:`kcxai.compilers.bounded`): exact when the construction predicts, from
+        how fast its levels grow, that the exact diagram fits the budget; else the least probable states
+        are left undecided and every relevance test is decided from exact bounds (refined where they
+        straddle the bound, sampled only as a marked last resort). A larger budget leaves less undecided.
+    progress : bool or None, default None
+        A progress bar while the bounded form is built (``tqdm``); ``None``: shown in a terminal or a
+        notebook, ``False``: silent.
 
     Attributes
     ----------
@@ -84,10 +104,13 @@ class Explainer:
         The kcxai model explained.
     compiled_ : CompiledModel or None
         Its exact counting form, ``None`` when it did not compile within the probe budget.
-    language_ : str or None
-        The language of ``compiled_`` (or the forced ``language``).
+    language_ : str
+        The language of ``compiled_`` (or the forced ``language``); for a model with no exact form, the
+        engine answering the default method (``bounded`` for a tree ensemble, else ``sampling``). Never
+        ``None``.
     language_reason_ : str
-        Why: what was compiled, in how long and how large, or what limit stopped it.
+        Why: what was compiled, in how long and how large, or what limit stopped it; what will be exact,
+        proven from bounds or sampled, and which option (``fit_budget=...``) changes that.
     reader_ : TableReader
         Reads input tables into the model's instances.
 
@@ -97,11 +120,15 @@ class Explainer:
     (:mod:`kcxai.explain._methods`). Exact counts are used whenever the model compiled (a tree's own
     paths; an OBDD within the probe budget). Otherwise a tree ensemble's delta = 0 methods (``axp``,
     ``cxp``, ``smallest_axp``, ``smallest_cxp``, ``local_cdrs`` at precision 1) go to its decision
-    engine (``sat`` for hard voting, ``search`` otherwise), and ``min_idrs`` at delta > 0 and
-    ``local_cdrs`` below precision 1 to certified sampling (marked approximate, with its
-    confidence). A method nothing can answer raises an error naming what would work, before any long
-    work. :meth:`engine_for` tells the choice for a method; every result row says its ``language``
-    and whether it is ``approximate``.
+    engine (``sat`` for hard voting, ``search`` otherwise), and every other method to its ``bounded``
+    form, built within ``fit_budget``: each relevance test decided from exact bounds, refined where they
+    straddle the bound (the conditioned exact compile, the branch and bound over boxes), and only then,
+    for ``min_idrs`` and ``local_cdrs``, by certified sampling of that one test (every result says
+    ``decided``: ``exact``, ``proven`` or ``sampled``). A model with no bounded form (not a tree
+    ensemble) goes to certified sampling (marked approximate, with its confidence). A method nothing
+    can answer raises an error naming what would work, before any long work. :meth:`engine_for` tells
+    the choice for a method; every result row says its ``language``, how it was ``decided`` and whether
+    its measures are ``approximate``.
 
     Examples
     --------
@@ -119,7 +146,12 @@ class Explainer:
     def __init__(self, model: object, X_train: DataLike | None = None, *, language: str | None = None,
                  distribution: object = "auto", distribution_options: Mapping[str, object] | None = None,
                  class_names: Mapping[Hashable, Hashable] | None = None,
-                 compile_options: Mapping[str, object] | None = None, probe: ProbeBudget | None = None) -> None:
+                 compile_options: Mapping[str, object] | None = None, probe: ProbeBudget | None = None,
+                 fit_budget: float = DEFAULT_FIT_BUDGET, progress: bool | None = None) -> None:
+        check("fit_budget", fit_budget, _BUDGET)
+        if not math.isfinite(fit_budget):
+            raise InvalidInputError(f"'fit_budget' must be a finite positive number of seconds. Got {fit_budget!r}.")
+        check("progress", progress, (BOOL, NONE))
         if isinstance(model, CompiledModel):  # its model: the explainer compiles what it needs itself
             model = model.model
         imported, reader = import_model(model, X_train, distribution=distribution,
@@ -133,15 +165,17 @@ class Explainer:
             raise InvalidTypeError(f"'probe' must be a kcxai.engines.choose.ProbeBudget. Got {probe!r} instead.")
         self.model_: Classifier = imported
         self.reader_: TableReader = reader
-        self.probe_: ProbeBudget = probe or PROBE
+        self.probe_: ProbeBudget = dataclasses.replace(probe or PROBE, bounded_seconds=float(fit_budget))
+        self.fit_budget_ = float(fit_budget)
+        self._progress = _shows_progress() if progress is None else progress
         self._choices: dict[str, Choice] = {}
         if language is not None:
             lang = get_language(language)
             forced = compile_model(imported, language, **dict(compile_options or {}))
             self._choices = {kind: Choice(kind, language, f"forced by language={language!r}", forced)
-                             for kind in ("counts", "estimates", "decisions") if kind == lang.answers}
+                             for kind in ("counts", "bounds", "estimates", "decisions") if kind == lang.answers}
             self.compiled_: CompiledModel | None = forced if lang.answers == "counts" else None
-            self.language_: str | None = language
+            self.language_: str = language
             self.language_reason_: str = f"forced by language={language!r}"
             self._forced: str | None = lang.answers
             return
@@ -149,8 +183,33 @@ class Explainer:
         counts = choose(imported, "counts", probe=self.probe_)
         self._choices["counts"] = counts
         self.compiled_ = counts.compiled
-        self.language_ = counts.language
+        self.language_ = counts.language or ""
         self.language_reason_ = counts.reason
+        if counts.compiled is None:
+            self._fit_bounded(counts)
+
+    def _fit_bounded(self, counts: Choice) -> None:
+        """No exact form within the probe: the bounded form within the fit budget (a tree ensemble), else the
+        default method's engine; ``language_`` and ``language_reason_`` say what will be exact, proven or
+        sampled, and which option changes that."""
+        with _bar(self._progress, self.fit_budget_) as report:
+            bounds = choose(self.model_, "bounds", probe=self.probe_, progress=report)
+        self._choices["bounds"] = bounds
+        if bounds.compiled is not None:
+            self.language_ = "bounded"
+            exact = bool(bounds.compiled.stats["exact"])
+            self.language_reason_ = (
+                f"no exact form within the probe ({counts.reason}); {bounds.reason}. "
+                + ("Every answer is counted exactly." if exact else
+                   "Results say how they were decided (exact, proven, or sampled with its confidence); "
+                   f"fit_budget={_more(self.fit_budget_)} leaves less undecided")
+                + "; delta = 0 methods use the decision engine.")
+            return
+        m, value = resolve_method(DEFAULT_METHOD)
+        choice = self._engine(m, value)
+        self.language_ = choice.language or ""
+        self.language_reason_ = (f"no exact form ({counts.reason}); {bounds.reason}; {m.name} is answered by "
+                                 f"{choice.language}: {choice.reason}")
 
     # -- engines ----------------------------------------------------------------------
 
@@ -408,7 +467,8 @@ class Explainer:
 
         ``rule`` is a mapping ``{column: value | interval | set of categories | "> 37.5"}`` or the text of
         a rule (``"IF age > 37.5 AND workclass in {Private} THEN class = >50K"``), over the original
-        columns. Needs exact counts: a model that did not compile within the probe budget is refused.
+        columns. A tree ensemble with no exact form gets the exact coverage and a proven interval on the
+        precision (``decided`` ``"proven"``, :attr:`~kcxai.RuleScore.precision_bounds`).
 
         Examples
         --------
@@ -418,11 +478,13 @@ class Explainer:
         >>> s.precision, s.coverage
         (Fraction(121, 128), Fraction(1, 4))
         """
+        rows = None if X is None else self.reader_.read(X).instances
+        if self.compiled_ is None and is_additive(self.model_):  # the coverage exact, the precision proven
+            return score_rule_bounds(self.model_, rule, rows=rows)  # type: ignore[arg-type]  # checks the rule
         if self.compiled_ is None:
             raise InvalidInputError(
-                f"Scoring a rule needs exact counts, and {type(self.model_).__name__} has none here: "
-                f"{self.language_reason_}. Pass language='obdd' with larger compile_options to compile it.")
-        rows = None if X is None else self.reader_.read(X).instances
+                f"Scoring a rule needs exact counts or a tree ensemble's bounds, and {type(self.model_).__name__} "
+                f"has neither here: {self.language_reason_}. Pass language='obdd' with larger compile_options.")
         return score_rule(self.compiled_, rule, rows=rows)  # type: ignore[arg-type]  # score_rule checks the rule
 
     @staticmethod
@@ -462,6 +524,43 @@ class Explainer:
     def __repr__(self) -> str:
         shown = ", ".join(f"{k}: {c.language}" for k, c in self._choices.items())
         return f"Explainer({self.model_!r}, {shown})"
+
+
+def _more(budget: float) -> str:
+    return f"{max(2 * budget, 60):g}"
+
+
+def _shows_progress() -> bool:
+    """Whether a progress bar is shown by default: in a terminal, or in a notebook."""
+    return bool(getattr(sys.stderr, "isatty", lambda: False)()) or "ipykernel" in sys.modules
+
+
+class _bar:
+    """A tqdm bar of the share of the probability mass the bounded construction has decided (a context
+    manager giving the construction's progress callback, or ``None`` when silent)."""
+
+    def __init__(self, show: bool, budget: float) -> None:
+        self.show, self.budget, self.tqdm = show, budget, None
+
+    def __enter__(self) -> Callable[[Any], None] | None:
+        if not self.show:
+            return None
+        from tqdm.auto import tqdm  # heavy and warns at import in a notebook without ipywidgets: only when shown
+        self.tqdm = tqdm(total=100, unit="% of mass", desc=f"compiling (fit budget {self.budget:g} s)",
+                         leave=False)
+        return self._report
+
+    def _report(self, p: Any) -> None:
+        bar = self.tqdm
+        if bar is None:
+            return
+        bar.n = int(100 * p.done)
+        bar.set_postfix_str(f"{p.phase}, {p.seconds:.1f} s, {p.nodes:,} nodes", refresh=False)
+        bar.refresh()
+
+    def __exit__(self, *exc: object) -> None:
+        if self.tqdm is not None:
+            self.tqdm.close()
 
 
 def _assembled(job: Job, rows: list[IdRow], failed: list[tuple[RowId, RowFailure | None]],

@@ -6,7 +6,7 @@ import html
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from fractions import Fraction
-from typing import Any, NamedTuple, Union, overload
+from typing import Any, NamedTuple, Union, cast, overload
 
 from kcxai._errors import KcxaiError
 from kcxai.explain.explanation import Condition, Explanation, RowFailure
@@ -43,6 +43,8 @@ class PackedRow(NamedTuple):
     confidence: float | None
     conditions: tuple[tuple[int, tuple[int, ...]], ...] | None  # (feature, value numbers) if widened
     instance: tuple[Any, ...] | None  # None: the row's own instance
+    #: how it was decided: (decided, interval, sampled, error_bounds, certified), intervals as number pairs
+    proof: tuple[Any, ...] = ("exact", None, 0, None, None)
 
 
 def _num(p: Probability | None) -> _Number:
@@ -51,6 +53,14 @@ def _num(p: Probability | None) -> _Number:
 
 def _frac(x: _Number) -> Probability | None:
     return Fraction(*x) if isinstance(x, tuple) else x
+
+
+def _pair(p: tuple[Probability, Probability] | None) -> tuple[_Number, _Number] | None:
+    return None if p is None else (_num(p[0]), _num(p[1]))
+
+
+def _unpair(p: tuple[_Number, _Number] | None) -> tuple[Probability, Probability] | None:
+    return None if p is None else (cast(Probability, _frac(p[0])), cast(Probability, _frac(p[1])))
 
 
 class Unpacker:
@@ -104,12 +114,15 @@ class Unpacker:
     def __call__(self, row: PackedRow, instance: tuple[Any, ...]) -> Explanation:
         names, values, literals, conds = self.parts(row.features, row.value_indices, row.conditions)
         delta, error, precision, coverage, bound = map(_frac, row.numbers)
+        decided, interval, sampled, error_bounds, certified = row.proof
         return Explanation(
             features=row.features, names=names, values=values, literals=literals, prediction=row.prediction,
             delta=delta, error=error, precision=precision, language=row.language, oracle_calls=row.oracle_calls,
             seconds=row.seconds, kind=row.kind, method=row.method,
             instance=instance if row.instance is None else row.instance, coverage=coverage,
-            distribution=row.distribution, confidence=row.confidence, precision_bound=bound, conditions=conds)
+            distribution=row.distribution, confidence=row.confidence, precision_bound=bound, conditions=conds,
+            decided=decided, interval=_unpair(interval), sampled=sampled, error_bounds=_unpair(error_bounds),
+            certified=certified)
 
 
 def pack(e: Explanation, instance: tuple[Any, ...], unpacker: Unpacker) -> "PackedRow | Explanation":
@@ -126,7 +139,8 @@ def pack(e: Explanation, instance: tuple[Any, ...], unpacker: Unpacker) -> "Pack
     return PackedRow(e.features, ks, e.prediction, tuple(map(_num, (e.delta, e.error, e.precision, e.coverage,
                                                                        e.precision_bound))),
                      e.language, e.oracle_calls, e.seconds, e.kind, e.method, e.distribution, e.confidence, conds,
-                     None if e.instance == instance else e.instance)
+                     None if e.instance == instance else e.instance,
+                     (e.decided, _pair(e.interval), e.sampled, _pair(e.error_bounds), e.certified))
 
 
 class Lazy:
@@ -146,7 +160,8 @@ class Lazy:
 #: The columns of :meth:`ExplanationSet.to_frame`, in order.
 FRAME_COLUMNS = ("id", "prediction", "method", "delta", "precision_bound", "bounds", "size", "features", "rule",
                  "error", "precision", "coverage", "error_exact", "precision_exact", "coverage_exact", "distribution",
-                 "language", "approximate", "confidence", "oracle_calls", "seconds", "failure")
+                 "language", "approximate", "confidence", "decided", "sampled", "interval_low", "interval_high",
+                 "error_low", "error_high", "certified", "oracle_calls", "seconds", "failure")
 
 
 def _float(p: Probability | None) -> float | None:
@@ -263,7 +278,12 @@ class ExplanationSet(Sequence[Row]):
                 "error_exact": None if row.approximate else _exact(row.error),
                 "precision_exact": None if row.approximate else _exact(row.precision),
                 "coverage_exact": _exact(cov), "distribution": row.distribution, "language": row.language,
-                "approximate": row.approximate, "confidence": row.confidence, "oracle_calls": row.oracle_calls,
+                "approximate": row.approximate, "confidence": row.confidence, "decided": row.decided,
+                "sampled": row.sampled, "interval_low": _float(row.interval[0]) if row.interval else None,
+                "interval_high": _float(row.interval[1]) if row.interval else None,
+                "error_low": _float(row.error_bounds[0]) if row.error_bounds else None,
+                "error_high": _float(row.error_bounds[1]) if row.error_bounds else None,
+                "certified": _float(row.certified), "oracle_calls": row.oracle_calls,
                 "seconds": row.seconds, "failure": None})
         return out
 
@@ -279,13 +299,19 @@ class ExplanationSet(Sequence[Row]):
         of certified sampling), ``distribution`` (what the probabilities are under: ``"uniform"``,
         ``"product"``, ``"mixture of K"``), ``language`` (the engine that answered), ``approximate``
         and ``confidence`` (estimates from certified sampling, and the confidence with which the set
-        holds), ``oracle_calls``, ``seconds``, and ``failure`` (``None``, or the error of a row that
+        holds), ``decided`` (``"exact"``, ``"proven"`` or ``"sampled"``: how the relevance tests were
+        decided), ``sampled`` (how many were sampled), ``interval_low`` / ``interval_high`` (the widest
+        interval a proven decision used, on the measure bounded), ``error_low`` / ``error_high`` (proven
+        bounds on an error that could not be counted exactly), ``certified`` (what a sampled result's last
+        freeing decision certified: the lower confidence bound of the precision, or the upper one of the
+        error; what the result claims, where ``precision`` is an estimate), ``oracle_calls``, ``seconds``,
+        and ``failure`` (``None``, or the error of a row that
         could not be explained).
         """
         import pandas as pd  # pandas: optional, loaded when a table is asked for
 
         frame = pd.DataFrame.from_records(self.records(), columns=list(FRAME_COLUMNS))
-        return frame.astype({"size": "Int64", "oracle_calls": "Int64", "approximate": "boolean"})
+        return frame.astype({"size": "Int64", "oracle_calls": "Int64", "sampled": "Int64", "approximate": "boolean"})
 
     def __repr__(self) -> str:
         fail = f", {self.n_failures} failed" if self.n_failures else ""

@@ -40,12 +40,14 @@ stated confidence; explanations from it are marked approximate) and
 sharing the work that does not depend on the deletion loop: the batch runner
 asks for it).
 
-Not every engine counts. A :class:`DecisionOracle` (the SAT and branch-and-bound
-engines of tree ensembles, whose compiled forms do not fit in memory) only
-decides *sufficiency*: whether every point agreeing with ``v`` on ``S`` is
-classified ``c``, i.e. whether ``disagree_weight(v, c, S) = 0`` (the delta = 0
-case of the paper's definitions). :func:`answers_of` tells what an oracle
-answers: ``"counts"`` (exact), ``"estimates"`` (certified sampling) or
+Not every engine counts. A :class:`BoundsOracle` (the ``bounded`` diagrams of
+tree ensembles whose exact diagrams do not fit the budget) gives exact lower
+and upper bounds on every ``disagree_weight``. A :class:`DecisionOracle` (the
+SAT and branch-and-bound engines of tree ensembles) only decides *sufficiency*:
+whether every point agreeing with ``v`` on ``S`` is classified ``c``, i.e.
+whether ``disagree_weight(v, c, S) = 0`` (the delta = 0 case of the paper's
+definitions). :func:`answers_of` tells what an oracle answers: ``"counts"``
+(exact), ``"bounds"`` (exact bounds), ``"estimates"`` (certified sampling) or
 ``"decisions"`` (delta = 0 only); each explanation method declares which
 answers it needs (:mod:`kcxai.explain._methods`).
 
@@ -71,15 +73,17 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["CountingOracle", "OracleSession", "SessionBase", "GenericSession", "Bound", "PathOracle",
            "ApproximateOracle", "DecisionOracle", "has_paths", "answers_of", "ANSWERS", "Point", "Decision",
-           "describe_answers", "Box", "BoxOracle", "has_boxes", "full_box", "point_box", "box_weight"]
+           "describe_answers", "Box", "BoxOracle", "has_boxes", "full_box", "point_box", "box_weight", "BoundsOracle",
+           "BoundsSession"]
 
 #: A *box*: per feature, the bitmask of the value numbers it allows (bit ``k`` is value ``k``); the full
 #: mask ``(1 << size) - 1`` leaves the feature free. The set of points ``{x : x_f in box[f] for all f}``.
 Box = tuple[int, ...]
 
-#: What an oracle can answer, from the most to the least informative: exact weights, certified estimates
-#: of them (each relevance decision right with a stated confidence), or sufficiency decisions (delta = 0).
-ANSWERS = ("counts", "estimates", "decisions")
+#: What an oracle can answer, from the most to the least informative: exact weights, exact lower and upper
+#: bounds on them, certified estimates of them (each relevance decision right with a stated confidence), or
+#: sufficiency decisions (delta = 0).
+ANSWERS = ("counts", "bounds", "estimates", "decisions")
 
 
 def describe_answers(answers: Iterable[str]) -> str:
@@ -88,8 +92,8 @@ def describe_answers(answers: Iterable[str]) -> str:
     >>> describe_answers(["counts", "estimates"])
     "exact counts or certified estimates ('sampling')"
     """
-    said = {"counts": "exact counts", "estimates": "certified estimates ('sampling')",
-            "decisions": "delta = 0 decisions ('sat', 'search')"}
+    said = {"counts": "exact counts", "bounds": "exact bounds ('bounded')",
+            "estimates": "certified estimates ('sampling')", "decisions": "delta = 0 decisions ('sat', 'search')"}
     return " or ".join(said[a] for a in answers)
 
 
@@ -405,6 +409,62 @@ def has_box_decisions(obj: object) -> "TypeGuard[BoxDecisionOracle]":
     return callable(inspect.getattr_static(obj, "decide_box", None))
 
 
+@runtime_checkable
+class BoundsSession(Protocol):
+    """A bounds oracle bound to one instance and class, with a current fixed set ``S`` that only shrinks
+    (the deletion loops' session, as :class:`OracleSession` for counts)."""
+
+    @property
+    def fixed(self) -> frozenset[int]:
+        """The current fixed set ``S``."""
+        ...
+
+    def bounds(self) -> tuple[Weight, Weight]:
+        """``(lower, upper)`` bounds on ``disagree_weight(v, c, S)``."""
+        ...
+
+    def bounds_if_freed(self, feature: int) -> tuple[Weight, Weight]:
+        """The bounds for ``S \\ {feature}``; ``S`` is unchanged."""
+        ...
+
+    def free(self, feature: int) -> None:
+        """Remove ``feature`` from ``S``."""
+        ...
+
+
+@runtime_checkable
+class BoundsOracle(Protocol):
+    """Exact lower and upper bounds on every ``disagree_weight`` (the ``bounded`` language).
+
+    ``lower <= disagree_weight(v, c, S) <= upper``, both exact (``int`` in exact spaces, relative to
+    ``space.total_weight``): ``lower`` is the weight of the points of the cell proven to get another
+    class, ``upper - lower`` the weight of those the compiled form leaves undecided. Where the whole
+    interval lies on one side of a bound, the relevance decision is the exact one.
+
+    Attributes
+    ----------
+    language : str
+    space : FeatureSpace
+    n_classes : int
+    """
+
+    language: str
+    space: FeatureSpace
+    n_classes: int
+
+    def predict_point(self, point: Point) -> int:
+        """The class index the model gives a point."""
+        ...
+
+    def disagree_bounds(self, point: Point, label: int, fixed: frozenset[int]) -> tuple[Weight, Weight]:
+        """``(lower, upper)`` bounds on the weight of ``{x : kappa(x) != label and x_fixed = point_fixed}``."""
+        ...
+
+    def session(self, point: Point, label: int, fixed: frozenset[int]) -> BoundsSession:
+        """A deletion-loop session starting from ``fixed``."""
+        ...
+
+
 class Decision(NamedTuple):
     """A sufficiency decision (:meth:`DecisionOracle.decide`).
 
@@ -422,12 +482,13 @@ class Decision(NamedTuple):
     features: frozenset[int]
 
 
-#: What answers an explainer's queries: exact counts (and estimates), or sufficiency decisions.
-Oracle = Union[CountingOracle, DecisionOracle]
+#: What answers an explainer's queries: exact counts (and estimates), exact bounds, or sufficiency decisions.
+Oracle = Union[CountingOracle, BoundsOracle, DecisionOracle]
 
 
 def answers_of(oracle: object) -> str:
-    """What ``oracle`` answers: ``"counts"``, ``"estimates"`` or ``"decisions"`` (see :data:`ANSWERS`).
+    """What ``oracle`` answers: ``"counts"``, ``"bounds"``, ``"estimates"`` or ``"decisions"`` (see
+    :data:`ANSWERS`).
 
     >>> import kcxai
     >>> from kcxai.oracle import answers_of
@@ -435,9 +496,11 @@ def answers_of(oracle: object) -> str:
     >>> [answers_of(kcxai.compile_model(tree, lang).oracle) for lang in ("dt", "sampling")]
     ['counts', 'estimates']
     """
-    if callable(inspect.getattr_static(oracle, "decide", None)) and \
-            not callable(inspect.getattr_static(oracle, "disagree_weight", None)):
+    counts = callable(inspect.getattr_static(oracle, "disagree_weight", None))
+    if callable(inspect.getattr_static(oracle, "decide", None)) and not counts:
         return "decisions"
+    if callable(inspect.getattr_static(oracle, "disagree_bounds", None)) and not counts:
+        return "bounds"
     if inspect.getattr_static(oracle, "confidence", None) is not None:
         return "estimates"
     return "counts"

@@ -11,6 +11,12 @@ Which class? The rule's own (``THEN class = c``) when it names one; otherwise th
 most of the rule's points (the majority under the distribution; ties go to the class listed first in
 ``model.classes``), reported as such (:attr:`RuleScore.class_source` ``"majority"``).
 
+A tree ensemble that has no exact form (it does not compile within the probe budget, or it was compiled
+to the ``bounded`` language) is scored by the branch and bound over boxes
+(:class:`~kcxai.engines._box_bounds.BoxBounds`) within :data:`SCORE_BOXES` boxes: the coverage is exact
+(it does not depend on the model), the precision a proven interval (:attr:`RuleScore.precision_bounds`,
+:attr:`RuleScore.decided` ``"proven"``), exact where the search ends.
+
 Rules are read from a mapping (column -> condition) or from the text kcxai's rules print
 (:meth:`kcxai.Explanation.rule`, :attr:`kcxai.Condition.literal`); see :func:`parse_rule`. A printed bound
 is read as the split it denotes for the values the feature reads (``petal width <= 0.7`` is a scikit-learn
@@ -26,17 +32,24 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
+from kcxai._errors import InvalidInputError, InvalidTypeError
+from kcxai.compilers._ensemble import is_additive
+from kcxai.compilers.compiled import CompiledModel
 from kcxai._rule_parse import parse_rule
 from kcxai.arithmetic import Probability
 from kcxai.data import DataLike
 from kcxai.evaluation import DataMetrics, _measure_boxes
+from kcxai.explain._proven import box_bounds_of
 from kcxai.explain._query import describe
 from kcxai.explain.explanation import Condition, format_probability, under
 from kcxai.explain.inflate import _box_oracle, conditions_of
 from kcxai.space import FeatureSpace
 from kcxai.typing import Explainable
 
-__all__ = ["RuleScore", "score_rule", "parse_rule"]
+__all__ = ["RuleScore", "score_rule", "score_rule_bounds", "parse_rule", "SCORE_BOXES"]
+
+#: Boxes the branch and bound may evaluate to bound a rule's precision on a tree ensemble with no exact form.
+SCORE_BOXES = 100_000
 
 
 @dataclass(frozen=True)
@@ -52,29 +65,38 @@ class RuleScore:
     class_source : {"rule", "majority"}
         ``"rule"``: the rule's ``THEN`` class; ``"majority"``: the rule names none, and this is the
         class the model gives most of the rule's points under the distribution.
-    precision : Fraction or float
-        ``Pr(kappa(x) = prediction | x meets the rule)`` under the distribution.
+    precision : Fraction or float or None
+        ``Pr(kappa(x) = prediction | x meets the rule)`` under the distribution; ``None`` where only
+        bounds on it are proven (:attr:`precision_bounds`).
     coverage : Fraction or float
         ``Pr(x meets the rule)`` under the distribution.
-    error : Fraction or float
-        ``Pr(kappa(x) != prediction and x meets the rule)``.
+    error : Fraction or float or None
+        ``Pr(kappa(x) != prediction and x meets the rule)`` (``None`` where only bounded).
     distribution : str
         ``"uniform"``, ``"product"`` or ``"mixture of K"``.
     language : str
         The language whose oracle counted.
     data : DataMetrics or None
         The same rule on rows, when rows were given (measured on the sample, not guaranteed).
+    decided : {"exact", "proven"}
+        ``"proven"``: a tree ensemble with no exact form, scored by the branch and bound; the precision
+        lies in :attr:`precision_bounds` (and the error in :attr:`error_bounds`).
+    precision_bounds, error_bounds : tuple of two probabilities or None
+        Proven lower and upper bounds (equal to the exact value where the search ended).
     """
 
     conditions: tuple[Condition, ...]
     prediction: Any
     class_source: str
-    precision: Probability
+    precision: Probability | None
     coverage: Probability
-    error: Probability
+    error: Probability | None
     distribution: str
     language: str
     data: DataMetrics | None = None
+    decided: str = "exact"
+    precision_bounds: tuple[Probability, Probability] | None = None
+    error_bounds: tuple[Probability, Probability] | None = None
 
     def rule(self) -> str:
         """``IF lit AND lit THEN class = c`` (the form :func:`parse_rule` reads back)."""
@@ -84,9 +106,14 @@ class RuleScore:
     def to_dict(self) -> dict[str, Any]:
         """A flat, JSON-ready dict: floats, and exact strings (``"7/512"``) where exact."""
         d: dict[str, Any] = {"rule": self.rule(), "prediction": self.prediction, "class_source": self.class_source,
-                             "precision": float(self.precision), "coverage": float(self.coverage),
-                             "error": float(self.error), "distribution": self.distribution, "language": self.language,
-                             "conditions": [c.to_dict() for c in self.conditions]}
+                             "precision": None if self.precision is None else float(self.precision),
+                             "coverage": float(self.coverage),
+                             "error": None if self.error is None else float(self.error),
+                             "distribution": self.distribution, "language": self.language,
+                             "conditions": [c.to_dict() for c in self.conditions], "decided": self.decided}
+        low, high = self.precision_bounds if self.precision_bounds is not None else (None, None)
+        d["precision_low"] = None if low is None else float(low)
+        d["precision_high"] = None if high is None else float(high)
         for key in ("precision", "coverage", "error"):
             v = getattr(self, key)
             if isinstance(v, Fraction):
@@ -97,8 +124,14 @@ class RuleScore:
 
     def __str__(self) -> str:
         which = "" if self.class_source == "rule" else " (the majority class: the rule names none)"
-        text = (f"{self.rule()}{which}\n  precision {format_probability(self.precision)}, coverage "
-                f"{format_probability(self.coverage)} (exact, {under(self.distribution)})")
+        if self.precision is None and self.precision_bounds is not None:
+            lo, hi = self.precision_bounds
+            prec = f"in [{float(lo):.6g}, {float(hi):.6g}] (proven bounds, by branch and bound)"
+        else:
+            prec = format_probability(self.precision)
+        how = "exact" if self.decided == "exact" else "proven; the coverage exact"
+        text = (f"{self.rule()}{which}\n  precision {prec}, coverage "
+                f"{format_probability(self.coverage)} ({how}, {under(self.distribution)})")
         return text + (f"\n  {self.data}" if self.data is not None else "")
 
 
@@ -148,7 +181,16 @@ def score_rule(model: Explainable, rule: Mapping[str, Any] | str, *,
     >>> kcxai.score_rule(tree, {"x1": 0}).prediction
     0
     """
-    oracle, source = _box_oracle(model)
+    from kcxai.explain._query import describe
+    from kcxai.explain.inflate import conditions_of
+
+    try:
+        oracle, source = _box_oracle(model)
+    except (InvalidInputError, InvalidTypeError):
+        ensemble = _ensemble_of(model)
+        if ensemble is None:
+            raise
+        return score_rule_bounds(ensemble, rule, rows=rows)
     space: FeatureSpace = oracle.space
     classes = list(getattr(source, "classes", range(oracle.n_classes)))
     box, label = parse_rule(space, classes, rule)
@@ -170,3 +212,49 @@ def score_rule(model: Explainable, rule: Mapping[str, Any] | str, *,
                      precision=space.arith.complement(disagree, consistent), coverage=space.probability(consistent),
                      error=space.probability(disagree), distribution=describe(space.distribution),
                      language=oracle.language, data=data)
+
+
+def _ensemble_of(obj: object) -> Any:
+    """The tree ensemble (additive trees) behind ``obj``, or ``None``."""
+    model = obj.model if isinstance(obj, CompiledModel) else obj
+    return model if model is not None and is_additive(model) else None
+
+
+def score_rule_bounds(model: Any, rule: Mapping[str, Any] | str, *, rows: DataLike | None = None) -> RuleScore:
+    """A rule on a tree ensemble, without compiling it: the exact coverage and a proven interval on the precision
+    (:attr:`RuleScore.precision_bounds`), by the branch and bound over boxes within :data:`SCORE_BOXES` boxes
+    (exact where it ends). What :func:`score_rule` falls back to for an ensemble with no exact form.
+
+    Examples
+    --------
+    >>> import kcxai
+    >>> tree = kcxai.datasets.running_example_tree()
+    >>> forest = kcxai.models.RandomForest(tree.space, tree.classes, [tree])
+    >>> s = score_rule_bounds(forest, "IF x1 = 1 AND x9 = 1 THEN class = 1")
+    >>> s.precision_bounds, s.decided
+    ((Fraction(121, 128), Fraction(121, 128)), 'exact')
+    """
+    space: FeatureSpace = model.space
+    classes = list(model.classes)
+    box, label = parse_rule(space, classes, rule)
+    engine = box_bounds_of(model)
+    consistent = engine.box_weight(box)
+    source_of_class = "rule"
+    if label is None:  # the class most of the rule's points get, by proven lower bounds on their weight
+        source_of_class = "majority"
+        agree = [consistent - engine.bounds(box, c, max_boxes=max(1, SCORE_BOXES // len(classes))).upper
+                 for c in range(len(classes))]
+        label = max(range(len(classes)), key=lambda c: (agree[c], -c))
+    got = engine.bounds(box, label, max_boxes=SCORE_BOXES)
+    arith = space.arith
+    lo_p, hi_p = arith.complement(got.upper, consistent), arith.complement(got.lower, consistent)
+    exact = got.lower == got.upper
+    data = None
+    if rows is not None:
+        data = _measure_boxes(model, [(box, label)], rows)[0]
+    return RuleScore(conditions=conditions_of(space, box), prediction=classes[label], class_source=source_of_class,
+                     precision=lo_p if exact else None, coverage=space.probability(consistent),
+                     error=space.probability(got.lower) if exact else None,
+                     distribution=describe(space.distribution), language="box_bounds", data=data,
+                     decided="exact" if exact else "proven", precision_bounds=(lo_p, hi_p),
+                     error_bounds=(space.probability(got.lower), space.probability(got.upper)))

@@ -19,6 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import kcxai
+from tests._support.model_strategies import hard_naive_bayes
 from kcxai import InvalidInputError
 from kcxai.engines.choose import ProbeBudget, choose
 from kcxai.explain._methods import METHODS
@@ -86,7 +87,8 @@ def test_an_ensemble_that_does_not_compile_gets_proved_sets_at_delta_zero(data: 
 @settings(max_examples=25, deadline=None)
 @given(data=st.data(), model=ENSEMBLES, seed=st.integers(0, 3))
 def test_sampled_sets_are_marked_and_hold_for_these_seeds(data: Any, model: Any, seed: int) -> None:
-    explainer = kcxai.Explainer(model, probe=NO_TIME)
+    explainer = kcxai.Explainer(model, probe=NO_TIME, language="sampling")
+    default = kcxai.Explainer(model, probe=NO_TIME, fit_budget=1, progress=False)  # the bounded form, not sampling
     point = data.draw(points(model.space))
     x = instance_of(model.space, point)
     table = _table(model)
@@ -96,6 +98,8 @@ def test_sampled_sets_are_marked_and_hold_for_these_seeds(data: Any, model: Any,
         e = explainer.explain_one(x, method=method, **bound)
         assert e.language == "sampling" and e.approximate and e.confidence == 0.95
         assert explainer.engine_for(method, **bound).language == "sampling"
+        proven = default.explain_one(x, method=method, **bound)
+        assert proven.language == "bounded" and proven.decided in ("exact", "proven", "sampled")
         f = METHODS[method].function(sampling, x, next(iter(bound.values())))
         assert f.approximate and f.confidence == 0.95
         prec = _precision(model, table, point, label, f.features)
@@ -120,11 +124,14 @@ def test_the_choice_is_made_once_per_model_and_says_why() -> None:
 
 
 def test_a_method_nothing_answers_is_refused_before_any_long_work() -> None:
-    explainer = kcxai.Explainer(_forest(3), probe=NO_TIME)
+    explainer = kcxai.Explainer(_forest(3), probe=NO_TIME, progress=False)
+    # a tree ensemble's bounded form answers the searches too (issue 28)
+    assert explainer.explain_one([1, 0, 1], method="min_cdrs", precision=0.9).language == "bounded"
+    bayes = kcxai.Explainer(hard_naive_bayes(3), probe=NO_TIME, progress=False)  # no bounded form, no decisions
     with pytest.raises(InvalidInputError) as info:
-        explainer.explain_one([1, 0, 1], method="min_cdrs", precision=0.9)
+        bayes.explain_one([1, 0, 1], method="min_cdrs", precision=0.9)
     text = str(info.value)
-    assert "RandomForest: method='min_cdrs' at precision=0.9 needs exact counts" in text
+    assert "NaiveBayes: method='min_cdrs' at precision=0.9 needs exact counts" in text
     assert "did not compile within the probe budget" in text and "What would work" in text
     with pytest.raises(InvalidInputError, match="does not take the option"):
         explainer.explain([[1, 0, 1]], method="axp", strat="path")
@@ -142,8 +149,9 @@ def test_functional_doors_choose_as_the_explainer(monkeypatch: pytest.MonkeyPatc
     x = [1, 0, 1, 1]
     e = kcxai.min_idrs(model, x, 0)
     assert e.language == "search" and e.error == 0
-    assert kcxai.min_idrs(model, x, 0.1).language == "sampling"
-    assert kcxai.local_cdrs(model, x, 0.9).approximate
+    assert kcxai.min_idrs(model, x, 0.1).language == "bounded"  # the bounded form (issue 28), not sampling
+    e_cdrs = kcxai.local_cdrs(model, x, 0.9)
+    assert e_cdrs.language == "bounded" and e_cdrs.decided in ("exact", "proven", "sampled")
     with pytest.raises(InvalidInputError, match="needs exact counts"):
         kcxai.idrs_error(model, x, [0])
     explainer = kcxai.Explainer(model)
@@ -159,8 +167,11 @@ def test_batches_of_an_ensemble_in_workers_equal_the_sequential_run() -> None:
     assert [e.features for e in seq] == [e.features for e in par]
     frame = par.to_frame()
     assert set(frame["language"]) == {"search"} and not frame["approximate"].any()
-    sampled = explainer.explain(rows[:4], method="local_cdrs", precision=0.9).to_frame()
-    assert sampled["approximate"].all() and set(sampled["confidence"]) == {0.95}
+    bounded = explainer.explain(rows[:4], method="local_cdrs", precision=0.9).to_frame()
+    assert set(bounded["language"]) == {"bounded"} and not bounded["approximate"].any()
+    assert set(bounded["decided"]) <= {"exact", "proven", "sampled"}
+    par_bounded = explainer.explain(rows[:4], method="local_cdrs", precision=0.9, n_jobs=2).to_frame()
+    assert list(par_bounded["features"]) == list(bounded["features"])
 
 
 def test_compiled_forms_travel_to_workers_as_their_recipe() -> None:
@@ -199,14 +210,16 @@ def _forest(n: int) -> Any:
 
 
 def test_estimates_are_never_printed_as_exact_fractions() -> None:
-    explainer = kcxai.Explainer(_forest(4), probe=NO_TIME)
+    explainer = kcxai.Explainer(_forest(4), probe=NO_TIME, language="sampling")
     e = explainer.explain_one([1, 0, 1, 1], method="local_cdrs", precision=0.9)
-    assert e.approximate
+    assert e.approximate and e.decided == "sampled"
     d = e.to_dict()
     assert "error_exact" not in d and "precision_exact" not in d and d["precision_bound_exact"] == "9/10"
     row = explainer.explain([[1, 0, 1, 1]], method="local_cdrs", precision=0.9).to_frame().iloc[0]
     assert row["error_exact"] is None and row["precision_exact"] is None and row["approximate"]
-    assert "(estimated)" in str(e) and "relevant with confidence 0.95" in str(e)
+    assert ("(estimated)" in str(e) or "(certified" in str(e)) and "confidence 0.95" in str(e)
+    if e.certified is not None:  # the bound certified is printed, never an estimate below the bound
+        assert e.certified >= 0.9 and f"~{float(e.precision):.4g}" not in str(e)
 
 
 def _forest_over_wide_feature(split_mask: int, voting: str) -> Any:

@@ -159,8 +159,11 @@ def test_explainer_and_cli_score_as_the_function(tmp_path: Any, capsys: Any) -> 
     assert main(["score", "bundled:running_example", "--rule", "IF x1 = 3"]) == 2
     assert "'3' is not a value of 'x1'" in capsys.readouterr().err
     forest = kcxai.models.RandomForest(tree.space, tree.classes, [tree, tree])
-    with pytest.raises(kcxai.InvalidInputError, match="Scoring a rule needs exact counts"):
-        kcxai.Explainer(forest, probe=ProbeBudget(max_seconds=1e-6)).score(text)
+    proven = kcxai.Explainer(forest, probe=ProbeBudget(max_seconds=1e-6), progress=False).score(text)
+    assert proven.decided in ("exact", "proven") and proven.precision_bounds is not None  # issue 28: no refusal
+    lo, hi = proven.precision_bounds
+    assert proven.coverage == kcxai.score_rule(forest, text).coverage
+    assert lo <= kcxai.score_rule(forest, text).precision <= hi
 
 
 @pytest.mark.parametrize("feature", [

@@ -329,8 +329,9 @@ def _parquet_schema(frame: Any, classes: Any) -> Any:
     ids = [i for i in frame["id"].tolist() if i is not None and i == i]
     types = {"id": pa.array(ids).type if ids else pa.int64(), "line": pa.int64(),
              "prediction": pa.array(list(classes)).type, "size": pa.int64(), "oracle_calls": pa.int64(),
-             "approximate": pa.bool_()}
-    for c in ("delta", "precision_bound", "error", "precision", "coverage", "confidence", "seconds"):
+             "approximate": pa.bool_(), "sampled": pa.int64()}
+    for c in ("delta", "precision_bound", "error", "precision", "coverage", "confidence", "seconds", "interval_low",
+              "interval_high", "error_low", "error_high", "certified"):
         types[c] = pa.float64()
     return pa.schema([(c, types.get(c, pa.string())) for c in COLUMNS])
 

@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from kcxai.oracle import CountingOracle, DecisionOracle
+from kcxai.oracle import BoundsOracle, CountingOracle, DecisionOracle
 
 if TYPE_CHECKING:  # pragma: no cover
     from kcxai.models.classifier import Classifier
@@ -109,7 +109,7 @@ class CompiledModel:
     """
 
     model: "Classifier"
-    oracle: CountingOracle | DecisionOracle
+    oracle: CountingOracle | DecisionOracle | BoundsOracle
     language: str
     backend: str
     stats: CompileStats

@@ -92,9 +92,10 @@ class Language:
         The backend package it needs, and ``install`` how to get it.
     accepts : callable, optional
         Whether it compiles a given model (default: every model).
-    answers : {"counts", "estimates", "decisions"}
+    answers : {"counts", "bounds", "estimates", "decisions"}
         What its oracle answers (:data:`kcxai.oracle.ANSWERS`): exact weighted
-        model counts (every explanation method); estimates with certified
+        model counts (every explanation method); exact lower and upper bounds
+        on them (:class:`~kcxai.oracle.BoundsOracle`); estimates with certified
         relevance decisions (the deletion loops; explanations carry a
         confidence); or sufficiency decisions only (delta = 0 methods: AXps,
         CXps and the smallest of them).
@@ -121,7 +122,7 @@ class Language:
 
     @property
     def exact(self) -> bool:
-        """Whether every number its explanations report is exact (counts, or delta = 0 decisions)."""
+        """Whether every number its explanations report is exact (counts, exact bounds, or delta = 0 decisions)."""
         return self.answers != "estimates"
 
     def is_available(self) -> bool:

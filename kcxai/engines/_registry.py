@@ -17,6 +17,8 @@ from kcxai.models.boosted import BoostedTrees
 from kcxai.models.forest import RandomForest
 from kcxai.compilers.language import Language, LanguageOptions, NoOptions
 from kcxai.compilers._options import ObddOptions, SddOptions
+from kcxai.compilers._ensemble import is_additive
+from kcxai.compilers.bounded import BoundedOptions
 from kcxai.compilers._ddnnf_options import DdnnfOptions
 from kcxai.engines.sampling import SamplingOptions
 from kcxai.oracle import has_paths
@@ -65,6 +67,10 @@ _DECLARED = (
              options=DdnnfOptions, package="py_d4", install='pip install "kcxai[d4]"'),
     Language("brute", "kcxai.engines.brute",
              "enumeration of feature space (small models; the test reference)", options=BruteOptions),
+    Language("bounded", "kcxai.compilers.bounded",
+             "a tree ensemble's diagram within a time budget: exact where it fits, else the least probable states "
+             "left undecided; exact lower and upper bounds on every count",
+             options=BoundedOptions, accepts=is_additive, answers="bounds", conformance=False),
     Language("sampling", "kcxai.engines.sampling",
              "no compilation: counts estimated by sampling the distribution, each deletion-loop decision "
              "certified by a Clopper-Pearson interval (min_idrs, local_cdrs)",
@@ -136,8 +142,8 @@ def languages_markdown() -> str:
     document holds exactly this table)."""
     rows = ["| language | what answers the queries | answers | backend | options |",
             "|---|---|---|---|---|"]
-    shown = {"counts": "exact counts", "estimates": "estimates (certified decisions)",
-             "decisions": "delta = 0 decisions"}
+    shown = {"counts": "exact counts", "bounds": "exact lower and upper bounds",
+             "estimates": "estimates (certified decisions)", "decisions": "delta = 0 decisions"}
     for lang in LANGUAGES.values():
         backend = "none (part of kcxai)" if lang.package is None else f"`{lang.package}` (`{lang.install}`)"
         opts = ", ".join(f"`{o}`" for o in lang.option_names()) or "none"

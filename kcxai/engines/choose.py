@@ -25,9 +25,9 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import cast
+from typing import Any, cast
 
 from kcxai._errors import CompilationLimitError, InvalidInputError, InvalidTypeError, UnknownLanguageError
 from kcxai._params import Options, check
@@ -62,14 +62,20 @@ class ProbeBudget:
         Wall-clock limit of the probe compilation.
     max_memory : int
         Limit on the growth of resident memory during it, in bytes.
+    bounded_seconds : float
+        The budget of a tree ensemble's ``bounded`` form (exact where it fits, exact bounds elsewhere),
+        built when the exact probe fails: the *fit budget* (the :class:`~kcxai.Explainer`'s ``fit_budget``).
     """
 
     max_seconds: float = 3.0
     max_memory: int = 1 << 30
+    bounded_seconds: float = 10.0
 
     def options(self, language: str) -> dict[str, float | int]:
         """The compile options that enforce the budget in ``language`` (none for ``dt``, which compiles nothing)."""
         names = LANGUAGES[language].option_names()
+        if language == "bounded":
+            return {"max_seconds": self.bounded_seconds, "max_memory": 4 * self.max_memory}
         return {k: v for k, v in (("max_seconds", self.max_seconds), ("max_memory", self.max_memory)) if k in names}
 
     def __str__(self) -> str:
@@ -87,7 +93,7 @@ class Choice:
     Attributes
     ----------
     answers : str
-        ``"counts"``, ``"estimates"`` or ``"decisions"``.
+        ``"counts"``, ``"bounds"``, ``"estimates"`` or ``"decisions"``.
     language : str or None
         The language giving them, ``None`` if none could.
     reason : str
@@ -142,14 +148,16 @@ def _cache_of(model: Classifier) -> EngineCache:
     return cache  # type: ignore[no-any-return]
 
 
-def _compiled(model: Classifier, language: str, options: Mapping[str, object]) -> CompiledModel | str:
-    """The model compiled to ``language`` (cached), or why it did not compile within ``options``' limits."""
+def _compiled(model: Classifier, language: str, options: Mapping[str, object],
+              watch: Mapping[str, object] | None = None) -> CompiledModel | str:
+    """The model compiled to ``language`` (cached), or why it did not compile within ``options``' limits.
+    ``watch``: options that do not change the form (a progress callback), passed but not part of the key."""
     key = (language, tuple(sorted(options.items())))
     cache = _cache_of(model)
     got = cache.get(key)
     if got is None:
         try:
-            got = _compile(LANGUAGES[language], model, options)
+            got = _compile(LANGUAGES[language], model, {**options, **(watch or {})})
         except CompilationLimitError as err:
             got = f"did not compile within {_limits(options)}: {str(err).split('. ')[0]}"
         cache.put(key, got)
@@ -172,12 +180,13 @@ def _limits(options: Mapping[str, object]) -> str:
 
 
 def choose(model: Classifier, answers: str, *, probe: ProbeBudget | None = None,
-           language: str | None = None) -> Choice:
+           language: str | None = None, progress: Callable[[Any], None] | None = None) -> Choice:
     """The engine giving ``answers`` for ``model`` (see the module docstring), compiled or refused with a reason.
 
     The one place an engine is chosen: the explainers, the :class:`~kcxai.Explainer`, the command line,
     the experiments and :func:`compile_model` all come here. ``language`` restricts the choice to one
     language giving ``answers`` (``"sat"`` or ``"search"`` for decisions, say), built with its defaults.
+    ``progress`` is called with the construction's progress while a ``bounded`` form is built (a bar).
 
     Examples
     --------
@@ -218,6 +227,8 @@ def choose(model: Classifier, answers: str, *, probe: ProbeBudget | None = None,
             return Choice("decisions", engine, f"the {engine!r} engine decides delta = 0 queries (built in "
                                                f"{got.stats.compile_seconds:.3g} s)", got)
         return Choice("decisions", None, f"the {engine!r} engine {got}")
+    if answers == "bounds":
+        return _bounded(model, probe, progress)
     name = ANSWERED_BY["estimates"] if language is None else language
     got = _compiled(model, name, {})
     if not isinstance(got, CompiledModel):  # pragma: no cover - sampling compiles nothing
@@ -225,6 +236,27 @@ def choose(model: Classifier, answers: str, *, probe: ProbeBudget | None = None,
     confidence = getattr(got.oracle, "confidence", None)
     return Choice("estimates", name, f"certified sampling ('{name}'): estimates, each decision right with "
                                      f"confidence {confidence:g}", got)
+
+
+def _bounded(model: Classifier, probe: ProbeBudget, progress: Callable[[Any], None] | None) -> Choice:
+    """The ``bounded`` form of a tree ensemble within the probe's fit budget, and what it will decide."""
+    lang = LANGUAGES["bounded"]
+    if not lang.takes(model):
+        return Choice("bounds", None, f"the 'bounded' language takes tree ensembles, not {type(model).__name__}")
+    got = _compiled(model, "bounded", probe.options("bounded"), None if progress is None else {"progress": progress})
+    if not isinstance(got, CompiledModel):
+        return Choice("bounds", None, f"bounded {got}")
+    st = got.stats
+    if st["exact"]:
+        how = (f"compiled exactly to the 'bounded' diagram in {st.compile_seconds:.3g} s ({st.size:,} nodes, no mass "
+               f"left unknown) within the fit budget ({probe.bounded_seconds:g} s): every answer exact")
+    else:
+        how = (f"compiled to the 'bounded' diagram in {st.compile_seconds:.3g} s within the fit budget "
+               f"({probe.bounded_seconds:g} s), {float(st['unknown']):.3g} of the probability mass left unknown: "
+               f"each relevance test is decided from exact bounds, refined where they straddle the bound "
+               f"(conditioned exact compile, then branch and bound, then certified sampling of that one test, "
+               f"marked); a larger fit_budget leaves less unknown" + (f" ({st['stopped']})" if st["stopped"] else ""))
+    return Choice("bounds", "bounded", how, got)
 
 
 def decision_compiled(model: Classifier, engine: str = "auto") -> CompiledModel:

@@ -59,7 +59,7 @@ DEFAULT_PRECISION = Fraction(95, 100)
 
 #: The default order of a deletion loop dropping features from a relevant set, by the kind of answer that
 #: decides it (see the module docstring): ``"index"``, or ``"fewest values"`` first (ties by index).
-DEFAULT_ORDER = {"counts": "index", "estimates": "index", "decisions": "fewest values"}
+DEFAULT_ORDER = {"counts": "index", "bounds": "index", "estimates": "index", "decisions": "fewest values"}
 
 
 @dataclass(frozen=True)
@@ -132,8 +132,8 @@ class Method:
     def answers(self, value: ProbabilityLike) -> tuple[str, ...]:
         """The answers that serve it at ``value``, in order of preference (see :data:`kcxai.oracle.ANSWERS`)."""
         if self.is_exact_case(value):
-            return ("counts", "decisions")
-        return ("counts", "estimates") if self.estimates else ("counts",)
+            return ("counts", "decisions", "bounds")
+        return ("counts", "bounds", "estimates") if self.estimates else ("counts", "bounds")
 
 
 def _imported(target: str) -> Callable[..., Explanation]:

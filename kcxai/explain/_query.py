@@ -37,11 +37,12 @@ from kcxai.engines._decision import is_ensemble
 from kcxai.engines.choose import oracle_for
 from kcxai.explain._methods import DEFAULT_ORDER, Method
 from kcxai.explain._progression import deletion_order
+from kcxai.explain._proven import Proof, Prover, Threshold
 from kcxai.explain.explanation import Explanation, format_probability
 from kcxai.models.classifier import Classifier
-from kcxai.oracle import (Box, BoxDecisionOracle, BoxOracle, CountingOracle, Decision, DecisionOracle, Oracle,
-                          OracleSession, PathOracle, Point, SessionBase, answers_of, describe_answers,
-                          has_box_decisions, has_boxes, has_paths)
+from kcxai.oracle import (Box, BoundsOracle, BoundsSession, BoxDecisionOracle, BoxOracle, CountingOracle, Decision,
+                          DecisionOracle, Oracle, OracleSession, PathOracle, Point, SessionBase, answers_of,
+                          describe_answers, has_box_decisions, has_boxes, has_paths)
 from kcxai.space import FeatureSpace
 from kcxai._types import FeaturesLike, InstanceLike, ProbabilityLike, Values
 from kcxai.typing import Explainable
@@ -111,8 +112,10 @@ def build_explanation(space: FeatureSpace, point: Point, features: Iterable[int]
                       prediction: object, kind: str, method: str, language: str, calls: int, seconds: float,
                       error: Probability | None, precision: Probability | None, coverage: Probability | None,
                       delta: Probability | None = None, precision_bound: Probability | None = None,
-                      confidence: float | None = None, literal: Callable[[int, int], str] | None = None
-                      ) -> Explanation:
+                      confidence: float | None = None, literal: Callable[[int, int], str] | None = None,
+                      decided: str = "exact", interval: tuple[Probability, Probability] | None = None,
+                      sampled: int = 0, error_bounds: tuple[Probability, Probability] | None = None,
+                      certified: Probability | None = None) -> Explanation:
     """The one constructor of :class:`~kcxai.Explanation` results (the per-row explainers and the batch runner).
 
     ``literal(i, value_index)``, if given, prints feature ``i``'s literal (a batch caches them).
@@ -125,7 +128,8 @@ def build_explanation(space: FeatureSpace, point: Point, features: Iterable[int]
         literals=lits, prediction=prediction, delta=delta,
         error=error, precision=precision, language=language, oracle_calls=calls, seconds=seconds, kind=kind,
         method=method, instance=instance, coverage=coverage, distribution=describe(space.distribution),
-        confidence=confidence, precision_bound=precision_bound)
+        confidence=confidence, precision_bound=precision_bound, decided=decided, interval=interval, sampled=sampled,
+        error_bounds=error_bounds, certified=certified)
 
 
 class Query:
@@ -152,7 +156,7 @@ class Query:
     """
 
     __slots__ = ("oracle", "model", "space", "instance", "point", "label", "calls", "t0", "confidence",
-                 "answers", "deadline", "what", "method", "_box_decider")
+                 "answers", "deadline", "what", "method", "_box_decider", "prover", "_certified", "_final")
 
     def __init__(self, oracle: Oracle, model: Classifier | None, instance: InstanceLike, *,
                  method: Method | None = None, what: str | None = None,
@@ -176,6 +180,15 @@ class Query:
         self.deadline = Deadline(max_seconds, what=self.what, advice=advice, queries=lambda: self.calls,
                                  queries_are=_QUERIES_ARE[self.answers], started=self.t0)
         self._box_decider: BoxDecisionOracle | None = None
+        #: Over a bounds oracle, what decides each relevance test (:mod:`kcxai.explain._proven`).
+        self.prover: Prover | None = None
+        if self.answers == "bounds":
+            self.prover = Prover(cast(BoundsOracle, oracle), model, self.point, self.label, self.deadline,
+                                 sample=method is not None and method.estimates, what=self.what)
+        #: Per fixed set of a sampling session: the rate bound the decision freeing its last feature certified.
+        self._certified: dict[frozenset[int], float] = {}
+        #: Per fixed set: the bounds on its weight that :meth:`final_weight` could not make exact.
+        self._final: dict[frozenset[int], tuple[Weight, Weight]] = {}
 
     def __enter__(self) -> "Query":
         return self
@@ -191,13 +204,19 @@ class Query:
 
     @property
     def counts(self) -> bool:
-        """Whether the oracle gives exact weights."""
-        return self.answers == "counts"
+        """Whether the oracle gives exact weights: exact counts, or proven bounds refined to exact counts where
+        a weight is asked (:meth:`disagree_weight`; relevance tests decide from the interval first)."""
+        return self.answers in ("counts", "bounds")
+
+    @property
+    def proof(self) -> Proof | None:
+        """How the relevance tests were decided over a bounds oracle (``None`` over any other)."""
+        return None if self.prover is None else self.prover.proof
 
     # -- queries --------------------------------------------------------------
 
     def _counts(self) -> CountingOracle:
-        if self.answers != "counts":
+        if self.answers not in ("counts", "bounds"):
             raise InvalidInputError(_unanswered(self.what, self.oracle, self.answers, ("counts",)))
         return cast(CountingOracle, self.oracle)
 
@@ -206,7 +225,30 @@ class Query:
         oracle = self._counts()
         self.deadline.check()
         self.calls += 1
+        if self.prover is not None:
+            return self.prover.weight(fixed)
         return oracle.disagree_weight(self.point, self.label, frozenset(fixed))
+
+    def result_weight(self, session: OracleSession) -> Weight | None:
+        """The weight of a deletion loop's result (its session's set): :meth:`final_weight` over a bounds oracle,
+        else the session's own (counted, estimated, or the proved zero of a decision engine)."""
+        if self.prover is not None:
+            return self.final_weight(session.fixed)
+        return session.weight()
+
+    def final_weight(self, fixed: Iterable[int]) -> Weight | None:
+        """The weight of a result's fixed set: exact where it can be (counted, or over a bounds oracle refined
+        within the budgets); ``None`` with the bounds kept for the result where it cannot."""
+        fixed = frozenset(fixed)
+        if self.prover is None:
+            return self.disagree_weight(fixed)
+        self.deadline.check()
+        self.calls += 1
+        lower, upper = self.prover.bounds(fixed)
+        if lower == upper:
+            return lower
+        self._final[fixed] = (lower, upper)
+        return None
 
     def decide(self, fixed: Iterable[int]) -> Decision:
         """Whether ``fixed`` is sufficient (error 0), with the engine's core or counterexample where it has one."""
@@ -215,6 +257,9 @@ class Query:
             self.deadline.check()
             self.calls += 1
             return cast(DecisionOracle, self.oracle).decide(self.point, self.label, fixed, self.deadline)
+        if self.prover is not None:
+            sufficient = self.relevant(fixed, self.within(Fraction(0)))
+            return Decision(sufficient, fixed if sufficient else frozenset(range(self.space.n_features)) - fixed)
         if self.disagree_weight(fixed) == 0:
             return Decision(True, fixed)
         return Decision(False, frozenset(range(self.space.n_features)) - fixed)
@@ -223,12 +268,28 @@ class Query:
         """Whether ``fixed`` is I-delta-relevant for ``bound`` (for a decision oracle delta is 0)."""
         if self.answers == "decisions":
             return self.decide(fixed).sufficient
+        if self.prover is not None:
+            self.deadline.check()
+            self.calls += 1
+            return self.prover.decide(Threshold.error(self.space, self.point, frozenset(fixed), bound.delta))
         return bound.holds(self.disagree_weight(fixed))
+
+    def relevant_weight(self, fixed: Iterable[int], bound: Bound) -> tuple[bool, Weight | None]:
+        """Whether ``fixed`` is I-delta-relevant for ``bound``, with its weight where that came with the
+        decision (exact counts); over a bounds oracle decided from the interval first (weight ``None``:
+        :meth:`final_weight` counts a result's)."""
+        if self.prover is not None:
+            return self.relevant(fixed, bound), None
+        weight = self.disagree_weight(fixed)
+        return bound.holds(weight), weight
 
     def session(self, fixed: Iterable[int]) -> "OracleSession":
         """The deletion loop's session from ``fixed``."""
         if self.answers == "decisions":
             return DecisionSession(self, fixed)
+        if self.answers == "bounds":
+            bounds = cast(BoundsOracle, self.oracle)
+            return ProvenSession(self, bounds.session(self.point, self.label, frozenset(fixed)))
         oracle = cast(CountingOracle, self.oracle)
         return CountingSession(self, oracle.session(self.point, self.label, frozenset(fixed)))
 
@@ -303,6 +364,8 @@ class Query:
         at precision 1, or as a certified decision of an estimating (sampling) session."""
         if isinstance(session, DecisionSession):
             return session.holds_if_freed(feature, self.within(Fraction(0)))
+        if isinstance(session, ProvenSession):
+            return session.holds_precision_if_freed(feature, test.delta)
         if self.answers == "estimates" or (isinstance(session, CountingSession) and session.decides_precision):
             return session.holds_precision_if_freed(feature, test.delta)  # type: ignore[attr-defined, no-any-return]
         return bool(test.holds(session.fixed - {feature}, session.weight_if_freed(feature)))
@@ -337,14 +400,57 @@ class Query:
         feats = frozenset(features)
         fixed = feats if kind == "relevant" else frozenset(range(self.space.n_features)) - feats
         error = precision = None
+        error_bounds = None
         if weight is not None:
             error, precision = self.error_of(weight), self.precision_of(fixed, weight)
+        elif fixed in self._final:
+            lower, upper = self._final[fixed]
+            error_bounds = (self.error_of(lower), self.error_of(upper))
+        decided, interval, sampled = self.decided()
         return build_explanation(
             self.space, self.point, feats, instance=self.instance, prediction=self.prediction, kind=kind,
             method=self.what, language=self.oracle.language, calls=self.calls,
             seconds=time.perf_counter() - self.t0, error=error, precision=precision,
             coverage=self.coverage_of(fixed), delta=delta, precision_bound=precision_bound,
-            confidence=self.confidence)
+            confidence=self.sample_confidence(sampled),
+            decided=decided, interval=interval, sampled=sampled, error_bounds=error_bounds,
+            certified=self.certified_measure(fixed, precision_bound is not None))
+
+    def decided(self) -> tuple[str, tuple[Probability, Probability] | None, int]:
+        """How this query's relevance tests were decided: ``"exact"``, ``"proven"`` or ``"sampled"``, the
+        widest interval a proven decision used, and how many decisions were sampled."""
+        if self.answers == "estimates":
+            return "sampled", None, self.calls
+        proof = self.proof
+        if proof is None:
+            return "exact", None, 0
+        return proof.decided, proof.widest, proof.sampled
+
+    def sample_confidence(self, sampled: int) -> float | None:
+        """The confidence of the sampled decisions (``None`` when none was sampled)."""
+        if self.answers == "estimates":
+            return self.confidence
+        if sampled and self.prover is not None:
+            return self.prover.sampler().confidence
+        return None
+
+    def certified_measure(self, fixed: frozenset[int], precision: bool) -> Probability | None:
+        """What the sampled decision that freed the last feature of ``fixed`` certified, on the measure the
+        method bounds: the lower confidence bound of the precision, or the upper one of the error."""
+        rate = self._certified.get(fixed)
+        if rate is None and self.prover is not None:
+            rate = self.prover.certified.get(fixed)
+        if rate is None:
+            return None
+        if precision:
+            return max(0.0, 1.0 - rate)
+        cons = float(self.space.consistent_weight(self.point, fixed))
+        return min(1.0, rate * cons / float(self.space.total_weight))
+
+    def remember_certified(self, fixed: frozenset[int], rate: float | None) -> None:
+        """Keep the rate bound a sampling session certified for ``fixed`` (see :meth:`certified_measure`)."""
+        if rate is not None:
+            self._certified[fixed] = rate
 
 
 class PrecisionTest:
@@ -368,18 +474,26 @@ class PrecisionTest:
         return self._bound.holds_from_below(cons - weight, cons)
 
     def relevant(self, fixed: Iterable[int]) -> bool:
-        """One oracle query: whether ``fixed`` is C-delta-relevant."""
+        """One oracle query: whether ``fixed`` is C-delta-relevant (over a bounds oracle, decided from the
+        interval first, :mod:`kcxai.explain._proven`)."""
         fixed = frozenset(fixed)
-        return self.holds(fixed, self.q.disagree_weight(fixed))
+        q = self.q
+        if q.prover is not None:
+            q.deadline.check()
+            q.calls += 1
+            return q.prover.decide(Threshold.precision(q.space, q.point, fixed, self.delta))
+        return self.holds(fixed, q.disagree_weight(fixed))
 
 
 #: How a time-limit message names the queries of each kind of oracle.
-_QUERIES_ARE = {"counts": "counting queries", "estimates": "sampled queries", "decisions": "sufficiency decisions"}
+_QUERIES_ARE = {"counts": "counting queries", "bounds": "bounded counting queries", "estimates": "sampled queries",
+                "decisions": "sufficiency decisions"}
 
 
 def _unanswered(what: str, oracle: object, has: str, needs: Sequence[str]) -> str:
     lang = getattr(oracle, "language", type(oracle).__name__)
-    gives = {"counts": "exact counts", "estimates": "only estimates (certified decisions of the deletion loops)",
+    gives = {"counts": "exact counts", "bounds": "exact bounds",
+             "estimates": "only estimates (certified decisions of the deletion loops)",
              "decisions": "only delta = 0 decisions"}[has]
     return (f"{what} needs {describe_answers(needs)} at this bound; the {lang!r} oracle gives {gives}. "
             "Compile the model to an exact counting language (dt, sdd, obdd: compile_model(model, 'obdd')), or "
@@ -425,6 +539,52 @@ class CountingSession:
         self._q.deadline.check()
         self._q.calls += 1
         return self._s.holds_precision_if_freed(feature, precision)  # type: ignore[attr-defined, no-any-return]
+
+    def free(self, feature: int) -> None:
+        self._s.free(feature)
+        self._q.remember_certified(self._s.fixed, getattr(self._s, "certified", None))
+
+
+class ProvenSession:
+    """The deletion loop's session over a bounds oracle: each test decided from the session's interval for
+    the smaller set, refined where it straddles the bound (:class:`~kcxai.explain._proven.Prover`)."""
+
+    __slots__ = ("_q", "_s", "_prover")
+
+    def __init__(self, q: Query, s: BoundsSession) -> None:
+        self._q = q
+        self._s = s
+        self._prover = cast(Prover, q.prover)
+
+    @property
+    def fixed(self) -> frozenset[int]:
+        return self._s.fixed
+
+    def weight(self) -> Weight:
+        """The exact weight of the current set (refined; :class:`~kcxai.NotProvenError` if it cannot be)."""
+        self._q.calls += 1
+        lower, upper = self._s.bounds()
+        return lower if lower == upper else self._prover.weight(self._s.fixed)
+
+    def weight_if_freed(self, feature: int) -> Weight:
+        self._q.deadline.check()
+        self._q.calls += 1
+        lower, upper = self._s.bounds_if_freed(feature)
+        return lower if lower == upper else self._prover.weight(self._s.fixed - {feature})
+
+    def holds_if_freed(self, feature: int, bound: Bound) -> bool:
+        q = self._q
+        q.deadline.check()
+        q.calls += 1
+        test = Threshold.error(q.space, q.point, self._s.fixed - {feature}, bound.delta)
+        return self._prover.decide(test, self._s.bounds_if_freed(feature))
+
+    def holds_precision_if_freed(self, feature: int, precision: Probability) -> bool:
+        q = self._q
+        q.deadline.check()
+        q.calls += 1
+        test = Threshold.precision(q.space, q.point, self._s.fixed - {feature}, precision)
+        return self._prover.decide(test, self._s.bounds_if_freed(feature))
 
     def free(self, feature: int) -> None:
         self._s.free(feature)

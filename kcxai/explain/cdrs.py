@@ -63,10 +63,11 @@ def _local(q: Query, test: PrecisionTest, fixed: set[int], order: FeaturesLike |
     return fixed
 
 
-def _final_weight(q: Query, fixed: set[int] | frozenset[int]) -> Weight:
-    """The disagreeing weight of the result: counted, estimated (sampling) or proved zero (decisions)."""
+def _final_weight(q: Query, fixed: set[int] | frozenset[int]) -> Weight | None:
+    """The disagreeing weight of the result: counted, estimated (sampling) or proved zero (decisions); over a
+    bounds oracle, exact where the refinements can count it, else ``None`` (the result carries its bounds)."""
     if q.counts:
-        return q.disagree_weight(fixed)
+        return q.final_weight(fixed)
     return q.session(fixed).weight()
 
 

@@ -124,18 +124,22 @@ def dual_deletion(q: Query, delta: Probability, *, order: FeaturesLike | None = 
     if not q.counts:
         free = _dual_by_decisions(q, free, order, delta, start is None)
         return q.explanation(free, weight=None, delta=delta, kind="dual")
-    weight = q.disagree_weight(_complement(q, free))
-    if bound.holds(weight):
+    holds, weight = q.relevant_weight(_complement(q, free), bound)
+    if holds:
         if start is None:
             raise _no_dual_set(q, delta, weight)
         raise NotRelevantError(
             f"'start' must be a dual set: fixing the other features gives error "
-            f"{format_probability(q.error_of(weight))}, not above delta = {format_probability(delta)}.")
+            f"{'not above delta' if weight is None else format_probability(q.error_of(weight))}, not above "
+            f"delta = {format_probability(delta)}.")
+    changed = False
     for i in check_order(q, order, free):
-        w = q.disagree_weight(_complement(q, free - {i}))
-        if not bound.holds(w):
+        holds, w = q.relevant_weight(_complement(q, free - {i}), bound)
+        if not holds:
             free.discard(i)
-            weight = w
+            weight, changed = w, True
+    if weight is None or (changed and q.prover is not None):
+        weight = q.final_weight(_complement(q, free))
     return q.explanation(free, weight=weight, delta=delta, kind="dual")
 
 
@@ -358,6 +362,8 @@ def _marco(q: Query, bound: Bound, delta: Probability, limit: int | None, max_se
     found: list[Explanation] = []
     deadline = Deadline(max_seconds, what="enumerate_idrs", advice=_ADVICE, queries=lambda: q.calls)
     q.deadline = deadline  # the queries run under the enumeration's clock, paused between two sets
+    if q.prover is not None:
+        q.prover.deadline = deadline
     try:
         with Solver(name="mgh") as solver:
             if n:
@@ -373,7 +379,7 @@ def _marco(q: Query, bound: Bound, delta: Probability, limit: int | None, max_se
                         if session.holds_if_freed(i, bound):
                             session.free(i)
                             seed.discard(i)
-                    weight: Weight | None = session.weight()
+                    weight: Weight | None = q.result_weight(session)
                     solver.add_clause([-(i + 1) for i in sorted(seed)])
                     e = q.explanation(seed, weight=weight, delta=delta)
                 else:
@@ -412,8 +418,8 @@ def _grow(q: Query, seed: set[int], bound: Bound, weight: Weight | None) -> tupl
     for i in range(n):  # grow to a maximal irrelevant set
         q.deadline.check()
         if i not in seed:
-            w = q.disagree_weight(seed | {i})
-            if not bound.holds(w):
+            holds, w = q.relevant_weight(seed | {i}, bound)
+            if not holds:
                 seed.add(i)
                 weight = w
     return seed, weight

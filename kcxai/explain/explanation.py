@@ -127,6 +127,23 @@ class Explanation:
         definitions). For a set widened by :func:`kcxai.inflate`, the widened condition of each
         feature, in the order of :attr:`features`; :attr:`literals`, :meth:`rule` and every
         measure (``error``, ``precision``, ``coverage``) then refer to the points meeting them.
+    decided : {"exact", "proven", "sampled"}
+        How its relevance tests were decided: every one from exact counts (or proofs of sufficiency);
+        some from proven bounds that lay on one side of the bound (a ``bounded`` form, see
+        :mod:`kcxai.explain._proven`), none sampled; some by certified sampling (:attr:`sampled` of them,
+        each right with the :attr:`confidence`).
+    interval : tuple of two probabilities, optional
+        For a proven result, the widest interval a decision used, on the measure the method bounds (the
+        error, or the precision).
+    sampled : int
+        How many relevance tests were decided by sampling.
+    error_bounds : tuple of two probabilities, optional
+        Where the result's own error could not be counted exactly (``error`` is then ``None``): proven
+        lower and upper bounds on it.
+    certified : float, optional
+        For a sampled result, what the decision that freed its last feature certified (with the
+        confidence): the lower confidence bound of the precision (precision-bounded methods), or the
+        upper one of the error. This, not the estimate, is what the result claims.
 
     Examples
     --------
@@ -160,6 +177,11 @@ class Explanation:
     confidence: float | None = None
     precision_bound: Probability | None = None
     conditions: tuple[Condition, ...] | None = None
+    decided: str = "exact"
+    interval: tuple[Probability, Probability] | None = None
+    sampled: int = 0
+    error_bounds: tuple[Probability, Probability] | None = None
+    certified: Probability | None = None
 
     def __len__(self) -> int:
         return len(self.features)
@@ -171,8 +193,10 @@ class Explanation:
 
     @property
     def approximate(self) -> bool:
-        """Whether the measures are estimates (an approximate oracle) rather than exact counts."""
-        return self.confidence is not None
+        """Whether the measures are estimates (an approximate oracle) rather than exact counts. Over a
+        ``bounded`` form they are counted or bounded, never estimated, even where some decisions were
+        sampled (:attr:`decided`, with the :attr:`confidence` of those decisions)."""
+        return self.confidence is not None and self.language != "bounded"
 
     def __iter__(self) -> Any:
         return iter(self.features)
@@ -199,6 +223,12 @@ class Explanation:
             "distribution": self.distribution, "approximate": self.approximate, "confidence": self.confidence,
             "language": self.language, "oracle_calls": self.oracle_calls, "seconds": self.seconds,
             "conditions": None if self.conditions is None else [c.to_dict() for c in self.conditions],
+            "decided": self.decided, "sampled": self.sampled,
+            "interval_low": None if self.interval is None else float(self.interval[0]),
+            "interval_high": None if self.interval is None else float(self.interval[1]),
+            "error_low": None if self.error_bounds is None else float(self.error_bounds[0]),
+            "error_high": None if self.error_bounds is None else float(self.error_bounds[1]),
+            "certified": None if self.certified is None else float(self.certified),
         }
         estimated = ("error", "precision") if self.approximate else ()  # sampled: no exact value to show
         for key in ("delta", "precision_bound", "error", "precision", "coverage"):
@@ -219,17 +249,43 @@ class Explanation:
         """Whether the set was computed for a lower bound on precision (C-delta problems) rather than on error."""
         return self.precision_bound is not None
 
+    def how_decided(self) -> str:
+        """How the relevance tests were decided, as printed: ``exact``, ``proven (widest interval ...)`` or
+        ``sampled (N decisions, confidence c)``."""
+        if self.decided == "sampled":
+            conf = "" if self.confidence is None else (
+                f", each freeing one certified with confidence {self.confidence:g}")
+            return f"sampled ({self.sampled} decisions sampled{conf})"
+        if self.decided == "proven":
+            on = "error" if self.precision_bound is None else "precision"
+            shown = "" if self.interval is None else (
+                f": widest interval of the {on} [{float(self.interval[0]):.4g}, {float(self.interval[1]):.4g}]")
+            return f"proven from exact bounds{shown}"
+        return "exact"
+
     def measures(self) -> str:
-        """The measures as printed: what the bound bounds, under which distribution, exact or estimated."""
+        """The measures as printed: what the bound bounds, under which distribution, exact, proven or sampled.
+
+        A sampled result prints the bound its last freeing decision certified, never an estimate below the
+        bound the set claims."""
+        if self.certified is not None and self.kind == "relevant" and (self.approximate or self.error is None):
+            return self._certified_measures()
         fmt = format_probability if not self.approximate else (lambda p: f"~{float(p):.4g} (estimated)")
         err, prec = fmt(self.error), fmt(self.precision)
+        if self.error is None and self.error_bounds is not None:
+            lo, hi = self.error_bounds
+            err = f"in [{float(lo):.6g}, {float(hi):.6g}] (proven bounds)"
+            prec = "not counted exactly"
+            if self.coverage:
+                cov_f = float(self.coverage)
+                prec = f"in [{1 - float(hi) / cov_f:.6g}, {1 - float(lo) / cov_f:.6g}] (proven bounds)"
         if self.precision_bound is not None and self.precision is not None:
             prec = (f"{prec} {'>=' if self.precision >= self.precision_bound else '<'} "
                     f"the bound {format_probability(self.precision_bound)}")
         elif self.delta is not None and self.error is not None:
             err = f"{err} {'<=' if self.error <= self.delta else '>'} delta {format_probability(self.delta)}"
         cov = "" if self.coverage is None else f", coverage {fmt(self.coverage)}"
-        how = "exact" if not self.approximate else f"relevant with confidence {self.confidence:g}"
+        how = self.how_decided()
         widened = "" if self.conditions is None else "; of the widened conditions"
         if self.kind == "dual":
             cov = "" if self.coverage is None else f", coverage of the fixed rest {fmt(self.coverage)}"
@@ -239,6 +295,29 @@ class Explanation:
             return (f"fixing the other features: error {err}, precision {prec}{cov} "
                     f"({how}, {under(self.distribution)})")
         return f"error {err}, precision {prec}{cov} ({how}{widened}, {under(self.distribution)})"
+
+    def _certified_measures(self) -> str:
+        cert = float(self.certified)  # type: ignore[arg-type]  # checked by the caller
+        cov = "" if self.coverage is None else f", coverage {format_probability(self.coverage)}"
+        if self.precision_bound is not None:
+            shown = f"precision >= {cert:.4g} (certified; the bound {format_probability(self.precision_bound)})"
+        else:
+            shown = f"error <= {cert:.4g} (certified; delta {format_probability(self.delta)})"
+        if self.error is None and self.error_bounds is not None:
+            lo, hi = self.error_bounds
+            shown += f", error in [{float(lo):.6g}, {float(hi):.6g}] (proven bounds)"
+        return f"{shown}{cov} (under the {self.distribution} distribution, {self.how_decided()})"
+
+    def _shown_precision(self) -> str:
+        """The precision as a table shows it: exact, proven bounds, or what a sampled result certified (never
+        an estimate below the bound it claims)."""
+        if self.certified is not None and self.precision_bound is not None and (self.approximate or
+                                                                               self.precision is None):
+            return f">= {float(self.certified):.4g} (certified, confidence {self.confidence:g})"
+        if self.precision is None and self.error_bounds is not None and self.coverage:
+            cov, (lo, hi) = float(self.coverage), self.error_bounds
+            return f"in [{1 - float(hi) / cov:.6g}, {1 - float(lo) / cov:.6g}] (proven bounds)"
+        return format_probability(self.precision)
 
     def __str__(self) -> str:
         return (f"{self.rule()}\n  {self.measures()}; {self.method} via {self.language}, "
@@ -258,12 +337,12 @@ class Explanation:
             f"<b>{html.escape(str(self.prediction))}</b> ({len(self.features)} features)"
             f"<ul>{lits}</ul><table>"
             f"<tr><th>error</th><td>{html.escape(format_probability(self.error))}</td></tr>{delta}"
-            f"<tr><th>precision</th><td>{html.escape(format_probability(self.precision))}</td></tr>"
+            f"<tr><th>precision</th><td>{html.escape(self._shown_precision())}</td></tr>"
             + ("" if self.coverage is None else
                f"<tr><th>coverage</th><td>{html.escape(format_probability(self.coverage))}</td></tr>")
             + f"<tr><th>distribution</th><td>{html.escape(self.distribution)}"
-            f"{_UNIFORM_NOTE if self.distribution == 'uniform' else ''}"
-            f"{'' if not self.approximate else f' (estimated, confidence {self.confidence:g})'}</td></tr>"
+            f"{_UNIFORM_NOTE if self.distribution == 'uniform' else ''}</td></tr>"
+            f"<tr><th>decided</th><td>{html.escape(self.how_decided())}</td></tr>"
             f"<tr><th>computed by</th><td>{html.escape(self.method)} via {html.escape(self.language)}, "
             f"{self.oracle_calls} oracle calls, {self.seconds * 1000:.3g} ms</td></tr></table></div>")
 

@@ -92,9 +92,8 @@ def deletion(q: Query, delta: Probability, *, order: FeaturesLike | None = None,
             session.free(i)
             fixed.discard(i)
             freed = True
-    if freed:
-        weight = session.weight()
-    return q.explanation(fixed, weight=weight, delta=delta)
+    final = q.result_weight(session) if freed else weight
+    return q.explanation(fixed, weight=final, delta=delta)
 
 
 def idrs_error(obj: Explainable, instance: InstanceLike, features: FeaturesLike) -> Probability:

@@ -129,16 +129,16 @@ def is_smallest_drs(obj: Explainable, instance: InstanceLike, features: Features
         return _smallest_drs(q, test, below=len(s), max_subsets=limit, what="is_smallest_drs") is None
 
 
-def _smallest_idrs(q: Query, bound: Bound) -> tuple[frozenset[int], Weight]:
+def _smallest_idrs(q: Query, bound: Bound) -> tuple[frozenset[int], Weight | None]:
     """Implicit hitting sets: a minimum hitting set of the minimal dual sets found so far is
     relevant, or its complement grows a new minimal dual set to hit. Over decisions (delta = 0) a
     counterexample grows the set at once to the features where it agrees with ``v``."""
     n = q.space.n_features
     everything = frozenset(range(n))
     if q.counts:
-        weight = q.disagree_weight(())
-        if bound.holds(weight):
-            return frozenset(), weight
+        holds, weight = q.relevant_weight((), bound)
+        if holds:
+            return frozenset(), q.final_weight(()) if weight is None else weight
     elif q.decide(()).sufficient:
         return frozenset(), 0
     with MinimumHittingSets(n, q.deadline) as hitman:
@@ -149,13 +149,13 @@ def _smallest_idrs(q: Query, bound: Bound) -> tuple[frozenset[int], Weight]:
             hs = got
             q.deadline.examined += 1
             if q.counts:
-                weight = q.disagree_weight(hs)
-                if bound.holds(weight):
-                    return hs, weight
+                holds, weight = q.relevant_weight(hs, bound)
+                if holds:
+                    return hs, q.final_weight(hs) if weight is None else weight
                 grown = set(hs)  # grow to a maximal irrelevant set: its complement is a minimal dual set
                 for i in range(n):
                     q.deadline.check()
-                    if i not in grown and not bound.holds(q.disagree_weight(grown | {i})):
+                    if i not in grown and not q.relevant_weight(grown | {i}, bound)[0]:
                         grown.add(i)
             else:
                 d = q.decide(hs)

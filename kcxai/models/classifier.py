@@ -157,6 +157,7 @@ class Classifier(abc.ABC):
         out = object.__new__(type(self))
         out.__dict__.update(self.__dict__)
         out.__dict__.pop("_engine_cache", None)
+        out.__dict__.pop("_box_bounds", None)  # the branch and bound's tables weigh boxes by the distribution
         return out
 
     def with_classes(self: _C, classes: Sequence[Any]) -> _C:
@@ -182,6 +183,7 @@ class Classifier(abc.ABC):
         native SDD / BDD / SAT objects; a worker compiles its own)."""
         state = dict(self.__dict__)
         state.pop("_engine_cache", None)
+        state.pop("_box_bounds", None)  # rebuilt by a worker that needs it
         return state
 
     # -- JSON ------------------------------------------------------------

@@ -93,14 +93,39 @@ def plot_size_and_bound(result: Any, *, axes: Any = None) -> Any:
     left.set_ylabel("explanations")
     left.set_title("Explanation size")
     precision = result.bounds == "precision"
-    values = [float(e.precision if precision else e.error) for e in expl]
-    right.scatter(sizes, values, s=14, alpha=0.6, color="#1f5fbf", label="explanations")
+    marks = {"exact": ("o", "#1f5fbf", "exact"),
+             "proven": ("s", "#2ca02c", "proven (the bound's side of its interval)"),
+             "sampled": ("x", "#ff7f0e", "sampled (the certified bound)")}
+    decided = [e.decided for e in expl]
+    for how, (marker, color, label) in marks.items():
+        pts = [(size, _shown(e, precision)) for size, e, d in zip(sizes, expl, decided) if d == how]
+        pts = [(size, v) for size, v in pts if v is not None]
+        if pts:
+            right.scatter([p[0] for p in pts], [p[1] for p in pts], s=14, alpha=0.6, color=color, marker=marker,
+                          label=label if len(set(decided)) > 1 or how != "exact" else "explanations")
     name = "precision bound" if precision else "delta"
     bounds = sorted({float(b) for e in expl for b in [e.precision_bound if precision else e.delta] if b is not None})
     for d in bounds:
         right.axhline(d, color="#d62728", linestyle="--", label=f"{name} = {d:g}")
     right.set_xlabel("features in the explanation")
-    right.set_ylabel("exact precision" if precision else "exact error")
+    exact = all(d == "exact" for d in decided)
+    right.set_ylabel(("exact " if exact else "") + ("precision" if precision else "error"))
     right.set_title(("precision (at least the bound)" if precision else "error (at most delta)") + " vs size")
     right.legend(loc="best", fontsize=8)
     return left, right
+
+
+def _shown(e: Any, precision: bool) -> float | None:
+    """The value a result is plotted at: its exact measure; for a sampled one what it certified; for bounds
+    only, the end of the interval nearer the bound's wrong side (the least precision, the largest error)."""
+    if e.decided == "sampled" and e.certified is not None:
+        return float(e.certified)
+    exact = e.precision if precision else e.error
+    if exact is not None:
+        return float(exact)
+    if e.error_bounds is None:
+        return None
+    low, high = e.error_bounds
+    if not precision:
+        return float(high)
+    return 1 - float(high) / float(e.coverage) if e.coverage else None

@@ -105,6 +105,13 @@ def _seam_json(out: str) -> None:
     assert sorted(r["lang"] for r in json.loads(line)["bench_seam"]) == ["dt", "obdd", "sdd"]
 
 
+def _box_bounds_checked(out: str) -> None:
+    """bench_box_bounds: every model's figures, and every decision checked against exact counts agrees."""
+    assert out.count("proven within 0.05 s") >= 3 and "load average" in out, out
+    pairs = re.findall(r"exact counts of the compiled model: (\d+) of (\d+) agree", out)
+    assert len(pairs) >= 2 and all(a == b and int(b) > 0 for a, b in pairs), out
+
+
 #: What a benchmark's smoke run must print, beyond something (checked by the benchmark itself).
 def _pipelines(out: str) -> None:
     """Every pipeline imported and predicted as scikit-learn does (on adult and scikit-learn's own data)."""
@@ -123,7 +130,16 @@ def _scale(out: str) -> None:
 #: Benchmarks whose smoke run takes more than ``--smoke`` (the rest of their arguments).
 SMOKE_ARGS = {"bench_pipelines.py": ["--sklearn-data"]}
 
+def _bounded(out: str) -> None:
+    """bench_bounded: every target printed, both front-door models' loops, and every decision from the bounds
+    that was checked exactly confirmed."""
+    assert out.count(" exact yes ") + out.count(" exact NO ") >= 6 and "Part 2" in out, out
+    checks = re.findall(r"bounds decisions confirmed exactly (\d+)/(\d+)", out)
+    assert len(checks) == 2 and all(a == b for a, b in checks), out
+
+
 PRINTS: dict[str, Callable[[str], None]] = {
+    "bench_bounded.py": _bounded,
     "bench_pipelines.py": _pipelines,
     "bench_soft_vote.py": _soft_vote,
     "bench_functional.py": _prints("same sets: True", "speed-up over the baseline", "load average",
@@ -141,6 +157,7 @@ PRINTS: dict[str, Callable[[str], None]] = {
     "bench_seam.py": _seam_json,
     "bench_hard_problems.py": _hard_problems,
     "bench_tree_load.py": _tree_load,
+    "bench_box_bounds.py": _box_bounds_checked,
     "bench_languages.py": _agree_with_dt,
     "bench_counting.py": _prints("Targets (issue 22)", "local_cdrs 0.95: median", "min_idrs 0.01: median",
                                  "rows/s", "load", "now (one walk with K weights per node) vs per comp.",

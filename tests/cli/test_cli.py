@@ -261,7 +261,8 @@ ERRORS = [
     (["explain", "bundled:running_example", "-i", V_TEXT, "--delta", "abc"], "--delta"),
     (["explain", "bundled:running_example", "-i", V_TEXT, "--delta", "1.5"], "must be in [0, 1]"),
     (["explain", "bundled:running_example", "-i", V_TEXT, "--language", "nope"],
-     "invalid choice: 'nope' (choose from 'dt', 'sdd', 'obdd', 'ddnnf', 'brute', 'sampling', 'sat', 'search')"),
+     "invalid choice: 'nope' (choose from 'dt', 'sdd', 'obdd', 'ddnnf', 'brute', 'bounded', 'sampling', 'sat', "
+     "'search')"),
     (["explain", "bundled:running_example", "-i", V_TEXT, "--order", "x1,zz"], "unknown feature 'zz'"),
     (["explain", "bundled:running_example", "-i", V_TEXT, "--start", "x1", "--delta", "0.01"],
      "'start' must be an I-delta-relevant set"),

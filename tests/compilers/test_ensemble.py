@@ -1,4 +1,4 @@
-"""The "ensemble" construction of the diagram compilers (kcxai/compilers/_ensemble.py) against enumeration.
+"""The "ensemble" construction of the diagram compilers (kcxai/compilers/_ensemble/) against enumeration.
 
 Random forests (soft and hard voting) and boosted trees (two classes with ties to the first or the last
 class, three classes) over random spaces with multi-valued features and uniform, product and mixture
@@ -23,6 +23,8 @@ import kcxai
 from tests._support import reference as ref
 from kcxai import DecisionTree, Feature, FeatureSpace, Leaf, Split
 from kcxai.compilers._ensemble import EnsembleDiagram, compile_additive, ensemble_order
+from kcxai.compilers._ensemble.sources import Sources, scaled_differences
+from kcxai.compilers._ensemble.threshold import Threshold
 from kcxai.models import BoostedTrees, RandomForest
 from tests._support.model_strategies import boosted_models, forests
 from tests._support.strategies import DISTRIBUTIONS, deltas, feature_spaces, instance_of, points
@@ -250,27 +252,25 @@ def test_limits_stop_the_construction_with_advice(limit, options, language):
 def test_every_cached_interval_gives_its_node(data):
     """Each residual tuple's cached interval [lo, hi) of partial sums must give its node at both ends: built
     again without the cache, the state at lo and at hi - 1 is the same node of the (canonical) diagram."""
-    from kcxai.compilers import _ensemble as E
-
     space = data.draw(feature_spaces(min_features=3, max_features=5, max_values=3))
     model = data.draw(boosted_models(space=space, max_trees=10, max_depth=2))
     spec = model.additive_trees()
     order = tuple(data.draw(st.permutations(range(space.n_features))))
-    out = E.EnsembleDiagram(space, order)
+    out = EnsembleDiagram(space, order)
     level_of = [order.index(f) for f in range(space.n_features)]
-    diffs, s0 = E._scaled(spec, spec.priority[0], spec.priority[1])
-    src = E._Sources(out.sizes, level_of, None)
+    diffs, s0 = scaled_differences(spec, spec.priority[0], spec.priority[1])
+    src = Sources(out.sizes, level_of, None)
     roots = [src.add_tree(t.paths, v) for t, v in zip(spec.trees, diffs)]
     s0 += sum(src.lo[r] for r in roots if src.level[r] == src.n_levels)
     roots = src.seal([r for r in roots if src.level[r] < src.n_levels])
-    th = E._Threshold(src, out, None)
+    th = Threshold(src, out, None)
     th.run(roots, s0)
     for rs, e in list(th.entries.items()):
         iv = e.iv or []
         assert all(iv[j] < iv[j + 3] for j in range(0, len(iv) - 3, 3))  # sorted by lo
         for lo, hi, node in zip(iv[0::3], iv[1::3], iv[2::3]):
             for s in {lo, hi - 1} - {-math.inf, math.inf}:
-                fresh = E._Threshold(src, out, None)
+                fresh = Threshold(src, out, None)
                 assert fresh.run(rs, int(s)) == node, (rs, lo, hi, s)
 
 

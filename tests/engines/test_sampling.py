@@ -34,8 +34,10 @@ def test_sampled_min_idrs_is_relevant_and_marked_approximate(tree, data):
     e = kcxai.min_idrs(c, x, delta)
     assert e.approximate and e.confidence == 0.999 and e.language == "sampling"
     assert kcxai.is_idrs(tree, x, e.features, delta)
-    assert "estimated" in str(e) and "confidence 0.999" in str(e)
-    assert e.to_dict()["approximate"] is True
+    assert ("estimated" in str(e) or "(certified" in str(e)) and "confidence 0.999" in str(e)
+    if e.certified is not None:  # the bound certified is printed (issue 28), not an estimate
+        assert e.certified <= delta and f"error <= {float(e.certified):.4g} (certified" in str(e)
+    assert e.to_dict()["approximate"] is True and e.decided == "sampled"
 
 
 def test_clear_cut_decisions_find_the_exact_set():

@@ -1,0 +1,177 @@
+"""The bounded construction: the exact diagram if it fits the budget, else a three-valued one that does.
+
+1. **The exact pass** runs first, with its time predicted from the mass it decides (:mod:`.progress`).
+   If it ends within the budget, the diagram is exact.
+2. If it is predicted not to fit (after :data:`~.progress.PREDICT_AFTER` of the budget), or stops at a
+   limit, **bounded rounds** follow, reusing every exact result the pass left in the caches. Round ``k``
+   sends each state that would need work and whose path mass (the probability, under the product of the
+   distribution's marginals, of the branch that reached it) is below ``theta_k = THETA0 / 4**k`` to the
+   terminal UNKNOWN; the rest is built exactly. A round costs about four times the one before (the states
+   of mass at least ``theta`` at a level are at most ``1 / theta``), so a round is only started if that
+   fits what is left of the budget, and one stopped by a limit is dropped. The last finished round gives
+   the diagram; a round that sends nothing to UNKNOWN is exact.
+
+The states sent to UNKNOWN are the lightest the construction meets, so what is left unknown is the
+least probable part of the space it could not afford; its exact weight is counted on the diagram at the
+end (:mod:`kcxai.compilers._tables.bounds`).
+
+Same input, same answer: which passes ran and where each was stopped (the test and its number of
+states) is recorded as a *schedule*; given a schedule, the construction replays it and makes the same
+diagram, whatever the clock says.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from kcxai.compilers._ensemble.build import Tests
+from kcxai.compilers._ensemble.diagram import UNKNOWN, EnsembleDiagram
+from kcxai.compilers._ensemble.progress import Monitor, Progress, Stopped
+from kcxai.compilers._limits import Guard, LimitHit
+from kcxai.functions import AdditiveTrees
+
+__all__ = ["BoundedBuild", "compile_bounded", "THETA0", "Step"]
+
+#: The path mass below which the first bounded round sends states to UNKNOWN.
+THETA0 = 1 / 128
+#: What the path mass threshold is divided by from one round to the next.
+SHRINK = 4.0
+
+#: One pass of a schedule: ``(theta, test, states)``: the threshold (0: exact), and where the pass was
+#: stopped (the test's index and its number of states), or ``(theta, None, None)`` if it ended.
+Step = tuple[float, "int | None", "int | None"]
+
+
+@dataclass
+class BoundedBuild:
+    """What :func:`compile_bounded` made.
+
+    Attributes
+    ----------
+    diagram : EnsembleDiagram
+        Three-valued.
+    roots : list of int
+        Per class, its three-valued function.
+    exact : bool
+        Whether no state was sent to UNKNOWN.
+    theta : float
+        The threshold of the pass that made the diagram (0: the exact pass).
+    schedule : tuple of Step
+        The passes run, to replay them.
+    stopped : str
+        Why the last pass stopped early ("" if none did).
+    stats : dict
+        ``states``, ``source_nodes``, ``states_by_level``, ``nodes_by_level``.
+    """
+
+    diagram: EnsembleDiagram
+    roots: list[int]
+    exact: bool
+    theta: float
+    schedule: tuple[Step, ...]
+    stopped: str
+    stats: dict[str, Any]
+
+
+def _class_roots(diagram: EnsembleDiagram, roots: Sequence[int], negated: Sequence[bool]) -> list[int]:
+    return [diagram.negate(r) if neg else r for r, neg in zip(roots, negated)]
+
+
+def compile_bounded(spec: AdditiveTrees, order: Sequence[int], guard: Guard, *,
+                    progress: Callable[[Progress], None] | None = None,
+                    schedule: Sequence[Step] | None = None, bottom: bool | None = None) -> BoundedBuild:
+    """The bounded construction of ``spec`` in ``order`` within ``guard``'s limits (see the module docstring),
+    or the replay of ``schedule``. ``bottom`` sets the vectors below the cut (see
+    :class:`~kcxai.compilers._ensemble.threshold.Threshold`).
+
+    Examples
+    --------
+    >>> import kcxai
+    >>> from kcxai.compilers._limits import Guard
+    >>> from kcxai.models import RandomForest
+    >>> space = kcxai.FeatureSpace([kcxai.Feature.categorical(n, [0, 1]) for n in "abc"])
+    >>> Leaf, Split = kcxai.Leaf, kcxai.Split
+    >>> trees = [kcxai.DecisionTree(space, [0, 1], Split(n, {0: Leaf(0), 1: Leaf(1)})) for n in "abc"]
+    >>> built = compile_bounded(RandomForest(space, [0, 1], trees).additive_trees(), (0, 1, 2),
+    ...                         Guard("bounded", None, 10.0))
+    >>> built.exact, built.schedule
+    (True, ((0.0, None, None),))
+    """
+    out = EnsembleDiagram(spec.space, order, three_valued=True)
+    stats: dict[str, Any] = {}
+    monitor = Monitor(guard, progress)
+    tests = Tests.prepare(spec, out, guard, stats, bottom=bottom, monitor=monitor)
+    monitor.tests = tests
+    if schedule is not None:
+        return _replay(tests, out, guard, monitor, schedule)
+    steps: list[Step] = []
+    budget = guard.remaining_seconds
+    monitor.begin("exact", 0.0, None if budget == float("inf") else budget)
+    stopped = ""
+    try:
+        roots, negated = tests.run(guard)
+        steps.append((0.0, None, None))
+        monitor.report()
+        return BoundedBuild(out, _class_roots(out, roots, negated), True, 0.0, tuple(steps), "", stats)
+    except (Stopped, LimitHit) as e:
+        steps.append(_stopped_step(tests, 0.0))
+        stopped = str(e)
+    best: tuple[list[int], float] | None = None
+    theta, last, growth = THETA0, 0.0, SHRINK
+    while True:
+        left = guard.remaining_seconds
+        if best is not None and last * growth > left:
+            stopped = (f"the next round (theta {theta:.3g}) was predicted to take {last * growth:.3g} s, "
+                       f"more than the {left:.3g} s left")
+            break
+        monitor.begin("bounded", theta, None)
+        t0 = guard.seconds
+        try:
+            roots, negated = tests.run(guard, theta)
+        except (Stopped, LimitHit) as e:
+            steps.append(_stopped_step(tests, theta))
+            stopped = str(e)
+            break
+        steps.append((theta, None, None))
+        monitor.report()
+        spent = guard.seconds - t0
+        growth = max(2.0, spent / last) if last > 0 else SHRINK
+        last = spent
+        best = (_class_roots(out, roots, negated), theta)
+        if not tests.unknown_states():
+            return BoundedBuild(out, best[0], True, theta, tuple(steps), "", stats)
+        theta /= SHRINK
+    roots_, theta_ = best if best is not None else ([UNKNOWN] * spec.n_classes, THETA0)
+    monitor.report()
+    return BoundedBuild(out, roots_, False, theta_, tuple(steps), stopped, stats)
+
+
+def _stopped_step(tests: Tests, theta: float) -> Step:
+    th = tests.runs[tests.current][0] if tests.runs else None
+    return (theta, tests.current, th.ticks if th is not None else 0)
+
+
+def _replay(tests: Tests, out: EnsembleDiagram, guard: Guard, monitor: Monitor,
+            schedule: Sequence[Step]) -> BoundedBuild:
+    """The passes of ``schedule`` again, each stopped where it was; the last one that ended gives the diagram."""
+    best: tuple[list[int], float, bool] | None = None
+    stopped = ""
+    for theta, test, ticks in schedule:
+        if test is not None:
+            tests.runs[test][0].cap = ticks
+        monitor.begin("exact" if not theta else "bounded", theta, None)
+        try:
+            roots, negated = tests.run(guard, theta)
+            best = (_class_roots(out, roots, negated), theta, not tests.unknown_states())
+        except Stopped as e:
+            stopped = str(e)
+        finally:
+            if test is not None:
+                tests.runs[test][0].cap = None
+    if best is None:
+        return BoundedBuild(out, [UNKNOWN] * tests.spec.n_classes, False, THETA0, tuple(schedule), stopped,
+                            tests.stats)
+    return BoundedBuild(out, best[0], best[2], best[1], tuple(schedule), stopped if not best[2] else "",
+                        tests.stats)

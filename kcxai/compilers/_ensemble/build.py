@@ -1,0 +1,304 @@
+"""The exact construction: every class of an additive ensemble as a node of one diagram.
+
+Two classes need one threshold test (the other class is its complement, a negated root). ``K > 2``
+classes need one test per pair; class ``c`` is the conjunction of its tests (``apply`` on the same
+table), so that ties go to the class first in the ensemble's ``priority``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from kcxai.compilers._ensemble.bottom import BOTTOM_POINTS
+from kcxai.compilers._ensemble.diagram import TRUE, EnsembleDiagram
+from kcxai.compilers._ensemble.sources import Sources, scaled_differences
+from kcxai.compilers._ensemble.threshold import Threshold
+from kcxai.compilers._limits import Guard, LimitHit
+from kcxai.compilers._orders import feature_order
+from kcxai.compilers._tables.level import LevelTable
+from kcxai.functions import AdditiveTrees
+from kcxai.space import FeatureSpace
+
+__all__ = ["ensemble_order", "is_additive", "compile_additive", "BuiltEnsemble", "build_ensemble", "Tests",
+           "conditioned_order"]
+
+
+def is_additive(model: Any) -> bool:
+    """Whether ``model`` describes itself as an :class:`~kcxai.functions.AdditiveTrees` (``additive_trees()``)."""
+    return callable(getattr(model, "additive_trees", None))
+
+
+def ensemble_order(spec: AdditiveTrees) -> tuple[int, ...]:
+    """Features by decreasing weight of their tests: a test at depth ``k`` of any tree weighs ``2**-k``.
+
+    Features no tree tests come last, in index order.
+
+    Examples
+    --------
+    >>> import kcxai
+    >>> from kcxai.models import RandomForest
+    >>> space = kcxai.FeatureSpace([kcxai.Feature.categorical(n, [0, 1]) for n in "abc"])
+    >>> Leaf, Split = kcxai.Leaf, kcxai.Split
+    >>> t = kcxai.DecisionTree(space, [0, 1], Split("c", {0: Leaf(0), 1: Split("b", {0: Leaf(0), 1: Leaf(1)})}))
+    >>> ensemble_order(RandomForest(space, [0, 1], [t, t]).additive_trees())
+    (2, 1, 0)
+    """
+    n = spec.space.n_features
+    weight = [0.0] * n
+    for tree in spec.trees:
+        a = tree.arrays
+        stack = [(a.root, 1.0)]
+        while stack:
+            nid, w = stack.pop()
+            f = a.feature[nid]
+            if f >= 0:
+                weight[f] += w
+                stack.extend((child, w / 2) for _, child in a.branches[nid])
+    return tuple(sorted(range(n), key=lambda f: (-weight[f], f)))
+
+
+def conditioned_order(spec: AdditiveTrees, fixed: Sequence[int]) -> tuple[int, ...]:
+    """The features of ``fixed`` first (in that order), then the others in :func:`ensemble_order`."""
+    first = tuple(fixed)
+    return first + tuple(f for f in ensemble_order(spec) if f not in set(first))
+
+
+def _fractions(space: FeatureSpace, order: Sequence[int]) -> list[list[float]]:
+    """Per level, the marginal probability of each value of its feature (the path masses' factors)."""
+    dist = space.distribution
+    return [[float(dist.value_probability(f, k)) for k in range(space.features[f].size)] for f in order]
+
+
+@dataclass
+class Tests:
+    """The threshold tests of an ensemble in one order, ready to run (once, or in rounds).
+
+    Attributes
+    ----------
+    pairs : list of (int, int)
+        ``(c, d)``: the test ``score_c >= score_d`` (``c`` before ``d`` in the priority).
+    runs : list of (Threshold, list of int, int)
+        Per test, its construction, its root residuals and its starting partial sum.
+    stats : dict
+        ``source_nodes``, ``states_by_level`` (live) and ``nodes_by_level`` (live).
+    """
+
+    spec: AdditiveTrees
+    out: EnsembleDiagram
+    pairs: list[tuple[int, int]]
+    runs: list[tuple[Threshold, list[int], int]]
+    stats: dict[str, Any] = field(default_factory=dict)
+    current: int = 0
+
+    @classmethod
+    def prepare(cls, spec: AdditiveTrees, out: EnsembleDiagram, guard: Guard | None, stats: dict[str, Any],
+                values: Sequence[int | None] | None = None, bottom_points: int = BOTTOM_POINTS,
+                bottom: bool | None = None, monitor: Callable[[Threshold], None] | None = None) -> "Tests":
+        """Every test's trees as diagrams, followed down through the levels with a value in ``values`` (a
+        conditioned construction; ``None``: none)."""
+        order = out.order
+        level_of = [0] * spec.space.n_features
+        for lv, f in enumerate(order):
+            level_of[f] = lv
+        rank = {c: j for j, c in enumerate(spec.priority)}
+        k = spec.n_classes
+        pairs = [(c, d) for c in range(k) for d in range(k) if rank[c] < rank[d]] if k > 2 else \
+            ([(spec.priority[0], spec.priority[1])] if k == 2 else [])
+        stats["nodes_by_level"] = out.per_level
+        expanded = stats.setdefault("states_by_level", [0] * len(order))
+        fractions = _fractions(spec.space, order)
+        runs: list[tuple[Threshold, list[int], int]] = []
+        if guard is not None:
+            guard.set_size(lambda: len(out) + sum(len(th.src.level) for th, _, _ in runs))
+        fixed = {order[lv]: v for lv, v in enumerate(values) if v is not None} if values is not None else None
+        for c, d in pairs:
+            src, roots, s0 = _sources(spec, c, d, out, level_of, guard, fixed)
+            stats["source_nodes"] = stats.get("source_nodes", 0) + len(src.level)
+            if values is not None:
+                roots, reached = src.descend(roots, values)
+                s0 += reached
+            th = Threshold(src, out, guard, expanded, fractions=fractions, bottom_points=bottom_points, bottom=bottom,
+                           monitor=monitor)
+            runs.append((th, roots, s0))
+        return cls(spec, out, pairs, runs, stats)
+
+    def run(self, guard: Guard | None, theta: float = 0.0) -> tuple[list[int], list[bool]]:
+        """One pass over every test (exact with ``theta = 0``, else a bounded round): per class its root and
+        whether it is negated. :attr:`current` is the test running (when a limit or a monitor stops it)."""
+        nodes = []
+        for j, (th, roots, s0) in enumerate(self.runs):
+            self.current = j
+            nodes.append(th.run(roots, s0, theta))
+        self.stats["states"] = sum(self.stats["states_by_level"])
+        return self.classes(nodes, guard)
+
+    def unknown_states(self) -> int:
+        """States sent to UNKNOWN by the last pass of every test."""
+        return sum(th.unknown_states for th, _, _ in self.runs)
+
+    def classes(self, nodes: Sequence[int], guard: Guard | None) -> tuple[list[int], list[bool]]:
+        """The class roots from the tests' nodes."""
+        spec, out = self.spec, self.out
+        k = spec.n_classes
+        if k == 1:
+            return [TRUE], [False]
+        if k == 2:
+            first, second = self.pairs[0]
+            roots = [0, 0]
+            roots[first] = roots[second] = nodes[0]
+            negated = [False, False]
+            negated[second] = True
+            return roots, negated
+        tests = dict(zip(self.pairs, nodes))
+        out_roots = []
+        for c in range(k):
+            f = TRUE
+            for d in range(k):
+                if d != c:
+                    g = tests[c, d] if (c, d) in tests else out.negate(tests[d, c])
+                    f = out.conj(f, g, guard)
+            out_roots.append(f)
+        return out_roots, [False] * k
+
+    def done(self, index: int, th: Threshold) -> float:
+        """The fraction of the construction done while test ``index`` runs in ``th``."""
+        return (index + th.done) / max(len(self.runs), 1)
+
+    def index(self, th: Threshold) -> int:
+        """Which test ``th`` is."""
+        for j, (other, _, _) in enumerate(self.runs):
+            if other is th:
+                return j
+        return 0
+
+
+def _sources(spec: AdditiveTrees, c: int, d: int, out: EnsembleDiagram, level_of: Sequence[int],
+             guard: Guard | None, fixed: Mapping[int, int] | None = None) -> tuple[Sources, list[int], int]:
+    """The trees of ``score_c >= score_d`` (restricted to ``x_f = fixed[f]``) as a sealed :class:`Sources`, their
+    root residuals (trees that are leaves and constant trees go to the partial sum) and the starting partial
+    sum."""
+    diffs, s0 = scaled_differences(spec, c, d)
+    src = Sources(out.sizes, level_of, guard)
+    roots = []
+    for tree, values in zip(spec.trees, diffs):
+        if len(set(values)) == 1:
+            s0 += values[0]
+            continue
+        r = src.add_tree(tree.paths, values, fixed)
+        if src.level[r] == src.n_levels:
+            s0 += src.lo[r]
+        else:
+            roots.append(r)
+    return src, src.seal(roots), s0
+
+
+def compile_additive(spec: AdditiveTrees, order: Sequence[int], guard: Guard | None = None,
+                     stats: dict[str, Any] | None = None, *, fixed: Mapping[int, int] | None = None,
+                     monitor: Callable[[Threshold], None] | None = None, bottom_points: int = BOTTOM_POINTS,
+                     bottom: bool | None = None) -> tuple[EnsembleDiagram, list[int], list[bool]]:
+    """The diagram of every class of ``spec`` in ``order``: ``(diagram, roots, negated)``.
+
+    Class ``c``'s function is node ``roots[c]``, complemented when ``negated[c]`` (two classes share one
+    test). ``stats`` (if given) receives ``states`` (states expanded: a residual tuple with a partial sum
+    that no cached interval covered), ``source_nodes`` (nodes of the trees' diagrams), and, per level,
+    ``states_by_level`` and ``nodes_by_level`` (lists updated as the construction goes, so that they tell
+    how far it got when a limit stops it).
+
+    ``fixed`` (feature -> value number) builds the diagram of the points agreeing with it only: those
+    features must come first in ``order`` (:func:`conditioned_order`); their levels get no node, so
+    counting with them fixed to these values gives the conditioned counts. ``monitor`` is called with the
+    running :class:`~kcxai.compilers._ensemble.threshold.Threshold` every 1,024 states (it may raise to stop).
+    ``bottom_points`` and ``bottom`` set the vectors below a cut level (see
+    :class:`~kcxai.compilers._ensemble.threshold.Threshold`).
+
+    Examples
+    --------
+    >>> import kcxai
+    >>> from kcxai.models import RandomForest
+    >>> space = kcxai.FeatureSpace([kcxai.Feature.categorical(n, [0, 1]) for n in "abc"])
+    >>> Leaf, Split = kcxai.Leaf, kcxai.Split
+    >>> trees = [kcxai.DecisionTree(space, [0, 1], Split(n, {0: Leaf(0), 1: Leaf(1)})) for n in "abc"]
+    >>> spec = RandomForest(space, [0, 1], trees).additive_trees()       # majority of three votes
+    >>> diagram, roots, negated = compile_additive(spec, (0, 1, 2))
+    >>> diagram.reachable(roots), negated     # class 0 is the complement of class 1's test
+    (4, [False, True])
+    """
+    out = EnsembleDiagram(spec.space, order)
+    stats = {} if stats is None else stats
+    values: list[int | None] | None = None
+    if fixed:
+        values = [fixed.get(f) for f in order]
+        if any(v is not None for v in values[len(fixed):]):
+            raise ValueError("internal error: the fixed features must come first in the order")
+    tests = Tests.prepare(spec, out, guard, stats, values, bottom_points, bottom, monitor)
+    roots, negated = tests.run(guard)
+    if guard is not None:
+        guard.set_size(lambda: len(out))
+    return out, roots, negated
+
+
+class BuiltEnsemble:
+    """What :func:`build_ensemble` produced: the diagram, its class roots, the order and the cost.
+
+    Attributes
+    ----------
+    order : tuple of int
+    diagram : EnsembleDiagram
+    roots : list of int
+    negated : list of bool
+    seconds : float
+        Seconds until the diagram was built (order included).
+    states : int
+        Residual tuples expanded (the construction's work, see the module docstring).
+    source_nodes : int
+        Nodes of the trees' own diagrams.
+    """
+
+    def __init__(self, order: tuple[int, ...], diagram: EnsembleDiagram, roots: list[int], negated: list[bool],
+                 seconds: float, counts: dict[str, Any]) -> None:
+        self.order, self.diagram, self.roots, self.negated = order, diagram, roots, negated
+        self.seconds = seconds
+        self.states = counts.get("states", 0)
+        self.source_nodes = counts.get("source_nodes", 0)
+
+    def table(self, space: FeatureSpace) -> LevelTable:
+        """The counting table of the class functions (negated roots materialised in float spaces, whose
+        counts must not subtract)."""
+        roots, negated = list(self.roots), list(self.negated)
+        if not space.is_exact:
+            roots = [self.diagram.negate(r) if neg else r for r, neg in zip(roots, negated)]
+            negated = [False] * len(roots)
+        feature, edges, new_roots = self.diagram.compact(roots)
+        return LevelTable(space, self.order, feature, edges, new_roots, negated)
+
+
+def with_progress(e: LimitHit, order: Sequence[int], counts: dict[str, Any]) -> LimitHit:
+    """``e`` with what the construction had reached: per level (in ``order``), the states expanded and the
+    diagram's nodes."""
+    e.progress = {"order": tuple(order), "states_by_level": list(counts.get("states_by_level", [])),
+                  "nodes_by_level": list(counts.get("nodes_by_level", []))}
+    return e
+
+
+def build_ensemble(model: Any, opts: Any, guard: Guard) -> BuiltEnsemble:
+    """The ``"ensemble"`` construction of ``model`` (with ``additive_trees()``) under ``opts``'s ``order``
+    (``"auto"``: :func:`ensemble_order`) and ``guard``'s limits."""
+    spec = model.additive_trees()
+    if opts.order == "auto":
+        order = ensemble_order(spec)
+    else:
+        order = feature_order(model, opts.order, guard)
+    guard.phase = "building the ensemble's diagram feature by feature"
+    counts: dict[str, Any] = {}
+    try:
+        diagram, roots, negated = compile_additive(spec, order, guard, counts)
+    except MemoryError:
+        raise with_progress(guard.out_of_memory("Python failed to allocate"), order, counts) from None
+    except LimitHit as e:
+        raise with_progress(e, order, counts) from None
+    guard.set_size(None)
+    diagram.seal()
+    guard.check(diagram.reachable(roots))
+    return BuiltEnsemble(tuple(order), diagram, roots, negated, guard.seconds, counts)

@@ -1,0 +1,208 @@
+"""The trees of one comparison of class scores as reduced ordered diagrams with integer leaves.
+
+A comparison ``score_c(x) - score_d(x) >= 0`` is a threshold test on a sum of trees: with every leaf
+difference scaled to an integer by one factor (:func:`scaled_differences`), it reads
+``s0 + sum_t v_t(x) >= 0``. :class:`Sources` holds each tree as a reduced ordered multi-valued diagram in
+the construction's feature order, all trees in one shared table, so that a tree's *residual* (what is left
+of it once the features above a level are fixed) is a canonical node.
+"""
+
+from __future__ import annotations
+
+import math
+from bisect import bisect_left
+from collections.abc import Mapping, Sequence
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from kcxai.compilers._limits import Guard
+from kcxai.compilers._tables.base import recursion
+from kcxai.functions import AdditiveTrees
+
+__all__ = ["Sources", "Residuals", "scaled_differences"]
+
+#: A state's residual trees: node numbers of the shared source table, sorted (hence by level).
+Residuals = tuple[int, ...]
+
+
+def _bits(mask: int, size: int) -> np.ndarray:
+    """The ``size`` low bits of ``mask`` as booleans, value 0 first."""
+    raw = np.frombuffer((mask & ((1 << size) - 1)).to_bytes((size + 7) // 8, "little"), dtype=np.uint8)
+    return np.unpackbits(raw, bitorder="little")[:size].astype(bool)
+
+
+class Sources:
+    """The trees of one comparison as reduced ordered diagrams with integer leaves, in one shared table.
+
+    After :meth:`seal`, nodes are numbered by level (terminals last), so that a sorted tuple of nodes
+    lists the highest level first; ``lo``/``hi`` are each node's least and greatest leaf and
+    ``part[u]`` its edges ``((mask, child), ...)``.
+    """
+
+    def __init__(self, sizes: Sequence[int], level_of: Sequence[int], guard: Guard | None) -> None:
+        self.sizes = list(sizes)
+        self.level_of = level_of
+        self.n_levels = len(sizes)
+        self.guard = guard
+        self.level: list[int] = []
+        self.part: list[tuple[tuple[int, int], ...]] = []
+        self.lo: list[int] = []
+        self.hi: list[int] = []
+        self._unique: dict[Any, int] = {}
+        self.start: list[int] = []
+        #: after :meth:`seal`, per node its child for each value of its level's feature
+        self.vchild: list[tuple[int, ...]] = []
+
+    def leaf(self, value: int) -> int:
+        key = ("leaf", value)
+        got = self._unique.get(key)
+        if got is None:
+            got = self._unique[key] = len(self.level)
+            self.level.append(self.n_levels)
+            self.part.append(())
+            self.lo.append(value)
+            self.hi.append(value)
+        return got
+
+    def make(self, level: int, by_child: dict[int, int]) -> int:
+        if len(by_child) == 1:
+            return next(iter(by_child))
+        edges = tuple(sorted((m, c) for c, m in by_child.items()))
+        key = (level, edges)
+        got = self._unique.get(key)
+        if got is None:
+            got = self._unique[key] = len(self.level)
+            self.level.append(level)
+            self.part.append(edges)
+            self.lo.append(min(self.lo[c] for _, c in edges))
+            self.hi.append(max(self.hi[c] for _, c in edges))
+        return got
+
+    def add_tree(self, paths: Sequence[Any], values: Sequence[int], fixed: Mapping[int, int] | None = None) -> int:
+        """The diagram of a tree whose path ``k`` (a :class:`~kcxai.models.TreePath`) ends at a leaf of value
+        ``values[k]``, restricted to the points with ``x_f = fixed[f]`` (no node tests those features). Sets of
+        still-consistent paths (bitsets) are split level by level."""
+        if fixed:
+            keep = [k for k, path in enumerate(paths)
+                    if all(mask >> fixed[f] & 1 for f, mask in path.masks if f in fixed)]
+            paths, values = [paths[k] for k in keep], [values[k] for k in keep]
+        allow = self._allowed(paths, fixed or {})
+        levels = sorted(allow)
+        groups: dict[int, int] = {}
+        for k, v in enumerate(values):
+            groups[v] = groups.get(v, 0) | 1 << k
+        by_value = list(groups.items())
+        memo: dict[tuple[int, int], int] = {}
+
+        def build(j: int, live: int) -> int:
+            for v, members in by_value:
+                if live & ~members == 0:
+                    return self.leaf(v)
+            key = (j, live)
+            got = memo.get(key)
+            if got is not None:
+                return got
+            while True:
+                rows = allow[levels[j]]
+                cols = [live & r for r in rows]
+                if any(c != live for c in cols):
+                    break
+                j += 1
+            by: dict[int, int] = {}
+            seen: dict[int, int] = {}
+            for value, c in enumerate(cols):
+                child = seen.get(c)
+                if child is None:
+                    child = seen[c] = build(j + 1, c)
+                by[child] = by.get(child, 0) | 1 << value
+            got = memo[key] = self.make(levels[j], by)
+            if self.guard is not None:
+                self.guard.tick()
+            return got
+
+        with recursion(len(levels) + 10):
+            return build(0, (1 << len(paths)) - 1)
+
+    def _allowed(self, paths: Sequence[Any], fixed: Mapping[int, int]) -> dict[int, list[int]]:
+        """Per level whose feature (not ``fixed``) some path restricts: per value, the bitset of the paths that
+        allow it.
+
+        One boolean matrix (paths x values) per level, packed into the bitsets column by column: the work is
+        linear in the paths' masks (an unbounded tree of a default forest has thousands of paths over
+        features of hundreds of values), and the guard's clock is read once per path."""
+        n = len(paths)
+        tables: dict[int, np.ndarray] = {}
+        for k, path in enumerate(paths):
+            for f, mask in path.masks:
+                if f in fixed:
+                    continue
+                lv = self.level_of[f]
+                table = tables.get(lv)
+                if table is None:
+                    table = tables[lv] = np.ones((n, self.sizes[lv]), dtype=bool)
+                table[k] &= _bits(mask, self.sizes[lv])
+            if self.guard is not None:
+                self.guard.step()
+        out: dict[int, list[int]] = {}
+        for lv, table in tables.items():
+            packed = np.packbits(table, axis=0, bitorder="little")  # (ceil(n / 8), values)
+            out[lv] = [int.from_bytes(packed[:, v].tobytes(), "little") for v in range(table.shape[1])]
+        return out
+
+    def seal(self, roots: Sequence[int]) -> list[int]:
+        """Number the nodes by level (terminals last); returns ``roots`` renumbered."""
+        n = len(self.level)
+        perm = sorted(range(n), key=lambda u: (self.level[u], u))
+        new = [0] * n
+        for j, u in enumerate(perm):
+            new[u] = j
+        self.level = [self.level[u] for u in perm]
+        self.part = [tuple((m, new[c]) for m, c in self.part[u]) for u in perm]
+        self.lo = [self.lo[u] for u in perm]
+        self.hi = [self.hi[u] for u in perm]
+        self.start = [bisect_left(self.level, lv) for lv in range(self.n_levels + 2)]
+        self._unique.clear()
+        self.vchild = [self._children(u) for u in range(n)]
+        return [new[r] for r in roots]
+
+    def _children(self, u: int) -> tuple[int, ...]:
+        """Node ``u``'s child for each value of its level's feature (``()`` for a leaf)."""
+        lv = self.level[u]
+        if lv == self.n_levels:
+            return ()
+        out = [0] * self.sizes[lv]
+        for m, c in self.part[u]:
+            for k in range(len(out)):
+                if m >> k & 1:
+                    out[k] = c
+        return tuple(out)
+
+    def descend(self, roots: Sequence[int], values: Sequence[int | None]) -> tuple[list[int], int]:
+        """After :meth:`seal`: each root followed down through the levels whose value is given
+        (``values[level]``, ``None`` for a free level): the residuals left (not leaves) and the sum of the
+        leaves reached."""
+        left: list[int] = []
+        reached = 0
+        n = self.n_levels
+        for r in roots:
+            while self.level[r] < n and values[self.level[r]] is not None:
+                r = self.vchild[r][values[self.level[r]]]  # type: ignore[index]
+            if self.level[r] == n:
+                reached += self.lo[r]
+            else:
+                left.append(r)
+        return left, reached
+
+
+def scaled_differences(spec: AdditiveTrees, c: int, d: int) -> tuple[list[list[int]], int]:
+    """Per tree, per leaf, ``score_c - score_d`` and the base difference, scaled to integers by one factor."""
+    diffs = [[row[c] - row[d] for row in tree] for tree in spec.scores]
+    base = spec.base[c] - spec.base[d]
+    scale = 1
+    for x in {base, *(x for row in diffs for x in row)}:
+        q = Fraction(x).denominator
+        scale = scale * q // math.gcd(scale, q)
+    return [[int(x * scale) for x in row] for row in diffs], int(base * scale)
+

@@ -1,0 +1,348 @@
+"""Relevance tests decided from proven bounds (issue 28, item 2): the interval first, then refinements.
+
+A ``bounded`` compiled form (:mod:`kcxai.compilers.bounded`) answers every query with exact lower and
+upper bounds on the disagreeing weight ``W(S)`` (a :class:`~kcxai.oracle.BoundsOracle`). Every relevance
+test of every method is a threshold on it, ``W(S) <= t`` (:class:`Threshold`): ``t = delta * total`` for
+the I-delta test, ``t = (1 - p) * consistent(S)`` for precision ``p``. The :class:`Prover` of a query
+decides each test:
+
+1. from the interval, when it lies wholly on one side of ``t`` (``upper <= t``: holds; ``lower > t``:
+   fails): proven, and exact when the bounds are equal;
+2. else from the exact counts of the ensemble conditioned on the instance's values of ``S``
+   (:func:`~kcxai.compilers._ensemble.conditioned.conditioned_counts`: fixing features collapses trees),
+   within :attr:`RefineBudget.conditioned_nodes` (not tried for a subset of a set whose compile did not fit);
+3. else from the branch and bound over boxes of the free features
+   (:class:`~kcxai.engines._box_bounds.BoxBounds`), until the interval decides ``t``, within
+   :attr:`RefineBudget.box_boxes` boxes;
+4. only then, for a method that accepts certified estimates (``min_idrs``, ``local_cdrs``), by
+   certified sampling of that one query (:meth:`~kcxai.engines.sampling.SamplingOracle.certify`, its
+   stream seeded from the row, the set and the seed): marked ``sampled``. A method that needs exact
+   answers (the searches, the dual sets) raises :class:`~kcxai.NotProvenError` naming the option that
+   makes the model exact.
+
+The budgets are counted in nodes and boxes, not seconds, so that the same row gets the same answer
+whatever the machine's load (the conditioned compile also has a safety limit in seconds,
+:attr:`RefineBudget.conditioned_seconds`, which only a machine far slower than usual reaches). Nothing
+outlives the query but the model's box-bounds tables, which hold no state between queries.
+
+The :class:`Proof` of a query says how its decisions were taken: how many by each step, the widest
+interval a proven decision used (on the measure the method bounds: the error, or the precision), and
+the bounds that certified the sampled ones. An explanation carries it (``decided``: ``"exact"``,
+``"proven"`` or ``"sampled"``).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import TYPE_CHECKING, Any, cast
+
+from kcxai._deadline import Deadline
+from kcxai._errors import CompilationLimitError, NotProvenError
+from kcxai.arithmetic import Bound, Probability, Weight
+from kcxai.compilers._ensemble import is_additive
+from kcxai.compilers._ensemble.conditioned import conditioned_counts
+from kcxai.engines._box_bounds import BoxBounds
+from kcxai.engines.choose import cached_compiled
+from kcxai.oracle import BoundsOracle, point_box
+from kcxai.space import FeatureSpace
+from kcxai._types import Point
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kcxai.engines.sampling import SamplingOracle
+
+__all__ = ["RefineBudget", "REFINE", "Threshold", "Proof", "Prover", "DECIDED", "box_bounds_of", "EXACT_ADVICE"]
+
+#: How a result was decided: every decision from exact counts; some from proven bounds (none sampled);
+#: some by certified sampling.
+DECIDED = ("exact", "proven", "sampled")
+
+#: What makes a bounded model's answers exact (the end of :class:`~kcxai.NotProvenError`'s message).
+EXACT_ADVICE = ("a larger fit budget makes the model's form exact (Explainer(..., fit_budget=...), or "
+                "compile_model(model, 'bounded', max_seconds=...) / compile_model(model, 'obdd', max_seconds=...))")
+
+
+@dataclass(frozen=True)
+class RefineBudget:
+    """The budgets of the refinements of one relevance test (declared once: :data:`REFINE`).
+
+    Attributes
+    ----------
+    conditioned_nodes : int
+        Nodes the conditioned exact compile may build (step 2).
+    conditioned_seconds : float
+        Its safety limit in wall-clock seconds.
+    box_boxes : int
+        Boxes the branch and bound may evaluate (step 3).
+    """
+
+    conditioned_nodes: int = 20_000
+    conditioned_seconds: float = 2.0
+    box_boxes: int = 4_000
+
+
+#: The refinement budgets every query uses.
+REFINE = RefineBudget()
+
+
+@dataclass(frozen=True)
+class Threshold:
+    """One relevance test ``W(S) <= limit`` on the disagreeing weight of a fixed set.
+
+    Attributes
+    ----------
+    fixed : frozenset of int
+    limit : int, Fraction or float
+        Exact (a ``Fraction`` in exact spaces).
+    measure : {"error", "precision"}
+        What the method bounds (the I-delta or the C-delta test).
+    value : Fraction or float
+        Its bound (``delta`` or the precision).
+    consistent : int or float
+        The weight of the cell ``x_S = v_S``.
+    """
+
+    fixed: frozenset[int]
+    limit: Any
+    measure: str
+    value: Probability
+    consistent: Weight
+
+    @staticmethod
+    def error(space: FeatureSpace, point: Point, fixed: frozenset[int], delta: Probability) -> "Threshold":
+        """``error(S) <= delta``: ``W <= delta * total``."""
+        total = space.total_weight
+        limit = delta * total if isinstance(delta, Fraction) and isinstance(total, int) else float(delta) * total
+        return Threshold(fixed, limit, "error", delta, space.consistent_weight(point, fixed))
+
+    @staticmethod
+    def precision(space: FeatureSpace, point: Point, fixed: frozenset[int], precision: Probability) -> "Threshold":
+        """``precision(S) >= p``: ``W <= (1 - p) * consistent(S)``."""
+        cons = space.consistent_weight(point, fixed)
+        limit = ((1 - precision) * cons if isinstance(precision, Fraction) and isinstance(cons, int)
+                 else (1.0 - float(precision)) * cons)
+        return Threshold(fixed, limit, "precision", precision, cons)
+
+    def on_measure(self, space: FeatureSpace, lower: Weight, upper: Weight) -> tuple[Probability, Probability]:
+        """The interval ``[lower, upper]`` of ``W`` as an interval of the measure tested (error or precision)."""
+        if self.measure == "error":
+            return space.probability(lower), space.probability(upper)
+        arith = space.arith
+        return arith.complement(upper, self.consistent), arith.complement(lower, self.consistent)
+
+
+@dataclass
+class Proof:
+    """How one query's relevance tests were decided.
+
+    Attributes
+    ----------
+    by : dict of str to int
+        Decisions taken ``"exact"`` (equal bounds), by ``"bounds"`` (an interval on one side),
+        ``"conditioned"`` (the conditioned exact compile), ``"box"`` (the branch and bound) and
+        ``"sampled"``.
+    widest : tuple or None
+        The widest interval (on the measure tested) a proven decision used.
+    certified : list of float
+        Per sampled decision that held, the bound it certified on the measure (the lower confidence
+        bound of the precision, or the upper one of the error rate given the cell).
+    """
+
+    by: dict[str, int] = field(default_factory=lambda: dict.fromkeys(("exact", "bounds", "conditioned", "box",
+                                                                        "sampled"), 0))
+    widest: tuple[Probability, Probability] | None = None
+
+    @property
+    def sampled(self) -> int:
+        """Decisions taken by sampling."""
+        return self.by["sampled"]
+
+    @property
+    def decided(self) -> str:
+        """``"sampled"`` if any decision was, else ``"proven"`` if any used an interval, else ``"exact"``."""
+        if self.by["sampled"]:
+            return "sampled"
+        return "proven" if self.widest is not None else "exact"
+
+    def widen(self, interval: tuple[Probability, Probability]) -> None:
+        """Remember ``interval`` if it is the widest used so far."""
+        lo, hi = interval
+        if hi > lo and (self.widest is None or hi - lo > self.widest[1] - self.widest[0]):
+            self.widest = (lo, hi)
+
+
+_BOX_LOCK = threading.Lock()
+
+
+def box_bounds_of(model: Any) -> BoxBounds:
+    """The model's :class:`BoxBounds` tables, built once and kept by the model (they hold no query state)."""
+    got = model.__dict__.get("_box_bounds")
+    if got is None:
+        with _BOX_LOCK:
+            got = model.__dict__.get("_box_bounds")
+            if got is None:
+                got = model.__dict__["_box_bounds"] = BoxBounds(model)
+    return cast(BoxBounds, got)
+
+
+class Prover:
+    """The relevance tests of one query over a bounds oracle (see the module docstring).
+
+    Parameters
+    ----------
+    oracle : BoundsOracle
+    model : classifier or None
+        The tree ensemble (refinements need it; without one an undecided test raises).
+    point, label :
+        The instance's point and class.
+    deadline : Deadline
+        The call's time limit.
+    sample : bool
+        Whether an undecided test may be sampled (the method accepts certified estimates).
+    what : str
+        The method's name, for errors.
+    budget : RefineBudget, optional
+        Default :data:`REFINE` (read when the prover is made).
+    """
+
+    def __init__(self, oracle: BoundsOracle, model: Any, point: Point, label: int, deadline: Deadline, *,
+                 sample: bool, what: str, budget: RefineBudget | None = None) -> None:
+        self.oracle = oracle
+        self.space: FeatureSpace = oracle.space
+        self.model = model if model is not None and is_additive(model) else None
+        self.point = point
+        self.label = label
+        self.deadline = deadline
+        self.sample = sample
+        self.what = what
+        self.budget = REFINE if budget is None else budget
+        self.proof = Proof()
+        self._exact: dict[frozenset[int], Weight | None] = {}
+        #: Fixed sets whose conditioned compile did not fit: a subset of one is not tried (fixing fewer
+        #: features leaves more of every tree).
+        self._too_big: list[frozenset[int]] = []
+        self._sampler: SamplingOracle | None = None
+        #: The tests decided so far, by (fixed set, limit).
+        self._decided: dict[tuple[frozenset[int], object], bool] = {}
+        #: Per fixed set a sampled decision found relevant: the rate bound it certified.
+        self.certified: dict[frozenset[int], float] = {}
+
+    # -- the steps ------------------------------------------------------------------------------------------
+
+    def decide(self, test: Threshold, interval: tuple[Weight, Weight] | None = None) -> bool:
+        """Whether ``W(test.fixed) <= test.limit``: from ``interval`` (the oracle's, asked if not given),
+        then the refinements in order (see the module docstring). A test asked again (the passes of
+        ``local_cdrs``) is answered as the first time, and counted once."""
+        key = (test.fixed, test.limit)
+        known = self._decided.get(key)
+        if known is None:
+            known = self._decided[key] = self._decide(test, interval)
+        return known
+
+    def _decide(self, test: Threshold, interval: tuple[Weight, Weight] | None) -> bool:
+        lower, upper = interval if interval is not None else self.oracle.disagree_bounds(
+            self.point, self.label, test.fixed)
+        got = _side(lower, upper, test.limit)
+        if got is not None:
+            self._proven("exact" if lower == upper else "bounds", test, lower, upper)
+            return got
+        exact = self.conditioned(test.fixed)
+        if exact is not None:
+            self.proof.by["conditioned"] += 1
+            return bool(exact <= test.limit)
+        if self.model is not None:
+            box = box_bounds_of(self.model).decide(
+                point_box(self.space, self.point, test.fixed), self.label, test.limit, deadline=self.deadline,
+                max_boxes=self.budget.box_boxes)
+            got = box.decides(test.limit)
+            if got is not None:
+                self._proven("box", test, max(lower, box.lower), min(upper, box.upper))
+                return got
+            lower, upper = max(lower, box.lower), min(upper, box.upper)
+        return self._sampled(test, lower, upper)
+
+    def conditioned(self, fixed: frozenset[int]) -> Weight | None:
+        """The exact ``W(fixed)`` from the conditioned compile within the budget, or ``None`` (kept per set)."""
+        if fixed in self._exact:
+            return self._exact[fixed]
+        got: Weight | None = None
+        if self.model is not None and not any(fixed <= big for big in self._too_big):
+            self.deadline.check()
+            try:
+                got = conditioned_counts(self.model, self.point, self.label, fixed,
+                                         max_seconds=self.budget.conditioned_seconds,
+                                         max_nodes=self.budget.conditioned_nodes).disagree
+            except (CompilationLimitError, MemoryError):
+                self._too_big.append(fixed)
+        self._exact[fixed] = got
+        return got
+
+    def _proven(self, how: str, test: Threshold, lower: Weight, upper: Weight) -> None:
+        self.proof.by[how] += 1
+        if lower != upper:
+            self.proof.widen(test.on_measure(self.space, lower, upper))
+
+    def _sampled(self, test: Threshold, lower: Weight, upper: Weight) -> bool:
+        if not self.sample or self.model is None:
+            lo, hi = test.on_measure(self.space, lower, upper)
+            raise NotProvenError(
+                f"{self.what} needs this relevance test decided exactly: {test.measure} of the set "
+                f"{sorted(test.fixed)} lies in [{float(lo):.6g}, {float(hi):.6g}], which straddles its bound "
+                f"{float(test.value):.6g}, and neither the conditioned compile ({self.budget.conditioned_nodes:,} "
+                f"nodes) nor the branch and bound ({self.budget.box_boxes:,} boxes) decided it; {EXACT_ADVICE}.")
+        sampler = self.sampler()
+        self.proof.by["sampled"] += 1
+        if test.measure == "precision":
+            rate = sampler.certify_precision(self.point, self.label, test.fixed, test.value)
+        else:
+            rate = sampler.certify(self.point, self.label, test.fixed, Bound(test.value, self.space.total_weight))
+        if rate is not None:
+            self.certified[test.fixed] = rate
+        return rate is not None
+
+    def sampler(self) -> "SamplingOracle":
+        """The model's certified sampling oracle (the chooser's, kept by the model)."""
+        if self._sampler is None:
+            if self.model is None:
+                raise NotProvenError(f"{self.what}: sampling needs the model, which this bounds oracle does not carry.")
+            self._sampler = cast("SamplingOracle", cached_compiled(self.model, "sampling").oracle)
+        return self._sampler
+
+    # -- measures ---------------------------------------------------------------------------------------------
+
+    def weight(self, fixed: Iterable[int]) -> Weight:
+        """The exact ``W(fixed)`` (equal bounds, the conditioned compile, or the branch and bound to the end
+        within its budget), or :class:`~kcxai.NotProvenError`."""
+        fixed = frozenset(fixed)
+        lower, upper = self.bounds(fixed)
+        if lower == upper:
+            return lower
+        raise NotProvenError(
+            f"{self.what} needs the exact count of the set {sorted(fixed)}: its disagreeing weight is only known "
+            f"to lie in [{lower}, {upper}] (of {self.space.total_weight}) within the refinement budgets; "
+            f"{EXACT_ADVICE}.")
+
+    def bounds(self, fixed: frozenset[int]) -> tuple[Weight, Weight]:
+        """The tightest bounds on ``W(fixed)`` within the budgets (equal where it could be counted)."""
+        lower, upper = self.oracle.disagree_bounds(self.point, self.label, fixed)
+        if lower == upper:
+            return lower, upper
+        exact = self.conditioned(fixed)
+        if exact is not None:
+            return exact, exact
+        if self.model is not None:
+            box = box_bounds_of(self.model).bounds(point_box(self.space, self.point, fixed), self.label,
+                                                   deadline=self.deadline, max_boxes=self.budget.box_boxes)
+            lower, upper = max(lower, box.lower), min(upper, box.upper)
+        return lower, upper
+
+
+def _side(lower: Weight, upper: Weight, limit: Any) -> bool | None:
+    """``True`` if the whole interval is ``<= limit``, ``False`` if it is all above, ``None`` if it straddles."""
+    if upper <= limit:
+        return True
+    if lower > limit:
+        return False
+    return None
