@@ -37,12 +37,13 @@ from kcxai.engines._decision import is_ensemble
 from kcxai.engines.choose import oracle_for
 from kcxai.explain._methods import DEFAULT_ORDER, Method
 from kcxai.explain._progression import deletion_order
+from kcxai.explain._sessions import CountingSession, DecisionSession, ProvenSession, unanswered
 from kcxai.explain._proven import Proof, Prover, Threshold
 from kcxai.explain.explanation import Explanation, format_probability
 from kcxai.models.classifier import Classifier
-from kcxai.oracle import (Box, BoundsOracle, BoundsSession, BoxDecisionOracle, BoxOracle, CountingOracle, Decision,
-                          DecisionOracle, Oracle, OracleSession, PathOracle, Point, SessionBase, answers_of,
-                          describe_answers, has_box_decisions, has_boxes, has_paths)
+from kcxai.oracle import (Box, BoundsOracle, BoxDecisionOracle, BoxOracle, CountingOracle, Decision,
+                          DecisionOracle, Oracle, OracleSession, PathOracle, Point, answers_of,
+                          has_box_decisions, has_boxes, has_paths)
 from kcxai.space import FeatureSpace
 from kcxai._types import FeaturesLike, InstanceLike, ProbabilityLike, Values
 from kcxai.typing import Explainable
@@ -169,7 +170,7 @@ class Query:
         self.what: str = what if what is not None else method.name if method is not None else "explain"
         self.answers = answers_of(oracle)
         if self.answers not in answers:
-            raise InvalidInputError(_unanswered(self.what, oracle, self.answers, answers))
+            raise InvalidInputError(unanswered(self.what, oracle, self.answers, answers))
         #: ``None`` for an exact oracle; an approximate one's confidence (checked once, not per query)
         self.confidence: float | None = getattr(oracle, "confidence", None) if self.answers == "estimates" else None
         self.space: FeatureSpace = oracle.space
@@ -217,7 +218,7 @@ class Query:
 
     def _counts(self) -> CountingOracle:
         if self.answers not in ("counts", "bounds"):
-            raise InvalidInputError(_unanswered(self.what, self.oracle, self.answers, ("counts",)))
+            raise InvalidInputError(unanswered(self.what, self.oracle, self.answers, ("counts",)))
         return cast(CountingOracle, self.oracle)
 
     def disagree_weight(self, fixed: Iterable[int]) -> Weight:
@@ -488,155 +489,6 @@ class PrecisionTest:
 #: How a time-limit message names the queries of each kind of oracle.
 _QUERIES_ARE = {"counts": "counting queries", "bounds": "bounded counting queries", "estimates": "sampled queries",
                 "decisions": "sufficiency decisions"}
-
-
-def _unanswered(what: str, oracle: object, has: str, needs: Sequence[str]) -> str:
-    lang = getattr(oracle, "language", type(oracle).__name__)
-    gives = {"counts": "exact counts", "bounds": "exact bounds",
-             "estimates": "only estimates (certified decisions of the deletion loops)",
-             "decisions": "only delta = 0 decisions"}[has]
-    return (f"{what} needs {describe_answers(needs)} at this bound; the {lang!r} oracle gives {gives}. "
-            "Compile the model to an exact counting language (dt, sdd, obdd: compile_model(model, 'obdd')), or "
-            "use a method and bound that it answers (the table in docs/explainer.md, 'How the engine is chosen').")
-
-
-class CountingSession:
-    """An :class:`~kcxai.oracle.OracleSession` that counts its queries on the :class:`Query` and looks at its clock."""
-
-    __slots__ = ("_q", "_s")
-
-    def __init__(self, q: Query, s: OracleSession) -> None:
-        self._q = q
-        self._s = s
-
-    @property
-    def fixed(self) -> frozenset[int]:
-        return self._s.fixed
-
-    def weight(self) -> Weight:
-        self._q.calls += 1
-        return self._s.weight()
-
-    def weight_if_freed(self, feature: int) -> Weight:
-        self._q.deadline.check()
-        self._q.calls += 1
-        return self._s.weight_if_freed(feature)
-
-    def holds_if_freed(self, feature: int, bound: Bound) -> bool:
-        self._q.deadline.check()
-        self._q.calls += 1
-        return self._s.holds_if_freed(feature, bound)
-
-    @property
-    def decides_precision(self) -> bool:
-        """Whether the oracle's session decides the precision test itself (``holds_precision_if_freed``): an
-        estimating session (certified), or an exact one that screens its queries (the tree's path session)."""
-        return callable(getattr(self._s, "holds_precision_if_freed", None))
-
-    def holds_precision_if_freed(self, feature: int, precision: Probability) -> bool:
-        """The precision decision of the oracle's session: certified (estimating sessions) or exact (see
-        :meth:`Query.precision_holds_if_freed`)."""
-        self._q.deadline.check()
-        self._q.calls += 1
-        return self._s.holds_precision_if_freed(feature, precision)  # type: ignore[attr-defined, no-any-return]
-
-    def free(self, feature: int) -> None:
-        self._s.free(feature)
-        self._q.remember_certified(self._s.fixed, getattr(self._s, "certified", None))
-
-
-class ProvenSession:
-    """The deletion loop's session over a bounds oracle: each test decided from the session's interval for
-    the smaller set, refined where it straddles the bound (:class:`~kcxai.explain._proven.Prover`)."""
-
-    __slots__ = ("_q", "_s", "_prover")
-
-    def __init__(self, q: Query, s: BoundsSession) -> None:
-        self._q = q
-        self._s = s
-        self._prover = cast(Prover, q.prover)
-
-    @property
-    def fixed(self) -> frozenset[int]:
-        return self._s.fixed
-
-    def weight(self) -> Weight:
-        """The exact weight of the current set (refined; :class:`~kcxai.NotProvenError` if it cannot be)."""
-        self._q.calls += 1
-        lower, upper = self._s.bounds()
-        return lower if lower == upper else self._prover.weight(self._s.fixed)
-
-    def weight_if_freed(self, feature: int) -> Weight:
-        self._q.deadline.check()
-        self._q.calls += 1
-        lower, upper = self._s.bounds_if_freed(feature)
-        return lower if lower == upper else self._prover.weight(self._s.fixed - {feature})
-
-    def holds_if_freed(self, feature: int, bound: Bound) -> bool:
-        q = self._q
-        q.deadline.check()
-        q.calls += 1
-        test = Threshold.error(q.space, q.point, self._s.fixed - {feature}, bound.delta)
-        return self._prover.decide(test, self._s.bounds_if_freed(feature))
-
-    def holds_precision_if_freed(self, feature: int, precision: Probability) -> bool:
-        q = self._q
-        q.deadline.check()
-        q.calls += 1
-        test = Threshold.precision(q.space, q.point, self._s.fixed - {feature}, precision)
-        return self._prover.decide(test, self._s.bounds_if_freed(feature))
-
-    def free(self, feature: int) -> None:
-        self._s.free(feature)
-
-
-class DecisionSession(SessionBase):
-    """The deletion loop over sufficiency decisions (delta = 0), skipping queries with the last core.
-
-    A superset of a sufficient set is sufficient, so once a decision proves a core ``K`` sufficient,
-    freeing any feature outside ``K`` needs no query (pysat's MUSX drops such features at once). Its
-    weights are the proved zero of a sufficient set; an insufficient one has no known weight.
-    """
-
-    __slots__ = ("_q", "_fixed", "_core")
-
-    def __init__(self, q: Query, fixed: Iterable[int]) -> None:
-        self._q = q
-        self._fixed = frozenset(fixed)
-        self._core: frozenset[int] | None = None
-
-    @property
-    def fixed(self) -> frozenset[int]:
-        return self._fixed
-
-    def _sufficient(self, fixed: frozenset[int]) -> bool:
-        if self._core is not None and self._core <= fixed:
-            return True
-        d = self._q.decide(fixed)
-        if d.sufficient:
-            self._core = d.features
-        return d.sufficient
-
-    def sufficient(self) -> bool:
-        """Whether the current set is sufficient."""
-        return self._sufficient(self._fixed)
-
-    def weight(self) -> Weight:
-        """0, proved, for a sufficient set; a decision engine has no weight for another."""
-        if self._sufficient(self._fixed):
-            return 0
-        raise InvalidInputError(_unanswered(self._q.what, self._q.oracle, "decisions", ("counts",)))
-
-    def weight_if_freed(self, feature: int) -> Weight:
-        if self._sufficient(self._fixed - {feature}):
-            return 0
-        raise InvalidInputError(_unanswered(self._q.what, self._q.oracle, "decisions", ("counts",)))
-
-    def holds_if_freed(self, feature: int, bound: Bound) -> bool:
-        return self._sufficient(self._fixed - {feature})
-
-    def free(self, feature: int) -> None:
-        self._fixed = self._fixed - {feature}
 
 
 def prepare(obj: Explainable, instance: InstanceLike, *, method: Method | None = None, what: str | None = None,
