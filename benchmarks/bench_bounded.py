@@ -44,6 +44,7 @@ from kcxai.compilers._ensemble.conditioned import conditioned_counts
 from kcxai.compilers._limits import Guard, LimitHit
 from kcxai.experiments import prepare_data
 from kcxai.experiments._ensemble_models import MODEL_KINDS, default_kinds, import_ensemble, train_ensemble
+from kcxai.experiments._ensemble_models import front_door_estimators
 
 PRECISION = Fraction(95, 100)
 
@@ -109,23 +110,6 @@ def targets(args: argparse.Namespace) -> None:
 # -- part 2: the front door ----------------------------------------------------------------------------------
 
 
-def _models(smoke: bool) -> list[tuple[str, Any]]:
-    from sklearn.ensemble import GradientBoostingClassifier, HistGradientBoostingClassifier, RandomForestClassifier
-
-    if smoke:
-        return [("RandomForest 5x3", RandomForestClassifier(n_estimators=5, max_depth=3, random_state=0)),
-                ("GradientBoosting 5x2", GradientBoostingClassifier(n_estimators=5, max_depth=2, random_state=0))]
-    out: list[tuple[str, Any]] = [
-        ("RandomForest default", RandomForestClassifier(random_state=0, n_jobs=1)),
-        ("GradientBoosting 100x3", GradientBoostingClassifier(n_estimators=100, max_depth=3, random_state=0)),
-        ("HistGradientBoosting default", HistGradientBoostingClassifier(random_state=0))]
-    try:
-        from xgboost import XGBClassifier
-
-        out.append(("XGBoost 100x6", XGBClassifier(n_estimators=100, max_depth=6, random_state=0, n_jobs=1)))
-    except ImportError:
-        print("XGBoost is not installed (pip install -e '.[boost]'): its row is left out")
-    return out
 
 
 class _Loop:
@@ -232,7 +216,7 @@ def front(args: argparse.Namespace) -> None:
     X_train, y_train, X_test = X.iloc[:n_train], y.iloc[:n_train], X.iloc[n_train:]
     print(f"Part 2: adult as a DataFrame, one-hot string categories, {n_train} training rows, fitted product "
           f"distribution; {args.rows} held-out rows; {_load()}", flush=True)
-    for name, est in _models(args.smoke):
+    for name, est in front_door_estimators(args.smoke):
         _front_model(name, est, X_train, y_train, X_test, args)
 
 

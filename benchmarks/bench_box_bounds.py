@@ -41,6 +41,7 @@ from kcxai._deadline import Deadline
 from kcxai.engines._box_bounds import BoxBounds
 from kcxai.models import from_pipeline
 from kcxai.oracle import point_box
+from kcxai.experiments._ensemble_models import front_door_estimators
 
 #: The CPU seconds per query the figures count decisions within.
 LIMITS = (0.05, 0.2, 1.0)
@@ -83,23 +84,6 @@ def _load() -> str:
     return f"load average {os.getloadavg()[0]:.1f}"
 
 
-def _adult_estimators(smoke: bool) -> list[tuple[str, Any]]:
-    from sklearn.ensemble import GradientBoostingClassifier, HistGradientBoostingClassifier, RandomForestClassifier
-
-    if smoke:
-        return [("RandomForest 5x3", RandomForestClassifier(n_estimators=5, max_depth=3, random_state=0)),
-                ("GradientBoosting 5x2", GradientBoostingClassifier(n_estimators=5, max_depth=2, random_state=0))]
-    out: list[tuple[str, Any]] = [
-        ("RandomForest default", RandomForestClassifier(random_state=0, n_jobs=1)),
-        ("GradientBoosting 100x3", GradientBoostingClassifier(n_estimators=100, max_depth=3, random_state=0)),
-        ("HistGradientBoosting default", HistGradientBoostingClassifier(random_state=0))]
-    try:
-        from xgboost import XGBClassifier
-
-        out.append(("XGBoost 100x6", XGBClassifier(n_estimators=100, max_depth=6, random_state=0, n_jobs=1)))
-    except ImportError:
-        print("XGBoost is not installed (pip install -e '.[boost]'): its row is left out")
-    return out
 
 
 def _adult(est: Any, name: str, train: int, rows: int) -> tuple[Any, list[Any]]:
@@ -207,7 +191,7 @@ def main(argv: list[str] | None = None) -> None:
     train = 2000 if args.smoke else args.train
     print(f"local_cdrs 0.95 deletion loops decided by BoxBounds.decide, product distributions fitted on the training "
           f"rows; {os.cpu_count()} cores, {_load()}")
-    for name, est in _adult_estimators(args.smoke):
+    for name, est in front_door_estimators(args.smoke):
         if wanted and not any(w in name.lower() for w in wanted):
             continue
         model, instances = _adult(est, name, train, rows)

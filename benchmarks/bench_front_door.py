@@ -28,6 +28,8 @@ from typing import Any
 
 import numpy as np
 
+from kcxai.experiments._ensemble_models import front_door_estimators
+
 
 def _forest(size: str) -> tuple[str, Any]:
     from sklearn.ensemble import RandomForestClassifier
@@ -39,23 +41,6 @@ def _forest(size: str) -> tuple[str, Any]:
                                                                    random_state=0, n_jobs=1)
 
 
-def _models(smoke: bool) -> list[tuple[str, Any]]:
-    from sklearn.ensemble import GradientBoostingClassifier, HistGradientBoostingClassifier, RandomForestClassifier
-
-    if smoke:
-        return [("RandomForest 5x3", RandomForestClassifier(n_estimators=5, max_depth=3, random_state=0)),
-                ("GradientBoosting 5x2", GradientBoostingClassifier(n_estimators=5, max_depth=2, random_state=0))]
-    out: list[tuple[str, Any]] = [
-        ("RandomForest default", RandomForestClassifier(random_state=0, n_jobs=1)),
-        ("GradientBoosting 100x3", GradientBoostingClassifier(n_estimators=100, max_depth=3, random_state=0)),
-        ("HistGradientBoosting default", HistGradientBoostingClassifier(random_state=0))]
-    try:
-        from xgboost import XGBClassifier
-
-        out.append(("XGBoost 100x6", XGBClassifier(n_estimators=100, max_depth=6, random_state=0, n_jobs=1)))
-    except ImportError:
-        print("XGBoost is not installed (pip install -e '.[boost]'): its row is left out")
-    return out
 
 
 def _completions(explainer: Any, row: Any, features: tuple[int, ...], n: int, rng: np.random.Generator) -> Any:
@@ -153,7 +138,8 @@ def main(argv: list[str] | None = None) -> None:
     X_train, y_train, X_test = X.iloc[:n_train], y.iloc[:n_train], X.iloc[n_train:]
     print(f"adult as a DataFrame, one-hot string categories; {n_train} training rows; {rows} held-out rows per "
           f"cell; {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}")
-    models = [_forest(size) for size in args.forest] if args.forest and not args.smoke else _models(args.smoke)
+    models = ([_forest(size) for size in args.forest] if args.forest and not args.smoke
+              else front_door_estimators(args.smoke))
     for name, est in models:
         if wanted and not any(w in name.lower() for w in wanted):
             continue

@@ -37,6 +37,7 @@ import kcxai
 from kcxai._deadline import Deadline
 from kcxai.engines.choose import PROBE, ProbeBudget
 from kcxai.explain._proven import Prover, Threshold
+from kcxai.experiments._ensemble_models import front_door_estimators
 
 PRECISION = Fraction(95, 100)
 
@@ -50,22 +51,7 @@ def _peak_mib() -> float:
 
 
 def _estimators(smoke: bool, names: Sequence[str] | None) -> list[tuple[str, Any]]:
-    from sklearn.ensemble import GradientBoostingClassifier, HistGradientBoostingClassifier, RandomForestClassifier
-
-    if smoke:
-        return [("RandomForest 5x3", RandomForestClassifier(n_estimators=5, max_depth=3, random_state=0)),
-                ("GradientBoosting 5x2", GradientBoostingClassifier(n_estimators=5, max_depth=2, random_state=0))]
-    out: list[tuple[str, Any]] = [
-        ("RandomForest default", RandomForestClassifier(random_state=0, n_jobs=1)),
-        ("GradientBoosting 100x3", GradientBoostingClassifier(n_estimators=100, max_depth=3, random_state=0)),
-        ("HistGradientBoosting default", HistGradientBoostingClassifier(random_state=0))]
-    try:
-        from xgboost import XGBClassifier
-
-        out.append(("XGBoost 100x6", XGBClassifier(n_estimators=100, max_depth=6, random_state=0, n_jobs=1)))
-    except ImportError:
-        print("XGBoost is not installed (pip install -e '.[boost]'): its row is left out")
-    return [(n, e) for n, e in out if not names or any(k.lower() in n.lower() for k in names)]
+    return [(n, e) for n, e in front_door_estimators(smoke) if not names or any(k.lower() in n.lower() for k in names)]
 
 
 def _overturned(explainer: Any, rows: list[Any], sampled: list[Any]) -> tuple[int, int]:

@@ -29,7 +29,8 @@ from kcxai.models import BoostedTrees, Classifier, RandomForest, from_sklearn
 if TYPE_CHECKING:  # pragma: no cover
     from kcxai.data import DataLike
 
-__all__ = ["MODEL_KINDS", "default_kinds", "require_kind", "TrainedEnsemble", "train_ensemble", "import_ensemble"]
+__all__ = ["MODEL_KINDS", "default_kinds", "require_kind", "TrainedEnsemble", "train_ensemble", "import_ensemble",
+           "front_door_estimators"]
 
 #: kind -> (family trained once for all its kinds, the package it needs, description).
 MODEL_KINDS: dict[str, tuple[str, str, str]] = {
@@ -160,3 +161,29 @@ def import_ensemble(kind: str, trained: TrainedEnsemble, data: PreparedData) -> 
 def n_nodes(model: RandomForest | BoostedTrees) -> int:
     """Nodes of the imported trees (splits and leaves)."""
     return int(sum(t.n_nodes for t in model.trees))
+
+
+def front_door_estimators(smoke: bool) -> list[tuple[str, Any]]:
+    """The scikit-learn estimators of the front-door benchmarks, named: the default RandomForest,
+    GradientBoosting 100x3, HistGradientBoosting and (when installed) XGBoost 100x6; two tiny ones for
+    ``smoke``."""
+    from sklearn.ensemble import (  # scikit-learn: loaded when a benchmark trains
+        GradientBoostingClassifier,
+        HistGradientBoostingClassifier,
+        RandomForestClassifier,
+    )
+
+    if smoke:
+        return [("RandomForest 5x3", RandomForestClassifier(n_estimators=5, max_depth=3, random_state=0)),
+                ("GradientBoosting 5x2", GradientBoostingClassifier(n_estimators=5, max_depth=2, random_state=0))]
+    out: list[tuple[str, Any]] = [
+        ("RandomForest default", RandomForestClassifier(random_state=0, n_jobs=1)),
+        ("GradientBoosting 100x3", GradientBoostingClassifier(n_estimators=100, max_depth=3, random_state=0)),
+        ("HistGradientBoosting default", HistGradientBoostingClassifier(random_state=0))]
+    if _installed("xgboost"):
+        from xgboost import XGBClassifier  # optional: the boost extra
+
+        out.append(("XGBoost 100x6", XGBClassifier(n_estimators=100, max_depth=6, random_state=0, n_jobs=1)))
+    else:
+        print("XGBoost is not installed (pip install -e '.[boost]'): its row is left out")
+    return out
