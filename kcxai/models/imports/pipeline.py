@@ -43,6 +43,7 @@ from kcxai._table import ColumnReader, TableReader
 from kcxai.models.boosted import BoostedTrees
 from kcxai.models.classifier import Classifier
 from kcxai.models.forest import RandomForest, leaf_dicts, trees_of
+from kcxai.models.imports._families import family_of
 from kcxai.models.imports._boosted import raw_boosted
 from kcxai.models.imports._pipeline_scores import finite_only, score_model
 from kcxai.models.imports._pipeline_steps import STEPS, Layout, layout_of
@@ -385,7 +386,6 @@ def import_pipeline(pipeline: Any, *, distribution: DistributionLike, missing_co
     ``missing_columns`` gets the missing value or is an error when the pipeline has no rule for NaN there; a
     column of ``seen_missing`` (which the training rows miss values in) gets it where there is one, and is
     left without it otherwise (a missing cell there is then refused with the column and the row)."""
-    from kcxai.models.imports.sklearn import family_of  # sklearn.py imports this module: the cycle broken here
 
     final, final_name, layout = layout_of(pipeline)
     family = family_of(final, where=f"The pipeline ends in {type(final).__name__}, which kcxai does not import")

@@ -7,17 +7,16 @@ class methods, which take their parts from the importer modules
 
 from __future__ import annotations
 
-import importlib
 import re
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from kcxai._errors import InvalidInputError, InvalidTypeError
+from kcxai._errors import InvalidInputError
 from kcxai._table import TableReader
 from kcxai.models.boosted import BoostedTrees
 from kcxai.models.classifier import Classifier
 from kcxai.models.forest import RandomForest
+from kcxai.models.imports._families import FAMILIES, SUPPORTED, Family, family_of
 from kcxai.models.imports._sklearn import sklearn_feature_names
 from kcxai.models.imports._training import Imported, domains_from, missing_columns, with_distribution
 from kcxai.models.imports.pipeline import import_pipeline
@@ -29,59 +28,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from kcxai.data import DataLike
 
 __all__ = ["from_sklearn", "import_estimator", "SUPPORTED", "FAMILIES", "Family", "family_of"]
-
-
-@dataclass(frozen=True)
-class Family:
-    """A family of estimators kcxai imports: its printed name, its kind (which model class it becomes) and a
-    test of an estimator's type (without importing optional libraries)."""
-
-    name: str
-    kind: str  # "tree", "forest", "boosted", "naive_bayes" or "linear"
-    matches: Callable[[Any], bool]
-
-
-def _is(*path: str) -> Callable[[Any], bool]:
-    """A test ``isinstance(est, module.Class)`` for scikit-learn classes named ``module.Class``."""
-    def test(est: Any) -> bool:
-        for p in path:
-            module, _, name = p.rpartition(".")
-            if isinstance(est, getattr(importlib.import_module(module), name)):
-                return True
-        return False
-    return test
-
-
-def _by_name(library: str, name: str) -> Callable[[Any], bool]:
-    return lambda est: type(est).__module__.split(".")[0] == library and type(est).__name__ == name
-
-
-#: The estimators :func:`from_sklearn` and :func:`~kcxai.models.from_pipeline` import: the one registry their
-#: dispatch and their error messages read.
-FAMILIES = (
-    Family("DecisionTreeClassifier", "tree", _is("sklearn.tree.DecisionTreeClassifier")),
-    Family("RandomForestClassifier", "forest", _is("sklearn.ensemble.RandomForestClassifier")),
-    Family("ExtraTreesClassifier", "forest", _is("sklearn.ensemble.ExtraTreesClassifier")),
-    Family("GradientBoostingClassifier", "boosted", _is("sklearn.ensemble.GradientBoostingClassifier")),
-    Family("HistGradientBoostingClassifier", "boosted", _is("sklearn.ensemble.HistGradientBoostingClassifier")),
-    Family("xgboost.XGBClassifier", "boosted", _by_name("xgboost", "XGBClassifier")),
-    Family("lightgbm.LGBMClassifier", "boosted", _by_name("lightgbm", "LGBMClassifier")),
-    Family("CategoricalNB", "naive_bayes", _is("sklearn.naive_bayes.CategoricalNB")),
-    Family("BernoulliNB", "naive_bayes", _is("sklearn.naive_bayes.BernoulliNB")),
-    Family("LogisticRegression (and other linear classifiers: LinearSVC, RidgeClassifier, SGDClassifier, "
-           "Perceptron)", "linear", _is("sklearn.linear_model._base.LinearClassifierMixin")),
-)
-
-#: What :func:`from_sklearn` accepts (read from :data:`FAMILIES`).
-SUPPORTED = tuple(f.name for f in FAMILIES)
-
-
-def family_of(estimator: Any, *, where: str) -> Family:
-    """The :class:`Family` of ``estimator``, or the error ``"{where}. Supported estimators: ..."``."""
-    for family in FAMILIES:
-        if family.matches(estimator):
-            return family
-    raise InvalidTypeError(f"{where}. Supported estimators: {', '.join(SUPPORTED)}.")
 
 
 def _build(estimator: Any, domains: Sequence[Any] | None, feature_names: Sequence[str] | None) -> Classifier:
