@@ -17,7 +17,7 @@ from kcxai._errors import ModelFormatError
 if TYPE_CHECKING:  # pragma: no cover
     from kcxai.space import FeatureSpace
 
-__all__ = ["Leaf", "Split", "Node", "TreePath", "TreeArrays", "TreeParts", "preorder"]
+__all__ = ["Leaf", "Split", "Node", "TreePath", "TreeArrays", "TreeParts", "preorder", "leaf_reached"]
 
 
 @dataclass(frozen=True)
@@ -204,3 +204,16 @@ class TreeParts:
     arrays: TreeArrays
     names: Sequence[Any] | None = None
     leaves: Sequence[int] | None = None
+
+
+def leaf_reached(feat: Sequence[int], branches: Sequence[Sequence[tuple[int, int]]], nid: int,
+          point: Sequence[int]) -> int:
+    """The leaf a point reaches from node ``nid``: at each node, the child whose value mask holds the point's
+    value of the node's feature (``feat[n] < 0`` marks a leaf)."""
+    while feat[nid] >= 0:
+        bit = 1 << point[feat[nid]]
+        for mask, child in branches[nid]:
+            if mask & bit:
+                nid = child
+                break
+    return nid

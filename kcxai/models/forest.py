@@ -50,7 +50,7 @@ from kcxai.models.imports._trees import EnsembleParts
 from kcxai.models._numbers import check_step, exact_number, round_to, rounding_margin
 from kcxai.models._numbers import lcm_of_denominators as _lcm_of_denominators
 from kcxai.models._numbers import parse_fraction as _parse_fraction
-from kcxai.models._tree_data import TreeParts
+from kcxai.models._tree_data import TreeParts, leaf_reached
 from kcxai.models.tree import DecisionTree
 from kcxai.space import SPACE, FeatureSpace
 
@@ -63,18 +63,7 @@ VOTINGS = ("soft", "hard")
 def leaf_of(tree: DecisionTree, point: Sequence[int]) -> int:
     """The node id of the leaf a point reaches."""
     a = tree.arrays
-    return _walk(a.feature, a.branches, a.root, point)
-
-
-def _walk(feat: Sequence[int], branches: Sequence[Sequence[tuple[int, int]]], nid: int,
-          point: Sequence[int]) -> int:
-    while feat[nid] >= 0:
-        bit = 1 << point[feat[nid]]
-        for mask, child in branches[nid]:
-            if mask & bit:
-                nid = child
-                break
-    return nid
+    return leaf_reached(a.feature, a.branches, a.root, point)
 
 
 def trees_of(parts: EnsembleParts) -> list[DecisionTree]:
@@ -122,7 +111,7 @@ class TreeLeaves:
     def leaf(self, point: Sequence[int]) -> int:
         """The node id of the leaf ``point`` reaches."""
         a = self.arrays
-        return _walk(a.feature, a.branches, a.root, point)
+        return leaf_reached(a.feature, a.branches, a.root, point)
 
     def outcome(self, point: Sequence[int]) -> int:
         """The number of the leaf ``point`` reaches."""

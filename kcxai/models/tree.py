@@ -32,6 +32,7 @@ from kcxai.models._tree_data import (
     _full,
     _mask_from_json,
     _mask_to_json,
+    leaf_reached,
     preorder,
 )
 from kcxai.models._tree_nodes import arrays_from_nodes
@@ -311,15 +312,7 @@ class DecisionTree(Classifier):
         return r
 
     def _leaf_of(self, point: Sequence[int]) -> int:
-        nid = self._root
-        feat, branches = self._feat, self._branches
-        while feat[nid] >= 0:
-            bit = 1 << point[feat[nid]]
-            for mask, child in branches[nid]:
-                if mask & bit:
-                    nid = child
-                    break
-        return nid
+        return leaf_reached(self._feat, self._branches, self._root, point)
 
     def path_of(self, point: Sequence[int]) -> TreePath:
         """The path a point follows (a walk down the tree: time linear in its depth, not in its size)."""
