@@ -221,7 +221,7 @@ def test_guard_during_a_large_build():
 # -- errors --------------------------------------------------------------------
 
 def test_unknown_language(running):
-    known = r"\['brute', 'ddnnf', 'dt', 'obdd', 'sampling', 'sat', 'sdd', 'search'\]"
+    known = r"\['bounded', 'brute', 'ddnnf', 'dt', 'obdd', 'sampling', 'sat', 'sdd', 'search'\]"
     with pytest.raises(kcxai.UnknownLanguageError, match=r"Unknown language 'zdd'.*" + known):
         kcxai.compile_model(running, "zdd")
 

@@ -164,7 +164,10 @@ def _replay(tests: Tests, out: EnsembleDiagram, guard: Guard, monitor: Monitor,
         monitor.begin("exact" if not theta else "bounded", theta, None)
         try:
             roots, negated = tests.run(guard, theta)
-            best = (_class_roots(out, roots, negated), theta, not tests.unknown_states())
+            if ticks is None:  # the recorded pass ended: its diagram counts
+                best = (_class_roots(out, roots, negated), theta, not tests.unknown_states())
+            else:  # the recorded pass stopped after its last counted state (e.g. in a limit between states)
+                stopped = f"stopped where the recorded run stopped (test {test}, {ticks} states)"
         except Stopped as e:
             stopped = str(e)
         finally:

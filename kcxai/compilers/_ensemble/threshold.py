@@ -232,9 +232,9 @@ class Threshold:
     def _tick(self, level: int) -> None:
         self.expanded[level] += 1
         self._ticks += 1
+        if self.cap is not None and self._ticks >= self.cap:  # a replay stops where its recorded run stopped
+            raise Stopped(-1, self._ticks, "stopped at a recorded number of states")
         if not self._ticks & 31:
-            if self._ticks == self.cap:
-                raise Stopped(-1, self._ticks, "stopped at a recorded number of states")
             if self.guard is not None:  # the guard's clock, every 32 states (~0.5 ms)
                 self.guard.calls += 31
                 self.guard.tick()
