@@ -4,11 +4,14 @@ the space with its class."""
 from __future__ import annotations
 
 import itertools
+import random
+from fractions import Fraction
 from typing import Any
 
 from hypothesis import strategies as st
 
-from kcxai.models import RandomForest
+from kcxai import DecisionTree, Feature, FeatureSpace, Leaf, Split
+from kcxai.models import BoostedTrees, RandomForest
 from tests._support.model_strategies import boosted_models as _boosted_models
 from tests._support.model_strategies import forests
 from tests._support.strategies import feature_spaces
@@ -48,3 +51,18 @@ class Brute:
             if any(pred(set(c)) for c in itertools.combinations(range(self.n), size)):
                 return size
         raise AssertionError("no set")  # pragma: no cover
+
+
+def boosted_pairs(n_trees: int = 60, n_features: int = 24, seed: int = 1) -> BoostedTrees:
+    """Boosted two-level trees with irregular leaf values over features with six values: many partial sums
+    (a model whose diagrams grow wide, for the compilers' limits and bounded passes)."""
+    rng = random.Random(seed)
+    space = FeatureSpace([Feature.numeric(f"x{i}", [1.5, 2.5, 3.5, 4.5, 5.5]) for i in range(n_features)])
+    trees, values = [], []
+    for _ in range(n_trees):
+        a, b = rng.sample(range(n_features), 2)
+        tree = DecisionTree(space, [0, 1], Split.threshold(f"x{a}", rng.choice([1.5, 3.5]), Leaf(0),
+                                                            Split.threshold(f"x{b}", 2.5, Leaf(0), Leaf(0))))
+        trees.append(tree)
+        values.append({leaf: Fraction(rng.randint(-1000, 1000), 997) for leaf in tree.leaves})
+    return BoostedTrees(space, [0, 1], trees, values)

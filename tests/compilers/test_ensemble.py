@@ -28,6 +28,7 @@ from kcxai.compilers._ensemble.threshold import Threshold
 from kcxai.models import BoostedTrees, RandomForest
 from tests._support.model_strategies import boosted_models, forests
 from tests._support.strategies import DISTRIBUTIONS, deltas, feature_spaces, instance_of, points
+from tests._support.ensemble_reference import boosted_pairs
 
 FAMILIES = {"forest": forests, "boosted": boosted_models}
 
@@ -218,26 +219,13 @@ def _forest_of_stumps(n, soft=False, seed=0):
     return RandomForest(space, [0, 1], trees, voting="soft", leaf_scores=scores)
 
 
-def _big_boosted(n_trees=60, n_features=24, seed=1):
-    """Boosted two-level trees with irregular leaf values over features with six values: many partial sums."""
-    rng = random.Random(seed)
-    space = FeatureSpace([Feature.numeric(f"x{i}", [1.5, 2.5, 3.5, 4.5, 5.5]) for i in range(n_features)])
-    trees, values = [], []
-    for _ in range(n_trees):
-        a, b = rng.sample(range(n_features), 2)
-        tree = DecisionTree(space, [0, 1], Split.threshold(f"x{a}", rng.choice([1.5, 3.5]), Leaf(0),
-                                                            Split.threshold(f"x{b}", 2.5, Leaf(0), Leaf(0))))
-        trees.append(tree)
-        values.append({leaf: Fraction(rng.randint(-1000, 1000), 997) for leaf in tree.leaves})
-    return BoostedTrees(space, [0, 1], trees, values)
-
 
 @pytest.mark.parametrize("limit, options", [("max_nodes", {"max_nodes": 50}), ("max_seconds", {"max_seconds": 0.05}),
                                             ("max_memory", {"max_memory": 1})])
 @pytest.mark.parametrize("language", ["obdd", "sdd"])
 def test_limits_stop_the_construction_with_advice(limit, options, language):
     with pytest.raises(kcxai.CompilationLimitError, match=f"exceeded {limit}=.*building the ensemble's diagram") as err:
-        kcxai.compile_model(_big_boosted(), language, **options)
+        kcxai.compile_model(boosted_pairs(), language, **options)
     assert err.value.limit == limit and "try another 'order'" in str(err.value)
     progress = err.value.progress  # how far the construction got, per level
     assert sorted(progress["order"]) == list(range(24)) and len(progress["nodes_by_level"]) == 24
@@ -277,7 +265,7 @@ def test_every_cached_interval_gives_its_node(data):
 
 
 def test_order_weighs_tests_by_depth():
-    model = _big_boosted(n_trees=8, n_features=6, seed=2)
+    model = boosted_pairs(n_trees=8, n_features=6, seed=2)
     order = ensemble_order(model.additive_trees())
     roots = {t.arrays.feature[t.arrays.root] for t in model.trees}
     assert sorted(order) == list(range(6)) and order[0] in roots

@@ -33,6 +33,7 @@ from kcxai.oracle import BoundsOracle, BoundsSession, answers_of
 from tests._support import reference as ref
 from tests._support.model_strategies import boosted_models, forests
 from tests._support.strategies import DISTRIBUTIONS, feature_spaces, points
+from tests._support.ensemble_reference import boosted_pairs
 
 FAMILIES = {"forest": forests, "boosted": boosted_models}
 
@@ -294,7 +295,7 @@ def test_the_cut_switches_on_mid_run_and_changes_nothing(monkeypatch):
     """The vectors are switched on once the states counted lie below the candidate cut: mid-run, every
     result so far stays valid and the diagram is the same."""
     monkeypatch.setattr(threshold, "PROBE_STATES", 0)
-    model = _boosted_pairs(n_trees=30, n_features=12, seed=4)
+    model = boosted_pairs(n_trees=30, n_features=12, seed=4)
     plain, nodes = _exact_table(model, bottom=False)
     switched, switched_nodes = _exact_table(model, bottom=None, bottom_points=216)
     assert switched_nodes == nodes
@@ -303,19 +304,6 @@ def test_the_cut_switches_on_mid_run_and_changes_nothing(monkeypatch):
         x = tuple(rng.randrange(6) for _ in range(12))
         assert switched.predict_point(x) == plain.predict_point(x) == model.predict_point(x)
 
-
-def _boosted_pairs(n_trees, n_features, seed):
-    """Boosted two-level trees with irregular leaf values over features with six values: many partial sums."""
-    rng = random.Random(seed)
-    space = FeatureSpace([Feature.numeric(f"x{i}", [1.5, 2.5, 3.5, 4.5, 5.5]) for i in range(n_features)])
-    trees, values = [], []
-    for _ in range(n_trees):
-        a, b = rng.sample(range(n_features), 2)
-        tree = DecisionTree(space, [0, 1], Split.threshold(f"x{a}", rng.choice([1.5, 3.5]), Leaf(0),
-                                                            Split.threshold(f"x{b}", 2.5, Leaf(0), Leaf(0))))
-        trees.append(tree)
-        values.append({leaf: Fraction(rng.randint(-1000, 1000), 997) for leaf in tree.leaves})
-    return BoostedTrees(space, [0, 1], trees, values)
 
 
 def test_cut_level_and_the_vectors_of_the_bottom():
