@@ -181,9 +181,6 @@ def score_rule(model: Explainable, rule: Mapping[str, Any] | str, *,
     >>> kcxai.score_rule(tree, {"x1": 0}).prediction
     0
     """
-    from kcxai.explain._query import describe
-    from kcxai.explain.inflate import conditions_of
-
     try:
         oracle, source = _box_oracle(model)
     except (InvalidInputError, InvalidTypeError):

@@ -174,11 +174,16 @@ class EngineOracle:
     def predict_point(self, point: Point) -> int:
         return int(self.model.predict_point(point))
 
+    def _begin(self, deadline: Deadline | None) -> None:
+        """Restart the engine when a new explanation asks (each query has its own Deadline; a call without
+        one stands alone), so that no answer depends on the explanations before it. Called under the lock."""
+        if deadline is None or deadline is not self._query:
+            self._query = deadline
+            self.engine.restart()
+
     def decide(self, point: Point, label: int, fixed: frozenset[int], deadline: Deadline | None) -> Decision:
         with self._lock:
-            if deadline is not self._query:  # a new explanation starts from the engine's initial state
-                self._query = deadline
-                self.engine.restart()
+            self._begin(deadline)
             if self.engine.changes(point, label, fixed, deadline):
                 free = frozenset(range(self.space.n_features)) - fixed
                 return Decision(False, frozenset(self.engine.differs(point, free)))
@@ -205,6 +210,7 @@ class BoxEngineOracle(EngineOracle):
             lo.append(low)
             hi.append(high)
         with self._lock:
+            self._begin(deadline)
             return not self.engine.changes_in_box(lo, hi, label, deadline)
 
 

@@ -161,8 +161,11 @@ class EnsemblePortfolio:
         return {i for i in features if p[i] != point[i]}
 
     def restart(self) -> None:
-        """Restart the SAT engine (:meth:`~kcxai.engines._ensemble_cnf.EnsembleCnf.restart`)."""
+        """Restart both engines (:meth:`~kcxai.engines._ensemble_cnf.EnsembleCnf.restart`; the worker calls the
+        solver directly, so it counts as used)."""
+        self.sat._used = True
         self.sat.restart()
+        self.box.restart()
 
     def __enter__(self) -> "EnsemblePortfolio":
         return self

@@ -248,7 +248,7 @@ def test_the_explainer_keeps_the_bounded_form_and_says_what_changes_it():
     frame = result.to_frame()
     assert set(frame["decided"]) <= {"exact", "proven", "sampled"} and frame["language"].eq("bounded").all()
     for e in result.explanations:
-        assert e.decided in str(e) or "proven" in str(e) or "exact" in str(e)
+        assert e.decided in str(e)
         assert (e.sampled > 0) == (e.decided == "sampled")
     import matplotlib
     matplotlib.use("Agg")
