@@ -280,9 +280,38 @@ def _unpacked(unpacker: Unpacker, part: list[Sent], chunk: Chunk) -> list[Done]:
     return [Lazy(unpacker, r, tuple(inst)) if isinstance(r, PackedRow) else r for r, (_, inst) in zip(part, chunk)]
 
 
+class _Source:
+    """The chunks of a batch, read ahead of its results: an error while reading them (a table of a stream that
+    does not read) ends the chunks and is kept, for :meth:`raise_error` to raise once the chunks before it were
+    returned, as one process raises it."""
+
+    def __init__(self, chunks: Iterable[Chunk]) -> None:
+        self._chunks = iter(chunks)
+        self.error: Exception | None = None
+
+    def __iter__(self) -> Iterator[Chunk]:
+        return self
+
+    def __next__(self) -> Chunk:
+        if self.error is not None:
+            raise StopIteration
+        try:
+            return next(self._chunks)
+        except StopIteration:
+            raise
+        except Exception as err:
+            self.error = err
+            raise StopIteration from None
+
+    def raise_error(self) -> None:
+        if self.error is not None:
+            raise self.error
+
+
 class _Joblib:
-    """Chunks sent to the active joblib backend's workers, the job with each; rounds of
-    :data:`WINDOW_PER_WORKER` chunks a worker, so the chunks are read a round ahead at most."""
+    """Chunks sent to the active joblib backend's workers, the job with each, as one stream: joblib dispatches
+    :data:`WINDOW_PER_WORKER` chunks a worker ahead (``pre_dispatch``) and the next chunk as soon as one
+    returns, so no worker waits for the slowest chunk of a round, and the chunks are read a window ahead at most."""
 
     def __init__(self, job: Job, parallel: Any, workers: int, packed: bool) -> None:
         import joblib  # loaded when workers are asked for
@@ -296,28 +325,34 @@ class _Joblib:
         self.where = f"joblib workers ({backend}, {workers})"
 
     def map(self, chunks: Iterable[Chunk]) -> Iterator[list[Done]]:
-        source = iter(chunks)
-        done = 0
-        while True:
-            round_ = list(itertools.islice(source, WINDOW_PER_WORKER * self.workers))
-            if not round_:
-                return
-            results = self.parallel(self._delayed(self.job, c, self.packed) for c in round_)
-            k = done
-            try:
-                for chunk, (part, err) in zip(round_, results):
-                    if err is not None:  # raised in the task: this chunk's, named in order
-                        if isinstance(err, KcxaiError):
-                            raise err
-                        raise _failed(k, chunk, err, self.where) from err
-                    yield _unpacked(self._unpacker, part, chunk)
-                    k += 1
-            except KcxaiError:
-                raise
-            except Exception as err:  # the pool itself failed (a worker process killed): which chunk is not said
-                raise _failed(k, [row for c in round_[k - done:] for row in c], err, self.where,
-                              chunks=len(round_) - (k - done)) from err
-            done += len(round_)
+        sent: deque[Chunk] = deque()  # chunks dispatched and not yet returned, in order
+        source = _Source(chunks)
+
+        def tasks() -> Iterator[Any]:
+            for chunk in source:
+                sent.append(chunk)
+                yield self._delayed(self.job, chunk, self.packed)
+
+        k = 0
+        results = self.parallel(tasks())
+        try:
+            for part, err in results:
+                chunk = sent.popleft()
+                if err is not None:  # raised in the task: this chunk's, named in order
+                    if isinstance(err, KcxaiError):
+                        raise err
+                    raise _failed(k, chunk, err, self.where) from err
+                yield _unpacked(self._unpacker, part, chunk)
+                k += 1
+        except KcxaiError:
+            raise
+        except Exception as err:  # the pool itself failed (a worker process killed): which chunk is not said
+            raise _failed(k, [row for c in sent for row in c], err, self.where, chunks=max(1, len(sent))) from err
+        finally:
+            close = getattr(results, "close", None)
+            if close is not None:  # a stream left early: joblib stops dispatching its chunks
+                close()
+        source.raise_error()
 
 
 def _guarded(job: Job, rows: Sequence[IdRow], packed: bool) -> tuple[list[Sent] | None, Exception | None]:
@@ -342,7 +377,8 @@ class _Dask:
         self._batch = uuid.uuid4().hex
 
     def map(self, chunks: Iterable[Chunk]) -> Iterator[list[Done]]:
-        source = enumerate(chunks)
+        read = _Source(chunks)
+        source = enumerate(read)
         window = WINDOW_PER_WORKER * self.workers
         pending: deque[tuple[int, Chunk, Any]] = deque()
 
@@ -367,6 +403,7 @@ class _Dask:
         finally:
             for _, _, future in pending:
                 future.cancel()
+        read.raise_error()
 
     def close(self) -> None:
         try:
@@ -397,7 +434,8 @@ def session(job: Job, n_jobs: int | None, *, packed: bool = True, direct: bool =
             dask.close()
         return
     workers = workers_of(n_jobs)
-    with joblib.Parallel(n_jobs=n_jobs, return_as="generator") as parallel:
+    pre_dispatch = WINDOW_PER_WORKER * workers
+    with joblib.Parallel(n_jobs=n_jobs, return_as="generator", pre_dispatch=pre_dispatch, batch_size=1) as parallel:
         yield _Joblib(job, parallel, workers, packed)
 
 

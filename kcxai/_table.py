@@ -28,6 +28,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from kcxai.space import FeatureSpace
     from kcxai.data import DataLike
 
+#: Rows from which a category column is read a distinct cell at a time (:meth:`ColumnReader.read`).
+_AT_ONCE = 64
+
 __all__ = ["ColumnReader", "TableReader", "Table", "is_missing"]
 
 
@@ -108,9 +111,50 @@ class ColumnReader:
         raise InvalidInputError(f"Column {self.column!r} has a missing value (NaN/None) in row {rid!r}; "
                                 f"{self.if_missing}.")
 
+    def _categories_at_once(self, cells: Sequence[Any], ids: Sequence[Any]) -> list[Any] | None:
+        """The domain values of a category column's cells, each distinct cell looked up once (``pd.factorize``);
+        ``None`` when the cells cannot be hashed (the cell-by-cell path then names the bad one)."""
+        if len(cells) < _AT_ONCE:
+            return None
+        import pandas as pd  # heavy: loaded when a batch is read, not with kcxai
+
+        try:
+            arr = cells if isinstance(cells, np.ndarray) else np.asarray(cells, dtype=object)
+            if arr.ndim != 1:  # cells that are sequences themselves: never categories
+                return None
+            codes, uniques = pd.factorize(arr, use_na_sentinel=True)
+        except (TypeError, ValueError):
+            return None
+        index = {c: c for c in self.categories}
+        table = np.empty(len(uniques) + 1, dtype=object)  # code -> domain value; code -1 (the last): a missing cell
+        table[-1] = MISSING
+        unknown, missing = [], []
+        for code, u in enumerate(uniques.tolist()):
+            if u is MISSING:
+                table[code] = MISSING
+                missing.append(code)
+                continue
+            try:
+                table[code] = index[_py(u)]
+            except (KeyError, TypeError):
+                unknown.append(code)
+        wrong = np.isin(codes, unknown + ([] if self.missing else [*missing, -1]))
+        if wrong.any():  # the first bad row, in row order, gets the cell-by-cell path's error
+            k = int(np.argmax(wrong))
+            x = _py(cells[k])
+            if is_missing(x) or x is MISSING:
+                return [self._missing_cell(ids[k])]
+            raise InvalidInputError(
+                f"Column {self.column!r} has the unknown category {x!r} in row {ids[k]!r}; the model knows "
+                f"{_shown(self.categories)}.{' ' + self.if_unknown if self.if_unknown else ''}")
+        return list(table[codes])
+
     def read(self, cells: Sequence[Any], ids: Sequence[Any]) -> list[Any]:
         """The domain values of a column's cells (one per row)."""
         if self.kind == "category":
+            fast = self._categories_at_once(cells, ids)
+            if fast is not None:
+                return fast
             index = {c: c for c in self.categories}
             out = []
             for rid, x in zip(ids, cells):

@@ -117,7 +117,7 @@ def test_explainer_batches_in_threads_equal_one_process() -> None:
 
 def test_a_failed_pool_names_the_chunks_it_may_have_been(monkeypatch: pytest.MonkeyPatch) -> None:
     """A task that fails inside a worker is named exactly (see test_explain_csv.py); a pool that fails (a worker
-    process killed: joblib does not say which task) names the chunks not yet returned of its round."""
+    process killed: joblib does not say which task) names the chunks it had in flight."""
     from kcxai import _batch
     from kcxai._errors import WorkerError
 
@@ -135,6 +135,46 @@ def test_a_failed_pool_names_the_chunks_it_may_have_been(monkeypatch: pytest.Mon
             _batch.session(_job(), 2) as s:
         for part in s.map(_batch.chunks_of(rows, 4)):
             kept += part
-    k = err.value.chunk
-    assert 4 <= k <= 5 and len(kept) == 4 * k and err.value.first == 4 * k and err.value.last == 31
-    assert f"one of chunks {k} to 7 (rows {4 * k} to 31, {32 - 4 * k} rows)" in str(err.value)
+    k, first, last = err.value.chunk, err.value.first, err.value.last
+    # the chunks returned before the failure are kept; the error names the ones in flight (which of them failed
+    # joblib does not say), from the first not returned, and they include chunk 5 (rows 20 to 23)
+    assert k <= 5 and len(kept) == 4 * k and first == 4 * k and 23 <= last <= 39 and (last + 1) % 4 == 0
+    n = (last + 1 - first) // 4
+    named = f"chunk {k} (rows {first} to {last}, 4 rows)" if n == 1 else \
+        f"one of chunks {k} to {k + n - 1} (rows {first} to {last}, {4 * n} rows)"
+    assert named in str(err.value), str(err.value)
+
+
+def _tables(bad_at: int | None = None) -> list[Any]:
+    """Five tables of the running example's rows; table ``bad_at`` has a value outside a feature's domain."""
+    rng = np.random.default_rng(11)
+    tables = [rng.integers(0, 2, size=(n, 9)).tolist() for n in (30, 7, 1, 64, 12)]
+    if bad_at is not None:
+        tables[bad_at][3][4] = 5
+    return tables
+
+
+@pytest.mark.parametrize("n_jobs", [None, 2])
+def test_a_stream_of_tables_gives_each_table_what_explain_gives_it(n_jobs: int | None) -> None:
+    explainer = Explainer(kcxai.datasets.running_example_tree())
+    with joblib.parallel_config(backend="threading"):
+        got = list(explainer.explain_batches(iter(_tables()), method="min_idrs", delta=0.05, n_jobs=n_jobs))
+    want = [explainer.explain(t, method="min_idrs", delta=0.05) for t in _tables()]
+    assert [list(s) for s in got] == [list(s) for s in want] and [s.ids for s in got] == [s.ids for s in want]
+
+
+@pytest.mark.parametrize("n_jobs", [None, 2])
+def test_a_bad_table_in_a_stream_raises_after_the_tables_before_it(n_jobs: int | None) -> None:
+    explainer = Explainer(kcxai.datasets.running_example_tree())
+    kept = []
+    with pytest.raises(kcxai.KcxaiError, match=r"row 3") as err, joblib.parallel_config(backend="threading"):
+        for s in explainer.explain_batches(iter(_tables(bad_at=3)), method="min_idrs", delta=0.05, n_jobs=n_jobs):
+            kept.append(s)
+    assert [len(s) for s in kept] == [30, 7, 1], err.value
+    # a stream left early (here by its error) leaves the explainer able to run the next one
+    with joblib.parallel_config(backend="threading"):
+        stream = explainer.explain_batches(iter(_tables()), method="min_idrs", delta=0.05, n_jobs=n_jobs)
+        first = next(stream)
+        stream.close()
+        again = explainer.explain(_tables()[0], method="min_idrs", delta=0.05, n_jobs=n_jobs)
+    assert list(first) == list(again)

@@ -127,6 +127,20 @@ def test_a_dask_local_cluster_gives_the_serial_rows(name: str, direct: bool, das
             _same(ex.explain(rows, method=m, n_jobs=-1, **bound), serial[name])
 
 
+@pytest.mark.parametrize("backend", ["loky", "dask"])
+def test_a_stream_on_workers_raises_a_bad_table_after_the_tables_before_it(backend: str, dask_client: Any) -> None:
+    explainer = Explainer(kcxai.datasets.running_example_tree())
+    rng = np.random.default_rng(12)
+    tables = [rng.integers(0, 2, size=(n, 9)).tolist() for n in (300, 7, 1, 40, 5)]
+    tables[3][2][0] = 9  # not in x1's domain
+    kept = []
+    with pytest.raises(kcxai.KcxaiError, match=r"row 2"), joblib.parallel_config(backend=backend):
+        for part in explainer.explain_batches(iter(tables), method="min_idrs", delta=0.05, n_jobs=-1):
+            kept.append(part)
+    want = [explainer.explain(t, method="min_idrs", delta=0.05) for t in tables[:3]]
+    assert [list(s) for s in kept] == [list(s) for s in want]
+
+
 def test_chunks_are_sized_from_the_clusters_workers(dask_client: Any, serial: dict[str, ExplanationSet]) -> None:
     ex, m, bound, rows = CASES["exact (dt, product)"]
     job = ex._job(m, bound["delta"], None, {}, "raise")
