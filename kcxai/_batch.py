@@ -33,6 +33,7 @@ from __future__ import annotations
 import itertools
 import math
 import uuid
+import warnings
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -351,7 +352,9 @@ class _Joblib:
         finally:
             close = getattr(results, "close", None)
             if close is not None:  # a stream left early: joblib stops dispatching its chunks
-                close()
+                with warnings.catch_warnings():  # its count of the tasks done and not read: the caller's choice
+                    warnings.filterwarnings("ignore", message=r".*tasks .*not used", category=UserWarning)
+                    close()
         source.raise_error()
 
 
