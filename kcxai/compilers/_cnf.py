@@ -40,7 +40,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from kcxai._errors import InvalidTypeError
 from kcxai.compilers._encoding import Encoding, Literal, _prefix_cubes
@@ -300,7 +300,7 @@ class CnfBuilder:
         return Cnf(out.n_vars, out.clauses, out.gates, tuple(out.lit(r) for r in roots),
                    tuple(tuple(out.lit(x) for x in ind) for ind in indicators), tuple(sel))
 
-    def _check_root(self, r: Any) -> int:
+    def _check_root(self, r: object) -> int:
         if isinstance(r, bool) or not isinstance(r, int) or r == 0 or abs(r) > self.n_vars:
             raise InvalidTypeError(f"A model's build() must return functions of the builder it was given. "
                                    f"Got {r!r} instead.")

@@ -32,7 +32,7 @@ True
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Generic, Protocol, TypeVar
 
 from kcxai._errors import InvalidInputError
 from kcxai.compilers._encoding import Encoding, Literal
@@ -46,7 +46,7 @@ F = TypeVar("F")
 H = TypeVar("H", bound="BooleanHandle")
 
 
-def check_literal(space: FeatureSpace, feature: Any, mask: Any) -> None:
+def check_literal(space: FeatureSpace, feature: object, mask: object) -> None:
     """A builder's ``value_in`` arguments, checked once per distinct literal (models are code, not users,
     but a wrong index must not become a wrong count)."""
     if isinstance(feature, bool) or not isinstance(feature, int) or not 0 <= feature < space.n_features:
@@ -56,7 +56,7 @@ def check_literal(space: FeatureSpace, feature: Any, mask: Any) -> None:
         raise InvalidInputError(f"value_in: 'mask' must be a non-negative int bitmask. Got {mask!r} instead.")
 
 
-def check_switch(space: FeatureSpace, feature: Any, cases: Sequence[Any]) -> None:
+def check_switch(space: FeatureSpace, feature: int, cases: Sequence[object]) -> None:
     """A builder's ``switch`` arguments: a feature index and one case per value."""
     check_literal(space, feature, 0)
     size = space.features[feature].size
