@@ -47,7 +47,7 @@ class FeatureScoreModel(Classifier):
     _base: tuple[Fraction, ...]
     _terms: tuple[tuple[tuple[Fraction, ...], ...], ...]  # [feature][value][class]
 
-    def _setup(self, space: FeatureSpace, classes: Sequence[Any], base: Sequence[Any],
+    def _setup(self, space: FeatureSpace, classes: Sequence[object], base: Sequence[Any],
                tables: Sequence[Any], *, what_base: str, what_tables: str, positive: bool) -> None:
         check("space", space, SPACE)
         self.space = space

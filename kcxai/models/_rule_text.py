@@ -395,7 +395,7 @@ def parse_rules(text: str, space: FeatureSpace) -> tuple[list[tuple[Conds, Token
     return rules, default
 
 
-def resolve_labels(toks: Sequence[Token], classes: Sequence[Any] | None) -> tuple[list[Any], list[int]]:
+def resolve_labels(toks: Sequence[Token], classes: Sequence[object] | None) -> tuple[list[Any], list[int]]:
     """Class labels (``classes``, or the labels met: sorted if comparable) and each token's class index."""
     if classes is not None:
         classes = list(classes)

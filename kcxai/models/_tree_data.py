@@ -200,7 +200,7 @@ class TreeParts:
     """
 
     space: "FeatureSpace"
-    classes: Sequence[Any]
+    classes: Sequence[object]
     arrays: TreeArrays
     names: Sequence[Any] | None = None
     leaves: Sequence[int] | None = None

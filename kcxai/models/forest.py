@@ -41,6 +41,7 @@ import numpy as np
 
 from kcxai._errors import InvalidInputError, InvalidTypeError, ModelFormatError
 from kcxai._params import Options, check
+from kcxai._types import Label
 from kcxai.models.imports import _sklearn
 from kcxai.models.classifier import Classifier
 from kcxai.models._predict_batch import LeafScores, argmax_first, argmax_first_rows, signs
@@ -152,7 +153,7 @@ class RandomForest(Classifier):
 
     model_type = "random_forest"
 
-    def __init__(self, space: FeatureSpace, classes: Sequence[Any], trees: Sequence[DecisionTree], *,
+    def __init__(self, space: FeatureSpace, classes: Sequence[object], trees: Sequence[DecisionTree], *,
                  voting: str = "hard", leaf_scores: Sequence[Mapping[int, Sequence[Any]]] | None = None) -> None:
         check("space", space, SPACE)
         self.space = space
@@ -403,7 +404,7 @@ class RandomForest(Classifier):
 
     @classmethod
     @gc_paused()
-    def _from_body(cls, space: FeatureSpace, classes: list[Any], body: dict[str, Any]) -> "RandomForest":
+    def _from_body(cls, space: FeatureSpace, classes: list[Label], body: dict[str, Any]) -> "RandomForest":
         trees_json = body["trees"]
         if not isinstance(trees_json, list) or not trees_json:
             raise ModelFormatError("A random_forest model needs a non-empty 'trees' list.")
