@@ -305,7 +305,8 @@ class DecisionTree(Classifier):
         """The class indices of many encoded points, walked down the tree together (see
         :meth:`Classifier.predict_points <kcxai.models.Classifier.predict_points>`)."""
         labels = np.asarray(self._label, dtype=np.int64)
-        return labels[self.router.leaves(np.asarray(points))]
+        predicted: np.ndarray[Any, np.dtype[np.int64]] = labels[self.router.leaves(np.asarray(points))]
+        return predicted
 
     @property
     def router(self) -> TreeRouter:
