@@ -233,7 +233,7 @@ class FeatureScoreModel(Classifier):
         return [[[str(col[c]) for col in t] for c in range(k)] for t in self._terms]
 
 
-def as_list(x: Any, what: str) -> list[Any]:
+def as_list(x: object, what: str) -> list[Any]:
     if hasattr(x, "tolist") and callable(x.tolist):
         x = x.tolist()
     if isinstance(x, (str, bytes)) or not isinstance(x, Sequence):

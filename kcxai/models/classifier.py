@@ -231,7 +231,7 @@ class Classifier(abc.ABC):
         return model
 
 
-def _checked_space(d: Any) -> FeatureSpace:
+def _checked_space(d: object) -> FeatureSpace:
     """The feature space of a model dict, its shape and exact weights checked before it is built."""
     if not isinstance(d, dict) or not isinstance(d.get("features"), list):
         raise ModelFormatError(f"A kcxai model needs a 'space' object with a 'features' list. Got {_short(d)}.")
@@ -265,11 +265,11 @@ def _short_text(x: str, limit: int) -> str:
     return shorten(x, limit)
 
 
-def _short(x: Any, limit: int = 120) -> str:
+def _short(x: object, limit: int = 120) -> str:
     return shorten(repr(x), limit)
 
 
-def model_from_dict(d: Any) -> Classifier:
+def model_from_dict(d: object) -> Classifier:
     """Build a model from the dict form written by :meth:`Classifier.to_dict`.
 
     Every field is checked before it is used; a malformed description raises
@@ -284,7 +284,7 @@ def model_from_dict(d: Any) -> Classifier:
         raise type(e)(_short_text(str(e), 500)) from None  # a message quoting a huge value
 
 
-def _model_from_dict(d: Any) -> Classifier:
+def _model_from_dict(d: object) -> Classifier:
     if not isinstance(d, dict):
         raise ModelFormatError(f"A kcxai model must be a JSON object. Got {type(d).__name__} instead.")
     if d.get("format") != FORMAT_NAME:

@@ -194,7 +194,7 @@ class LinearClassifier(FeatureScoreModel):
         return f"LinearClassifier({self.space.n_features} features, {len(self.classes)} classes)"
 
 
-def _single(x: Any) -> Any:
+def _single(x: object) -> object:
     if isinstance(x, numbers.Real) or (hasattr(x, "ndim") and x.ndim == 0):
         return x
     xs = as_list(x, "intercept")
