@@ -154,8 +154,8 @@ _BYTES_PER_LITERAL = 6
 _BYTES_PER_CLAUSE = 40
 _BYTES_PER_VARIABLE = 80
 #: Bytes per clause literal of the Python copy of the clauses kept for :meth:`EnsembleCnf.restart`, beyond its
-#: lists (measured with ``sys.getsizeof`` on the int objects, shared ones once: 14.9-15.9 on a 50-tree
-#: scikit-learn forest of depth 8 and a 60-tree boosted model; the lists are measured as they are kept).
+#: lists (the int objects; the lists themselves are measured as they are kept). Measured in docs/results.md
+#: ("The SAT engine's clause copy").
 _COPY_BYTES_PER_LITERAL = 16
 #: Bytes per clause of the copy's outer list (one pointer).
 _COPY_BYTES_PER_SLOT = 8
