@@ -19,6 +19,9 @@ FeatureLike = Union[int, str]
 #: A collection of features, by index or by name.
 FeaturesLike = Iterable[FeatureLike]
 
+#: A class label as a model keeps it: a plain JSON scalar (numpy scalars are read as the Python ones).
+Label = Union[str, int, float, bool]
+
 #: A point of feature space: one value index per feature.
 Point = tuple[int, ...]
 

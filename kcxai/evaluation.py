@@ -134,7 +134,7 @@ def evaluate_on_data(model: Model, explanations: Explanation | Iterable[Explanat
                           single=single)
 
 
-def _class_index(model: Any, prediction: Any) -> int:
+def _class_index(model: object, prediction: object) -> int:
     source: Any = getattr(model, "model", model)  # a CompiledModel's classes are its model's
     return list(source.classes).index(prediction)
 

@@ -40,13 +40,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from kcxai._errors import InvalidTypeError
-from kcxai.compilers._encoding import Encoding, _prefix_cubes
+from kcxai.compilers._encoding import Encoding, Literal, _prefix_cubes
 from kcxai.compilers._limits import Guard, LimitHit
 from kcxai.compilers._threshold import class_functions
-from kcxai.compilers.builder import check_literal, check_switch
+from kcxai.compilers.builder import check_switch, encoded_literal
 from kcxai.space import FeatureSpace
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -182,21 +182,16 @@ class CnfBuilder:
         """The DIMACS variable of the encoding's variable ``var``."""
         return var + 2
 
+    def _cube(self, cube: Sequence[Literal]) -> int:
+        return self._and([self.variable(v) if pol else -self.variable(v) for v, pol in cube])
+
     def value_in(self, feature: int, mask: int) -> int:
         key = (feature, mask)
         got = self._lits.get(key)
-        if got is not None:
-            return got
-        check_literal(self.space, feature, mask)
-        negate, cubes = self.enc.terms(feature, mask)
-        out = FALSE
-        for cube in cubes:
-            c = self._and([self.variable(v) if pol else -self.variable(v) for v, pol in cube])
-            out = self.disj(out, c)
-        if negate:
-            out = -out
-        self._lits[key] = out
-        return out
+        if got is None:
+            got = self._lits[key] = encoded_literal(self.enc, feature, mask, false=FALSE, cube=self._cube,
+                                                    either=self.disj, negate=self.neg)
+        return got
 
     def conj(self, a: int, b: int) -> int:
         return self._and((a, b))
@@ -305,7 +300,7 @@ class CnfBuilder:
         return Cnf(out.n_vars, out.clauses, out.gates, tuple(out.lit(r) for r in roots),
                    tuple(tuple(out.lit(x) for x in ind) for ind in indicators), tuple(sel))
 
-    def _check_root(self, r: Any) -> int:
+    def _check_root(self, r: object) -> int:
         if isinstance(r, bool) or not isinstance(r, int) or r == 0 or abs(r) > self.n_vars:
             raise InvalidTypeError(f"A model's build() must return functions of the builder it was given. "
                                    f"Got {r!r} instead.")

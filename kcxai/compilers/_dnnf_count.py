@@ -37,8 +37,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from collections.abc import Container, Iterable, Mapping, Sequence
 
 from kcxai._errors import BackendError
 from kcxai.arithmetic import Weight
@@ -53,6 +52,9 @@ __all__ = ["DnnfCircuit", "DnnfOracle", "DnnfMixtureOracle", "DnnfSession", "dnn
 #: Node kinds, as small ints.
 _TRUE, _FALSE, _AND, _OR = 0, 1, 2, 3
 _KIND = {"t": _TRUE, "f": _FALSE, "a": _AND, "o": _OR}
+#: What freeing a feature changes in one circuit: the positive and negative literal weights, all the literal
+#: weights, and every node's value.
+_Change = tuple[dict[int, Weight], dict[int, Weight], dict[int, Weight], list[Weight]]
 
 #: Features whose affected nodes a circuit keeps (:meth:`DnnfCircuit.affected`).
 _AFFECTED_KEPT = 256
@@ -145,7 +147,7 @@ class DnnfCircuit:
             out.append(f)
         return out
 
-    def evaluate(self, lw: Any, gapf: Sequence[Weight], one: Weight, val: list[Weight] | None = None,
+    def evaluate(self, lw: Mapping[int, Weight], gapf: Sequence[Weight], one: Weight, val: list[Weight] | None = None,
                  nodes: Sequence[int] | None = None) -> list[Weight]:
         """Every node's value under the literal weights ``lw`` (a mapping from weighted literals); or, given
         ``val``, the values of ``nodes`` (children first) recomputed in it."""
@@ -258,7 +260,7 @@ class DnnfOracle:
         self.n_classes = len(circuit.selectors)
         self._full = tuple((1 << f.size) - 1 for f in space.features)
 
-    def masks(self, point: Sequence[int], fixed: Any) -> list[int]:
+    def masks(self, point: Sequence[int], fixed: Container[int]) -> list[int]:
         """Per feature, the values allowed: ``point``'s on the fixed features, all on the others."""
         return [1 << point[f] if f in fixed else m for f, m in enumerate(self._full)]
 
@@ -323,7 +325,7 @@ class DnnfSession(SessionBase):
         lw = w.literals()
         self._parts = [(w, lw, c.evaluate(lw, c.gap_factors(w.pos, w.neg, w.one), w.one))]
         self._circuits = [c]
-        self._last: tuple[int, list[Any], Weight] | None = None
+        self._last: tuple[int, list[_Change], Weight] | None = None
         self._weight: Weight | None = None
 
     @property

@@ -29,6 +29,7 @@ from kcxai._errors import InvalidInputError, InvalidTypeError
 from kcxai.compilers._limits import Guard
 from kcxai.compilers._threshold import class_functions
 from kcxai.compilers.builder import check_literal, check_switch
+from kcxai.models.classifier import Classifier
 from kcxai.space import FeatureSpace
 
 __all__ = ["ORDERS", "OrderSpec", "ProbeBuilder", "feature_order", "check_order"]
@@ -110,7 +111,7 @@ class ProbeBuilder:
         check_switch(self.space, feature, cases)
         return self._new(feature, tuple(cases))
 
-    def first_occurrence(self, roots: Sequence[Any]) -> list[int]:
+    def first_occurrence(self, roots: Sequence[object]) -> list[int]:
         """Features in order of first occurrence in a depth-first walk from ``roots``."""
         seen_node = bytearray(len(self._feature))
         seen_feat: set[int] = set()
@@ -132,7 +133,7 @@ class ProbeBuilder:
         return out
 
 
-def feature_order(model: Any, order: Any, guard: Guard | None = None) -> tuple[int, ...]:
+def feature_order(model: Classifier, order: object, guard: Guard | None = None) -> tuple[int, ...]:
     """The feature order (of blocks) for ``order`` = ``"auto"`` / ``"dfs"`` (the same here), ``"index"``
     or a sequence of features. ``guard`` bounds the probe that ``"auto"`` / ``"dfs"`` runs."""
     space = model.space
@@ -144,7 +145,8 @@ def feature_order(model: Any, order: Any, guard: Guard | None = None) -> tuple[i
         probe = ProbeBuilder(space, guard)
         if guard is not None:
             phase, guard.phase = guard.phase, "probing the model for the 'dfs' feature order"
-        found = probe.first_occurrence(class_functions(model, probe))
+        roots: list[int] = class_functions(model, probe)
+        found = probe.first_occurrence(roots)
         if guard is not None:
             guard.phase = phase
             guard.check()

@@ -39,9 +39,8 @@ every apply with 16 or more elements made reaching ``max_nodes=20000`` 1.8 times
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
-
 from kcxai.compilers._limits import Guard
+from kcxai.compilers._sdd_types import SddManager, SddNode
 
 __all__ = ["SteppedApply", "SCREEN", "BUDGET", "FIRST", "MIN_ELEMENTS"]
 
@@ -55,7 +54,7 @@ FIRST = 32
 MIN_ELEMENTS = 256
 
 
-def _any_of(mgr: Any, nodes: Sequence[Any]) -> Any:
+def _any_of(mgr: SddManager, nodes: Sequence[SddNode]) -> SddNode:
     """The disjunction of ``nodes``, as a balanced tree of applies (disjoint primes: each small)."""
     layer = list(nodes)
     if not layer:
@@ -87,7 +86,7 @@ class SteppedApply:
 
     __slots__ = ("mgr", "guard", "live", "limit", "screen", "budget", "split", "steps")
 
-    def __init__(self, mgr: Any, guard: Guard) -> None:
+    def __init__(self, mgr: SddManager, guard: Guard) -> None:
         self.mgr = mgr
         self.guard = guard
         self.live: Callable[[], int] = mgr.live_count
@@ -98,19 +97,19 @@ class SteppedApply:
         self.split = 0
         self.steps = 0
 
-    def conj(self, a: Any, b: Any) -> Any:
+    def conj(self, a: SddNode, b: SddNode) -> SddNode:
         """``a & b``."""
         if self.live() < self.screen:
             return a & b
         return self._apply(a, b, True)
 
-    def disj(self, a: Any, b: Any) -> Any:
+    def disj(self, a: SddNode, b: SddNode) -> SddNode:
         """``a | b``."""
         if self.live() < self.screen:
             return a | b
         return self._apply(a, b, False)
 
-    def _apply(self, a: Any, b: Any, conj: bool) -> Any:
+    def _apply(self, a: SddNode, b: SddNode, conj: bool) -> SddNode:
         na = a.node_size() if a.is_decision() else 0
         nb = b.node_size() if b.is_decision() else 0
         if nb < na:
@@ -120,7 +119,7 @@ class SteppedApply:
         primes = [p for p, s in b.elements() if not s.is_false()]
         return self._steps(a, b, primes, conj)
 
-    def fits(self, a: Any, b: Any) -> bool:
+    def fits(self, a: SddNode, b: SddNode) -> bool:
         """Whether the pairs of nodes an apply of ``a`` and ``b`` can meet (which bounds the nodes it makes
         for uncompressed SDDs) fit below ``max_nodes``."""
         return max(a.count(), 1) * b.count() <= self.limit - self.live()
@@ -129,7 +128,7 @@ class SteppedApply:
         """The growth one step may add: half the nodes left below ``max_nodes``, and at least BUDGET of it."""
         return max(self.budget, 0.5 * (self.limit - live))
 
-    def _steps(self, a: Any, b: Any, primes: list[Any], conj: bool) -> Any:
+    def _steps(self, a: SddNode, b: SddNode, primes: list[SddNode], conj: bool) -> SddNode:
         mgr, live, guard = self.mgr, self.live, self.guard
         self.split += 1
         k = len(primes)

@@ -45,7 +45,7 @@ import math
 import sys
 from collections.abc import Callable, Sequence
 from fractions import Fraction
-from typing import Any, Protocol, TypeVar
+from typing import Protocol, TypeVar, Union
 
 from kcxai._errors import InvalidTypeError
 from kcxai.compilers._intervals import IntervalCache, Sum
@@ -61,6 +61,8 @@ _INF = math.inf
 
 #: A function handle of the builder (an SDD node, a BDD node, a bitset).
 F = TypeVar("F")
+#: The exact numbers of a threshold test: ints (sums scaled to integers) or positive Fractions (products).
+Exact = Union[int, Fraction]
 
 
 class Block(Protocol):
@@ -81,13 +83,10 @@ def exclusive_branches(builder: FunctionBuilder[F], feature: int, branches: Sequ
     overlap on invalid encodings builds disjunctions of the branches' functions (sizes in
     ``docs/results.md``).
     """
-    groups: dict[int, list[Any]] = {}
+    groups: dict[int, tuple[int, F]] = {}
     for mask, f in branches:
         g = groups.get(id(f))
-        if g is None:
-            groups[id(f)] = [mask, f]
-        else:
-            g[0] |= mask
+        groups[id(f)] = (mask, f) if g is None else (g[0] | mask, f)
     items = [g for g in groups.values() if g[0]]
     if not items:
         return builder.false()
@@ -135,25 +134,25 @@ class TreeBlock:
         return memo[a.root]
 
 
-def threshold_function(builder: FunctionBuilder[F], blocks: Sequence[Block], deltas: Sequence[Sequence[Any]],
-                       start: Any, *, mult: bool = False) -> F:
+def threshold_function(builder: FunctionBuilder[F], blocks: Sequence[Block], deltas: Sequence[Sequence[Exact]],
+                       start: Exact, *, mult: bool = False) -> F:
     """The function ``start (+) sum_b deltas[b][outcome_b(x)] >= unit``.
 
     With ``mult=False`` the numbers are ``int`` (or ``Fraction``), ``(+)`` is ``+`` and ``unit`` is 0; with
     ``mult=True`` they are positive ``Fraction``, ``(+)`` is ``*`` and ``unit`` is 1. Blocks are taken in
     the given order; see the module docstring for the interval cache.
     """
-    op: Callable[[Any, Any], Any]
-    inv: Callable[[Any, Any], Any]
+    op: Callable[[Exact, Exact], Exact]
+    inv: Callable[[Exact, Exact], Exact]
     if mult:
-        unit: Any = Fraction(1)
-        op, inv = (lambda a, b: a * b), (lambda a, b: a / b)
+        unit: Exact = Fraction(1)
+        op, inv = (lambda a, b: a * b), (lambda a, b: Fraction(a) / b)
     else:
         unit = 0
         op, inv = (lambda a, b: a + b), (lambda a, b: a - b)
     # fold constant blocks into the start
     kept_blocks: list[Block] = []
-    kept: list[tuple[Any, ...]] = []
+    kept: list[tuple[Exact, ...]] = []
     for blk, ds in zip(blocks, deltas):
         if len(set(ds)) == 1:
             start = op(start, ds[0])
@@ -161,8 +160,8 @@ def threshold_function(builder: FunctionBuilder[F], blocks: Sequence[Block], del
             kept_blocks.append(blk)
             kept.append(tuple(ds))
     n = len(kept)
-    lo_rem: list[Any] = [unit] * (n + 1)
-    hi_rem: list[Any] = [unit] * (n + 1)
+    lo_rem: list[Exact] = [unit] * (n + 1)
+    hi_rem: list[Exact] = [unit] * (n + 1)
     for b in range(n - 1, -1, -1):
         lo_rem[b] = op(lo_rem[b + 1], min(kept[b]))
         hi_rem[b] = op(hi_rem[b + 1], max(kept[b]))
@@ -172,12 +171,12 @@ def threshold_function(builder: FunctionBuilder[F], blocks: Sequence[Block], del
     caches = [cache.of(b) for b in range(n)]
     t_node, f_node = builder.true(), builder.false()
 
-    def shift(bound: Sum, a: Any) -> Sum:
-        if bound == _INF or bound == -_INF:
+    def shift(bound: Sum, a: Exact) -> Sum:
+        if isinstance(bound, float):  # only the infinities are floats here
             return bound
-        return inv(bound, a)  # type: ignore[no-any-return]
+        return inv(bound, a)
 
-    def rec(b: int, s: Any) -> tuple[F, Sum, Sum]:
+    def rec(b: int, s: Exact) -> tuple[F, Sum, Sum]:
         if s >= true_from[b]:
             return t_node, true_from[b], _INF
         if s < false_below[b]:
@@ -189,7 +188,7 @@ def threshold_function(builder: FunctionBuilder[F], blocks: Sequence[Block], del
             return hit
         lo: Sum = -_INF
         hi: Sum = _INF
-        seen: dict[Any, F] = {}
+        seen: dict[Exact, F] = {}
         children = []
         for a in kept[b]:
             if a not in seen:
@@ -212,7 +211,7 @@ def threshold_function(builder: FunctionBuilder[F], blocks: Sequence[Block], del
 
 
 def _pair_deltas(base: Sequence[Fraction], terms: Sequence[Sequence[Sequence[Fraction]]], c: int, d: int,
-                 mult: bool) -> tuple[Any, list[list[Any]]]:
+                 mult: bool) -> tuple[Exact, list[list[Exact]]]:
     """The start and per-block deltas of ``score_c >= score_d``: exact ratios for products, else differences
     scaled to integers by one common factor."""
     if mult:

@@ -10,8 +10,9 @@ import itertools
 from collections.abc import Callable, Sequence
 
 from kcxai._errors import ProblemTooLargeError
-from kcxai.space import FeatureSpace
 from kcxai._types import Point
+from kcxai.compilers.builder import check_literal, check_switch
+from kcxai.space import FeatureSpace
 
 __all__ = ["TruthTableBuilder"]
 
@@ -39,6 +40,9 @@ class TruthTableBuilder:
         return 0
 
     def value_in(self, feature: int, mask: int) -> int:
+        """The points whose value of ``feature`` is in ``mask`` (by definition, not through an encoding: the
+        reference the encoded literals are tested against; checked as every builder checks it)."""
+        check_literal(self.space, feature, mask)
         out = 0
         for k in range(self.space.features[feature].size):
             if mask >> k & 1:
@@ -55,6 +59,7 @@ class TruthTableBuilder:
         return self._all & ~a
 
     def switch(self, feature: int, cases: Sequence[int]) -> int:
+        check_switch(self.space, feature, cases)
         out = 0
         for k, c in enumerate(cases):
             out |= self._lit[feature, k] & c

@@ -31,22 +31,22 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, Generic, Protocol, TypeVar
+from collections.abc import Callable, Sequence
+from typing import Generic, Protocol, TypeVar
 
 from kcxai._errors import InvalidInputError
-from kcxai.compilers._encoding import Encoding
+from kcxai.compilers._encoding import Encoding, Literal
 from kcxai.compilers._limits import Guard
 from kcxai.functions import FunctionBuilder
 from kcxai.space import FeatureSpace
 
-__all__ = ["FunctionBuilder", "DiagramBuilder", "BooleanHandle", "check_literal", "check_switch"]
+__all__ = ["FunctionBuilder", "DiagramBuilder", "BooleanHandle", "check_literal", "check_switch", "encoded_literal"]
 
 F = TypeVar("F")
 H = TypeVar("H", bound="BooleanHandle")
 
 
-def check_literal(space: FeatureSpace, feature: Any, mask: Any) -> None:
+def check_literal(space: FeatureSpace, feature: object, mask: object) -> None:
     """A builder's ``value_in`` arguments, checked once per distinct literal (models are code, not users,
     but a wrong index must not become a wrong count)."""
     if isinstance(feature, bool) or not isinstance(feature, int) or not 0 <= feature < space.n_features:
@@ -56,7 +56,7 @@ def check_literal(space: FeatureSpace, feature: Any, mask: Any) -> None:
         raise InvalidInputError(f"value_in: 'mask' must be a non-negative int bitmask. Got {mask!r} instead.")
 
 
-def check_switch(space: FeatureSpace, feature: Any, cases: Sequence[Any]) -> None:
+def check_switch(space: FeatureSpace, feature: int, cases: Sequence[object]) -> None:
     """A builder's ``switch`` arguments: a feature index and one case per value."""
     check_literal(space, feature, 0)
     size = space.features[feature].size
@@ -64,6 +64,46 @@ def check_switch(space: FeatureSpace, feature: Any, cases: Sequence[Any]) -> Non
         raise InvalidInputError(
             f"switch: feature {space.names[feature]!r} has {size} values, so 'cases' must have {size} entries. "
             f"Got {len(cases)} instead.")
+
+
+def encoded_literal(enc: Encoding, feature: int, mask: int, *, false: F, cube: Callable[[Sequence[Literal]], F],
+                    either: Callable[[F, F], F], negate: Callable[[F], F]) -> F:
+    """``x_feature in E`` (bit ``k`` of ``mask``: value number ``k``) on a backend, from the encoding's cubes
+    (:meth:`~kcxai.compilers._encoding.Encoding.terms`): the disjunction of the cubes, negated where the
+    encoding says so. The one definition of a literal for every builder over an :class:`Encoding` (the
+    diagram builders and the CNF builder differ only in how they conjoin a cube and join two functions).
+
+    Parameters
+    ----------
+    enc : Encoding
+    feature, mask : int
+        Checked (:func:`check_literal`); bits at or above the feature's number of values are ignored.
+    false : F
+        The backend's constant false.
+    cube : callable
+        A cube (a list of ``(variable, polarity)``; empty: true) as the backend's conjunction.
+    either, negate : callable
+        The backend's disjunction and negation.
+
+    Examples
+    --------
+    On Python sets of value numbers (a one-variable-per-value backend):
+
+    >>> from kcxai.space import Feature, FeatureSpace
+    >>> enc = Encoding(FeatureSpace([Feature.categorical("x", [0, 1, 2, 3])]), "onehot")
+    >>> values = {0, 1, 2, 3}
+    >>> def cube(c):  # one-hot: a positive literal is its value; the empty cube is every value
+    ...     return set.intersection(values, *({v} if pol else values - {v} for v, pol in c))
+    >>> sorted(encoded_literal(enc, 0, 0b1011, false=set(), cube=cube, either=set.union,
+    ...                        negate=lambda s: values - s))
+    [0, 1, 3]
+    """
+    check_literal(enc.space, feature, mask)
+    negated, cubes = enc.terms(feature, mask)
+    out = false
+    for c in cubes:
+        out = either(out, cube(c))
+    return negate(out) if negated else out
 
 
 class BooleanHandle(Protocol):
@@ -74,6 +114,14 @@ class BooleanHandle(Protocol):
     def __or__(self: H, other: H) -> H: ...
 
     def __invert__(self: H) -> H: ...
+
+
+def _or(a: H, b: H) -> H:
+    return a | b
+
+
+def _invert(a: H) -> H:
+    return ~a
 
 
 class DiagramBuilder(Generic[H]):
@@ -124,24 +172,20 @@ class DiagramBuilder(Generic[H]):
         if self.guard is not None:
             self.guard.tick()
 
+    def _cube(self, cube: Sequence[Literal]) -> H:
+        c = self.true()
+        for v, pol in cube:
+            c = c & self.literal(v, pol)
+        return c
+
     def value_in(self, feature: int, mask: int) -> H:
         key = (feature, mask)
         got = self._lits.get(key)
-        if got is not None:
-            return got
-        check_literal(self.space, feature, mask)
-        negate, cubes = self.enc.terms(feature, mask)
-        out = self.false()
-        for cube in cubes:
-            c = self.true()
-            for v, pol in cube:
-                c = c & self.literal(v, pol)
-            out = out | c
-        if negate:
-            out = ~out
-        self._lits[key] = out
-        self._tick()
-        return out
+        if got is None:
+            got = self._lits[key] = encoded_literal(self.enc, feature, mask, false=self.false(), cube=self._cube,
+                                                    either=_or, negate=_invert)
+            self._tick()
+        return got
 
     def conj(self, a: H, b: H) -> H:
         out = self.both(a, b)

@@ -52,6 +52,7 @@ from kcxai.compilers._ddnnf_options import DdnnfOptions
 from kcxai.compilers._dnnf_count import DnnfCircuit, DnnfOracle, dnnf_oracle
 from kcxai.compilers._limits import Guard, LimitHit
 from kcxai.compilers.compiled import CompiledModel, CompileStats
+from kcxai.models.classifier import Classifier
 
 __all__ = ["compile", "DEFAULTS", "DdnnfOptions", "INSTALL", "describe_model"]
 
@@ -62,7 +63,7 @@ DEFAULTS: dict[str, Any] = DdnnfOptions().as_kwargs()
 INSTALL = 'pip install "kcxai[d4]"'
 
 
-def describe_model(model: Any) -> str:
+def describe_model(model: Classifier) -> str:
     """The model as messages name it.
 
     >>> import kcxai
@@ -80,7 +81,7 @@ def _require_d4() -> None:
             f"installed. Install it with `{INSTALL}` (or `pip install d4Solver`).")
 
 
-def compile(model: Any, **options: Any) -> CompiledModel:
+def compile(model: Classifier, **options: Any) -> CompiledModel:
     """Compile ``model`` to a d-DNNF with d4 (see the module docstring for the options).
 
     Raises
@@ -135,7 +136,7 @@ def compile(model: Any, **options: Any) -> CompiledModel:
                          stats=stats)
 
 
-def _cnf(model: Any, opts: DdnnfOptions, guard: Guard, what: str) -> Cnf:
+def _cnf(model: Classifier, opts: DdnnfOptions, guard: Guard, what: str) -> Cnf:
     guard.phase = "writing the model's functions as CNF"
     builder = CnfBuilder(model.space, "onehot", guard, opts.max_variables, what)
     try:
@@ -154,7 +155,7 @@ def _named(e: LimitHit, what: str) -> LimitHit:
     return out
 
 
-def _check(circuit: DnnfCircuit, dnnf: Dnnf, model: Any) -> None:
+def _check(circuit: DnnfCircuit, dnnf: Dnnf, model: Classifier) -> None:
     """The compilation checked: kcxai's count of the d-DNNF is d4's and the number of points, and the classes'
     weights add up to the total weight under the distribution's first component."""
     space = model.space

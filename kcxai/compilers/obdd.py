@@ -52,8 +52,9 @@ from __future__ import annotations
 
 import gc
 import importlib
+from types import ModuleType
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from kcxai._errors import InvalidInputError, InvalidTypeError, MissingDependencyError
 from kcxai.compilers._encoding import Encoding, value_masks
@@ -70,7 +71,69 @@ from kcxai.compilers.compiled import CompiledModel, CompileStats
 if TYPE_CHECKING:  # pragma: no cover
     from kcxai.models.classifier import Classifier
 
-__all__ = ["compile", "DEFAULTS", "ObddOptions", "ObddStats", "BddBuilder", "sifted_order"]
+__all__ = ["compile", "DEFAULTS", "ObddOptions", "ObddStats", "BddBuilder", "BddFunction", "BddManager",
+           "sifted_order"]
+
+
+class BddFunction(Protocol):
+    """What kcxai uses of a dd ``Function`` (``dd.autoref`` and ``dd.cudd`` alike): the Boolean operators, an
+    int identity (negative for a complemented edge), and the node's variable and children."""
+
+    @property
+    def var(self) -> str | None:
+        """The node's variable (``None`` at the terminal)."""
+
+    @property
+    def low(self) -> "BddFunction":
+        """The else-child (complement edges not applied: see :attr:`negated`)."""
+
+    @property
+    def high(self) -> "BddFunction":
+        """The then-child."""
+
+    @property
+    def negated(self) -> bool:
+        """Whether the edge to this node is complemented."""
+
+    def __and__(self, other: "BddFunction") -> "BddFunction": ...
+
+    def __or__(self, other: "BddFunction") -> "BddFunction": ...
+
+    def __invert__(self) -> "BddFunction": ...
+
+    def __int__(self) -> int: ...
+
+
+class BddManager(Protocol):
+    """What kcxai uses of a dd ``BDD`` manager (``dd.autoref.BDD`` or ``dd.cudd.BDD``)."""
+
+    @property
+    def true(self) -> BddFunction:
+        """The constant true."""
+
+    @property
+    def false(self) -> BddFunction:
+        """The constant false."""
+
+    def declare(self, *names: str) -> None: ...
+
+    def var(self, name: str) -> BddFunction: ...
+
+    def level_of_var(self, name: str) -> int: ...
+
+    def group(self, groups: dict[str, int]) -> object: ...
+
+    def configure(self, **options: object) -> object: ...
+
+    def reorder(self) -> object: ...
+
+    def collect_garbage(self) -> object: ...
+
+    def __len__(self) -> int: ...
+
+
+#: The diagram as exported: per node, its edges ``(mask of values, child)`` (the two terminals have none).
+Edges = list[tuple[tuple[int, int], ...]]
 
 #: Default options (see :class:`~kcxai.compilers._options.ObddOptions`).
 DEFAULTS: dict[str, Any] = ObddOptions.defaults()
@@ -78,7 +141,7 @@ DEFAULTS: dict[str, Any] = ObddOptions.defaults()
 _CUDD_ESTIMATE = 64 * 2**20
 
 
-def _backend(name: str) -> tuple[Any, str]:
+def _backend(name: str) -> tuple[ModuleType, str]:
     if name in ("auto", "cudd"):
         try:
             return importlib.import_module("dd.cudd"), "dd.cudd"
@@ -91,7 +154,7 @@ def _backend(name: str) -> tuple[Any, str]:
     return importlib.import_module("dd.autoref"), "dd.autoref"
 
 
-class BddBuilder(DiagramBuilder[Any]):
+class BddBuilder(DiagramBuilder[BddFunction]):
     """A :class:`~kcxai.compilers.builder.FunctionBuilder` making dd BDD nodes.
 
     Functions are dd ``Function`` objects over the variables ``v0, v1, ...``
@@ -100,22 +163,22 @@ class BddBuilder(DiagramBuilder[Any]):
     encoding module).
     """
 
-    def __init__(self, bdd: Any, enc: Encoding, guard: Guard | None = None) -> None:
+    def __init__(self, bdd: BddManager, enc: Encoding, guard: Guard | None = None) -> None:
         super().__init__(enc, guard)
         self.bdd = bdd
         self.vars = [bdd.var(f"v{i}") for i in range(enc.n_vars)]
 
-    def true(self) -> Any:
+    def true(self) -> BddFunction:
         return self.bdd.true
 
-    def false(self) -> Any:
+    def false(self) -> BddFunction:
         return self.bdd.false
 
-    def literal(self, var: int, positive: bool) -> Any:
+    def literal(self, var: int, positive: bool) -> BddFunction:
         v = self.vars[var]
         return v if positive else ~v
 
-    def identity(self, f: Any) -> int:
+    def identity(self, f: BddFunction) -> int:
         return int(f)
 
     def release(self) -> None:
@@ -123,7 +186,7 @@ class BddBuilder(DiagramBuilder[Any]):
         self.vars.clear()
 
 
-def _regular_nodes(bdd: Any, roots: Sequence[Any], backend: str) -> int:
+def _regular_nodes(bdd: BddManager, roots: Sequence[BddFunction], backend: str) -> int:
     """Number of BDD nodes (terminal included) reachable from ``roots``, shared nodes once."""
     if backend == "dd.cudd":
         return int(importlib.import_module("dd.cudd").count_nodes(list(roots)))
@@ -141,18 +204,19 @@ def _regular_nodes(bdd: Any, roots: Sequence[Any], backend: str) -> int:
     return len(seen)
 
 
-def _held(bdd: Any, backend: str) -> bool:
+def _held(bdd: BddManager, backend: str) -> bool:
     """Whether some dd Function of ``bdd`` is still referenced."""
     if backend == "dd.cudd":
         return len(bdd) > 0
     bdd.collect_garbage()  # what dd.bdd.BDD.__del__ does before it checks
     try:
-        return len(bdd) > 1 or bdd._bdd._ref[1] > 1  # the terminal keeps one reference of its own
+        refs: dict[int, int] = bdd._bdd._ref  # type: ignore[attr-defined]  # dd.autoref's inner manager
+        return len(bdd) > 1 or refs[1] > 1  # the terminal keeps one reference of its own
     except (AttributeError, KeyError):  # pragma: no cover - another dd version
         return True
 
 
-def _release(bdd: Any, backend: str) -> None:
+def _release(bdd: BddManager, backend: str) -> None:
     """Free the Functions the model's build left in reference cycles while the manager is alive.
 
     dd reports an error when a manager is freed before its Functions, which happens when both end
@@ -164,7 +228,7 @@ def _release(bdd: Any, backend: str) -> None:
         gc.collect()
 
 
-def _block_order(bdd: Any, enc: Encoding) -> list[int]:
+def _block_order(bdd: BddManager, enc: Encoding) -> list[int]:
     """The features with variables, by the level of their block; checks blocks are contiguous."""
     firsts = []
     for f, vs in enumerate(enc.blocks):
@@ -177,23 +241,24 @@ def _block_order(bdd: Any, enc: Encoding) -> list[int]:
     return [f for _, f in sorted(firsts)]
 
 
-def _export(bdd: Any, enc: Encoding, roots: Sequence[Any], guard: Guard) -> tuple[list[int], list[Any], list[int]]:
+def _export(bdd: BddManager, enc: Encoding, roots: Sequence[BddFunction],
+            guard: Guard) -> tuple[list[int], Edges, list[int]]:
     """Read the BDD block by block into (feature, edges) node lists and class roots."""
     var_index = {f"v{i}": i for i in range(enc.n_vars)}
     var_feature = enc.var_feature
-    true = bdd.true
+    true: BddFunction | None = bdd.true
     feature: list[int] = [-1, -1]
-    edges: list[Any] = [(), ()]
+    edges: Edges = [(), ()]
     uniq: dict[tuple[int, tuple[tuple[int, int], ...]], int] = {}
     memo: dict[tuple[int, int], int] = {}
-    objs: dict[int, Any] = {}
+    objs: dict[int, BddFunction] = {}
 
-    def key(u: Any, p: int) -> tuple[int, int]:
+    def key(u: BddFunction, p: int) -> tuple[int, int]:
         k = int(u)
         objs[k] = u
         return (k, p)
 
-    def node(u: Any, p: int) -> int:
+    def node(u: BddFunction, p: int) -> int:
         k = (int(u), p)
         got = memo.get(k)
         if got is not None:
@@ -204,7 +269,7 @@ def _export(bdd: Any, enc: Encoding, roots: Sequence[Any], guard: Guard) -> tupl
             return r
         f = var_feature[var_index[u.var]]
 
-        def step(nd: tuple[int, int]) -> Any:
+        def step(nd: tuple[int, int]) -> tuple[int, tuple[int, int], tuple[int, int]] | None:
             w = objs[nd[0]]
             if w.var is None:
                 return None
@@ -256,7 +321,8 @@ def _is_cudd_failure(e: BaseException) -> bool:
     return (isinstance(e, ValueError) and "NULL" in text) or (isinstance(e, RuntimeError) and "memory" in text)
 
 
-def _build(model: Classifier, bdd: Any, builder: BddBuilder, guard: Guard, reorder: bool | str) -> list[Any]:
+def _build(model: Classifier, bdd: BddManager, builder: BddBuilder, guard: Guard,
+           reorder: bool | str) -> list[BddFunction]:
     """Build the class functions and reorder."""
     fns = class_functions(model, builder)
     if not isinstance(fns, (list, tuple)) or len(fns) != len(model.classes):
@@ -278,13 +344,15 @@ class _Built:
     def __init__(self, enc: Encoding, backend: str, reorder: bool | str, levels: list[int]) -> None:
         self.enc, self.backend, self.reorder, self.levels = enc, backend, reorder, levels
         self.feature: list[int] = []
-        self.edges: list[Any] = []
+        self.edges: Edges = []
         self.roots: list[int] = []
         self.bdd_nodes = 0
         self.build_seconds = 0.0
 
 
-def _manager(mod: Any, backend: str, enc: Encoding, reorder: bool | str, max_memory: int | None) -> Any:
+def _manager(mod: ModuleType, backend: str, enc: Encoding, reorder: bool | str,
+             max_memory: int | None) -> BddManager:
+    bdd: BddManager
     if backend == "dd.cudd":
         estimate = _CUDD_ESTIMATE if max_memory is None else min(_CUDD_ESTIMATE, max_memory // 4)
         bdd = mod.BDD(memory_estimate=max(estimate, 2**20), initial_cache_size=2**14)
@@ -324,7 +392,10 @@ def _run(model: Classifier, opts: ObddOptions, guard: Guard, export: bool, purpo
     guard.set_size(bdd.__len__)
     if reorder == "dynamic":
         # one CUDD sifting cannot be interrupted (seconds on a 77,000-node tree): none starts late
-        guard.on_late = lambda: bdd.configure(reordering=False)
+        def stop_sifting() -> None:
+            bdd.configure(reordering=False)
+
+        guard.on_late = stop_sifting
     builder = BddBuilder(bdd, enc, guard)
     failure: LimitHit | None = None
     out = _Built(enc, backend, reorder, [])

@@ -51,15 +51,16 @@ import importlib
 import os
 import tempfile
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from kcxai._errors import InvalidTypeError, MissingDependencyError
 from kcxai.compilers._encoding import Encoding
-from kcxai.compilers._ensemble import build_ensemble
+from kcxai.compilers._ensemble import BuiltEnsemble, build_ensemble
 from kcxai.compilers._limits import Guard, LimitHit, advice
 from kcxai.compilers._options import VTREES, SddOptions
 from kcxai.compilers._orders import feature_order
 from kcxai.compilers._sdd_steps import SteppedApply
+from kcxai.compilers._sdd_types import SddManager, SddNode, SddVtree
 from kcxai.compilers._stats import SddStats
 from kcxai.compilers._tables.wmc import (
     FALSE,
@@ -69,6 +70,7 @@ from kcxai.compilers._tables.wmc import (
     check_partition,
     recursion,
 )
+from kcxai.compilers._tables.vtree import NodeData
 from kcxai.compilers._threshold import class_functions, exclusive_branches
 from kcxai.compilers.builder import DiagramBuilder
 from kcxai.compilers.compiled import CompiledModel, CompileStats
@@ -78,6 +80,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from kcxai.models.classifier import Classifier
 
 __all__ = ["compile", "DEFAULTS", "SddOptions", "SddStats", "SddBuilder", "VTREES"]
+
+_T = TypeVar("_T")
 
 #: Default options (see :class:`~kcxai.compilers._options.SddOptions`).
 DEFAULTS: dict[str, Any] = SddOptions.defaults()
@@ -95,7 +99,7 @@ def vtree_text(blocks: Sequence[Sequence[int]], shape: str) -> str:
         lines.append(f"I {len(lines)} {a} {b}")
         return len(lines) - 1
 
-    def build(items: Sequence[Any], how: str, make: Callable[[Any], int]) -> int:
+    def build(items: Sequence[_T], how: str, make: Callable[[_T], int]) -> int:
         if len(items) == 1:
             return make(items[0])
         if how == "right":
@@ -109,7 +113,7 @@ def vtree_text(blocks: Sequence[Sequence[int]], shape: str) -> str:
     return f"vtree {len(lines)}\n" + "\n".join(lines) + "\n"
 
 
-class SddBuilder(DiagramBuilder[Any]):
+class SddBuilder(DiagramBuilder[SddNode]):
     """A :class:`~kcxai.compilers.builder.FunctionBuilder` making PySDD nodes.
 
     Functions are ``SddNode`` objects over the variables ``1 .. n`` (variable
@@ -117,16 +121,16 @@ class SddBuilder(DiagramBuilder[Any]):
     ``i + 1``); they are right on valid assignments.
     """
 
-    def __init__(self, mgr: Any, enc: Encoding, guard: Guard | None = None) -> None:
+    def __init__(self, mgr: SddManager, enc: Encoding, guard: Guard | None = None) -> None:
         super().__init__(enc, guard)
         self.mgr = mgr
         #: Near ``max_nodes``, large applies are taken in steps with a node check between them.
         self.steps = None if guard is None or guard.max_nodes is None else SteppedApply(mgr, guard)
 
-    def both(self, a: Any, b: Any) -> Any:
+    def both(self, a: SddNode, b: SddNode) -> SddNode:
         return a & b if self.steps is None else self.steps.conj(a, b)
 
-    def either(self, a: Any, b: Any) -> Any:
+    def either(self, a: SddNode, b: SddNode) -> SddNode:
         return a | b if self.steps is None else self.steps.disj(a, b)
 
     def _tick(self) -> None:
@@ -134,20 +138,20 @@ class SddBuilder(DiagramBuilder[Any]):
         if self.steps is not None:  # live_count() is O(1): the node limit is read after every operation
             self.steps.guard.check_nodes()
 
-    def true(self) -> Any:
+    def true(self) -> SddNode:
         return self.mgr.true()
 
-    def false(self) -> Any:
+    def false(self) -> SddNode:
         return self.mgr.false()
 
-    def literal(self, var: int, positive: bool) -> Any:
+    def literal(self, var: int, positive: bool) -> SddNode:
         return self.mgr.literal(var + 1 if positive else -(var + 1))
 
-    def identity(self, f: Any) -> int:
+    def identity(self, f: SddNode) -> int:
         return int(f.id)
 
 
-def _manager(enc: Encoding, order: Sequence[int], shape: str) -> Any:
+def _manager(enc: Encoding, order: Sequence[int], shape: str) -> SddManager:
     sdd = importlib.import_module("pysdd.sdd")
     blocks = [[v + 1 for v in enc.blocks[f]] for f in order if enc.blocks[f]]
     if not blocks:
@@ -157,12 +161,12 @@ def _manager(enc: Encoding, order: Sequence[int], shape: str) -> Any:
         with open(path, "w", encoding="ascii") as fh:
             fh.write(vtree_text(blocks, shape))
         vtree = sdd.Vtree.from_file(path.encode())
-    mgr = sdd.SddManager.from_vtree(vtree)
+    mgr: SddManager = sdd.SddManager.from_vtree(vtree)
     mgr.auto_gc_and_minimize_off()
     return mgr
 
 
-def _vtree_layout(mgr: Any, enc: Encoding) -> tuple[dict[int, int], dict[int, int], list[tuple[int, int, int]],
+def _vtree_layout(mgr: SddManager, enc: Encoding) -> tuple[dict[int, int], dict[int, int], list[tuple[int, int, int]],
                                                     list[int], int]:
     """Read the manager's vtree: which vtree positions lie inside one block, and the vtree above the blocks.
 
@@ -178,7 +182,7 @@ def _vtree_layout(mgr: Any, enc: Encoding) -> tuple[dict[int, int], dict[int, in
     vnodes: list[tuple[int, int, int]] = []
     vnode_of_feature = [-1] * n_feat
 
-    def walk(v: Any) -> tuple[int, int]:
+    def walk(v: SddVtree) -> tuple[int, int]:
         """(feature if the subtree is within one block else -1, features mask); fills the maps."""
         pos = v.position()
         if v.is_leaf():
@@ -218,13 +222,13 @@ def _vtree_layout(mgr: Any, enc: Encoding) -> tuple[dict[int, int], dict[int, in
     return inside, vnode_at, vnodes, vnode_of_feature, root
 
 
-def _export(roots: Sequence[Any], enc: Encoding, inside: dict[int, int], vnode_at: dict[int, int],
-            guard: Guard) -> tuple[list[int], list[Any], list[int], int, int]:
+def _export(roots: Sequence[SddNode], enc: Encoding, inside: dict[int, int], vnode_at: dict[int, int],
+            guard: Guard) -> tuple[list[int], list[NodeData], list[int], int, int]:
     """Read the SDD into table nodes; also returns the SDD's decision nodes and elements (shared)."""
     space = enc.space
     var_feature, var_true = enc.var_feature, enc.var_true
     kind: list[int] = [0, 0]
-    data: list[Any] = [None, None]
+    data: list[NodeData] = [None, None]
     leaves: dict[tuple[int, int], int] = {}
     memo: dict[int, int] = {}
     masks: dict[int, int] = {}
@@ -239,7 +243,7 @@ def _export(roots: Sequence[Any], enc: Encoding, inside: dict[int, int], vnode_a
         f = var_feature[v]
         return f, var_true[v] if lit > 0 else full(f) & ~var_true[v]
 
-    def mask(n: Any, f: int) -> int:
+    def mask(n: SddNode, f: int) -> int:
         if n.is_true():
             return full(f)
         if n.is_false():
@@ -266,7 +270,7 @@ def _export(roots: Sequence[Any], enc: Encoding, inside: dict[int, int], vnode_a
             data.append((f, m))
         return got
 
-    def count_sdd(n: Any) -> None:
+    def count_sdd(n: SddNode) -> None:
         nonlocal n_elements
         stack = [n]
         while stack:
@@ -280,7 +284,7 @@ def _export(roots: Sequence[Any], enc: Encoding, inside: dict[int, int], vnode_a
                 stack.append(p)
                 stack.append(s)
 
-    def conv(n: Any) -> int:
+    def conv(n: SddNode) -> int:
         if n.is_false():
             return FALSE
         if n.is_true():
@@ -338,7 +342,7 @@ def _order(model: Classifier, opts: SddOptions, guard: Guard) -> tuple[tuple[int
     return feature_order(model, "dfs", guard), "dfs"
 
 
-def _collector(mgr: Any) -> Callable[[], None]:
+def _collector(mgr: SddManager) -> Callable[[], None]:
     def collect() -> None:  # PySDD frees nothing by itself; dead nodes come from dropped intermediates
         if mgr.dead_count() > 2 * mgr.live_count() + 100_000:
             mgr.garbage_collect()
@@ -381,7 +385,7 @@ def compile(model: Classifier, **options: Any) -> CompiledModel:
     return _finish(model, opts, guard, mgr, enc, fns, order_source == "obdd-sifting", "builder", {})
 
 
-def _builder(mgr: Any, enc: Encoding, guard: Guard) -> SddBuilder:
+def _builder(mgr: SddManager, enc: Encoding, guard: Guard) -> SddBuilder:
     """An :class:`SddBuilder` on ``mgr`` whose node count and garbage collection the guard watches."""
     guard.set_size(mgr.live_count)
     guard.hook = _collector(mgr)
@@ -405,18 +409,18 @@ def _compile_ensemble(model: Classifier, opts: SddOptions, guard: Guard) -> Comp
     return _finish(model, opts, guard, mgr, enc, fns, False, "ensemble", extra)
 
 
-def _from_diagram(builder: SddBuilder, built: Any) -> list[Any]:
+def _from_diagram(builder: SddBuilder, built: BuiltEnsemble) -> list[SddNode]:
     """One SDD per class from the multi-valued diagram, children first (each node an if-then-else chain
     over its edges, :func:`~kcxai.compilers._threshold.exclusive_branches`)."""
     diagram = built.diagram
-    sdd: dict[int, Any] = {FALSE: builder.false(), TRUE: builder.true()}
+    sdd: dict[int, SddNode] = {FALSE: builder.false(), TRUE: builder.true()}
     for u in diagram._post(built.roots):
         f = diagram.order[diagram.level[u]]
         sdd[u] = exclusive_branches(builder, f, [(m, sdd[c]) for m, c in diagram.edges[u]])
     return [builder.neg(sdd[r]) if neg else sdd[r] for r, neg in zip(built.roots, built.negated)]
 
 
-def _finish(model: Classifier, opts: SddOptions, guard: Guard, mgr: Any, enc: Encoding, fns: Sequence[Any],
+def _finish(model: Classifier, opts: SddOptions, guard: Guard, mgr: SddManager, enc: Encoding, fns: Sequence[SddNode],
             order_from_obdd: bool, construction: str, extra: dict[str, Any]) -> CompiledModel:
     """Export the class SDDs into the counting table, check it, and report."""
     space = model.space

@@ -15,7 +15,7 @@ from __future__ import annotations
 import heapq
 import time
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -23,11 +23,32 @@ from kcxai._deadline import Deadline
 from kcxai.arithmetic import Weight
 from kcxai.engines._box_bounds_tables import MASK_BITS, LeafTable, PairValues, highest_bits, lowest_bits
 from kcxai.oracle import Box
+from kcxai.space import FeatureSpace
 
-if TYPE_CHECKING:  # pragma: no cover
-    from kcxai.engines._box_bounds import BoxBounds
+__all__ = ["LeafEngine", "Query", "Boxes", "search", "SearchEnd", "component_weights"]
 
-__all__ = ["Query", "Boxes", "search", "SearchEnd", "component_weights"]
+
+class LeafEngine(Protocol):
+    """What a query reads of its engine (:class:`~kcxai.engines._box_bounds.BoxBounds` implements it; declared
+    here so that the search need not import the engine that imports it)."""
+
+    @property
+    def space(self) -> FeatureSpace:
+        """The model's feature space."""
+
+    @property
+    def n_classes(self) -> int:
+        """The number of classes."""
+
+    @property
+    def table(self) -> LeafTable:
+        """The leaves' value sets."""
+
+    def pair(self, c: int, d: int) -> PairValues:
+        """The leaf margins ``score_c - score_d``."""
+
+    def predict_points(self, points: np.ndarray) -> np.ndarray:
+        """The model's class of each point (rows of value numbers)."""
 
 _EMPTY = np.zeros(0, dtype=np.int64)
 _ONE = np.uint64(1)
@@ -168,7 +189,7 @@ class Boxes:
 class Query:
     """What one query ``(box, label)`` reads (see the module docstring)."""
 
-    def __init__(self, engine: "BoxBounds", box: Box, label: int) -> None:
+    def __init__(self, engine: LeafEngine, box: Box, label: int) -> None:
         table: LeafTable = engine.table
         space = engine.space
         sizes = space.domain_sizes

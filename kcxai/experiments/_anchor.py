@@ -153,7 +153,7 @@ def run_anchor(python: str, job_dir: str | Path, *, clf: Any, train: Any, instan
     done = subprocess.run([python, str(driver), str(job)], capture_output=True, text=True, timeout=timeout)
     if done.returncode != 0:
         raise MissingDependencyError(f"The Anchor driver failed (exit {done.returncode}): {done.stderr[-2000:]}")
-    result = json.loads((job / "anchors.json").read_text(encoding="utf-8"))
+    result: dict[str, Any] = json.loads((job / "anchors.json").read_text(encoding="utf-8"))
     want = np.asarray(clf.predict(np.asarray(instances))).tolist()
     got = [a["prediction"] for a in result["anchors"]]
     if got != want:

@@ -49,7 +49,7 @@ def _short(r: dict[str, Any] | None, what: str) -> str:
     """One language's figure for the summary: ``what`` when the cell is ok, else why not."""
     if r is None:
         return ""
-    st = r["status"]
+    st = str(r["status"])
     if st in ("limit", "unavailable", "failed"):
         return st
     if st.startswith("skipped: a smaller"):

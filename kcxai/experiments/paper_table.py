@@ -23,7 +23,7 @@ import os
 import platform
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from fractions import Fraction
 from importlib.metadata import PackageNotFoundError, version
@@ -305,7 +305,7 @@ def _cached(path: Path, key: dict[str, Any], resume: bool) -> tuple[list[dict[st
 
 
 def _compute(path: Path, key: dict[str, Any], resume: bool, parts: dict[str, Any], label: str,
-             work: Any) -> list[dict[str, Any]]:
+             work: Callable[[], list[dict[str, Any]]]) -> list[dict[str, Any]]:
     """Records from an earlier run (``resume``) or from ``work()``; notes where they came from in ``parts``."""
     hit = _cached(path, key, resume)
     if hit is not None:

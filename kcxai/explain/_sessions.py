@@ -5,17 +5,55 @@ sufficiency decisions (:class:`DecisionSession`). Each counts its queries on the
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, cast
+from typing import Protocol, cast
 
+from kcxai._deadline import Deadline
 from kcxai._errors import InvalidInputError
+from kcxai._types import Point
 from kcxai.arithmetic import Bound, Probability, Weight
 from kcxai.explain._proven import Prover, Threshold
-from kcxai.oracle import BoundsSession, OracleSession, SessionBase, describe_answers
+from kcxai.oracle import BoundsSession, Decision, Oracle, OracleSession, SessionBase, describe_answers
+from kcxai.space import FeatureSpace
 
-if TYPE_CHECKING:  # pragma: no cover - the query imports these sessions
-    from kcxai.explain._query import Query
+__all__ = ["SessionHost", "CountingSession", "ProvenSession", "DecisionSession", "unanswered"]
 
-__all__ = ["CountingSession", "ProvenSession", "DecisionSession", "unanswered"]
+
+class SessionHost(Protocol):
+    """What a session reads and counts on the query that hands it out (:class:`~kcxai.explain._query.Query`
+    implements it; declared here so that the sessions need not import the query that imports them)."""
+
+    #: The queries made so far (each session adds its own).
+    calls: int
+
+    @property
+    def what(self) -> str:
+        """The name errors carry (the method's, or a checker's)."""
+
+    @property
+    def oracle(self) -> Oracle:
+        """The oracle asked."""
+
+    @property
+    def space(self) -> FeatureSpace:
+        """The oracle's feature space."""
+
+    @property
+    def point(self) -> Point:
+        """The instance as value indices."""
+
+    @property
+    def deadline(self) -> Deadline:
+        """The query's time limit."""
+
+    @property
+    def prover(self) -> Prover | None:
+        """Over a bounds oracle, what decides each relevance test; ``None`` otherwise."""
+
+    def decide(self, fixed: Iterable[int]) -> Decision:
+        """Whether fixing ``fixed`` is sufficient (delta = 0)."""
+
+    def remember_certified(self, fixed: frozenset[int], rate: float | None) -> None:
+        """Keep the rate bound a sampling session certified for ``fixed``."""
 
 
 def unanswered(what: str, oracle: object, has: str, needs: Sequence[str]) -> str:
@@ -29,11 +67,12 @@ def unanswered(what: str, oracle: object, has: str, needs: Sequence[str]) -> str
 
 
 class CountingSession:
-    """An :class:`~kcxai.oracle.OracleSession` that counts its queries on the :class:`Query` and looks at its clock."""
+    """An :class:`~kcxai.oracle.OracleSession` that counts its queries on the query (a :class:`SessionHost`) and
+    looks at its clock."""
 
     __slots__ = ("_q", "_s")
 
-    def __init__(self, q: "Query", s: OracleSession) -> None:
+    def __init__(self, q: SessionHost, s: OracleSession) -> None:
         self._q = q
         self._s = s
 
@@ -63,7 +102,7 @@ class CountingSession:
 
     def holds_precision_if_freed(self, feature: int, precision: Probability) -> bool:
         """The precision decision of the oracle's session: certified (estimating sessions) or exact (see
-        :meth:`Query.precision_holds_if_freed`)."""
+        :meth:`~kcxai.explain._query.Query.precision_holds_if_freed`)."""
         self._q.deadline.check()
         self._q.calls += 1
         return self._s.holds_precision_if_freed(feature, precision)  # type: ignore[attr-defined, no-any-return]
@@ -79,7 +118,7 @@ class ProvenSession:
 
     __slots__ = ("_q", "_s", "_prover")
 
-    def __init__(self, q: "Query", s: BoundsSession) -> None:
+    def __init__(self, q: SessionHost, s: BoundsSession) -> None:
         self._q = q
         self._s = s
         self._prover = cast(Prover, q.prover)
@@ -128,7 +167,7 @@ class DecisionSession(SessionBase):
 
     __slots__ = ("_q", "_fixed", "_core")
 
-    def __init__(self, q: "Query", fixed: Iterable[int]) -> None:
+    def __init__(self, q: SessionHost, fixed: Iterable[int]) -> None:
         self._q = q
         self._fixed = frozenset(fixed)
         self._core: frozenset[int] | None = None

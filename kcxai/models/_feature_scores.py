@@ -47,7 +47,7 @@ class FeatureScoreModel(Classifier):
     _base: tuple[Fraction, ...]
     _terms: tuple[tuple[tuple[Fraction, ...], ...], ...]  # [feature][value][class]
 
-    def _setup(self, space: FeatureSpace, classes: Sequence[Any], base: Sequence[Any],
+    def _setup(self, space: FeatureSpace, classes: Sequence[object], base: Sequence[Any],
                tables: Sequence[Any], *, what_base: str, what_tables: str, positive: bool) -> None:
         check("space", space, SPACE)
         self.space = space
@@ -233,7 +233,7 @@ class FeatureScoreModel(Classifier):
         return [[[str(col[c]) for col in t] for c in range(k)] for t in self._terms]
 
 
-def as_list(x: Any, what: str) -> list[Any]:
+def as_list(x: object, what: str) -> list[Any]:
     if hasattr(x, "tolist") and callable(x.tolist):
         x = x.tolist()
     if isinstance(x, (str, bytes)) or not isinstance(x, Sequence):

@@ -19,7 +19,7 @@ import math
 import numbers
 from collections.abc import Iterable, Sequence
 from fractions import Fraction
-from typing import Any, Union
+from typing import Union
 
 from kcxai._errors import InvalidInputError, InvalidTypeError
 from kcxai._untrusted import parse_exact
@@ -34,7 +34,7 @@ Exact = Union[int, Fraction]
 Number = Union[int, Fraction, float]
 
 
-def exact_number(x: Any, what: str) -> tuple[Fraction, bool]:
+def exact_number(x: object, what: str) -> tuple[Fraction, bool]:
     """``x`` as an exact ``Fraction`` and whether it was a float.
 
     Accepts ``int``, ``Fraction`` (any ``numbers.Rational``), finite ``float``
@@ -75,7 +75,7 @@ def lcm_of_denominators(values: Iterable[Exact]) -> int:
     return lcm
 
 
-def parse_fraction(s: Any, where: str) -> Fraction:
+def parse_fraction(s: object, where: str) -> Fraction:
     """An exact number read from a model file, written as a string like ``'3/4'`` (``where``: for errors).
 
     Examples

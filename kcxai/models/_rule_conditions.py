@@ -68,7 +68,7 @@ class ValueRange:
         return lo_ok and hi_ok
 
 
-def is_number(v: Any) -> bool:
+def is_number(v: object) -> bool:
     """Whether ``v`` is an ``int`` or ``float`` (not a ``bool``): a value a range can hold."""
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
@@ -121,7 +121,7 @@ def range_mask(feature: Feature, r: ValueRange, shown: str) -> int:
     return mask
 
 
-def values_mask(feature: Feature, values: Any, where: str) -> int:
+def values_mask(feature: Feature, values: object, where: str) -> int:
     """The mask of a value, a collection of values, or intervals (numeric features)."""
     if isinstance(values, (str, bytes, Interval)) or not isinstance(values, Iterable):
         values = [values]

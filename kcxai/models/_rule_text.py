@@ -50,7 +50,7 @@ class Token:
 
     kind: str  # "string", "number", "word", "op", "punct"
     text: str
-    value: Any
+    value: str | int | float
 
 
 def _tokenize(line: str, lineno: int) -> list[Token]:
@@ -69,7 +69,7 @@ def _tokenize(line: str, lineno: int) -> list[Token]:
             out.append(Token("string", text, json.loads(text)))
         elif kind == "atom":
             if _NUMBER.fullmatch(text):
-                v: Any = float(text) if any(c in text.lower() for c in ".ei") else int(text)
+                v: int | float = float(text) if any(c in text.lower() for c in ".ei") else int(text)
                 out.append(Token("number", text, v))
             else:
                 out.append(Token("word", text, text))
@@ -196,7 +196,7 @@ class _Parser:
 
     def number(self) -> float:
         t = self.next("a number")
-        if t.kind != "number":
+        if t.kind != "number" or isinstance(t.value, str):
             raise self.error(f"expected a number, got {t.text!r}.")
         return t.value
 
@@ -395,7 +395,7 @@ def parse_rules(text: str, space: FeatureSpace) -> tuple[list[tuple[Conds, Token
     return rules, default
 
 
-def resolve_labels(toks: Sequence[Token], classes: Sequence[Any] | None) -> tuple[list[Any], list[int]]:
+def resolve_labels(toks: Sequence[Token], classes: Sequence[object] | None) -> tuple[list[Any], list[int]]:
     """Class labels (``classes``, or the labels met: sorted if comparable) and each token's class index."""
     if classes is not None:
         classes = list(classes)

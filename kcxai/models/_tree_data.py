@@ -8,7 +8,7 @@ can hand the tree class its parts without importing it.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Union
 
@@ -22,9 +22,9 @@ __all__ = ["Leaf", "Split", "Node", "TreePath", "TreeArrays", "TreeParts", "preo
 
 @dataclass(frozen=True)
 class Leaf:
-    """A leaf predicting ``label``."""
+    """A leaf predicting ``label`` (a class label; checked against the tree's classes)."""
 
-    label: Any
+    label: object
 
 
 @dataclass(frozen=True)
@@ -38,7 +38,7 @@ class Split:
     """
 
     feature: int | str
-    branches: Any
+    branches: BranchesLike
 
     @classmethod
     def threshold(cls, feature: int | str, threshold: float, left: "Node", right: "Node") -> "Split":
@@ -49,11 +49,13 @@ class Split:
 @dataclass(frozen=True)
 class _ThresholdBranches:
     threshold: float
-    left: Any
-    right: Any
+    left: "Node"
+    right: "Node"
 
 
 Node = Union[Leaf, Split]
+#: A split's branches as given: ``(values, child)`` pairs, ``{value: child}``, or a threshold test's two.
+BranchesLike = Union[Sequence[tuple[object, Node]], Mapping[object, Node], "_ThresholdBranches"]
 
 
 @dataclass(frozen=True)
@@ -200,7 +202,7 @@ class TreeParts:
     """
 
     space: "FeatureSpace"
-    classes: Sequence[Any]
+    classes: Sequence[object]
     arrays: TreeArrays
     names: Sequence[Any] | None = None
     leaves: Sequence[int] | None = None

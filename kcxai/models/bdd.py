@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from kcxai._errors import InvalidInputError, ModelFormatError
 from kcxai._params import check
+from kcxai._types import Label
 from kcxai.models.classifier import Classifier
 from kcxai.models.imports._dd import Node, bdd_from_dd, read_dd_json, table_to_dd
 from kcxai.space import SPACE, FeatureSpace
@@ -28,6 +29,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from kcxai.distribution import DistributionLike
 
 __all__ = ["BddClassifier"]
+
+#: A function handle of the builder a model describes itself with.
+F = TypeVar("F")
 
 
 class BddClassifier(Classifier):
@@ -61,7 +65,8 @@ class BddClassifier(Classifier):
 
     model_type = "bdd"
 
-    def __init__(self, space: FeatureSpace, classes: Sequence[Any], nodes: Sequence[Sequence[int]], root: int) -> None:
+    def __init__(self, space: FeatureSpace, classes: Sequence[object], nodes: Sequence[Sequence[int]],
+                 root: int) -> None:
         check("space", space, SPACE)
         for feat in space.features:
             if feat.size != 2:
@@ -94,7 +99,7 @@ class BddClassifier(Classifier):
     # -- dd --------------------------------------------------------------
 
     @classmethod
-    def from_dd(cls, u: Any, *, variables: Sequence[str] | None = None, classes: Sequence[Any] = (0, 1),
+    def from_dd(cls, u: Any, *, variables: Sequence[str] | None = None, classes: Sequence[object] = (0, 1),
                 distribution: DistributionLike = None) -> "BddClassifier":
         """Import a BDD built with ``dd`` (``dd.autoref`` or ``dd.cudd``).
 
@@ -113,7 +118,7 @@ class BddClassifier(Classifier):
         return cls(parts.space, classes, parts.nodes, parts.root)
 
     @classmethod
-    def from_dd_json(cls, path: str | os.PathLike[str], *, root: int = 0, classes: Sequence[Any] = (0, 1),
+    def from_dd_json(cls, path: str | os.PathLike[str], *, root: int = 0, classes: Sequence[object] = (0, 1),
                      distribution: DistributionLike = None) -> "BddClassifier":
         """Read a BDD written by dd's ``BDD.dump(path, roots)`` (JSON); ``root`` picks one of its roots.
 
@@ -151,9 +156,9 @@ class BddClassifier(Classifier):
             r = hi if point[f] else lo
         return r
 
-    def build(self, builder: "FunctionBuilder[Any]") -> list[Any]:
+    def build(self, builder: "FunctionBuilder[F]") -> list[F]:
         """The diagram rebuilt node by node with ``switch``; class 0 is its negation."""
-        fns: list[Any] = [builder.false(), builder.true()]
+        fns: list[F] = [builder.false(), builder.true()]
         for f, lo, hi in self._nodes[: max(self._root - 1, 0)]:
             fns.append(builder.switch(f, [fns[lo], fns[hi]]))
         pos = fns[self._root]
@@ -166,7 +171,7 @@ class BddClassifier(Classifier):
         return {"root": self._root, "nodes": [list(n) for n in self._nodes]}
 
     @classmethod
-    def _from_body(cls, space: FeatureSpace, classes: list[Any], body: dict[str, Any]) -> "BddClassifier":
+    def _from_body(cls, space: FeatureSpace, classes: list[Label], body: dict[str, Any]) -> "BddClassifier":
         nodes = body["nodes"]
         if not isinstance(nodes, list):
             raise ModelFormatError("A bdd model needs a 'nodes' list of [feature, low, high].")

@@ -28,6 +28,7 @@ import numpy as np
 
 from kcxai._errors import InvalidInputError, InvalidTypeError, ModelFormatError
 from kcxai._params import Options, check
+from kcxai._types import Label
 from kcxai.models.imports import _boosted as _import_boosted
 from kcxai.models.classifier import Classifier
 from kcxai.models._predict_batch import LeafScores, argmax_first_rows, signs
@@ -87,7 +88,7 @@ class BoostedTrees(Classifier):
 
     model_type = "boosted_trees"
 
-    def __init__(self, space: FeatureSpace, classes: Sequence[Any], trees: Sequence[DecisionTree],
+    def __init__(self, space: FeatureSpace, classes: Sequence[object], trees: Sequence[DecisionTree],
                  leaf_values: Sequence[Mapping[int, Any]], *, tree_class: Sequence[int] | None = None,
                  init: Sequence[Any] | None = None, ties: str = "first") -> None:
         check("space", space, SPACE)
@@ -313,7 +314,7 @@ class BoostedTrees(Classifier):
 
     @classmethod
     @gc_paused()
-    def _from_body(cls, space: FeatureSpace, classes: list[Any], body: dict[str, Any]) -> "BoostedTrees":
+    def _from_body(cls, space: FeatureSpace, classes: list[Label], body: dict[str, Any]) -> "BoostedTrees":
         trees_json = body["trees"]
         if not isinstance(trees_json, list) or not trees_json:
             raise ModelFormatError("A boosted_trees model needs a non-empty 'trees' list.")

@@ -18,9 +18,12 @@ from kcxai.space import FeatureSpace
 if TYPE_CHECKING:  # pragma: no cover
     from kcxai.functions import FunctionBuilder
     from kcxai.distribution import DistributionLike
-    from kcxai._types import InstanceLike
+    from kcxai._types import InstanceLike, Label
 
 __all__ = ["Classifier", "load_model", "model_from_dict", "FORMAT_NAME", "FORMAT_VERSION"]
+
+#: A function handle of the builder a model describes itself with.
+F = TypeVar("F")
 
 #: The ``format`` field of kcxai's JSON model files.
 FORMAT_NAME = "kcxai-model"
@@ -33,12 +36,13 @@ READABLE_VERSIONS = (1, 2)
 _MODEL_TYPES: dict[str, type["Classifier"]] = {}
 
 
-def _json_scalar(x: Any, what: str) -> Any:
+def _json_scalar(x: object, what: str) -> Label:
     """A class label as a plain JSON scalar (numpy scalars become the Python ones they stand for)."""
     if isinstance(x, str):
         return str(x)
-    if hasattr(x, "item") and callable(x.item):
-        x = x.item()
+    item = getattr(x, "item", None)
+    if callable(item):
+        x = item()
     if not isinstance(x, (str, int, float, bool)):
         raise InvalidTypeError(f"{what} must be str, int, float or bool. Got {x!r} ({type(x).__name__}) instead.")
     return x
@@ -58,21 +62,21 @@ class Classifier(abc.ABC):
     model_type: ClassVar[str] = ""
 
     space: FeatureSpace
-    classes: tuple[Any, ...]
+    classes: tuple[Label, ...]
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         if cls.model_type:
             _MODEL_TYPES[cls.model_type] = cls
 
-    def _init_classes(self, classes: Sequence[Any]) -> None:
-        classes = tuple(_json_scalar(c, "Class labels") for c in classes)
-        if not classes:
+    def _init_classes(self, classes: Sequence[object]) -> None:
+        labels = tuple(_json_scalar(c, "Class labels") for c in classes)
+        if not labels:
             raise InvalidInputError("'classes' must contain at least one class label. Got none.")
-        if len(set(classes)) != len(classes):
-            raise InvalidInputError(f"'classes' must be distinct. Got {list(classes)} instead.")
-        self.classes = classes
-        self._class_index = {c: k for k, c in enumerate(classes)}
+        if len(set(labels)) != len(labels):
+            raise InvalidInputError(f"'classes' must be distinct. Got {list(labels)} instead.")
+        self.classes = labels
+        self._class_index: dict[object, int] = {c: k for k, c in enumerate(labels)}
 
     # -- prediction --------------------------------------------------------
 
@@ -100,18 +104,18 @@ class Classifier(abc.ABC):
         rows = np.asarray(points).tolist()
         return np.fromiter((self.predict_point(tuple(r)) for r in rows), dtype=np.int64, count=len(rows))
 
-    def predict(self, instance: InstanceLike) -> Any:
+    def predict(self, instance: InstanceLike) -> Label:
         """The class label predicted for one instance given in user values."""
         return self.classes[self.predict_point(self.space.encode(instance))]
 
-    def predict_many(self, instances: Iterable[Any]) -> list[Any]:
+    def predict_many(self, instances: Iterable[InstanceLike]) -> list[Label]:
         """Class labels for many instances: rows of a 2-D array or of a pandas DataFrame (read by
         column name), or any iterable of instances."""
         if hasattr(instances, "iterrows"):
             return [self.predict(row) for _, row in instances.iterrows()]
         return [self.predict(x) for x in instances]
 
-    def class_index(self, label: Any) -> int:
+    def class_index(self, label: object) -> int:
         """The index of a class label in :attr:`classes`."""
         try:
             k = self._class_index[label]
@@ -128,7 +132,7 @@ class Classifier(abc.ABC):
 
     # -- explanation support --------------------------------------------
 
-    def build(self, builder: "FunctionBuilder[Any]") -> list[Any]:
+    def build(self, builder: "FunctionBuilder[F]") -> list[F]:
         """One Boolean function per class, ``kappa(x) = c``, built with ``builder``.
 
         The functions partition feature space (exactly one holds at each point).
@@ -160,7 +164,7 @@ class Classifier(abc.ABC):
         out.__dict__.pop("_box_bounds", None)  # the branch and bound's tables weigh boxes by the distribution
         return out
 
-    def with_classes(self: _C, classes: Sequence[Any]) -> _C:
+    def with_classes(self: _C, classes: Sequence[object]) -> _C:
         """The same model with its class labels renamed (``classes[k]`` for class ``k``), nothing recomputed.
 
         >>> import kcxai
@@ -194,7 +198,7 @@ class Classifier(abc.ABC):
 
     @classmethod
     @abc.abstractmethod
-    def _from_body(cls, space: FeatureSpace, classes: list[Any], body: dict[str, Any]) -> "Classifier":
+    def _from_body(cls, space: FeatureSpace, classes: list[Label], body: dict[str, Any]) -> "Classifier":
         """Inverse of :meth:`_body_to_dict`."""
 
     def to_dict(self) -> dict[str, Any]:
@@ -227,7 +231,7 @@ class Classifier(abc.ABC):
         return model
 
 
-def _checked_space(d: Any) -> FeatureSpace:
+def _checked_space(d: object) -> FeatureSpace:
     """The feature space of a model dict, its shape and exact weights checked before it is built."""
     if not isinstance(d, dict) or not isinstance(d.get("features"), list):
         raise ModelFormatError(f"A kcxai model needs a 'space' object with a 'features' list. Got {_short(d)}.")
@@ -261,11 +265,11 @@ def _short_text(x: str, limit: int) -> str:
     return shorten(x, limit)
 
 
-def _short(x: Any, limit: int = 120) -> str:
+def _short(x: object, limit: int = 120) -> str:
     return shorten(repr(x), limit)
 
 
-def model_from_dict(d: Any) -> Classifier:
+def model_from_dict(d: object) -> Classifier:
     """Build a model from the dict form written by :meth:`Classifier.to_dict`.
 
     Every field is checked before it is used; a malformed description raises
@@ -280,7 +284,7 @@ def model_from_dict(d: Any) -> Classifier:
         raise type(e)(_short_text(str(e), 500)) from None  # a message quoting a huge value
 
 
-def _model_from_dict(d: Any) -> Classifier:
+def _model_from_dict(d: object) -> Classifier:
     if not isinstance(d, dict):
         raise ModelFormatError(f"A kcxai model must be a JSON object. Got {type(d).__name__} instead.")
     if d.get("format") != FORMAT_NAME:

@@ -41,17 +41,19 @@ import numpy as np
 
 from kcxai._errors import InvalidInputError, InvalidTypeError, ModelFormatError
 from kcxai._params import Options, check
+from kcxai._types import Label
 from kcxai.models.imports import _sklearn
 from kcxai.models.classifier import Classifier
 from kcxai.models._predict_batch import LeafScores, argmax_first, argmax_first_rows, signs
 from kcxai._gc import gc_paused
 from kcxai.functions import AdditiveTrees
 from kcxai.models.imports._trees import EnsembleParts
-from kcxai.models._numbers import check_step, exact_number, round_to, rounding_margin
+from kcxai.models._numbers import Number, check_step, exact_number, round_to, rounding_margin
 from kcxai.models._numbers import lcm_of_denominators as _lcm_of_denominators
 from kcxai.models._numbers import parse_fraction as _parse_fraction
 from kcxai.models._tree_data import TreeParts, leaf_reached
 from kcxai.models.tree import DecisionTree
+from kcxai.distribution import DistributionLike
 from kcxai.space import SPACE, FeatureSpace
 
 __all__ = ["RandomForest", "VOTINGS", "TreeLeaves", "leaf_of", "tree_over", "trees_of", "leaf_dicts"]
@@ -152,7 +154,7 @@ class RandomForest(Classifier):
 
     model_type = "random_forest"
 
-    def __init__(self, space: FeatureSpace, classes: Sequence[Any], trees: Sequence[DecisionTree], *,
+    def __init__(self, space: FeatureSpace, classes: Sequence[object], trees: Sequence[DecisionTree], *,
                  voting: str = "hard", leaf_scores: Sequence[Mapping[int, Sequence[Any]]] | None = None) -> None:
         check("space", space, SPACE)
         self.space = space
@@ -247,7 +249,7 @@ class RandomForest(Classifier):
         self._iterms = tuple(tuple(scaled[id(row)] for row in t) for t in terms)
         self._batch: LeafScores | None = None  # predict_points' tables, built on first use
 
-    def rounded(self, step: Any) -> "RandomForest":
+    def rounded(self, step: Number) -> "RandomForest":
         """A soft-voting copy with every leaf score rounded to the nearest multiple of ``step``.
 
         A *different classifier*, compiled exactly in its own right, for
@@ -344,7 +346,7 @@ class RandomForest(Classifier):
         return AdditiveTrees(self.space, self.trees, self._terms, (Fraction(0),) * k, tuple(range(k)),
                              f"RandomForest ({self.voting} voting)")
 
-    def with_distribution(self, distribution: Any) -> "RandomForest":
+    def with_distribution(self, distribution: DistributionLike) -> "RandomForest":
         space = self.space.with_distribution(distribution)
         scores = None if self.voting == "hard" else [self.leaf_scores(t) for t in range(len(self.trees))]
         out = RandomForest(space, self.classes, [tree_over(t, space) for t in self.trees], voting=self.voting,
@@ -356,7 +358,7 @@ class RandomForest(Classifier):
 
     @classmethod
     def from_sklearn(cls, clf: Any, *, domains: Sequence[Any] | None = None,
-                     feature_names: Sequence[str] | None = None, distribution: Any = None,
+                     feature_names: Sequence[str] | None = None, distribution: DistributionLike = None,
                      voting: str = "soft") -> "RandomForest":
         """Import a fitted scikit-learn ``RandomForestClassifier`` (or ``ExtraTreesClassifier``).
 
@@ -403,7 +405,7 @@ class RandomForest(Classifier):
 
     @classmethod
     @gc_paused()
-    def _from_body(cls, space: FeatureSpace, classes: list[Any], body: dict[str, Any]) -> "RandomForest":
+    def _from_body(cls, space: FeatureSpace, classes: list[Label], body: dict[str, Any]) -> "RandomForest":
         trees_json = body["trees"]
         if not isinstance(trees_json, list) or not trees_json:
             raise ModelFormatError("A random_forest model needs a non-empty 'trees' list.")
@@ -439,7 +441,7 @@ class RandomForest(Classifier):
                 f"{len(self.classes)} classes)")
 
 
-def checked_trees(trees: Any, space: FeatureSpace) -> tuple[DecisionTree, ...]:
+def checked_trees(trees: object, space: FeatureSpace) -> tuple[DecisionTree, ...]:
     """An ensemble's trees, validated (a non-empty sequence of trees over the features of ``space``) and
     moved onto ``space`` (its distribution)."""
     if isinstance(trees, DecisionTree) or not isinstance(trees, Sequence) or not trees:

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from kcxai._errors import InvalidInputError, ModelFormatError
 from kcxai._params import BOOL, check
+from kcxai._types import Label
 from kcxai.models.imports import _sklearn
 from kcxai.models._feature_scores import FeatureScoreModel, as_list, json_list, tables_from_json
 from kcxai.models._numbers import exact_number, parse_fraction
@@ -88,7 +89,7 @@ class LinearClassifier(FeatureScoreModel):
 
     model_type = "linear"
 
-    def __init__(self, space: FeatureSpace, classes: Sequence[Any], weights: Sequence[Any],
+    def __init__(self, space: FeatureSpace, classes: Sequence[object], weights: Sequence[Any],
                  intercepts: Sequence[Any] | None = None) -> None:
         classes = as_list(classes, "classes")
         if intercepts is None:
@@ -98,7 +99,7 @@ class LinearClassifier(FeatureScoreModel):
 
     @classmethod
     def from_coefficients(cls, space: FeatureSpace, coef: Sequence[Any], intercept: Any = 0, *,
-                          classes: Sequence[Any] = (0, 1)) -> "LinearClassifier":
+                          classes: Sequence[object] = (0, 1)) -> "LinearClassifier":
         """A linear classifier over the numeric values of categorical features.
 
         Parameters
@@ -182,7 +183,7 @@ class LinearClassifier(FeatureScoreModel):
                 "weights_from_floats": self.weights_from_floats, **self._rounding_json()}
 
     @classmethod
-    def _from_body(cls, space: FeatureSpace, classes: list[Any], body: dict[str, Any]) -> "LinearClassifier":
+    def _from_body(cls, space: FeatureSpace, classes: list[Label], body: dict[str, Any]) -> "LinearClassifier":
         ints = [parse_fraction(x, "intercepts") for x in json_list(body, "intercepts")]
         out = cls(space, classes, tables_from_json(body, "weights", space.n_features), ints)
         out.weights_from_floats = bool(body.get("weights_from_floats", False))
@@ -193,7 +194,7 @@ class LinearClassifier(FeatureScoreModel):
         return f"LinearClassifier({self.space.n_features} features, {len(self.classes)} classes)"
 
 
-def _single(x: Any) -> Any:
+def _single(x: object) -> object:
     if isinstance(x, numbers.Real) or (hasattr(x, "ndim") and x.ndim == 0):
         return x
     xs = as_list(x, "intercept")
@@ -252,7 +253,7 @@ class NaiveBayes(FeatureScoreModel):
 
     model_type = "naive_bayes"
 
-    def __init__(self, space: FeatureSpace, classes: Sequence[Any], priors: Sequence[Any],
+    def __init__(self, space: FeatureSpace, classes: Sequence[object], priors: Sequence[Any],
                  likelihoods: Sequence[Any], *, log: bool = False) -> None:
         check("log", log, BOOL)
         self.log = log
@@ -290,7 +291,7 @@ class NaiveBayes(FeatureScoreModel):
                 **self._rounding_json()}
 
     @classmethod
-    def _from_body(cls, space: FeatureSpace, classes: list[Any], body: dict[str, Any]) -> "NaiveBayes":
+    def _from_body(cls, space: FeatureSpace, classes: list[Label], body: dict[str, Any]) -> "NaiveBayes":
         priors = [parse_fraction(x, "priors") for x in json_list(body, "priors")]
         log = body["log"]
         if not isinstance(log, bool):

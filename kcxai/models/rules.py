@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, Union
 
 from kcxai._errors import InvalidInputError, InvalidTypeError, ModelFormatError
 from kcxai._params import check
+from kcxai._types import Label
 from kcxai.models.classifier import Classifier
 from kcxai.models._rule_conditions import Conds, ConditionsLike, conditions_from, conds_from_masks, full_mask, matches
 from kcxai.models.imports.rules import SpaceLike, decision_list_from_imodels, rule_set_from_wittgenstein
@@ -46,6 +47,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from kcxai._types import InstanceLike
 
 __all__ = ["Rule", "RuleLike", "DecisionList", "RuleSet"]
+
+#: A function handle of the builder a model describes itself with.
+F = TypeVar("F")
 
 _M = TypeVar("_M", bound="_RuleModel")
 
@@ -110,7 +114,7 @@ class _RuleModel(Classifier):
     def _conds_text(self, conds: Conds) -> str:
         return format_conditions(self.space, conds)
 
-    def _conj(self, builder: "FunctionBuilder[Any]", conds: Conds) -> Any:
+    def _conj(self, builder: "FunctionBuilder[F]", conds: Conds) -> F:
         f = builder.true()
         for i, m in conds:
             f = builder.conj(f, builder.value_in(i, m))
@@ -195,7 +199,7 @@ class DecisionList(_RuleModel):
 
     model_type = "decision_list"
 
-    def __init__(self, space: FeatureSpace, classes: Sequence[Any], rules: Sequence[RuleLike], default: Any) -> None:
+    def __init__(self, space: FeatureSpace, classes: Sequence[object], rules: Sequence[RuleLike], default: Any) -> None:
         check("space", space, SPACE)
         self.space = space
         self._init_classes(classes)
@@ -210,7 +214,7 @@ class DecisionList(_RuleModel):
         self.default = self.classes[self._default]
 
     @classmethod
-    def from_text(cls, text: str, space: FeatureSpace, *, classes: Sequence[Any] | None = None) -> "DecisionList":
+    def from_text(cls, text: str, space: FeatureSpace, *, classes: Sequence[object] | None = None) -> "DecisionList":
         """Read a decision list from its text form (see the module docstring).
 
         Lines are ``IF ... THEN c``, then ``ELSE IF ... THEN c``, and a last
@@ -267,7 +271,7 @@ class DecisionList(_RuleModel):
                 return r
         return None
 
-    def build(self, builder: "FunctionBuilder[Any]") -> list[Any]:
+    def build(self, builder: "FunctionBuilder[F]") -> list[F]:
         """One function per class, from the last rule up: ``rule_r ? [c = c_r] : rest``."""
         k = len(self.classes)
         out = [builder.true() if c == self._default else builder.false() for c in range(k)]
@@ -293,7 +297,7 @@ class DecisionList(_RuleModel):
                 "default": self._default}
 
     @classmethod
-    def _from_body(cls, space: FeatureSpace, classes: list[Any], body: dict[str, Any]) -> "DecisionList":
+    def _from_body(cls, space: FeatureSpace, classes: list[Label], body: dict[str, Any]) -> "DecisionList":
         dl = cls._blank(space, classes)
         rules = []
         for r, rule in enumerate(body["rules"]):
@@ -339,7 +343,7 @@ class RuleSet(_RuleModel):
 
     model_type = "rule_set"
 
-    def __init__(self, space: FeatureSpace, classes: Sequence[Any], rules: Sequence[RuleLike], default: Any, *,
+    def __init__(self, space: FeatureSpace, classes: Sequence[object], rules: Sequence[RuleLike], default: Any, *,
                  label: Any = None) -> None:
         check("space", space, SPACE)
         self.space = space
@@ -369,7 +373,7 @@ class RuleSet(_RuleModel):
         self.default = self.classes[default]
 
     @classmethod
-    def from_text(cls, text: str, space: FeatureSpace, *, classes: Sequence[Any] | None = None) -> "RuleSet":
+    def from_text(cls, text: str, space: FeatureSpace, *, classes: Sequence[object] | None = None) -> "RuleSet":
         """Read a rule set: lines ``IF ... THEN c`` (one class ``c``) and ``ELSE d`` (the default, required)."""
         rules, default = parse_rules(text, space)
         if default is None:
@@ -390,7 +394,7 @@ class RuleSet(_RuleModel):
 
     @classmethod
     def from_wittgenstein(cls, clf: Any, space: SpaceLike, *,
-                          classes: Sequence[Any] = (0, 1)) -> "RuleSet":
+                          classes: Sequence[object] = (0, 1)) -> "RuleSet":
         """Import a fitted ``wittgenstein`` RIPPER or IREP classifier (optional extra ``kcxai[rules]``).
 
         Parameters
@@ -414,7 +418,7 @@ class RuleSet(_RuleModel):
                 return self._label
         return self._default
 
-    def build(self, builder: "FunctionBuilder[Any]") -> list[Any]:
+    def build(self, builder: "FunctionBuilder[F]") -> list[F]:
         """The class function is the disjunction of the rules; the default its negation."""
         k = len(self.classes)
         pos = builder.false()
@@ -439,7 +443,7 @@ class RuleSet(_RuleModel):
                 "default": self._default}
 
     @classmethod
-    def _from_body(cls, space: FeatureSpace, classes: list[Any], body: dict[str, Any]) -> "RuleSet":
+    def _from_body(cls, space: FeatureSpace, classes: list[Label], body: dict[str, Any]) -> "RuleSet":
         rs = cls._blank(space, classes)
         label, default = (rs._checked_class(body[key], f"'{key}'") for key in ("label", "default"))
         conds = tuple(cls._conds_from_json(space, r, f"rules[{k}]") for k, r in enumerate(body["rules"]))

@@ -12,12 +12,13 @@ whose total size can be quadratic in it (a deep chain), are built only when
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
 from kcxai._errors import ModelFormatError
 from kcxai._params import check
+from kcxai._types import Label
 from kcxai.models.imports import _sklearn, dtfile as _dtfile
 from kcxai.models._predict_batch import TreeRouter
 from kcxai.models.classifier import Classifier
@@ -45,6 +46,9 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["DecisionTree", "Leaf", "Split", "TreePath", "TreeArrays"]
 
+#: A function handle of the builder a model describes itself with.
+F = TypeVar("F")
+
 
 class DecisionTree(Classifier):
     """A decision tree over a finite feature space.
@@ -71,7 +75,7 @@ class DecisionTree(Classifier):
 
     model_type = "decision_tree"
 
-    def __init__(self, space: FeatureSpace, classes: Sequence[Any], root: Node) -> None:
+    def __init__(self, space: FeatureSpace, classes: Sequence[object], root: Node) -> None:
         check("space", space, SPACE)
         self.space = space
         self._init_classes(classes)
@@ -79,7 +83,7 @@ class DecisionTree(Classifier):
         self._set_arrays(feat, label, branches, names=names)
 
     @classmethod
-    def _from_arrays(cls, space: FeatureSpace, classes: Sequence[Any], feat: Sequence[int], label: Sequence[int],
+    def _from_arrays(cls, space: FeatureSpace, classes: Sequence[object], feat: Sequence[int], label: Sequence[int],
                      branches: Sequence[tuple[tuple[int, int], ...]], *, names: Any = None, root: int = 0,
                      validate: bool = True, leaves: Sequence[int] | None = None) -> "DecisionTree":
         """Build from flat arrays (node ``k`` tests ``feat[k]``, or is a leaf of class index ``label[k]``,
@@ -301,7 +305,8 @@ class DecisionTree(Classifier):
         """The class indices of many encoded points, walked down the tree together (see
         :meth:`Classifier.predict_points <kcxai.models.Classifier.predict_points>`)."""
         labels = np.asarray(self._label, dtype=np.int64)
-        return labels[self.router.leaves(np.asarray(points))]
+        predicted: np.ndarray[Any, np.dtype[np.int64]] = labels[self.router.leaves(np.asarray(points))]
+        return predicted
 
     @property
     def router(self) -> TreeRouter:
@@ -342,10 +347,10 @@ class DecisionTree(Classifier):
         """
         return self.path_of(self.space.encode(instance)).features()
 
-    def build(self, builder: "FunctionBuilder[Any]") -> list[Any]:
+    def build(self, builder: "FunctionBuilder[F]") -> list[F]:
         """One function per class: the disjunction of the class's paths, built bottom-up."""
         n_cls = len(self.classes)
-        memo: dict[int, list[Any]] = {}
+        memo: dict[int, list[F]] = {}
         for nid in reversed(preorder(self._root, self._branches)):  # children first, without recursion
             f = self._feat[nid]
             if f < 0:
@@ -395,7 +400,7 @@ class DecisionTree(Classifier):
         return {"root": self._root, "nodes": nodes}
 
     @classmethod
-    def _from_body(cls, space: FeatureSpace, classes: list[Any], body: dict[str, Any]) -> "DecisionTree":
+    def _from_body(cls, space: FeatureSpace, classes: list[Label], body: dict[str, Any]) -> "DecisionTree":
         nodes = body.get("nodes")
         if not isinstance(nodes, list) or not nodes:
             raise ModelFormatError("A decision_tree model needs a non-empty 'nodes' list.")

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from kcxai._errors import InvalidInputError, InvalidTypeError, MissingDependencyError
 from kcxai._params import Options, check
 from kcxai._types import InstanceLike
+from kcxai.models.tree import DecisionTree
 from kcxai.viz import _plot_set, _plot_tree
 from kcxai.viz._tree_marks import _check_max_depth, _edge_label, check_tree, highlight
 
@@ -43,7 +44,7 @@ def _quote(text: str) -> str:
     return '"' + str(text).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
 
 
-def tree_to_dot(tree: Any, explanation: Explanation | None = None, instance: InstanceLike | None = None, *,
+def tree_to_dot(tree: object, explanation: Explanation | None = None, instance: InstanceLike | None = None, *,
                 max_depth: int | None = None, title: str | None = None) -> str:
     """Graphviz DOT source of a decision tree, optionally with an explanation.
 
@@ -84,7 +85,7 @@ def tree_to_dot(tree: Any, explanation: Explanation | None = None, instance: Ins
       n0 [label="x1", shape=ellipse, style=filled, fillcolor="#ffcc80", color="#1f5fbf", penwidth=3];
     """
     _check_max_depth(max_depth)
-    check_tree(tree, "tree_to_dot")
+    tree = check_tree(tree, "tree_to_dot")
     expl_features, on_path, path_edges = highlight(tree, explanation, instance)
     space = tree.space
     arrays = tree.arrays
@@ -193,7 +194,7 @@ class TreeDrawing:
 
     __slots__ = ("source", "_args")
 
-    def __init__(self, source: str, *, tree: Any = None, explanation: Explanation | None = None,
+    def __init__(self, source: str, *, tree: DecisionTree | None = None, explanation: Explanation | None = None,
                  instance: InstanceLike | None = None, max_depth: int | None = None,
                  title: str | None = None) -> None:
         self.source = source
@@ -254,7 +255,7 @@ class TreeDrawing:
             fh.write(data)
 
 
-def draw_tree(tree: Any, explanation: Explanation | None = None, instance: InstanceLike | None = None, *,
+def draw_tree(tree: object, explanation: Explanation | None = None, instance: InstanceLike | None = None, *,
               max_depth: int | None = None, title: str | None = None) -> TreeDrawing:
     """:func:`tree_to_dot` wrapped in a :class:`TreeDrawing` (displays in notebooks, with or without
     Graphviz).
@@ -267,12 +268,12 @@ def draw_tree(tree: Any, explanation: Explanation | None = None, instance: Insta
     >>> drawing
     TreeDrawing(34 edges; .source is the DOT text)
     """
-    check_tree(tree, "draw_tree")
+    tree = check_tree(tree, "draw_tree")
     return TreeDrawing(tree_to_dot(tree, explanation, instance, max_depth=max_depth, title=title), tree=tree,
                        explanation=explanation, instance=instance, max_depth=max_depth, title=title)
 
 
-def plot_tree(tree: Any, explanation: Explanation | None = None, instance: InstanceLike | None = None, *,
+def plot_tree(tree: object, explanation: Explanation | None = None, instance: InstanceLike | None = None, *,
               max_depth: int | None = None, title: str | None = None, ax: Any = None,
               fontsize: float = 8) -> Any:
     """Draw a tree with matplotlib (see :func:`kcxai.viz._plot_tree.plot_tree`); returns the Axes.
@@ -281,7 +282,7 @@ def plot_tree(tree: Any, explanation: Explanation | None = None, instance: Insta
     holds the whole tree and its wrapped title. A model that is not a decision tree (a forest, boosted
     trees, rules) raises :class:`~kcxai.InvalidTypeError` saying what to draw instead.
     """
-    check_tree(tree, "plot_tree")
+    tree = check_tree(tree, "plot_tree")
     _check_max_depth(max_depth)
     return _plot_tree.plot_tree(tree, explanation, instance, max_depth=max_depth, title=title, ax=ax,
                                fontsize=fontsize)

@@ -23,6 +23,9 @@ from typing import TYPE_CHECKING, Any
 
 from kcxai._errors import InvalidInputError, MissingDependencyError
 from kcxai._params import Range, check
+from kcxai.explain.explanation import Explanation
+from kcxai.models._tree_data import TreeArrays
+from kcxai.models.tree import DecisionTree
 from kcxai.viz._tree_marks import _edge_label, check_tree, highlight
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -61,12 +64,12 @@ class TreeLayout:
     width: float
 
 
-def _children(arrays: Any, nid: int) -> list[tuple[int, int]]:
+def _children(arrays: TreeArrays, nid: int) -> list[tuple[int, int]]:
     """``(mask, child)`` of a node, lowest values first (``<= t`` left of ``> t``)."""
     return sorted(arrays.branches[nid], key=lambda mc: (mc[0] & -mc[0]).bit_length())
 
 
-def layout_tree(arrays: Any, *, max_depth: int | None = None, keep: frozenset[int] = frozenset(),
+def layout_tree(arrays: TreeArrays, *, max_depth: int | None = None, keep: frozenset[int] = frozenset(),
                 need: Callable[[int], float] | None = None, gap: float = 0.2) -> TreeLayout:
     """Positions for the nodes of ``arrays`` (a :class:`~kcxai.models.tree.TreeArrays`), collapsing
     subtrees below ``max_depth`` except those holding a node of ``keep``.
@@ -205,7 +208,7 @@ class _Scene:
     """What is drawn, independent of the font size: node texts (``names``; "..." stubs have none), branch
     texts by child, and which subtrees collapse."""
 
-    tree: Any
+    tree: DecisionTree
     names: dict[int, str]
     edge_text: dict[int, str]
     measure: _Measure
@@ -213,7 +216,7 @@ class _Scene:
     keep: frozenset[int]
 
     @classmethod
-    def of(cls, tree: Any, measure: _Measure, *, max_depth: int | None, keep: frozenset[int]) -> "_Scene":
+    def of(cls, tree: DecisionTree, measure: _Measure, *, max_depth: int | None, keep: frozenset[int]) -> "_Scene":
         arrays, space = tree.arrays, tree.space
         shown = layout_tree(arrays, max_depth=max_depth, keep=keep)
         stubs = {b for _, b, _ in shown.collapsed}
@@ -276,8 +279,8 @@ def _wrap(text: str, width: float, measure: _Measure, size: float) -> list[str]:
     return lines
 
 
-def plot_tree(tree: Any, explanation: Any = None, instance: InstanceLike | None = None, *, max_depth: int | None = None,
-              title: str | None = None, ax: Any = None, fontsize: float = 8) -> Any:
+def plot_tree(tree: object, explanation: Explanation | None = None, instance: InstanceLike | None = None, *,
+              max_depth: int | None = None, title: str | None = None, ax: Any = None, fontsize: float = 8) -> Any:
     """Draw a decision tree with matplotlib, optionally with an instance's path and an explanation.
 
     Parameters
@@ -320,7 +323,7 @@ def plot_tree(tree: Any, explanation: Any = None, instance: InstanceLike | None 
     >>> ax.get_title()
     'IF x1 = 1 AND x9 = 1 THEN class = 1'
     """
-    check_tree(tree, "plot_tree")
+    tree = check_tree(tree, "plot_tree")
     check("fontsize", fontsize, FONTSIZE)
     try:
         # matplotlib (optional extra 'plot', heavy) loads only when something is drawn

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from kcxai._errors import InvalidInputError, InvalidTypeError
 from kcxai._params import NON_NEGATIVE_INT, NONE, check
 from kcxai.explain.explanation import Explanation
 from kcxai.models.classifier import Classifier
 from kcxai.models.tree import DecisionTree
+from kcxai.space import Feature
 
 if TYPE_CHECKING:  # pragma: no cover
     from kcxai._types import InstanceLike
@@ -16,7 +17,7 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["highlight", "check_tree"]
 
 
-def _edge_label(feature: Any, mask: int) -> str:
+def _edge_label(feature: Feature, mask: int) -> str:
     """The values of one branch, without the feature name (``<= 30``, ``= 1``, ``in {a, b}``); a categorical
     branch holding more values than it leaves out names those it leaves out (``!= a``, ``not in {a, b}``)."""
     ks = [k for k in range(feature.size) if mask >> k & 1]
@@ -30,7 +31,7 @@ def _edge_label(feature: Any, mask: int) -> str:
     return lit[len(prefix):] if lit.startswith(prefix) else lit
 
 
-def _check_max_depth(max_depth: Any) -> None:
+def _check_max_depth(max_depth: object) -> None:
     check("max_depth", max_depth, (NON_NEGATIVE_INT, NONE))
 
 
@@ -45,10 +46,11 @@ _INSTEAD = {
 }
 
 
-def check_tree(tree: Any, what: str = "the drawing") -> None:
-    """Refuse anything but a :class:`~kcxai.DecisionTree`, naming what was given and what to draw instead."""
+def check_tree(tree: object, what: str = "the drawing") -> DecisionTree:
+    """``tree``, a :class:`~kcxai.DecisionTree`; anything else refused, naming what was given and what to draw
+    instead."""
     if isinstance(tree, DecisionTree):
-        return
+        return tree
     kind = type(tree).__name__
     if isinstance(tree, Classifier):
         hint = _INSTEAD.get(type(tree).model_type, "explain it and plot the ExplanationSet instead "
@@ -64,11 +66,11 @@ def check_tree(tree: Any, what: str = "the drawing") -> None:
                            f"which it does not draw; {hint}.")
 
 
-def highlight(tree: Any, explanation: Any = None, instance: InstanceLike | None = None
+def highlight(tree: object, explanation: object = None, instance: InstanceLike | None = None
               ) -> tuple[frozenset[int], set[int], set[tuple[int, int]]]:
     """What a drawing highlights: the explanation's features, and the nodes and edges of the instance's
     path (the explanation's instance unless ``instance`` is given). Checks the arguments."""
-    check_tree(tree)
+    tree = check_tree(tree)
     if explanation is not None and not isinstance(explanation, Explanation):
         raise InvalidTypeError(f"'explanation' must be an Explanation. Got {type(explanation).__name__} instead.")
     space = tree.space

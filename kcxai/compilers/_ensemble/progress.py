@@ -18,13 +18,10 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
+from kcxai.compilers._ensemble.build import Tests
+from kcxai.compilers._ensemble.threshold import Stopped, Threshold
 from kcxai.compilers._limits import Guard
-
-if TYPE_CHECKING:  # pragma: no cover
-    from kcxai.compilers._ensemble.build import Tests
-    from kcxai.compilers._ensemble.threshold import Threshold
 
 __all__ = ["Progress", "Monitor", "Stopped", "PREDICT_AFTER"]
 
@@ -64,14 +61,6 @@ class Progress:
     states: int
 
 
-class Stopped(Exception):
-    """A pass stopped by its monitor: test ``test`` of the construction, after ``ticks`` states of it."""
-
-    def __init__(self, test: int, ticks: int, why: str) -> None:
-        super().__init__(why)
-        self.test, self.ticks, self.why = test, ticks, why
-
-
 class Monitor:
     """Called with the running threshold construction every 1,024 states (see the module docstring).
 
@@ -88,7 +77,7 @@ class Monitor:
         self.guard = guard
         self.callback = callback
         self.every = every
-        self.tests: "Tests | None" = None
+        self.tests: Tests | None = None
         self.phase = "exact"
         self.theta = 0.0
         self.budget: float | None = None
@@ -101,7 +90,7 @@ class Monitor:
         self.phase, self.theta, self.budget = phase, theta, budget
         self.started = self.guard.seconds
 
-    def progress(self, th: "Threshold | None" = None) -> Progress:
+    def progress(self, th: Threshold | None = None) -> Progress:
         """The progress now (``th``: the running test)."""
         tests = self.tests
         done = 1.0
@@ -114,13 +103,13 @@ class Monitor:
         states = sum(tests.stats.get("states_by_level", ())) if tests is not None else 0
         return Progress(self.phase, done, seconds, predicted, self.theta, nodes, states)
 
-    def report(self, th: "Threshold | None" = None) -> None:
+    def report(self, th: Threshold | None = None) -> None:
         """Give the callback the progress now."""
         if self.callback is not None:
             self.callback(self.progress(th))
             self._next = self.guard.seconds + self.every
 
-    def __call__(self, th: "Threshold") -> None:
+    def __call__(self, th: Threshold) -> None:
         if self.budget is None and self.callback is None:
             return
         now = self.guard.seconds

@@ -40,17 +40,25 @@ from typing import Any
 
 from kcxai.compilers._ensemble.bottom import BOTTOM_POINTS, Bottom, cut_level
 from kcxai.compilers._ensemble.diagram import FALSE, TRUE, UNKNOWN, EnsembleDiagram
-from kcxai.compilers._ensemble.progress import Stopped
 from kcxai.compilers._ensemble.sources import Residuals, Sources
 from kcxai.compilers._limits import Guard
 from kcxai.compilers._tables.base import recursion
 
-__all__ = ["Entry", "Threshold", "PROBE_STATES"]
+__all__ = ["Entry", "Threshold", "Stopped", "PROBE_STATES"]
 
 _INF = math.inf
 
 #: States counted (per construction, every 4,096) before the vectors below the cut may be switched on.
 PROBE_STATES = 16384
+
+
+class Stopped(Exception):
+    """A pass stopped early, by its monitor (:class:`~kcxai.compilers._ensemble.progress.Monitor`) or at a
+    recorded number of states: test ``test`` of the construction, after ``ticks`` states of it."""
+
+    def __init__(self, test: int, ticks: int, why: str) -> None:
+        super().__init__(why)
+        self.test, self.ticks, self.why = test, ticks, why
 
 
 class Entry:
@@ -134,7 +142,7 @@ class Threshold:
         self.inexact: set[int] = {UNKNOWN}
         self._round: dict[tuple[Entry, int], int] = {}
         self.monitor = monitor
-        #: stop the run (:class:`~kcxai.compilers._ensemble.progress.Stopped`) when ``ticks`` reaches this
+        #: stop the run (:class:`Stopped`) when ``ticks`` reaches this
         self.cap: int | None = None
 
     @property

@@ -50,7 +50,7 @@ __all__ = ["boosted_parts", "raw_boosted", "is_xgboost", "is_lightgbm"]
 
 
 def _assemble(raws: Sequence[RawTree], values: Sequence[Sequence[Any]], tree_class: Sequence[int] | None,
-              init: Sequence[Any], classes: Sequence[Any], n: int, *, float32: bool, ties: str,
+              init: Sequence[Any], classes: Sequence[object], n: int, *, float32: bool, ties: str,
               rule: str) -> RawEnsemble:
     """The :class:`RawEnsemble` of boosted trees (``values[t][k]``: the value of leaf ``k`` of tree ``t``)."""
     return RawEnsemble(list(classes), list(raws), [np.zeros(len(raw.left), dtype=np.int64) for raw in raws],

@@ -42,6 +42,7 @@ from kcxai._gc import gc_paused
 from kcxai._table import ColumnReader, TableReader
 from kcxai.models.boosted import BoostedTrees
 from kcxai.models.classifier import Classifier
+from kcxai.models._numbers import Number
 from kcxai.models.forest import RandomForest, leaf_dicts, trees_of
 from kcxai.models.imports._families import family_of
 from kcxai.models.imports._boosted import raw_boosted
@@ -81,7 +82,7 @@ class ImportedPipeline:
     model: Any
     reader: TableReader
 
-    def rounded(self, step: Any) -> "ImportedPipeline":
+    def rounded(self, step: Number) -> "ImportedPipeline":
         """The same pipeline with the model's weights (or leaf scores) rounded to multiples of ``step``: a
         *different classifier*, compiled exactly, for models whose exact form does not compile (binned linear
         models on many columns); its ``model.rounding`` is ``(step, margin)``. See

@@ -49,7 +49,7 @@ class RuleModelParts(NamedTuple):
     label: Any = None  # a RuleSet's class (rule sets only)
 
 
-def rule_set_from_wittgenstein(clf: Any, space: SpaceLike, classes: Sequence[Any]) -> RuleModelParts:
+def rule_set_from_wittgenstein(clf: Any, space: SpaceLike, classes: Sequence[object]) -> RuleModelParts:
     """The parts of a :class:`~kcxai.models.RuleSet` for a fitted wittgenstein RIPPER or IREP classifier.
 
     See :meth:`kcxai.models.RuleSet.from_wittgenstein`.

@@ -1,0 +1,79 @@
+"""What kcxai uses of PySDD's objects, as typed protocols (PySDD ships no type information): a node
+(``pysdd.sdd.SddNode``), a vtree node (``pysdd.sdd.Vtree``) and a manager (``pysdd.sdd.SddManager``).
+Shared by the SDD compiler (:mod:`kcxai.compilers.sdd`) and its stepped applies
+(:mod:`kcxai.compilers._sdd_steps`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+__all__ = ["SddNode", "SddVtree", "SddManager"]
+
+
+class SddVtree(Protocol):
+    """A vtree node: a leaf holds a variable (1-based); an internal node has two children."""
+
+    def position(self) -> int: ...
+
+    def is_leaf(self) -> bool: ...
+
+    def var(self) -> int: ...
+
+    def left(self) -> SddVtree: ...
+
+    def right(self) -> SddVtree: ...
+
+
+class SddNode(Protocol):
+    """An SDD node: a constant, a literal, or a decision node whose elements are ``(prime, sub)`` pairs."""
+
+    @property
+    def id(self) -> int:
+        """The node's identity in its manager."""
+
+    @property
+    def literal(self) -> int:
+        """A literal node's literal (a signed 1-based variable)."""
+
+    def is_true(self) -> bool: ...
+
+    def is_false(self) -> bool: ...
+
+    def is_literal(self) -> bool: ...
+
+    def is_decision(self) -> bool: ...
+
+    def elements(self) -> Sequence[tuple[SddNode, SddNode]]: ...
+
+    def node_size(self) -> int: ...
+
+    def count(self) -> int: ...
+
+    def vtree(self) -> SddVtree: ...
+
+    def __and__(self, other: SddNode) -> SddNode: ...
+
+    def __or__(self, other: SddNode) -> SddNode: ...
+
+    def __invert__(self) -> SddNode: ...
+
+
+class SddManager(Protocol):
+    """An SDD manager over a fixed vtree."""
+
+    def true(self) -> SddNode: ...
+
+    def false(self) -> SddNode: ...
+
+    def literal(self, lit: int) -> SddNode: ...
+
+    def vtree(self) -> SddVtree: ...
+
+    def live_count(self) -> int: ...
+
+    def dead_count(self) -> int: ...
+
+    def garbage_collect(self) -> object: ...
+
+    def auto_gc_and_minimize_off(self) -> object: ...
