@@ -255,12 +255,13 @@ class BoxSearch:
         """:meth:`_bounds` with float bounds that prune only past their rounding margin, boxes all of whose
         trees are settled within it decided by exact Python-integer sums."""
         rival, n_boxes = self.rival, len(low)
-        float_base = np.asarray([float(b) for b in base])
+        float_base = np.asarray([rival.to_float(int(b)) for b in base.tolist()], dtype=np.float64)
         lower = float_base + per_box(rival.value_table[min_rank], group_box, n_boxes)
         upper = float_base + per_box(rival.value_table[max_rank], group_box, n_boxes)
         slack = rival.slack if rival.slack is not None else 0.0
-        all_low = upper + slack <= rival.threshold
-        cut = lower > rival.threshold + slack
+        threshold = rival.to_float(rival.threshold)
+        all_low = upper + slack <= threshold
+        cut = lower > threshold + slack
         open_groups = (np.bincount(group_box[~settled], minlength=n_boxes) if len(group_box)
                        else np.zeros(n_boxes, np.int64))
         for b in np.flatnonzero(~all_low & ~cut & (open_groups == 0)).tolist():
@@ -325,7 +326,7 @@ class BoxSearch:
             self._descent = MarginDescent(self.leaf_low, self.leaf_high, self.leaf_sets, self.set_pos, values)
         rival = self.rival
         first, last = np.searchsorted(box.owner, [k, k + 1])
-        limit = rival.threshold + (rival.slack or 0.0) + 0.5 - float(box.base[k])
+        limit = rival.float_limit(int(box.base[k]))
         point, margin = self._descent.run(box.rows[first:last], start, box.low[k], box.high[k], box.sets[k], limit)
         if margin > limit:
             return None

@@ -192,14 +192,15 @@ class EnsembleBox:
             rows = rival.leaf_rows[near]
             values = rival.value_table[rival.leaf_rank[near]].astype(np.float64)
             on = misses[rows] == 0
+            limit = rival.float_limit(rival.base)  # a margin above it (in the table's units) is no flip
             for i in range(n):
                 if out[i] is not None or self.sizes[i] < 2:
                     continue
                 sel = on | ~cols[rows, i]
                 margins = self.leaves.sweep(i, rows[sel], values[sel])
                 k = int(np.argmin(margins))
-                if k == point[i] or margins[k] + float(rival.base) > rival.threshold + (rival.slack or 0.0) + 0.5:
-                    continue  # no flip (the half unit: integer margins summed in floats)
+                if k == point[i] or margins[k] > limit:
+                    continue  # no flip
                 candidate = tuple(k if j == i else int(point[j]) for j in range(n))
                 if self.model.predict_point(candidate) != label:  # decided exactly, whatever the sweep's floats
                     out[i] = candidate

@@ -592,3 +592,59 @@ def _sat_first_decisions(data: Any, model: RandomForest) -> None:
             assert all(a <= v <= b for v, a, b in zip(witness, lo, hi)) and model.predict_point(witness) != bf.label
     finally:
         engine.close()
+
+
+def _check_every_query(model: Any, engine: EnsembleBox) -> None:
+    """Every point, every fixed set, every box of ranges and every AXp of a small model against enumeration."""
+    sizes = model.space.domain_sizes
+    n = len(sizes)
+    for point in itertools.product(*(range(s) for s in sizes)):
+        bf = Brute(model, point)
+        assert _is_axp(bf, set(kcxai.ensemble_axp(engine, point).features))
+        for fixed in itertools.chain.from_iterable(itertools.combinations(range(n), k) for k in range(n + 1)):
+            changes = engine.changes(point, bf.label, fixed)
+            assert changes == (not bf.sufficient(set(fixed)))
+            if changes:
+                witness = engine.model_point()
+                assert model.predict_point(witness) != bf.label and all(witness[i] == point[i] for i in fixed)
+        for lo, hi in itertools.product(itertools.product(*(range(s) for s in sizes)), repeat=2):
+            if all(a <= b for a, b in zip(lo, hi)):
+                inside = [c for p, c in bf.table if all(a <= v <= b for v, a, b in zip(p, lo, hi))]
+                assert engine.changes_in_box(lo, hi, bf.label) == any(c != bf.label for c in inside)
+
+
+def test_sums_past_the_float_range_are_decided_exactly() -> None:
+    """Scaled sums past 2**1100 (no float holds them): the search bounds in scaled floats, decides exactly."""
+    space = kcxai.FeatureSpace([kcxai.Feature.categorical(n, [0, 1]) for n in "abc"])
+    tiny, big = Fraction(1, 3 ** 600), Fraction(2 ** 200)  # a common factor of 951 bits, values of 200 bits more
+    trees = [kcxai.DecisionTree(space, [0, 1], kcxai.Split(n, {0: kcxai.Leaf(0), 1: kcxai.Leaf(0)})) for n in "abc"]
+    values = [{1: big / 2, 2: big / 2 + tiny}, {1: -big / 4, 2: -big / 4}, {1: -tiny, 2: Fraction(0)}]
+    model = BoostedTrees(space, [0, 1], trees, values, init=[-big / 4])
+    # class 1 (margin > 0) only at a = c = 1; margins 0 (a tie: class 0) and -tiny elsewhere
+    assert [model.predict_point(p) for p in ((1, 0, 1), (1, 1, 1), (1, 0, 0), (0, 0, 1))] == [1, 1, 0, 0]
+    engine = EnsembleBox(model)
+    rival = engine.rivals[1][0]
+    assert rival.slack is not None and max(abs(v) for v in rival.values) * 3 > 2 ** 1100
+    _check_every_query(model, engine)
+
+
+def test_soft_forest_sums_past_the_float_range_are_decided_exactly() -> None:
+    """A three-class soft forest whose scores need a 1024-bit common factor: four trees' sums pass the float
+    range; every query against enumeration."""
+    space = kcxai.FeatureSpace([kcxai.Feature.categorical("a", [0, 1, 2]), kcxai.Feature.categorical("b", [0, 1])])
+    tiny = Fraction(1, 3 ** 646)  # 1024 bits: the largest common factor allowed
+    trees = [kcxai.DecisionTree(space, [0, 1, 2], kcxai.Split(f, {v: kcxai.Leaf(v % 3) for v in range(k)}))
+             for f, k in (("a", 3), ("b", 2), ("a", 3), ("b", 2))]
+
+    def row(c: int, t: int) -> list[Fraction]:  # class c's score all but tiny * (t + 1), which goes to the next class
+        out = [Fraction(0)] * 3
+        out[c], out[(c + 1) % 3] = 1 - tiny * (t + 1), tiny * (t + 1)
+        return out
+
+    scores = [{p.leaf: row((p.leaf + t) % 3, t) for p in tree.paths} for t, tree in enumerate(trees)]
+    forest = RandomForest(space, [0, 1, 2], trees, voting="soft", leaf_scores=scores)
+    engine = EnsembleBox(forest)
+    assert any(r.slack is not None and 4 * max(abs(v) for v in r.values) > 2 ** 1024
+               for rs in engine.rivals.values() for r in rs)
+    assert len({forest.predict_point(p) for p in itertools.product(range(3), range(2))}) > 1
+    _check_every_query(forest, engine)
