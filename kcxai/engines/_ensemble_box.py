@@ -99,6 +99,10 @@ class EnsembleBox:
     max_memory : int or None, default :data:`DEFAULT_MAX_MEMORY`
         Bound on the bytes of the engine's arrays (``None``: none); past it
         :class:`~kcxai.ProblemTooLargeError`. A query's ``deadline`` is checked once per batch of boxes.
+    ask_sat_first : bool, default True
+        Whether to build and ask a SAT solver first where :func:`sat_first` says so. ``False``: the search
+        alone (:class:`~kcxai.engines._portfolio.EnsemblePortfolio` runs its own solver beside it, so the
+        forest is encoded once).
 
     Attributes
     ----------
@@ -113,7 +117,7 @@ class EnsembleBox:
     language = "search"
 
     def __init__(self, model: Classifier, *, deadline: Deadline | None = None,
-                 max_memory: int | None = DEFAULT_MAX_MEMORY) -> None:
+                 max_memory: int | None = DEFAULT_MAX_MEMORY, ask_sat_first: bool = True) -> None:
         self.model = model
         self.view = ensemble_view(model)
         self.space = model.space
@@ -132,7 +136,8 @@ class EnsembleBox:
         self._proven: tuple[tuple[Point, int], set[frozenset[int]]] | None = None
         self.nodes = 0
         #: The SAT solver asked first (:func:`sat_first`), or ``None``.
-        self.sat: EnsembleCnf | None = EnsembleCnf(model, deadline=deadline) if sat_first(model, self.leaves) else None
+        self.sat: EnsembleCnf | None = (EnsembleCnf(model, deadline=deadline)
+                                        if ask_sat_first and sat_first(model, self.leaves) else None)
         self._sat_on = True  # until a SAT call of this explanation runs out of conflicts
         self._core: set[int] | None = None  # the fixed features of the last proof's SAT core
 

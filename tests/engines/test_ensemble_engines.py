@@ -648,3 +648,25 @@ def test_soft_forest_sums_past_the_float_range_are_decided_exactly() -> None:
                for rs in engine.rivals.values() for r in rs)
     assert len({forest.predict_point(p) for p in itertools.product(range(3), range(2))}) > 1
     _check_every_query(forest, engine)
+
+
+def test_the_portfolio_encodes_a_soft_forest_once() -> None:
+    """A two-class soft forest of ranges (the search would ask SAT first): inside the portfolio the search runs
+    without a solver of its own, so the forest is encoded once, and the AXps stay subset-minimal."""
+    space = kcxai.FeatureSpace([kcxai.Feature.categorical(n, [0, 1, 2]) for n in "abc"])
+    trees = [kcxai.DecisionTree(space, [0, 1], kcxai.Split(f, {0: kcxai.Leaf(0), 1: kcxai.Leaf(1), 2: kcxai.Leaf(1)}))
+             for f in "abca"]
+    scores = [{p.leaf: [Fraction(1 + t + p.leaf, 12), Fraction(11 - t - p.leaf, 12)] for p in tree.paths}
+              for t, tree in enumerate(trees)]
+    forest = RandomForest(space, [0, 1], trees, voting="soft", leaf_scores=scores)
+    encodings = []
+    encode = EnsembleCnf._encode
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(EnsembleCnf, "_encode", lambda self: (encodings.append(self), encode(self))[1])
+        alone = EnsembleBox(forest)
+        assert alone.sat is not None and len(encodings) == 1  # the search alone asks SAT first
+        alone.close()
+        with EnsemblePortfolio(forest) as both:
+            assert both.box.sat is None and len(encodings) == 2  # one more: the worker's
+            for point in itertools.product(range(3), repeat=3):
+                assert _is_axp(Brute(forest, point), set(kcxai.ensemble_axp(both, point).features))
