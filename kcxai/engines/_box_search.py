@@ -555,8 +555,8 @@ class BoxSearch:
         mid = (batch.low[boxes, j] + batch.high[boxes, j]) // 2  # halving, unless boundaries say otherwise
         slot = self.set_slot[j]
         row_j = j[owner]
-        leaf_at = rows * len(self.free) + row_j  # flat positions in the (row, free feature) tables
-        row_low, row_high = self.leaf_low.reshape(-1)[leaf_at], self.leaf_high.reshape(-1)[leaf_at]
+        row_low, row_high = self.leaf_low[rows, row_j], self.leaf_high[rows, row_j]  # (no reshape: a copy when
+        # the column selection left the tables in Fortran order)
         by_range = slot[owner] < 0
         # the boundaries inside the box on its feature (of ranges): a leaf's lowest value less one, its highest
         width = self.key_width

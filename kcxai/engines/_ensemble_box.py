@@ -115,6 +115,8 @@ class EnsembleBox:
     """
 
     language = "search"
+    #: How many earlier counterexamples of an explanation guide its later queries (:meth:`changes`).
+    EARLIER = 4
 
     def __init__(self, model: Classifier, *, deadline: Deadline | None = None,
                  max_memory: int | None = DEFAULT_MAX_MEMORY, ask_sat_first: bool = True) -> None:
@@ -134,6 +136,8 @@ class EnsembleBox:
         self._flipped: tuple[tuple[Point, int], list[Point | None]] | None = None
         self._stop = threading.Event()
         self._proven: tuple[tuple[Point, int], set[frozenset[int]]] | None = None
+        #: The counterexamples found since the last restart for one instance and class, newest first.
+        self._earlier: tuple[tuple[Point, int], list[Point]] | None = None
         self.nodes = 0
         #: The SAT solver asked first (:func:`sat_first`), or ``None``.
         self.sat: EnsembleCnf | None = (EnsembleCnf(model, deadline=deadline)
@@ -218,6 +222,7 @@ class EnsembleBox:
         First a point that differs from ``point`` on one free feature only (:meth:`flips`), then the search."""
         fixed = sorted(set(fixed))
         self._core = None
+        earlier = self._earlier_now(point, label)
         flips = self.flips(point, label)
         for i in set(range(len(self.sizes))).difference(fixed):
             if flips[i] is not None:
@@ -232,15 +237,16 @@ class EnsembleBox:
         for search, root in zip(searches, roots):  # a descent from the instance for each rival
             found = search.guess_from_instance() if isinstance(root, BoxBatch) else root
             if found is not None and not isinstance(found, BoxBatch):
-                self._witness = found
-                return True
+                return self._found(found, earlier)
+        found = self._from_earlier(point, label, fixed, earlier, searches, roots)
+        if found is not None:
+            return self._found(found, earlier)
         if self.sat is not None and self._sat_on and any(isinstance(root, BoxBatch) for root in roots):
             answer = self.sat.changes_within(point, label, fixed, SAT_CONFLICTS, deadline)
             if answer is None:
                 self._sat_on = False  # for the rest of this explanation: the search alone
             elif answer:
-                self._witness = self.sat.model_point()
-                return True
+                return self._found(self.sat.model_point(), earlier)
             else:
                 self._core = self.sat.core_features(point, fixed)
                 proven.add(frozenset(self._core))
@@ -255,11 +261,46 @@ class EnsembleBox:
             finally:
                 self.nodes += search.boxes
             if found is not None:
-                self._witness = found
-                return True
+                return self._found(found, earlier)
         proven.add(fixed_set)
         self._witness = None
         return False
+
+    def _found(self, witness: Point, earlier: list[Point]) -> bool:
+        """Answer ``True`` with ``witness``, kept as the newest of ``earlier`` (at most :attr:`EARLIER`)."""
+        self._witness = witness
+        if witness in earlier:
+            earlier.remove(witness)
+        earlier.insert(0, witness)
+        del earlier[self.EARLIER:]
+        return True
+
+    def _earlier_now(self, point: Sequence[int], label: int) -> list[Point]:
+        """The counterexamples found for ``point`` and ``label`` since the last :meth:`restart`, newest first."""
+        key = (tuple(int(v) for v in point), label)
+        if self._earlier is None or self._earlier[0] != key:
+            self._earlier = (key, [])
+        return self._earlier[1]
+
+    def _from_earlier(self, point: Sequence[int], label: int, fixed: list[int], earlier: list[Point],
+                      searches: Sequence[BoxSearch], roots: Sequence[object]) -> Point | None:
+        """A counterexample guessed from ``earlier`` ones (of this instance and class, since the last
+        :meth:`restart`): each with the fixed features set back to the instance's values, checked by the
+        model at once; else a descent from each, per rival whose root box is open."""
+        if not earlier:
+            return None
+        starts = np.asarray(earlier, dtype=np.int64)
+        starts[:, fixed] = np.asarray(point, dtype=np.int64)[fixed]
+        for start in starts.tolist():  # one by one: predict_points builds tables of its own on first use (1.6 s
+            if self.model.predict_point(start) != label:  # on adult's forest)
+                return tuple(start)
+        for search, root in zip(searches, roots):
+            if isinstance(root, BoxBatch) and len(search.free):
+                for start in starts:
+                    found = search.guess(start[search.free])
+                    if found is not None:
+                        return found
+        return None
 
     def _proven_now(self, point: Sequence[int], label: int) -> set[frozenset[int]]:
         """The sets of features proven sufficient for ``point`` and ``label`` since the last :meth:`restart`."""
@@ -328,6 +369,7 @@ class EnsembleBox:
         they carve later searches' root boxes and so choose their counterexamples, which must depend on one
         explanation's own queries only; and restart the SAT solver asked first, asked again."""
         self._proven = None
+        self._earlier = None
         self._sat_on = True
         if self.sat is not None:
             self.sat.restart()

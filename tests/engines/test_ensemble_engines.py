@@ -670,3 +670,34 @@ def test_the_portfolio_encodes_a_soft_forest_once() -> None:
             assert both.box.sat is None and len(encodings) == 2  # one more: the worker's
             for point in itertools.product(range(3), repeat=3):
                 assert _is_axp(Brute(forest, point), set(kcxai.ensemble_axp(both, point).features))
+
+
+@settings(max_examples=80, deadline=None)
+@given(data=st.data(), model=ENSEMBLES)
+def test_earlier_counterexamples_guide_one_explanation_only(data: Any, model: Any) -> None:
+    """Counterexamples found by earlier queries of the same instance guide later ones (exact answers against
+    enumeration); after :meth:`EnsembleBox.restart` a query finds what a fresh engine finds, with as many boxes.
+    The single-feature flips and the descent from the instance are switched off, so that the queries reach the
+    guesses from earlier counterexamples."""
+    point = data.draw(points(model.space))
+    n = model.space.n_features
+    bf = Brute(model, point)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(EnsembleBox, "flips", lambda self, point, label: [None] * len(point))
+        patch.setattr("kcxai.engines._box_search.BoxSearch.guess_from_instance", lambda self: None)
+        fixed = data.draw(st.sets(st.integers(0, n - 1), max_size=max(n - 1, 0)))
+        fresh = EnsembleBox(model)
+        changes = fresh.changes(point, bf.label, fixed)
+        expected = fresh.model_point() if changes else None
+        shared = EnsembleBox(model)
+        for other in data.draw(st.lists(st.sets(st.integers(0, n - 1)), min_size=1, max_size=5)):
+            assert shared.changes(point, bf.label, other) == (not bf.sufficient(set(other)))
+            if not bf.sufficient(set(other)):
+                witness = shared.model_point()
+                assert model.predict_point(witness) != bf.label and all(witness[i] == point[i] for i in other)
+        event(f"{len(shared._earlier[1]) if shared._earlier else 0} earlier counterexamples")
+        shared.restart()
+        before = shared.nodes
+        assert shared.changes(point, bf.label, fixed) == changes
+        assert (shared.model_point() if changes else None) == expected
+        assert shared.nodes - before == fresh.nodes
