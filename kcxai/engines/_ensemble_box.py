@@ -117,6 +117,9 @@ class EnsembleBox:
     language = "search"
     #: How many earlier counterexamples of an explanation guide its later queries (:meth:`changes`).
     EARLIER = 4
+    #: How many counterexamples of earlier box queries (per class, since the last restart) are looked for
+    #: inside a new box first (:meth:`changes_in_box`).
+    BOX_EARLIER = 16
 
     def __init__(self, model: Classifier, *, deadline: Deadline | None = None,
                  max_memory: int | None = DEFAULT_MAX_MEMORY, ask_sat_first: bool = True) -> None:
@@ -138,6 +141,10 @@ class EnsembleBox:
         self._proven: tuple[tuple[Point, int], set[frozenset[int]]] | None = None
         #: The counterexamples found since the last restart for one instance and class, newest first.
         self._earlier: tuple[tuple[Point, int], list[Point]] | None = None
+        #: Per feature, its last range in :meth:`meets_box` and the leaves that meet it.
+        self._meet_cols: dict[int, tuple[tuple[int, int], BoolArray]] = {}
+        #: Per class, the counterexamples found by box queries since the last restart, newest first.
+        self._box_earlier: dict[int, list[Point]] = {}
         self.nodes = 0
         #: The SAT solver asked first (:func:`sat_first`), or ``None``.
         self.sat: EnsembleCnf | None = (EnsembleCnf(model, deadline=deadline)
@@ -266,13 +273,13 @@ class EnsembleBox:
         self._witness = None
         return False
 
-    def _found(self, witness: Point, earlier: list[Point]) -> bool:
-        """Answer ``True`` with ``witness``, kept as the newest of ``earlier`` (at most :attr:`EARLIER`)."""
+    def _found(self, witness: Point, earlier: list[Point], keep: int = EARLIER) -> bool:
+        """Answer ``True`` with ``witness``, kept as the newest of ``earlier`` (at most ``keep``)."""
         self._witness = witness
         if witness in earlier:
             earlier.remove(witness)
         earlier.insert(0, witness)
-        del earlier[self.EARLIER:]
+        del earlier[keep:]
         return True
 
     def _earlier_now(self, point: Sequence[int], label: int) -> list[Point]:
@@ -313,24 +320,43 @@ class EnsembleBox:
                        deadline: Deadline | None = None) -> bool:
         """Whether some point with ``lo[f] <= x_f <= hi[f]`` (value numbers) for every feature is
         classified other than ``label``: the sufficiency of a box of ranges (what widening an
-        explanation's conditions asks). The same search, its root box the given ranges and its leaves
+        explanation's conditions asks). First the counterexamples of earlier box queries (since the last
+        :meth:`restart`: widening's bisection asks growing boxes), then the SAT solver where the engine asks
+        one first, then the same search as :meth:`changes`, its root box the given ranges and its leaves
         those whose value sets meet them."""
+        earlier = self._box_earlier.setdefault(label, [])
+        for witness in earlier:  # a counterexample of an earlier box query inside this box answers it
+            if all(a <= v <= b for v, a, b in zip(witness, lo, hi)):
+                return self._found(witness, earlier, self.BOX_EARLIER)
         if self.sat is not None:  # the SAT solver first, as for single points (undecided: the search)
             answer = self.sat.changes_within((), label, (), SAT_BOX_CONFLICTS, deadline, box=(lo, hi))
+            if answer:
+                return self._found(self.sat.model_point(), earlier, self.BOX_EARLIER)
             if answer is not None:
-                self._witness = self.sat.model_point() if answer else None
-                return answer
+                self._witness = None
+                return False
         low = np.asarray(lo, dtype=np.int64)
         high = np.asarray(hi, dtype=np.int64)
         fixed = [i for i in range(len(self.sizes)) if low[i] == high[i]]
-        meet = self.leaves.meets_box(low, high)
+        meet = self.meets_box(lo, hi)
         for rival in self.rivals[label]:
             found = self._search(rival, tuple(int(x) for x in low), fixed, meet, label, deadline, bounds=(low, high))
             if found is not None:
-                self._witness = found
-                return True
+                return self._found(found, earlier, self.BOX_EARLIER)
         self._witness = None
         return False
+
+    def meets_box(self, lo: Sequence[int], hi: Sequence[int]) -> BoolArray:
+        """:meth:`LeafTable.meets_box`, its column of each feature kept for the feature's last range (widening's
+        bisection changes one range between queries: one column computed instead of all)."""
+        meet: BoolArray | None = None
+        for f, (a, b) in enumerate(zip(lo, hi)):
+            key = (int(a), int(b))
+            kept = self._meet_cols.get(f)
+            if kept is None or kept[0] != key:
+                kept = self._meet_cols[f] = (key, self.leaves.meets_range(f, *key))
+            meet = kept[1].copy() if meet is None else np.logical_and(meet, kept[1], out=meet)
+        return meet if meet is not None else np.ones(self.n_leaves, dtype=bool)
 
     def _search(self, rival: Rival, point: Sequence[int], fixed: list[int], meet: BoolArray, label: int,
                 deadline: Deadline | None, bounds: tuple[IntArray, IntArray] | None = None,
@@ -370,6 +396,7 @@ class EnsembleBox:
         explanation's own queries only; and restart the SAT solver asked first, asked again."""
         self._proven = None
         self._earlier = None
+        self._box_earlier = {}
         self._sat_on = True
         if self.sat is not None:
             self.sat.restart()

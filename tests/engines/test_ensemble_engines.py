@@ -701,3 +701,39 @@ def test_earlier_counterexamples_guide_one_explanation_only(data: Any, model: An
         assert shared.changes(point, bf.label, fixed) == changes
         assert (shared.model_point() if changes else None) == expected
         assert shared.nodes - before == fresh.nodes
+
+
+def _random_box(data: Any, sizes: list[int]) -> tuple[list[int], list[int]]:
+    ends = [sorted(data.draw(st.lists(st.integers(0, s - 1), min_size=2, max_size=2))) for s in sizes]
+    return [a for a, _ in ends], [b for _, b in ends]
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data(), model=ENSEMBLES)
+def test_box_queries_reuse_counterexamples_within_one_explanation(data: Any, model: Any) -> None:
+    """A box query first looks for a counterexample of an earlier box query inside its box (widening asks
+    growing boxes): exact answers against enumeration, each witness in its box; after a restart a box query
+    answers as a fresh engine does (same witness, same boxes expanded)."""
+    sizes = model.space.domain_sizes
+    table = [(p, model.predict_point(p)) for p in itertools.product(*map(range, sizes))]
+    label = data.draw(st.sampled_from(sorted({c for _, c in table})))
+
+    def changes(lo: list[int], hi: list[int]) -> bool:
+        return any(c != label for p, c in table if all(a <= v <= b for v, a, b in zip(p, lo, hi)))
+
+    lo, hi = _random_box(data, sizes)
+    fresh = EnsembleBox(model)
+    expected = fresh.changes_in_box(lo, hi, label)
+    witness = fresh.model_point() if expected else None
+    shared = EnsembleBox(model)
+    for _ in range(data.draw(st.integers(1, 6))):
+        a, b = _random_box(data, sizes)
+        assert shared.changes_in_box(a, b, label) == changes(a, b)
+        if changes(a, b):
+            w = shared.model_point()
+            assert model.predict_point(w) != label and all(x <= v <= y for v, x, y in zip(w, a, b))
+    shared.restart()
+    before = shared.nodes
+    assert shared.changes_in_box(lo, hi, label) == expected == changes(lo, hi)
+    assert (shared.model_point() if expected else None) == witness
+    assert shared.nodes - before == fresh.nodes
