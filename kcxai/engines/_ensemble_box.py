@@ -35,8 +35,12 @@ answer. The first point query out of conflicts leaves the rest of the explanatio
 
 Regions proven by earlier queries of the same instance and class (the sets of fixed features found
 sufficient) are carved out of later root boxes: when ``fixed + {i}`` contains a proven set, no
-counterexample has ``x_i = v_i``. They last one explanation: :meth:`EnsembleBox.restart` forgets them,
-so that an explanation's boxes and counterexamples depend on its own queries only.
+counterexample has ``x_i = v_i``. Counterexamples found by earlier queries guide later ones: the last
+:attr:`EnsembleBox.EARLIER` of the instance and class, with the fixed features set back to the
+instance's values, are checked by the model, then descended from, before SAT and the boxes; a box query
+(widening) first looks for an earlier box query's counterexample inside its box. All of these last one
+explanation: :meth:`EnsembleBox.restart` forgets them, so that an explanation's boxes and
+counterexamples depend on its own queries only.
 
 Everything that does not depend on the instance (every leaf's hull and value sets, every pair of
 classes' scaled values) is built with the engine. Measurements: ``docs/results.md``.
