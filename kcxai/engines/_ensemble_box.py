@@ -297,7 +297,7 @@ class EnsembleBox:
                       searches: Sequence[BoxSearch], roots: Sequence[object]) -> Point | None:
         """A counterexample guessed from ``earlier`` ones (of this instance and class, since the last
         :meth:`restart`): each with the fixed features set back to the instance's values, checked by the
-        model at once; else a descent from each, per rival whose root box is open."""
+        model; else a descent from each, per rival whose root box is open."""
         if not earlier:
             return None
         starts = np.asarray(earlier, dtype=np.int64)
@@ -352,7 +352,9 @@ class EnsembleBox:
 
     def meets_box(self, lo: Sequence[int], hi: Sequence[int]) -> BoolArray:
         """:meth:`LeafTable.meets_box`, its column of each feature kept for the feature's last range (widening's
-        bisection changes one range between queries: one column computed instead of all)."""
+        bisection changes one range between queries: one column computed instead of all). The columns hold a
+        byte per leaf and feature, an eighth of the leaf tables; they depend on the box alone, so they outlive
+        :meth:`restart` without changing any answer."""
         meet: BoolArray | None = None
         for f, (a, b) in enumerate(zip(lo, hi)):
             key = (int(a), int(b))
