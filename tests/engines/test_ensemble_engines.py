@@ -15,14 +15,12 @@ from pysat.formula import IDPool
 import kcxai
 from kcxai import InvalidInputError, InvalidTypeError, ProblemTooLargeError
 from kcxai.engines._box_leaves import MASK_BITS, high_bit, low_bit, range_masks
-from kcxai.engines._box_search import BoxBatch
 import kcxai.engines._ensemble_box as box_engine
 from kcxai.engines._ensemble_box import EnsembleBox
-from kcxai.engines._ensemble_cnf import SOLVERS, EnsembleCnf, _runs, ensemble_view
+from kcxai.engines._ensemble_cnf import SOLVERS, EnsembleCnf, _runs
 from kcxai.engines._portfolio import EnsemblePortfolio
 from kcxai.engines._sums import guarded_sum_geq
 from kcxai.models import BoostedTrees, RandomForest
-from kcxai.models.forest import leaf_of
 from tests._support.ensemble_reference import ENSEMBLES, SPACES, Brute
 from tests._support.model_strategies import boosted_models as _boosted_models
 from tests._support.model_strategies import forests
@@ -351,58 +349,6 @@ def test_single_feature_flips_are_real_counterexamples(data: Any, model: Any) ->
             w = engine.model_point()
             assert model.predict_point(w) != label and all(w[j] == point[j] for j in range(n) if j != i)
             assert engine.nodes == before or engine.flips(point, label)[i] is None
-
-
-
-def _pair_margin(model: Any, c: int, d: int, point: tuple[int, ...]) -> Fraction:
-    """``score_c - score_d`` at a point, read from each tree's leaf (the margin the search bounds, unscaled)."""
-    view = ensemble_view(model)
-    total = view.base[c] - view.base[d]
-    for tree, rows in zip(view.trees, view.rows):
-        row = rows[leaf_of(tree, point)]
-        total += row[c] - row[d]
-    return total
-
-
-@settings(max_examples=40, deadline=None)
-@given(data=st.data(), model=ENSEMBLES)
-def test_the_probe_reads_the_margin_of_its_point_exactly(data: Any, model: Any) -> None:
-    """For every set of fixed features: the point the search tries before its first split lies in the root
-    box and agrees with the instance on the fixed features; the margin the probe reads there has the sign of
-    the model's own margin of the pair (a rival's win as the model decides it, ties included), and the
-    probe answers exactly then."""
-    engine = EnsembleBox(model)
-    view = ensemble_view(model)
-    n = model.space.n_features
-    point = data.draw(points(model.space))
-    label = model.predict_point(point)
-    cols = engine.meet_columns(point)
-    rivals = [d for d in range(len(model.classes)) if d != label]
-    probes = 0
-    for fixed in itertools.chain.from_iterable(itertools.combinations(range(n), k) for k in range(n)):
-        meet = np.logical_and.reduce(cols[:, list(fixed)], axis=1) if fixed else np.ones(len(cols), dtype=bool)
-        for d, rival in zip(rivals, engine.rivals[label]):
-            search = engine.searcher(rival, point, list(fixed), meet, label, None)
-            root = search.start()
-            if not (isinstance(root, BoxBatch) and search.can_probe):
-                continue
-            got = search.vote(root)
-            assert got is not None
-            q, margin = got
-            probes += 1
-            assert all(0 <= v < model.space.features[f].size for f, v in zip(search.free.tolist(), q.tolist()))
-            w = search.witness(q)
-            assert all(w[i] == point[i] for i in fixed)
-            exact = _pair_margin(model, label, d, w)
-            wins = exact <= 0 if view.prefers(d, label) else exact < 0
-            assert (margin > 0) == (exact > 0) and (margin == 0) == (exact == 0)
-            assert (margin <= rival.threshold) == wins
-            probed = search.probe(root)
-            assert (probed is not None) == wins
-            if probed is not None:
-                event("the probe found a counterexample")
-                assert probed == w and model.predict_point(w) != label
-    event(f"probes: {min(probes, 10)}{'+' if probes >= 10 else ''}")
 
 
 # -- leaves that restrict a feature to a value set that is not a range (one-hot pipelines) --------------
