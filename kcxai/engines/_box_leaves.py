@@ -176,6 +176,17 @@ class LeafTable:
             meet &= np.all(self.masks & box != 0, axis=1)
         return meet
 
+    def meets_range(self, feature: int, low: int, high: int) -> BoolArray:
+        """Per leaf, whether its value set (its hull, for a hull feature) on ``feature`` meets ``low .. high``:
+        one column of :meth:`meets_box`."""
+        col = int(self.mask_col[feature])
+        if col >= 0:
+            box = range_masks(np.asarray([low], dtype=np.int64), np.asarray([high], dtype=np.int64))[0]
+            out: BoolArray = self.masks[:, col] & box != 0
+        else:
+            out = (self.low[:, feature] <= high) & (self.high[:, feature] >= low)
+        return out
+
     def holds(self, rows: IntArray, feature: int, value: int) -> BoolArray:
         """Whether each leaf of ``rows`` allows ``value`` on ``feature`` (its hull, for a hull feature)."""
         col = int(self.mask_col[feature])

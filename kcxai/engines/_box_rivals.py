@@ -6,8 +6,11 @@ the base difference's included), so that sums compare exactly, and each leaf kee
 value among the pair's distinct values (a tree all of whose remaining leaves have one rank is settled,
 and the lowest rank is the lowest value). Trees whose leaves all have one value for the pair add it to
 the base and leave no row. The values sit in an ``int64`` table when no sum of them can pass ``2**62``
-in magnitude; otherwise in a ``float64`` table whose sums prune only past a stated rounding margin
-(:attr:`Rival.slack`), the decisions being exact Python-integer sums (:meth:`Rival.exact_total`).
+in magnitude; otherwise in a ``float64`` table of the values times ``2**-shift`` (:attr:`Rival.shift`:
+so that every sum stays below ``2**63``, however far past the float range the integers are), whose sums
+prune only past a stated rounding margin (:attr:`Rival.slack`), the decisions being exact Python-integer
+sums (:meth:`Rival.exact_total`). No Python integer of a pair is ever converted by ``float()``: only
+:meth:`Rival.to_float` scales one down first.
 """
 
 from __future__ import annotations
@@ -46,16 +49,20 @@ class Rival:
     values : list of int
         The distinct scaled values, ascending.
     value_table : array of int64 or float64
-        :attr:`values` as numpy numbers (floats when :attr:`slack` is not ``None``).
+        :attr:`values` as numpy numbers (floats times ``2**-shift`` when :attr:`slack` is not ``None``).
     base : int
         The scaled margin the trees without rows add, and the base scores' difference.
     threshold : int
         A counterexample has a margin of at most this (0 when ``d`` wins ties against ``c``, else -1).
     slack : float or None
-        ``None`` for int64 sums; else the rounding margin of any float sum of the values.
+        ``None`` for int64 sums; else the rounding margin of any float sum of :attr:`value_table`'s values
+        and the base (in its units).
+    shift : int
+        The float table's values are the exact ones times ``2**-shift`` (0 for int64 sums).
     """
 
-    __slots__ = ("leaf_rows", "leaf_tree", "leaf_rank", "value_table", "values", "base", "threshold", "slack")
+    __slots__ = ("leaf_rows", "leaf_tree", "leaf_rank", "value_table", "values", "base", "threshold", "slack",
+                 "shift")
 
     def __init__(self, leaf_rows: IntArray, leaf_tree: IntArray, leaf_rank: IntArray, values: list[int], base: int,
                  threshold: int) -> None:
@@ -69,12 +76,25 @@ class Rival:
         total = max((abs(v) for v in values), default=0) * n_trees + abs(base)  # bounds every partial sum
         self.value_table: NumberArray
         if total < 2 ** 62:
+            self.shift = 0
             self.value_table = np.asarray(values, dtype=np.int64)
             self.slack: float | None = None
         else:  # float bounds, pruning only past their rounding error: a sum of n_trees + 2 rounded terms,
             # each within 2^-53 of its magnitude (at most ``total``), and rounded partial sums
-            self.value_table = np.asarray([float(v) for v in values], dtype=np.float64)
-            self.slack = math.ldexp(float(total), -52) * (2 * n_trees + 4) + 1.0
+            self.shift = max(0, total.bit_length() - 63)
+            self.value_table = np.asarray([self.to_float(v) for v in values], dtype=np.float64)
+            self.slack = math.ldexp(self.to_float(total), -52) * (2 * n_trees + 4) + 1.0
+
+    def to_float(self, x: int) -> float:
+        """The exact integer ``x`` in the units of :attr:`value_table` (times ``2**-shift``), correctly rounded;
+        for ``|x|`` up to the largest sum of the pair it stays below ``2**63``."""
+        return x / (1 << self.shift) if self.shift else float(x)
+
+    def float_limit(self, base: int) -> float:
+        """The largest float sum of :attr:`value_table`'s values (a guide: a descent or a sweep) that may still
+        leave ``base`` plus the exact sum at most :attr:`threshold`; a sum above it holds no counterexample.
+        Half a unit above the exact limit (int64 sums rounded to floats), plus :attr:`slack`."""
+        return self.to_float(self.threshold - base) + (self.slack or 0.0) + 0.5
 
     def exact_total(self, ranks: IntArray) -> int:
         """The exact sum of the values of ``ranks``."""

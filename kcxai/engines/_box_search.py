@@ -11,8 +11,11 @@ and the children of lowest bounds are searched first.
 
 Boxes are evaluated and split in batches (:class:`BoxBatch`: the boxes of a batch side by side in
 numpy arrays, their rows grouped by box), depth first, the batch width doubling from 1 to
-:attr:`BoxSearch.WIDTH` as a search grows long. Before the first split one point of the root box is
-tried (:meth:`BoxSearch.probe`).
+:attr:`BoxSearch.WIDTH` as a search grows long. Counterexamples are also guessed by steepest descent on
+the margin (:mod:`kcxai.engines._box_descent`): from the instance, and from seeded random points of the
+root box as a search grows long. (A point of the root box voted by its leaves was tried before the first
+split until 2026-11-28: once the engine guessed from earlier counterexamples, it found 2 of 42 on adult
+and cost 10% of the time; ``docs/results.md``.)
 """
 
 from __future__ import annotations
@@ -26,7 +29,6 @@ import numpy as np
 from kcxai._deadline import Deadline
 from kcxai._types import Point
 from kcxai.engines._box_leaves import (
-    MASK_BITS,
     BoolArray,
     FloatArray,
     Int32Array,
@@ -186,8 +188,6 @@ class BoxSearch:
         self.n_trees = int(self.row_tree.max()) + 1 if len(self.row_tree) else 1
         #: Above every value number: (box, value) pairs sort as ``box * key_width + value``.
         self.key_width = int(leaves.sizes.max()) + 1 if len(leaves.sizes) else 1
-        #: Whether :meth:`probe` applies: every leaf's value set kept exactly (no hulls).
-        self.can_probe = not len(leaves.hull_features) and len(free) > 0
         self._descent: MarginDescent | None = None
         self._root: BoxBatch | None = None
         self._restart_at = self.RESTART_AFTER
@@ -255,12 +255,13 @@ class BoxSearch:
         """:meth:`_bounds` with float bounds that prune only past their rounding margin, boxes all of whose
         trees are settled within it decided by exact Python-integer sums."""
         rival, n_boxes = self.rival, len(low)
-        float_base = np.asarray([float(b) for b in base])
+        float_base = np.asarray([rival.to_float(int(b)) for b in base.tolist()], dtype=np.float64)
         lower = float_base + per_box(rival.value_table[min_rank], group_box, n_boxes)
         upper = float_base + per_box(rival.value_table[max_rank], group_box, n_boxes)
         slack = rival.slack if rival.slack is not None else 0.0
-        all_low = upper + slack <= rival.threshold
-        cut = lower > rival.threshold + slack
+        threshold = rival.to_float(rival.threshold)
+        all_low = upper + slack <= threshold
+        cut = lower > threshold + slack
         open_groups = (np.bincount(group_box[~settled], minlength=n_boxes) if len(group_box)
                        else np.zeros(n_boxes, np.int64))
         for b in np.flatnonzero(~all_low & ~cut & (open_groups == 0)).tolist():
@@ -287,10 +288,6 @@ class BoxSearch:
             got = self.carve(got, j, int(self.point[self.free[j]]))
         if not isinstance(got, BoxBatch):
             return got
-        if self.can_probe:
-            found = self.probe(got)
-            if found is not None:
-                return found
         return self.descend(got)
 
     def start(self, root: tuple[IntArray, IntArray] | None = None) -> Found:
@@ -325,7 +322,7 @@ class BoxSearch:
             self._descent = MarginDescent(self.leaf_low, self.leaf_high, self.leaf_sets, self.set_pos, values)
         rival = self.rival
         first, last = np.searchsorted(box.owner, [k, k + 1])
-        limit = rival.threshold + (rival.slack or 0.0) + 0.5 - float(box.base[k])
+        limit = rival.float_limit(int(box.base[k]))
         point, margin = self._descent.run(box.rows[first:last], start, box.low[k], box.high[k], box.sets[k], limit)
         if margin > limit:
             return None
@@ -384,54 +381,6 @@ class BoxSearch:
             chunks = [np.sort(by_bound[k:k + width]) for k in range(0, len(by_bound), width)]
             stack.extend(got.take(c) for c in reversed(chunks))  # the lowest bounds on top
         return None
-
-    def probe(self, batch: BoxBatch) -> Point | None:
-        """A counterexample in the first box of ``batch`` at the point :meth:`vote` picks, or ``None`` (nothing
-        proved): the margin there at most the threshold, confirmed by the model itself."""
-        got = self.vote(batch)
-        if got is None or got[1] > self.rival.threshold:
-            return None
-        found = self.witness(got[0])
-        return found if self.model.predict_point(found) != self.label else None
-
-    def vote(self, batch: BoxBatch) -> tuple[IntArray, int] | None:
-        """A point of the first box of ``batch`` (its free features' values) and the margin there, an exact
-        integer (``None``: the box has no undecided leaf). Only when :attr:`can_probe` (no hulls).
-
-        Each undecided leaf of lowest value in its tree votes, with its tree's spread of values, for the
-        values its range (or value set) allows inside the box; each free feature takes its most voted
-        value. The margin there is the box's constant part plus the value of the one undecided leaf of
-        each tree that holds the point (the box meets exactly the leaves whose paths it crosses)."""
-        rows = batch.rows[:int(np.searchsorted(batch.owner, 1))]
-        if not len(rows):
-            return None
-        values = self.rival.value_table[self.row_rank[rows]]
-        tree_starts = group_starts(self.row_tree[rows])
-        tree_sizes = np.diff(tree_starts, append=len(rows))
-        tree_min = np.repeat(np.minimum.reduceat(values, tree_starts), tree_sizes)
-        spread = np.repeat(np.maximum.reduceat(values, tree_starts), tree_sizes) - tree_min
-        weight = np.where(values == tree_min, spread, 0).astype(np.float64)
-        box_low, box_high = batch.low[0].astype(np.int64), batch.high[0].astype(np.int64)
-        leaf_low, leaf_high = self.leaf_low[rows], self.leaf_high[rows]
-        n_free, span = len(box_low), int((box_high - box_low).max(initial=0)) + 2
-        offset = np.arange(n_free) * span - box_low  # feature f's value v at f * span + v - low: steps, then sums
-        row_weight = np.repeat(weight, n_free)
-        steps = np.bincount((np.maximum(leaf_low, box_low) + offset).ravel(), weights=row_weight,
-                            minlength=n_free * span)
-        steps -= np.bincount((np.minimum(leaf_high, box_high) + 1 + offset).ravel(), weights=row_weight,
-                             minlength=n_free * span)
-        votes = np.cumsum(steps.reshape(n_free, span), axis=1)
-        votes[np.arange(span)[None, :] > (box_high - box_low)[:, None]] = -np.inf
-        choice = box_low + np.argmax(votes, axis=1)
-        bits = np.arange(MASK_BITS, dtype=np.uint64)
-        for k, f in enumerate(self.set_pos.tolist()):  # features of value sets: votes per value of the box's set
-            allowed = (self.leaf_sets[rows, k] & batch.sets[0, k])[:, None] >> bits & np.uint64(1)
-            in_box = (batch.sets[0, k] >> bits) & np.uint64(1) != 0
-            choice[f] = int(np.argmax(np.where(in_box, weight @ allowed.astype(np.float64), -np.inf)))
-        holds = np.all((leaf_low <= choice) & (leaf_high >= choice), axis=1)
-        for k, f in enumerate(self.set_pos.tolist()):
-            holds &= (self.leaf_sets[rows, k] >> np.uint64(choice[f])) & np.uint64(1) != 0
-        return choice, int(batch.base[0]) + self.rival.exact_total(self.row_rank[rows][holds])
 
     def points(self, batch: BoxBatch) -> Found:
         """Decide the single points of a batch with the model (points where two leaves of a tree still
@@ -554,8 +503,8 @@ class BoxSearch:
         mid = (batch.low[boxes, j] + batch.high[boxes, j]) // 2  # halving, unless boundaries say otherwise
         slot = self.set_slot[j]
         row_j = j[owner]
-        leaf_at = rows * len(self.free) + row_j  # flat positions in the (row, free feature) tables
-        row_low, row_high = self.leaf_low.reshape(-1)[leaf_at], self.leaf_high.reshape(-1)[leaf_at]
+        row_low, row_high = self.leaf_low[rows, row_j], self.leaf_high[rows, row_j]  # (no reshape: a copy when
+        # the column selection left the tables in Fortran order)
         by_range = slot[owner] < 0
         # the boundaries inside the box on its feature (of ranges): a leaf's lowest value less one, its highest
         width = self.key_width

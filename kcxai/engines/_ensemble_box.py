@@ -35,8 +35,12 @@ answer. The first point query out of conflicts leaves the rest of the explanatio
 
 Regions proven by earlier queries of the same instance and class (the sets of fixed features found
 sufficient) are carved out of later root boxes: when ``fixed + {i}`` contains a proven set, no
-counterexample has ``x_i = v_i``. They last one explanation: :meth:`EnsembleBox.restart` forgets them,
-so that an explanation's boxes and counterexamples depend on its own queries only.
+counterexample has ``x_i = v_i``. Counterexamples found by earlier queries guide later ones: the last
+:attr:`EnsembleBox.EARLIER` of the instance and class, with the fixed features set back to the
+instance's values, are checked by the model, then descended from, before SAT and the boxes; a box query
+(widening) first looks for an earlier box query's counterexample inside its box. All of these last one
+explanation: :meth:`EnsembleBox.restart` forgets them, so that an explanation's boxes and
+counterexamples depend on its own queries only.
 
 Everything that does not depend on the instance (every leaf's hull and value sets, every pair of
 classes' scaled values) is built with the engine. Measurements: ``docs/results.md``.
@@ -99,6 +103,10 @@ class EnsembleBox:
     max_memory : int or None, default :data:`DEFAULT_MAX_MEMORY`
         Bound on the bytes of the engine's arrays (``None``: none); past it
         :class:`~kcxai.ProblemTooLargeError`. A query's ``deadline`` is checked once per batch of boxes.
+    ask_sat_first : bool, default True
+        Whether to build and ask a SAT solver first where :func:`sat_first` says so. ``False``: the search
+        alone (:class:`~kcxai.engines._portfolio.EnsemblePortfolio` runs its own solver beside it, so the
+        forest is encoded once).
 
     Attributes
     ----------
@@ -111,9 +119,14 @@ class EnsembleBox:
     """
 
     language = "search"
+    #: How many earlier counterexamples of an explanation guide its later queries (:meth:`changes`).
+    EARLIER = 4
+    #: How many counterexamples of earlier box queries (per class, since the last restart) are looked for
+    #: inside a new box first (:meth:`changes_in_box`).
+    BOX_EARLIER = 16
 
     def __init__(self, model: Classifier, *, deadline: Deadline | None = None,
-                 max_memory: int | None = DEFAULT_MAX_MEMORY) -> None:
+                 max_memory: int | None = DEFAULT_MAX_MEMORY, ask_sat_first: bool = True) -> None:
         self.model = model
         self.view = ensemble_view(model)
         self.space = model.space
@@ -130,9 +143,16 @@ class EnsembleBox:
         self._flipped: tuple[tuple[Point, int], list[Point | None]] | None = None
         self._stop = threading.Event()
         self._proven: tuple[tuple[Point, int], set[frozenset[int]]] | None = None
+        #: The counterexamples found since the last restart for one instance and class, newest first.
+        self._earlier: tuple[tuple[Point, int], list[Point]] | None = None
+        #: Per feature, its last range in :meth:`meets_box` and the leaves that meet it.
+        self._meet_cols: dict[int, tuple[tuple[int, int], BoolArray]] = {}
+        #: Per class, the counterexamples found by box queries since the last restart, newest first.
+        self._box_earlier: dict[int, list[Point]] = {}
         self.nodes = 0
         #: The SAT solver asked first (:func:`sat_first`), or ``None``.
-        self.sat: EnsembleCnf | None = EnsembleCnf(model, deadline=deadline) if sat_first(model, self.leaves) else None
+        self.sat: EnsembleCnf | None = (EnsembleCnf(model, deadline=deadline)
+                                        if ask_sat_first and sat_first(model, self.leaves) else None)
         self._sat_on = True  # until a SAT call of this explanation runs out of conflicts
         self._core: set[int] | None = None  # the fixed features of the last proof's SAT core
 
@@ -192,14 +212,15 @@ class EnsembleBox:
             rows = rival.leaf_rows[near]
             values = rival.value_table[rival.leaf_rank[near]].astype(np.float64)
             on = misses[rows] == 0
+            limit = rival.float_limit(rival.base)  # a margin above it (in the table's units) is no flip
             for i in range(n):
                 if out[i] is not None or self.sizes[i] < 2:
                     continue
                 sel = on | ~cols[rows, i]
                 margins = self.leaves.sweep(i, rows[sel], values[sel])
                 k = int(np.argmin(margins))
-                if k == point[i] or margins[k] + float(rival.base) > rival.threshold + (rival.slack or 0.0) + 0.5:
-                    continue  # no flip (the half unit: integer margins summed in floats)
+                if k == point[i] or margins[k] > limit:
+                    continue  # no flip
                 candidate = tuple(k if j == i else int(point[j]) for j in range(n))
                 if self.model.predict_point(candidate) != label:  # decided exactly, whatever the sweep's floats
                     out[i] = candidate
@@ -212,6 +233,7 @@ class EnsembleBox:
         First a point that differs from ``point`` on one free feature only (:meth:`flips`), then the search."""
         fixed = sorted(set(fixed))
         self._core = None
+        earlier = self._earlier_now(point, label)
         flips = self.flips(point, label)
         for i in set(range(len(self.sizes))).difference(fixed):
             if flips[i] is not None:
@@ -226,15 +248,16 @@ class EnsembleBox:
         for search, root in zip(searches, roots):  # a descent from the instance for each rival
             found = search.guess_from_instance() if isinstance(root, BoxBatch) else root
             if found is not None and not isinstance(found, BoxBatch):
-                self._witness = found
-                return True
+                return self._found(found, earlier)
+        found = self._from_earlier(point, label, fixed, earlier, searches, roots)
+        if found is not None:
+            return self._found(found, earlier)
         if self.sat is not None and self._sat_on and any(isinstance(root, BoxBatch) for root in roots):
             answer = self.sat.changes_within(point, label, fixed, SAT_CONFLICTS, deadline)
             if answer is None:
                 self._sat_on = False  # for the rest of this explanation: the search alone
             elif answer:
-                self._witness = self.sat.model_point()
-                return True
+                return self._found(self.sat.model_point(), earlier)
             else:
                 self._core = self.sat.core_features(point, fixed)
                 proven.add(frozenset(self._core))
@@ -249,11 +272,46 @@ class EnsembleBox:
             finally:
                 self.nodes += search.boxes
             if found is not None:
-                self._witness = found
-                return True
+                return self._found(found, earlier)
         proven.add(fixed_set)
         self._witness = None
         return False
+
+    def _found(self, witness: Point, earlier: list[Point], keep: int = EARLIER) -> bool:
+        """Answer ``True`` with ``witness``, kept as the newest of ``earlier`` (at most ``keep``)."""
+        self._witness = witness
+        if witness in earlier:
+            earlier.remove(witness)
+        earlier.insert(0, witness)
+        del earlier[keep:]
+        return True
+
+    def _earlier_now(self, point: Sequence[int], label: int) -> list[Point]:
+        """The counterexamples found for ``point`` and ``label`` since the last :meth:`restart`, newest first."""
+        key = (tuple(int(v) for v in point), label)
+        if self._earlier is None or self._earlier[0] != key:
+            self._earlier = (key, [])
+        return self._earlier[1]
+
+    def _from_earlier(self, point: Sequence[int], label: int, fixed: list[int], earlier: list[Point],
+                      searches: Sequence[BoxSearch], roots: Sequence[object]) -> Point | None:
+        """A counterexample guessed from ``earlier`` ones (of this instance and class, since the last
+        :meth:`restart`): each with the fixed features set back to the instance's values, checked by the
+        model; else a descent from each, per rival whose root box is open."""
+        if not earlier:
+            return None
+        starts = np.asarray(earlier, dtype=np.int64)
+        starts[:, fixed] = np.asarray(point, dtype=np.int64)[fixed]
+        for start in starts.tolist():  # one by one: predict_points builds tables of its own on first use (1.6 s
+            if self.model.predict_point(start) != label:  # on adult's forest)
+                return tuple(start)
+        for search, root in zip(searches, roots):
+            if isinstance(root, BoxBatch) and len(search.free):
+                for start in starts:
+                    found = search.guess(start[search.free])
+                    if found is not None:
+                        return found
+        return None
 
     def _proven_now(self, point: Sequence[int], label: int) -> set[frozenset[int]]:
         """The sets of features proven sufficient for ``point`` and ``label`` since the last :meth:`restart`."""
@@ -266,24 +324,45 @@ class EnsembleBox:
                        deadline: Deadline | None = None) -> bool:
         """Whether some point with ``lo[f] <= x_f <= hi[f]`` (value numbers) for every feature is
         classified other than ``label``: the sufficiency of a box of ranges (what widening an
-        explanation's conditions asks). The same search, its root box the given ranges and its leaves
+        explanation's conditions asks). First the counterexamples of earlier box queries (since the last
+        :meth:`restart`: widening's bisection asks growing boxes), then the SAT solver where the engine asks
+        one first, then the same search as :meth:`changes`, its root box the given ranges and its leaves
         those whose value sets meet them."""
+        earlier = self._box_earlier.setdefault(label, [])
+        for witness in earlier:  # a counterexample of an earlier box query inside this box answers it
+            if all(a <= v <= b for v, a, b in zip(witness, lo, hi)):
+                return self._found(witness, earlier, self.BOX_EARLIER)
         if self.sat is not None:  # the SAT solver first, as for single points (undecided: the search)
             answer = self.sat.changes_within((), label, (), SAT_BOX_CONFLICTS, deadline, box=(lo, hi))
+            if answer:
+                return self._found(self.sat.model_point(), earlier, self.BOX_EARLIER)
             if answer is not None:
-                self._witness = self.sat.model_point() if answer else None
-                return answer
+                self._witness = None
+                return False
         low = np.asarray(lo, dtype=np.int64)
         high = np.asarray(hi, dtype=np.int64)
         fixed = [i for i in range(len(self.sizes)) if low[i] == high[i]]
-        meet = self.leaves.meets_box(low, high)
+        meet = self.meets_box(lo, hi)
         for rival in self.rivals[label]:
             found = self._search(rival, tuple(int(x) for x in low), fixed, meet, label, deadline, bounds=(low, high))
             if found is not None:
-                self._witness = found
-                return True
+                return self._found(found, earlier, self.BOX_EARLIER)
         self._witness = None
         return False
+
+    def meets_box(self, lo: Sequence[int], hi: Sequence[int]) -> BoolArray:
+        """:meth:`LeafTable.meets_box`, its column of each feature kept for the feature's last range (widening's
+        bisection changes one range between queries: one column computed instead of all). The columns hold a
+        byte per leaf and feature, an eighth of the leaf tables; they depend on the box alone, so they outlive
+        :meth:`restart` without changing any answer."""
+        meet: BoolArray | None = None
+        for f, (a, b) in enumerate(zip(lo, hi)):
+            key = (int(a), int(b))
+            kept = self._meet_cols.get(f)
+            if kept is None or kept[0] != key:
+                kept = self._meet_cols[f] = (key, self.leaves.meets_range(f, *key))
+            meet = kept[1].copy() if meet is None else np.logical_and(meet, kept[1], out=meet)
+        return meet if meet is not None else np.ones(self.n_leaves, dtype=bool)
 
     def _search(self, rival: Rival, point: Sequence[int], fixed: list[int], meet: BoolArray, label: int,
                 deadline: Deadline | None, bounds: tuple[IntArray, IntArray] | None = None,
@@ -322,6 +401,8 @@ class EnsembleBox:
         they carve later searches' root boxes and so choose their counterexamples, which must depend on one
         explanation's own queries only; and restart the SAT solver asked first, asked again."""
         self._proven = None
+        self._earlier = None
+        self._box_earlier = {}
         self._sat_on = True
         if self.sat is not None:
             self.sat.restart()

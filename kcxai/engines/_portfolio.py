@@ -8,7 +8,8 @@ search in the calling thread; the one that answers first stops the other (the
 solver's ``interrupt()``, the search's stop flag, looked at once per batch of
 boxes). Both are exact, so the answer does not depend on which wins; the core
 does (the solver's, or every fixed feature), and so may the set a deletion
-finds. The chooser (:func:`kcxai.engines.choose.choose`) never picks it: it needs a
+finds. The search runs without a SAT solver of its own (``ask_sat_first=False``): the forest is encoded
+once, for the worker. The chooser (:func:`kcxai.engines.choose.choose`) never picks it: it needs a
 second core to pay (with both cores busy it was slower than either alone); the
 measured rule that picks one engine is :func:`kcxai.engines._registry.decision_engine`.
 """
@@ -100,7 +101,7 @@ class EnsemblePortfolio:
                  deadline: Deadline | None = None) -> None:
         self.sat = EnsembleCnf(model, solver=solver, deadline=deadline)
         try:
-            self.box = EnsembleBox(model, deadline=deadline)
+            self.box = EnsembleBox(model, deadline=deadline, ask_sat_first=False)  # one encoding: the worker's
         except BaseException:
             self.sat.close()
             raise

@@ -22,7 +22,9 @@ Tree ensembles (delta = 0). The decision engines decide sufficiency without coun
 bound (:class:`~kcxai.engines._ensemble_box.EnsembleBox`) decides it for any box of value ranges, so each
 condition of an ensemble AXp grows up, then down, to the farthest value at which no point of the box gets
 another class (``q.box_sufficient``), found by bisection (sufficiency is monotone in the box: a
-logarithmic number of decisions per end instead of one per value). An AXp found by SAT is widened by
+logarithmic number of decisions per end instead of one per value); as the box up to the end known to
+hold is proven, each step asks only the slab of new values (the box up to the new end is the two
+together), a much smaller search. An AXp found by SAT is widened by
 the branch and bound of the same model (which the model keeps): the SAT engine fixes a feature to one
 value by assumptions, and a value set would need its encoding to expose "not value k" (the branch and
 bound asks its own SAT solver first where it has one, with ranges as assumptions on the order
@@ -241,14 +243,18 @@ def _widen_sufficient(q: Query, e: Explanation, order: FeaturesLike | None) -> t
     for f in widening_order(space, e.features, order):
         for end, step, stop in ((hi, 1, sizes[f] - 1), (lo, -1, 0)):
             # sufficiency is monotone in the box: the farthest end that keeps it, by bisection between the
-            # end known to hold (``good``) and the first value known to fail (``bad``, past the domain at first)
+            # end known to hold (``good``) and the first value known to fail (``bad``, past the domain at first).
+            # The box up to ``good`` is proven, so only the slab of values between ``good`` and the new end is
+            # asked: the box up to the new end is the two together.
             good, bad = end[f], stop + step
             while good != bad - step:
-                end[f] = (good + bad) // 2 if step > 0 else -((-good - bad) // 2)
-                if q.box_sufficient(_ranges(lo, hi)):
-                    good = end[f]
+                mid = (good + bad) // 2 if step > 0 else -((-good - bad) // 2)
+                slab_lo, slab_hi = list(lo), list(hi)
+                slab_lo[f], slab_hi[f] = (good + 1, mid) if step > 0 else (mid, good - 1)
+                if q.box_sufficient(_ranges(slab_lo, slab_hi)):
+                    good = mid
                 else:
-                    bad = end[f]
+                    bad = mid
             end[f] = good
     box = _ranges(lo, hi)
     dist = space.distribution

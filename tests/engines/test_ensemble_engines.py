@@ -15,14 +15,12 @@ from pysat.formula import IDPool
 import kcxai
 from kcxai import InvalidInputError, InvalidTypeError, ProblemTooLargeError
 from kcxai.engines._box_leaves import MASK_BITS, high_bit, low_bit, range_masks
-from kcxai.engines._box_search import BoxBatch
 import kcxai.engines._ensemble_box as box_engine
 from kcxai.engines._ensemble_box import EnsembleBox
-from kcxai.engines._ensemble_cnf import SOLVERS, EnsembleCnf, _runs, ensemble_view
+from kcxai.engines._ensemble_cnf import SOLVERS, EnsembleCnf, _runs
 from kcxai.engines._portfolio import EnsemblePortfolio
 from kcxai.engines._sums import guarded_sum_geq
 from kcxai.models import BoostedTrees, RandomForest
-from kcxai.models.forest import leaf_of
 from tests._support.ensemble_reference import ENSEMBLES, SPACES, Brute
 from tests._support.model_strategies import boosted_models as _boosted_models
 from tests._support.model_strategies import forests
@@ -353,58 +351,6 @@ def test_single_feature_flips_are_real_counterexamples(data: Any, model: Any) ->
             assert engine.nodes == before or engine.flips(point, label)[i] is None
 
 
-
-def _pair_margin(model: Any, c: int, d: int, point: tuple[int, ...]) -> Fraction:
-    """``score_c - score_d`` at a point, read from each tree's leaf (the margin the search bounds, unscaled)."""
-    view = ensemble_view(model)
-    total = view.base[c] - view.base[d]
-    for tree, rows in zip(view.trees, view.rows):
-        row = rows[leaf_of(tree, point)]
-        total += row[c] - row[d]
-    return total
-
-
-@settings(max_examples=40, deadline=None)
-@given(data=st.data(), model=ENSEMBLES)
-def test_the_probe_reads_the_margin_of_its_point_exactly(data: Any, model: Any) -> None:
-    """For every set of fixed features: the point the search tries before its first split lies in the root
-    box and agrees with the instance on the fixed features; the margin the probe reads there has the sign of
-    the model's own margin of the pair (a rival's win as the model decides it, ties included), and the
-    probe answers exactly then."""
-    engine = EnsembleBox(model)
-    view = ensemble_view(model)
-    n = model.space.n_features
-    point = data.draw(points(model.space))
-    label = model.predict_point(point)
-    cols = engine.meet_columns(point)
-    rivals = [d for d in range(len(model.classes)) if d != label]
-    probes = 0
-    for fixed in itertools.chain.from_iterable(itertools.combinations(range(n), k) for k in range(n)):
-        meet = np.logical_and.reduce(cols[:, list(fixed)], axis=1) if fixed else np.ones(len(cols), dtype=bool)
-        for d, rival in zip(rivals, engine.rivals[label]):
-            search = engine.searcher(rival, point, list(fixed), meet, label, None)
-            root = search.start()
-            if not (isinstance(root, BoxBatch) and search.can_probe):
-                continue
-            got = search.vote(root)
-            assert got is not None
-            q, margin = got
-            probes += 1
-            assert all(0 <= v < model.space.features[f].size for f, v in zip(search.free.tolist(), q.tolist()))
-            w = search.witness(q)
-            assert all(w[i] == point[i] for i in fixed)
-            exact = _pair_margin(model, label, d, w)
-            wins = exact <= 0 if view.prefers(d, label) else exact < 0
-            assert (margin > 0) == (exact > 0) and (margin == 0) == (exact == 0)
-            assert (margin <= rival.threshold) == wins
-            probed = search.probe(root)
-            assert (probed is not None) == wins
-            if probed is not None:
-                event("the probe found a counterexample")
-                assert probed == w and model.predict_point(w) != label
-    event(f"probes: {min(probes, 10)}{'+' if probes >= 10 else ''}")
-
-
 # -- leaves that restrict a feature to a value set that is not a range (one-hot pipelines) --------------
 
 @st.composite
@@ -592,3 +538,148 @@ def _sat_first_decisions(data: Any, model: RandomForest) -> None:
             assert all(a <= v <= b for v, a, b in zip(witness, lo, hi)) and model.predict_point(witness) != bf.label
     finally:
         engine.close()
+
+
+def _check_every_query(model: Any, engine: EnsembleBox) -> None:
+    """Every point, every fixed set, every box of ranges and every AXp of a small model against enumeration."""
+    sizes = model.space.domain_sizes
+    n = len(sizes)
+    for point in itertools.product(*(range(s) for s in sizes)):
+        bf = Brute(model, point)
+        assert _is_axp(bf, set(kcxai.ensemble_axp(engine, point).features))
+        for fixed in itertools.chain.from_iterable(itertools.combinations(range(n), k) for k in range(n + 1)):
+            changes = engine.changes(point, bf.label, fixed)
+            assert changes == (not bf.sufficient(set(fixed)))
+            if changes:
+                witness = engine.model_point()
+                assert model.predict_point(witness) != bf.label and all(witness[i] == point[i] for i in fixed)
+        for lo, hi in itertools.product(itertools.product(*(range(s) for s in sizes)), repeat=2):
+            if all(a <= b for a, b in zip(lo, hi)):
+                inside = [c for p, c in bf.table if all(a <= v <= b for v, a, b in zip(p, lo, hi))]
+                assert engine.changes_in_box(lo, hi, bf.label) == any(c != bf.label for c in inside)
+
+
+def test_sums_past_the_float_range_are_decided_exactly() -> None:
+    """Scaled sums past 2**1100 (no float holds them): the search bounds in scaled floats, decides exactly."""
+    space = kcxai.FeatureSpace([kcxai.Feature.categorical(n, [0, 1]) for n in "abc"])
+    tiny, big = Fraction(1, 3 ** 600), Fraction(2 ** 200)  # a common factor of 951 bits, values of 200 bits more
+    trees = [kcxai.DecisionTree(space, [0, 1], kcxai.Split(n, {0: kcxai.Leaf(0), 1: kcxai.Leaf(0)})) for n in "abc"]
+    values = [{1: big / 2, 2: big / 2 + tiny}, {1: -big / 4, 2: -big / 4}, {1: -tiny, 2: Fraction(0)}]
+    model = BoostedTrees(space, [0, 1], trees, values, init=[-big / 4])
+    # class 1 (margin > 0) only at a = c = 1; margins 0 (a tie: class 0) and -tiny elsewhere
+    assert [model.predict_point(p) for p in ((1, 0, 1), (1, 1, 1), (1, 0, 0), (0, 0, 1))] == [1, 1, 0, 0]
+    engine = EnsembleBox(model)
+    rival = engine.rivals[1][0]
+    assert rival.slack is not None and max(abs(v) for v in rival.values) * 3 > 2 ** 1100
+    _check_every_query(model, engine)
+
+
+def test_soft_forest_sums_past_the_float_range_are_decided_exactly() -> None:
+    """A three-class soft forest whose scores need a 1024-bit common factor: four trees' sums pass the float
+    range; every query against enumeration."""
+    space = kcxai.FeatureSpace([kcxai.Feature.categorical("a", [0, 1, 2]), kcxai.Feature.categorical("b", [0, 1])])
+    tiny = Fraction(1, 3 ** 646)  # 1024 bits: the largest common factor allowed
+    trees = [kcxai.DecisionTree(space, [0, 1, 2], kcxai.Split(f, {v: kcxai.Leaf(v % 3) for v in range(k)}))
+             for f, k in (("a", 3), ("b", 2), ("a", 3), ("b", 2))]
+
+    def row(c: int, t: int) -> list[Fraction]:  # class c's score all but tiny * (t + 1), which goes to the next class
+        out = [Fraction(0)] * 3
+        out[c], out[(c + 1) % 3] = 1 - tiny * (t + 1), tiny * (t + 1)
+        return out
+
+    scores = [{p.leaf: row((p.leaf + t) % 3, t) for p in tree.paths} for t, tree in enumerate(trees)]
+    forest = RandomForest(space, [0, 1, 2], trees, voting="soft", leaf_scores=scores)
+    engine = EnsembleBox(forest)
+    assert any(r.slack is not None and 4 * max(abs(v) for v in r.values) > 2 ** 1024
+               for rs in engine.rivals.values() for r in rs)
+    assert len({forest.predict_point(p) for p in itertools.product(range(3), range(2))}) > 1
+    _check_every_query(forest, engine)
+
+
+def test_the_portfolio_encodes_a_soft_forest_once() -> None:
+    """A two-class soft forest of ranges (the search would ask SAT first): inside the portfolio the search runs
+    without a solver of its own, so the forest is encoded once, and the AXps stay subset-minimal."""
+    space = kcxai.FeatureSpace([kcxai.Feature.categorical(n, [0, 1, 2]) for n in "abc"])
+    trees = [kcxai.DecisionTree(space, [0, 1], kcxai.Split(f, {0: kcxai.Leaf(0), 1: kcxai.Leaf(1), 2: kcxai.Leaf(1)}))
+             for f in "abca"]
+    scores = [{p.leaf: [Fraction(1 + t + p.leaf, 12), Fraction(11 - t - p.leaf, 12)] for p in tree.paths}
+              for t, tree in enumerate(trees)]
+    forest = RandomForest(space, [0, 1], trees, voting="soft", leaf_scores=scores)
+    encodings = []
+    encode = EnsembleCnf._encode
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(EnsembleCnf, "_encode", lambda self: (encodings.append(self), encode(self))[1])
+        alone = EnsembleBox(forest)
+        assert alone.sat is not None and len(encodings) == 1  # the search alone asks SAT first
+        alone.close()
+        with EnsemblePortfolio(forest) as both:
+            assert both.box.sat is None and len(encodings) == 2  # one more: the worker's
+            for point in itertools.product(range(3), repeat=3):
+                assert _is_axp(Brute(forest, point), set(kcxai.ensemble_axp(both, point).features))
+
+
+@settings(max_examples=80, deadline=None)
+@given(data=st.data(), model=ENSEMBLES)
+def test_earlier_counterexamples_guide_one_explanation_only(data: Any, model: Any) -> None:
+    """Counterexamples found by earlier queries of the same instance guide later ones (exact answers against
+    enumeration); after :meth:`EnsembleBox.restart` a query finds what a fresh engine finds, with as many boxes.
+    The single-feature flips and the descent from the instance are switched off, so that the queries reach the
+    guesses from earlier counterexamples."""
+    point = data.draw(points(model.space))
+    n = model.space.n_features
+    bf = Brute(model, point)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(EnsembleBox, "flips", lambda self, point, label: [None] * len(point))
+        patch.setattr("kcxai.engines._box_search.BoxSearch.guess_from_instance", lambda self: None)
+        fixed = data.draw(st.sets(st.integers(0, n - 1), max_size=max(n - 1, 0)))
+        fresh = EnsembleBox(model)
+        changes = fresh.changes(point, bf.label, fixed)
+        expected = fresh.model_point() if changes else None
+        shared = EnsembleBox(model)
+        for other in data.draw(st.lists(st.sets(st.integers(0, n - 1)), min_size=1, max_size=5)):
+            assert shared.changes(point, bf.label, other) == (not bf.sufficient(set(other)))
+            if not bf.sufficient(set(other)):
+                witness = shared.model_point()
+                assert model.predict_point(witness) != bf.label and all(witness[i] == point[i] for i in other)
+        event(f"{len(shared._earlier[1]) if shared._earlier else 0} earlier counterexamples")
+        shared.restart()
+        before = shared.nodes
+        assert shared.changes(point, bf.label, fixed) == changes
+        assert (shared.model_point() if changes else None) == expected
+        assert shared.nodes - before == fresh.nodes
+
+
+def _random_box(data: Any, sizes: list[int]) -> tuple[list[int], list[int]]:
+    ends = [sorted(data.draw(st.lists(st.integers(0, s - 1), min_size=2, max_size=2))) for s in sizes]
+    return [a for a, _ in ends], [b for _, b in ends]
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data(), model=ENSEMBLES)
+def test_box_queries_reuse_counterexamples_within_one_explanation(data: Any, model: Any) -> None:
+    """A box query first looks for a counterexample of an earlier box query inside its box (widening asks
+    growing boxes): exact answers against enumeration, each witness in its box; after a restart a box query
+    answers as a fresh engine does (same witness, same boxes expanded)."""
+    sizes = model.space.domain_sizes
+    table = [(p, model.predict_point(p)) for p in itertools.product(*map(range, sizes))]
+    label = data.draw(st.sampled_from(sorted({c for _, c in table})))
+
+    def changes(lo: list[int], hi: list[int]) -> bool:
+        return any(c != label for p, c in table if all(a <= v <= b for v, a, b in zip(p, lo, hi)))
+
+    lo, hi = _random_box(data, sizes)
+    fresh = EnsembleBox(model)
+    expected = fresh.changes_in_box(lo, hi, label)
+    witness = fresh.model_point() if expected else None
+    shared = EnsembleBox(model)
+    for _ in range(data.draw(st.integers(1, 6))):
+        a, b = _random_box(data, sizes)
+        assert shared.changes_in_box(a, b, label) == changes(a, b)
+        if changes(a, b):
+            w = shared.model_point()
+            assert model.predict_point(w) != label and all(x <= v <= y for v, x, y in zip(w, a, b))
+    shared.restart()
+    before = shared.nodes
+    assert shared.changes_in_box(lo, hi, label) == expected == changes(lo, hi)
+    assert (shared.model_point() if expected else None) == witness
+    assert shared.nodes - before == fresh.nodes
