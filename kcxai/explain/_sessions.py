@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, cast
 
 from kcxai._errors import InvalidInputError
 from kcxai.arithmetic import Bound, Probability, Weight
-from kcxai.explain._proven import Prover, Threshold
+from kcxai.explain._proven import EXACT_ADVICE, Prover, Threshold
 from kcxai.oracle import BoundsSession, OracleSession, SessionBase, describe_answers
 
 if TYPE_CHECKING:  # pragma: no cover - the query imports these sessions
@@ -23,9 +23,10 @@ def unanswered(what: str, oracle: object, has: str, needs: Sequence[str]) -> str
     gives = {"counts": "exact counts", "bounds": "exact bounds",
              "estimates": "only estimates (certified decisions of the deletion loops)",
              "decisions": "only delta = 0 decisions"}[has]
+    exact = f" (for a tree ensemble, {EXACT_ADVICE})" if has == "bounds" else ""
     return (f"{what} needs {describe_answers(needs)} at this bound; the {lang!r} oracle gives {gives}. "
-            "Compile the model to an exact counting language (dt, sdd, obdd: compile_model(model, 'obdd')), or "
-            "use a method and bound that it answers (the table in docs/explainer.md, 'How the engine is chosen').")
+            f"Compile the model to an exact counting language (dt, sdd, obdd: compile_model(model, 'obdd')){exact}, "
+            "or use a method and bound that it answers (the table in docs/explainer.md, 'How the engine is chosen').")
 
 
 class CountingSession:
