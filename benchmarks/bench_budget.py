@@ -11,8 +11,9 @@ XGBoost 100x6), each compiled to ``bounded`` within ``--budget`` seconds:
   the budget (the issue holds the fit to 1.2x), the construction's rate in work units per CPU second (what
   :data:`~kcxai.compilers.bounded.WORK_PER_SECOND` is set from), the peak growth of the resident memory,
   whether the result is exact, the unknown mass, and why the construction stopped;
-* the same compilation again with the timer the construction reads running 3 times slower (a slow or
-  loaded machine, simulated; below the safety limit's factor of 4): ``same diagram`` says whether the schedule, the work and the unknown mass are
+* the same compilation again with the timer the construction reads running 2 times slower (a slow or
+  loaded machine, simulated; below the safety factor of 10 even on a loaded machine): ``same diagram``
+  says whether the schedule, the work and the unknown mass are
   identical (they must be: nothing the construction decides reads the clock);
 * through the front door, ``kcxai.Explainer(pipeline, X_train, fit_budget=B)`` (the exact probe first):
   its wall and CPU seconds against the budget, and the peak resident memory of the process.
@@ -81,11 +82,11 @@ def run_model(name: str, pipe: Any, X_train: Any, args: argparse.Namespace) -> b
           f"reproducible {st['reproducible']} [{_load()}]", flush=True)
     if st["stopped"]:
         print(f"{'':30} stopped: {st['stopped'][:160]}", flush=True)
-    with slow_clock(3.0):
+    with slow_clock(2.0):
         slow, s_wall, s_cpu = _compile(model, args.budget)
     same = (slow.stats["schedule"] == st["schedule"] and slow.stats["work"] == st["work"]
             and slow.stats["unknown_weight"] == st["unknown_weight"])
-    print(f"{'':30} with a 3x slower clock: same diagram {same} (work {slow.stats['work']:,}, wall {s_wall:.2f} "
+    print(f"{'':30} with a 2x slower clock: same diagram {same} (work {slow.stats['work']:,}, wall {s_wall:.2f} "
           f"s, CPU {s_cpu:.2f} s) [{_load()}]", flush=True)
     if not args.no_explainer:
         w, c = _WALL(), time.process_time()
@@ -126,7 +127,7 @@ def main(argv: list[str] | None = None) -> None:
                                    remainder="passthrough")
         target = (y_train == y_train.iloc[0]).astype(int) if name.startswith("XGBoost") else y_train
         same.append(run_model(name, make_pipeline(encode, est).fit(X_train, target), X_train, args))
-    print(f"same diagram under a 3x slower clock: {sum(same)} of {len(same)} models", flush=True)
+    print(f"same diagram under a 2x slower clock: {sum(same)} of {len(same)} models", flush=True)
 
 
 if __name__ == "__main__":

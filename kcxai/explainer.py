@@ -116,7 +116,7 @@ class Explainer:
         when the construction predicts that the exact diagram fits the budget; else the least probable
         states are left undecided and every relevance test is decided from exact bounds (refined where they
         straddle the bound, sampled only as a marked last resort). A larger budget leaves less undecided. A
-        wall-clock safety limit (:func:`~kcxai.compilers.bounded.safety_seconds`: 4 times ``fit_budget``, at
+        wall-clock safety limit (:func:`~kcxai.compilers.bounded.safety_seconds`: 10 times ``fit_budget``, at
         least 10 s) stops a runaway; ``language_reason_`` then says the form is not reproducible.
     progress : bool or None, default None
         A progress bar while the bounded form is built (``tqdm``); ``None``: shown in a terminal or a

@@ -91,7 +91,7 @@ BUILD_SHARE = 0.85
 WORK_PER_SECOND = 12_000_000
 #: The wall-clock safety limit, as a multiple of ``max_seconds`` (a runaway; a result it stopped is not
 #: reproducible), and its least value in seconds (so that a tiny budget is not stopped by the clock).
-SAFETY = 4.0
+SAFETY = 10.0
 SAFETY_FLOOR = 10.0
 
 _SECONDS = Range(numbers.Real, 0, closed="neither", description="a positive number")
@@ -150,7 +150,7 @@ def safety_seconds(max_seconds: float) -> float:
     least :data:`SAFETY_FLOOR`.
 
     >>> safety_seconds(30.0), safety_seconds(0.5)
-    (120.0, 10.0)
+    (300.0, 10.0)
     """
     return max(SAFETY * max_seconds, SAFETY_FLOOR)
 

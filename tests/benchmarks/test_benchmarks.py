@@ -141,7 +141,7 @@ def _bounded(out: str) -> None:
 def _budget(out: str) -> None:
     """bench_budget: every model's work against its budget, and the same diagram under the slow clock."""
     _prints("work units per second of budget", "units per CPU s", "Explainer(fit_budget=", "load")(out)
-    lines = re.findall(r"same diagram under a 3x slower clock: (\d+) of (\d+) models", out)
+    lines = re.findall(r"same diagram under a 2x slower clock: (\d+) of (\d+) models", out)
     assert lines and lines[0][0] == lines[0][1] != "0", out
 
 

@@ -110,7 +110,7 @@ def compile_bounded(spec: AdditiveTrees, order: Sequence[int], guard: Guard, *, 
     >>> built = compile_bounded(RandomForest(space, [0, 1], trees).additive_trees(), (0, 1, 2),
     ...                         Guard("bounded", None, 10.0), max_work=100_000)
     >>> built.exact, built.schedule, built.stats["work"]
-    (True, ((0.0, None, None),), 668)
+    (True, ((0.0, None, None),), 980)
     """
     out = EnsembleDiagram(spec.space, order, three_valued=True)
     stats: dict[str, Any] = {}

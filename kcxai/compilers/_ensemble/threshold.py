@@ -30,10 +30,11 @@ in them, :mod:`kcxai.compilers.bounded`): grouping a level's values by their chi
 value of a residual tree and per group made; each branch of a state expanded costs :data:`BRANCH_WORK`
 units, and so does a state decided below the cut from its vector. The trees' own diagrams
 (:class:`~.sources.Sources`) cost :data:`~.sources.SOURCE_WORK` units per value of a feature looked at for
-a tree path or a node. The weights were fitted (non-negative least squares, then rounded) on the CPU
-seconds of GradientBoosting 100x3, HistGradientBoosting and XGBoost 100x6 behind adult's one-hot pipeline,
-where they predict the time within 10%; the rate they give is :data:`kcxai.compilers.bounded.WORK_PER_SECOND`
-(the figures are in docs/results.md). The count depends on the model, the distribution, the order and the
+a node, and :data:`~.sources.MASK_WORK` per test of a tree path read. The weights were fitted (non-negative
+least squares, then rounded) on the CPU seconds of GradientBoosting 100x3, HistGradientBoosting and XGBoost
+100x6 behind adult's one-hot pipeline, where they predict the time within 10% (the path tests on the
+default RandomForest's); the rate they give is :data:`kcxai.compilers.bounded.WORK_PER_SECOND` (the
+figures are in docs/results.md). The count depends on the model, the distribution, the order and the
 budget only, never on the clock, so a construction stopped at a given work is the same on every machine.
 
 References
