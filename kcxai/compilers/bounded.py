@@ -85,9 +85,9 @@ __all__ = ["compile", "BoundedOptions", "DEFAULT_BUDGET", "BUILD_SHARE", "WORK_P
 DEFAULT_BUDGET = 30.0
 #: The share of ``max_seconds`` (and ``max_memory``) the construction may use; the rest is for the tables.
 BUILD_SHARE = 0.85
-#: Units of counted work per second of budget: the construction's rate in CPU time (12.2-14.3 million units per
-#: CPU second on GradientBoosting 100x3, HistGradientBoosting and XGBoost 100x6 behind adult's one-hot
-#: pipeline, on the development machine, 2026-11-28: docs/results.md), rounded down so that a budget is held.
+#: Units of counted work per second of budget: the construction's rate in CPU time on the development machine
+#: (8.3-14.8 million units per CPU second on the default RandomForest, GradientBoosting 100x3,
+#: HistGradientBoosting and XGBoost 100x6 behind adult's one-hot pipeline, 2026-11-28: docs/results.md).
 WORK_PER_SECOND = 12_000_000
 #: The wall-clock safety limit, as a multiple of ``max_seconds`` (a runaway; a result it stopped is not
 #: reproducible), and its least value in seconds (so that a tiny budget is not stopped by the clock).
