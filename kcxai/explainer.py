@@ -47,10 +47,28 @@ from kcxai.models.imports.route import import_model
 __all__ = ["Explainer"]
 
 
-#: The default ``fit_budget`` of the :class:`Explainer`, in seconds.
+#: The default ``fit_budget`` of the :class:`Explainer`, in seconds of counted work (see its docstring).
 DEFAULT_FIT_BUDGET = 30.0
 
 _BUDGET = Range(numbers.Real, 0, closed="neither", description="a positive number of seconds")
+
+
+def check_fit_budget(fit_budget: object) -> float:
+    """``fit_budget`` as a float, or a :class:`~kcxai.KcxaiError` naming it (the one rule of the Explainer's
+    ``fit_budget`` and the command line's ``--fit-budget``): a finite positive number of seconds of work.
+
+    >>> check_fit_budget(2)
+    2.0
+    >>> check_fit_budget(0)
+    Traceback (most recent call last):
+    ...
+    kcxai._errors.InvalidInputError: 'fit_budget' must be a positive number of seconds. Got 0 instead.
+    """
+    check("fit_budget", fit_budget, _BUDGET)
+    value = float(cast(float, fit_budget))
+    if not math.isfinite(value):
+        raise InvalidInputError(f"'fit_budget' must be a finite positive number of seconds. Got {fit_budget!r}.")
+    return value
 
 
 class Explainer:
@@ -89,11 +107,17 @@ class Explainer:
         The limits within which an exact counting language must compile to be chosen (default
         :data:`kcxai.engines.choose.PROBE`: 3 s and 1 GiB).
     fit_budget : float, default 30
-        Seconds (wall clock) a tree ensemble that does not compile within the probe may take to compile to
-        its ``bounded`` form (:mod:`kcxai.compilers.bounded`): exact when the construction predicts, from
-        how fast its levels grow, that the exact diagram fits the budget; else the least probable states
-        are left undecided and every relevance test is decided from exact bounds (refined where they
-        straddle the bound, sampled only as a marked last resort). A larger budget leaves less undecided.
+        The work a tree ensemble that does not compile within the probe may spend compiling to its
+        ``bounded`` form (:mod:`kcxai.compilers.bounded`), in seconds of this library's reference rate:
+        the construction counts its work and stops at ``fit_budget`` times
+        :data:`~kcxai.compilers.bounded.WORK_PER_SECOND` units (about ``fit_budget`` seconds on the machine
+        it was measured on; longer on a slower or busier one), never by the clock, so the same model, data
+        and ``fit_budget`` give the same form and the same answers on any machine, in every run. It is exact
+        when the construction predicts that the exact diagram fits the budget; else the least probable
+        states are left undecided and every relevance test is decided from exact bounds (refined where they
+        straddle the bound, sampled only as a marked last resort). A larger budget leaves less undecided. A
+        wall-clock safety limit (:func:`~kcxai.compilers.bounded.safety_seconds`: 10 times ``fit_budget``, at
+        least 10 s) stops a runaway; ``language_reason_`` then says the form is not reproducible.
     progress : bool or None, default None
         A progress bar while the bounded form is built (``tqdm``); ``None``: shown in a terminal or a
         notebook, ``False``: silent.
@@ -148,9 +172,7 @@ class Explainer:
                  class_names: Mapping[Hashable, Hashable] | None = None,
                  compile_options: Mapping[str, object] | None = None, probe: ProbeBudget | None = None,
                  fit_budget: float = DEFAULT_FIT_BUDGET, progress: bool | None = None) -> None:
-        check("fit_budget", fit_budget, _BUDGET)
-        if not math.isfinite(fit_budget):
-            raise InvalidInputError(f"'fit_budget' must be a finite positive number of seconds. Got {fit_budget!r}.")
+        fit_budget = check_fit_budget(fit_budget)
         check("progress", progress, (BOOL, NONE))
         if isinstance(model, CompiledModel):  # its model: the explainer compiles what it needs itself
             model = model.model

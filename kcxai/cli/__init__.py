@@ -24,7 +24,7 @@ import numpy as np
 
 import kcxai
 from kcxai._errors import InvalidInputError, KcxaiError
-from kcxai.cli._args import add_method_args, delta_float, positive_int, seed
+from kcxai.cli._args import add_fit_budget_arg, add_method_args, delta_float, fit_budget_of, positive_int, seed
 from kcxai.cli._experiment import add_subparser as _add_experiment
 from kcxai.cli._explain_csv import _read_csv
 from kcxai.cli._explain_csv import add_subparser as _add_explain_csv
@@ -222,7 +222,7 @@ def _explain(args: argparse.Namespace) -> int:
         options["start"] = parse_features(space, args.start, "--start")
     if args.max_seconds is not None:
         options["max_seconds"] = args.max_seconds
-    explainer = kcxai.Explainer(model, language=args.language)
+    explainer = kcxai.Explainer(model, language=args.language, fit_budget=fit_budget_of(args))
     e = explainer.explain_one(list(instance), method=m.name, **{m.bound: bound}, **options)
     if args.json:
         d = {"model": args.model, "instance": [_plain(v) for v in instance], **e.to_dict()}
@@ -271,6 +271,7 @@ def _add_explain(sub: Any) -> None:
     p.add_argument("--start", default=None,
                    help="'all' (default), 'path' (a tree's path for the instance), or comma-separated "
                         "features forming a relevant set")
+    add_fit_budget_arg(p)
     p.add_argument("--json", action="store_true", help="print the explanation as JSON")
     p.set_defaults(func=_explain)
 
@@ -280,7 +281,7 @@ def _add_explain(sub: Any) -> None:
 
 def _score(args: argparse.Namespace) -> int:
     model = _load_model(args.model, args.map)
-    explainer = kcxai.Explainer(model, language=args.language)
+    explainer = kcxai.Explainer(model, language=args.language, fit_budget=fit_budget_of(args))
     rows = None
     if args.data is not None:
         rows = _read_csv(args.data)
@@ -311,6 +312,7 @@ def _add_score(sub: Any) -> None:
     p.add_argument("--data", default=None, metavar="CSV", help="rows to measure the rule on as well")
     p.add_argument("--language", "-l", default=None, choices=list(LANGUAGES), metavar="LANG",
                    help="force the exact counting language (default: the model's, within the probe budget)")
+    add_fit_budget_arg(p)
     p.add_argument("--json", action="store_true", help="print the scores as JSON")
     p.set_defaults(func=_score)
 

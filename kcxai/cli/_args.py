@@ -14,12 +14,13 @@ import os
 import re
 from fractions import Fraction
 
-from kcxai._errors import ModelFormatError
+from kcxai._errors import KcxaiError, ModelFormatError
 from kcxai._untrusted import parse_exact
 from kcxai.explain._methods import DEFAULT_METHOD, DEFAULT_PRECISION, METHODS
+from kcxai.explainer import DEFAULT_FIT_BUDGET, check_fit_budget
 
 __all__ = ["positive_int", "nonnegative_int", "seed", "delta", "delta_float", "positive_seconds",
-           "seconds_or_none", "unit_float", "output_dir"]
+           "seconds_or_none", "unit_float", "output_dir", "fit_budget", "add_fit_budget_arg", "fit_budget_of"]
 
 _INT = re.compile(r"[+-]?[0-9]{1,18}")
 #: The largest seed: NumPy and scikit-learn take seeds below 2**32.
@@ -118,6 +119,42 @@ def seconds_or_none(text: str) -> float:
     if v <= 0:
         raise argparse.ArgumentTypeError(f"expected a positive number of seconds or 'none', got {text!r}")
     return v
+
+
+def fit_budget(text: str) -> float:
+    """``--fit-budget``: read as the :class:`~kcxai.Explainer`'s ``fit_budget``, under its one rule
+    (:func:`kcxai.explainer.check_fit_budget`: a finite positive number of seconds of work).
+
+    >>> fit_budget("2.5")
+    2.5
+    >>> fit_budget("0")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: 'fit_budget' must be a positive number of seconds. Got 0.0 instead.
+    """
+    try:
+        value = float(text) if len(text) <= 100 else math.nan
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text[:40]!r}") from None
+    try:
+        return check_fit_budget(value)
+    except KcxaiError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def add_fit_budget_arg(p: argparse.ArgumentParser) -> None:
+    """``--fit-budget``: the :class:`~kcxai.Explainer`'s ``fit_budget``."""
+    p.add_argument("--fit-budget", type=fit_budget, default=None, metavar="SECONDS",
+                   help="the work a tree ensemble that does not compile exactly within the probe may spend on its "
+                        "bounded form, in seconds of counted work (Explainer(fit_budget=...); default "
+                        f"{DEFAULT_FIT_BUDGET:g}): counted, not timed, so the same budget gives the same answers on "
+                        "any machine; a larger budget leaves less undecided")
+
+
+def fit_budget_of(args: argparse.Namespace) -> float:
+    """The :class:`~kcxai.Explainer`'s ``fit_budget`` given by ``--fit-budget`` (else its default)."""
+    budget = getattr(args, "fit_budget", None)
+    return DEFAULT_FIT_BUDGET if budget is None else float(budget)
 
 
 def unit_float(text: str) -> float:

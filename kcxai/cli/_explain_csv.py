@@ -34,7 +34,7 @@ from typing import IO, Any
 import kcxai
 from kcxai._errors import InvalidInputError, MissingDependencyError, WorkerError
 from kcxai._files import atomic_writer
-from kcxai.cli._args import add_method_args, positive_int
+from kcxai.cli._args import add_fit_budget_arg, add_method_args, fit_budget_of, positive_int
 from kcxai.explain._methods import resolve_method
 from kcxai.explanation_set import FRAME_COLUMNS
 
@@ -387,7 +387,7 @@ def explain_csv(args: argparse.Namespace) -> int:
     m, bound = resolve_method(args.method, delta=args.delta, precision=args.precision)  # before reading DATA
     model = _load_model(args.model, None)
     pieces = read_pieces(args.data, args.chunk_rows, args.id)
-    explainer = kcxai.Explainer(model, language=args.language)
+    explainer = kcxai.Explainer(model, language=args.language, fit_budget=fit_budget_of(args))
     options = {} if args.max_seconds is None else {"max_seconds": args.max_seconds}
     engine = explainer.engine_for(m.name, **{m.bound: bound})
     done_ids, done_lines = _done(args.out, kind) if args.resume else (set(), set())
@@ -515,6 +515,7 @@ def add_subparser(sub: Any) -> None:
     p.add_argument("--out", "-o", required=True, type=_out,
                    help="output file: .csv, .parquet (needs pyarrow), .json or .jsonl")
     add_method_args(p)
+    add_fit_budget_arg(p)
     p.add_argument("--language", "-l", default=None, help="force the engine (default: chosen for the method and "
                                                            "bound, see docs/explainer.md)")
     p.add_argument("--n-jobs", "-j", type=int, default=None, help="joblib workers (-1: all cores; default 1)")

@@ -64,7 +64,9 @@ class ProbeBudget:
         Limit on the growth of resident memory during it, in bytes.
     bounded_seconds : float
         The budget of a tree ensemble's ``bounded`` form (exact where it fits, exact bounds elsewhere),
-        built when the exact probe fails: the *fit budget* (the :class:`~kcxai.Explainer`'s ``fit_budget``).
+        built when the exact probe fails: the *fit budget* (the :class:`~kcxai.Explainer`'s ``fit_budget``),
+        in seconds of counted work, the ``bounded`` language's ``max_seconds``
+        (:mod:`kcxai.compilers.bounded`): the same budget gives the same form on any machine.
     """
 
     max_seconds: float = 3.0
@@ -247,12 +249,17 @@ def _bounded(model: Classifier, probe: ProbeBudget, progress: Callable[[Any], No
     if not isinstance(got, CompiledModel):
         return Choice("bounds", None, f"bounded {got}")
     st = got.stats
+    if not st["reproducible"]:
+        return Choice("bounds", "bounded", f"compiled to the 'bounded' diagram in {st.compile_seconds:.3g} s, "
+                                           f"{float(st['unknown']):.3g} of the probability mass left unknown; "
+                                           f"{st['stopped']}", got)
     if st["exact"]:
         how = (f"compiled exactly to the 'bounded' diagram in {st.compile_seconds:.3g} s ({st.size:,} nodes, no mass "
-               f"left unknown) within the fit budget ({probe.bounded_seconds:g} s): every answer exact")
+               f"left unknown) within the fit budget ({probe.bounded_seconds:g} s of work): every answer exact")
     else:
         how = (f"compiled to the 'bounded' diagram in {st.compile_seconds:.3g} s within the fit budget "
-               f"({probe.bounded_seconds:g} s), {float(st['unknown']):.3g} of the probability mass left unknown: "
+               f"({probe.bounded_seconds:g} s of work), {float(st['unknown']):.3g} of the probability mass left "
+               f"unknown: "
                f"each relevance test is decided from exact bounds, refined where they straddle the bound "
                f"(conditioned exact compile, then branch and bound, then certified sampling of that one test, "
                f"marked); a larger fit_budget leaves less unknown" + (f" ({st['stopped']})" if st["stopped"] else ""))

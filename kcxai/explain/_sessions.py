@@ -11,7 +11,7 @@ from kcxai._deadline import Deadline
 from kcxai._errors import InvalidInputError
 from kcxai._types import Point
 from kcxai.arithmetic import Bound, Probability, Weight
-from kcxai.explain._proven import Prover, Threshold
+from kcxai.explain._proven import EXACT_ADVICE, Prover, Threshold
 from kcxai.oracle import BoundsSession, Decision, Oracle, OracleSession, SessionBase, describe_answers
 from kcxai.space import FeatureSpace
 
@@ -61,9 +61,10 @@ def unanswered(what: str, oracle: object, has: str, needs: Sequence[str]) -> str
     gives = {"counts": "exact counts", "bounds": "exact bounds",
              "estimates": "only estimates (certified decisions of the deletion loops)",
              "decisions": "only delta = 0 decisions"}[has]
+    exact = f" (for a tree ensemble, {EXACT_ADVICE})" if has == "bounds" else ""
     return (f"{what} needs {describe_answers(needs)} at this bound; the {lang!r} oracle gives {gives}. "
-            "Compile the model to an exact counting language (dt, sdd, obdd: compile_model(model, 'obdd')), or "
-            "use a method and bound that it answers (the table in docs/explainer.md, 'How the engine is chosen').")
+            f"Compile the model to an exact counting language (dt, sdd, obdd: compile_model(model, 'obdd')){exact}, "
+            "or use a method and bound that it answers (the table in docs/explainer.md, 'How the engine is chosen').")
 
 
 class CountingSession:

@@ -138,8 +138,16 @@ def _bounded(out: str) -> None:
     assert len(checks) == 2 and all(a == b for a, b in checks), out
 
 
+def _budget(out: str) -> None:
+    """bench_budget: every model's work against its budget, and the same diagram under the slow clock."""
+    _prints("work units per second of budget", "units per CPU s", "Explainer(fit_budget=", "load")(out)
+    lines = re.findall(r"same diagram under a 2x slower clock: (\d+) of (\d+) models", out)
+    assert lines and lines[0][0] == lines[0][1] != "0", out
+
+
 PRINTS: dict[str, Callable[[str], None]] = {
     "bench_bounded.py": _bounded,
+    "bench_budget.py": _budget,
     "bench_pipelines.py": _pipelines,
     "bench_soft_vote.py": _soft_vote,
     "bench_functional.py": _prints("same sets: True", "speed-up over the baseline", "load average",

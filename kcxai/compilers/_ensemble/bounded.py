@@ -1,23 +1,31 @@
-"""The bounded construction: the exact diagram if it fits the budget, else a three-valued one that does.
+"""The bounded construction: the exact diagram if it fits the work budget, else a three-valued one that does.
 
-1. **The exact pass** runs first, with its time predicted from the mass it decides (:mod:`.progress`).
+The budget is counted work (:mod:`.threshold`, "Work"), never the clock: every decision below is taken
+from the work counted at a counted state, so the same model, order and budget make the same diagram on any
+machine and under any load.
+
+1. **The exact pass** runs first, with its work predicted from the mass it decides (:mod:`.progress`).
    If it ends within the budget, the diagram is exact.
-2. If it is predicted not to fit (after :data:`~.progress.PREDICT_AFTER` of the budget), or stops at a
-   limit, **bounded rounds** follow, reusing every exact result the pass left in the caches. Round ``k``
-   sends each state that would need work and whose path mass (the probability, under the product of the
-   distribution's marginals, of the branch that reached it) is below ``theta_k = THETA0 / 4**k`` to the
-   terminal UNKNOWN; the rest is built exactly. A round costs about four times the one before (the states
-   of mass at least ``theta`` at a level are at most ``1 / theta``), so a round is only started if that
-   fits what is left of the budget, and one stopped by a limit is dropped. The last finished round gives
-   the diagram; a round that sends nothing to UNKNOWN is exact.
+2. If it is predicted not to fit (after :data:`~.progress.PREDICT_AFTER` of the budget), or uses the
+   budget up, or its diagrams reach ``max_nodes``, **bounded rounds** follow, reusing every exact result the
+   pass left in the caches. Round ``k`` sends each state that would need work and whose path mass (the
+   probability, under the product of the distribution's marginals, of the branch that reached it) is below
+   ``theta_k = THETA0 / 4**k`` to the terminal UNKNOWN; the rest is built exactly. A round costs about four
+   times the one before (the states of mass at least ``theta`` at a level are at most ``1 / theta``), so a
+   round is only started if its predicted work (the last round's times the growth seen) fits what is left of
+   the budget, and one stopped by the budget or ``max_nodes`` is dropped. The last finished round gives the
+   diagram; a round that sends nothing to UNKNOWN is exact.
+
+The guard's limits (wall clock and memory) are a safety net for a runaway, not the budget: when one of
+them stops the construction, the diagram depends on the machine's speed and load, and
+:attr:`BoundedBuild.reproducible` says so (the schedule still replays it).
 
 The states sent to UNKNOWN are the lightest the construction meets, so what is left unknown is the
 least probable part of the space it could not afford; its exact weight is counted on the diagram at the
 end (:mod:`kcxai.compilers._tables.bounds`).
 
-Same input, same answer: which passes ran and where each was stopped (the test and its number of
-states) is recorded as a *schedule*; given a schedule, the construction replays it and makes the same
-diagram, whatever the clock says.
+Which passes ran and where each was stopped (the test and its number of states) is recorded as a
+*schedule*; given a schedule, the construction replays it and makes the same diagram.
 """
 
 from __future__ import annotations
@@ -32,7 +40,7 @@ from kcxai.compilers._ensemble.progress import Monitor, Progress, Stopped
 from kcxai.compilers._limits import Guard, LimitHit
 from kcxai.functions import AdditiveTrees
 
-__all__ = ["BoundedBuild", "compile_bounded", "THETA0", "Step"]
+__all__ = ["BoundedBuild", "compile_bounded", "THETA0", "Step", "safety_message"]
 
 #: The path mass below which the first bounded round sends states to UNKNOWN.
 THETA0 = 1 / 128
@@ -63,7 +71,10 @@ class BoundedBuild:
     stopped : str
         Why the last pass stopped early ("" if none did).
     stats : dict
-        ``states``, ``source_nodes``, ``states_by_level``, ``nodes_by_level``.
+        ``states``, ``source_nodes``, ``states_by_level``, ``nodes_by_level``, ``work`` (counted).
+    reproducible : bool
+        False when a safety limit (the guard's wall clock or memory) stopped the construction: then the
+        diagram depends on the machine and its load.
     """
 
     diagram: EnsembleDiagram
@@ -73,17 +84,19 @@ class BoundedBuild:
     schedule: tuple[Step, ...]
     stopped: str
     stats: dict[str, Any]
+    reproducible: bool = True
 
 
 def _class_roots(diagram: EnsembleDiagram, roots: Sequence[int], negated: Sequence[bool]) -> list[int]:
     return [diagram.negate(r) if neg else r for r, neg in zip(roots, negated)]
 
 
-def compile_bounded(spec: AdditiveTrees, order: Sequence[int], guard: Guard, *,
-                    progress: Callable[[Progress], None] | None = None,
+def compile_bounded(spec: AdditiveTrees, order: Sequence[int], guard: Guard, *, max_work: int | None = None,
+                    max_nodes: int | None = None, progress: Callable[[Progress], None] | None = None,
                     schedule: Sequence[Step] | None = None, bottom: bool | None = None) -> BoundedBuild:
-    """The bounded construction of ``spec`` in ``order`` within ``guard``'s limits (see the module docstring),
-    or the replay of ``schedule``. ``bottom`` sets the vectors below the cut (see
+    """The bounded construction of ``spec`` in ``order`` within ``max_work`` units of work (``None``: the
+    exact pass, unbounded) and ``max_nodes`` (see the module docstring), under ``guard``'s safety limits; or
+    the replay of ``schedule``. ``bottom`` sets the vectors below the cut (see
     :class:`~kcxai.compilers._ensemble.threshold.Threshold`).
 
     Examples
@@ -95,57 +108,84 @@ def compile_bounded(spec: AdditiveTrees, order: Sequence[int], guard: Guard, *,
     >>> Leaf, Split = kcxai.Leaf, kcxai.Split
     >>> trees = [kcxai.DecisionTree(space, [0, 1], Split(n, {0: Leaf(0), 1: Leaf(1)})) for n in "abc"]
     >>> built = compile_bounded(RandomForest(space, [0, 1], trees).additive_trees(), (0, 1, 2),
-    ...                         Guard("bounded", None, 10.0))
-    >>> built.exact, built.schedule
-    (True, ((0.0, None, None),))
+    ...                         Guard("bounded", None, 10.0), max_work=100_000)
+    >>> built.exact, built.schedule, built.stats["work"]
+    (True, ((0.0, None, None),), 980)
     """
     out = EnsembleDiagram(spec.space, order, three_valued=True)
     stats: dict[str, Any] = {}
-    monitor = Monitor(guard, progress)
-    tests = Tests.prepare(spec, out, guard, stats, bottom=bottom, monitor=monitor)
+    monitor = Monitor(guard, progress, max_nodes=max_nodes)
+    tests = Tests.prepare(spec, out, guard, stats, bottom=bottom, monitor=monitor,
+                          max_work=None if schedule is not None else max_work)
     monitor.tests = tests
+    if max_nodes is not None and tests.size() > max_nodes:
+        raise Stopped(-1, 0, f"the trees' diagrams have {tests.size():,} nodes, more than max_nodes={max_nodes:,}")
     if schedule is not None:
         return _replay(tests, out, guard, monitor, schedule)
     steps: list[Step] = []
-    budget = guard.remaining_seconds
-    monitor.begin("exact", 0.0, None if budget == float("inf") else budget)
-    stopped = ""
+    monitor.begin("exact", 0.0, None if max_work is None else max_work - tests.work())
     try:
-        roots, negated = tests.run(guard)
+        roots, negated = tests.run(guard, 0.0, max_work)
         steps.append((0.0, None, None))
-        monitor.report()
-        return BoundedBuild(out, _class_roots(out, roots, negated), True, 0.0, tuple(steps), "", stats)
-    except (Stopped, LimitHit) as e:
+        return _done(tests, monitor, BoundedBuild(out, _class_roots(out, roots, negated), True, 0.0, tuple(steps),
+                                                  "", stats))
+    except Stopped as e:
         steps.append(_stopped_step(tests, 0.0))
         stopped = str(e)
+    except LimitHit as e:  # a safety limit: no round would fit what is left of it
+        steps.append(_stopped_step(tests, 0.0))
+        return _unsafe(tests, monitor, BoundedBuild(out, [UNKNOWN] * spec.n_classes, False, THETA0, tuple(steps),
+                                                    safety_message(e), stats))
     best: tuple[list[int], float] | None = None
-    theta, last, growth = THETA0, 0.0, SHRINK
+    theta, last, growth = THETA0, 0, SHRINK
     while True:
-        left = guard.remaining_seconds
-        if best is not None and last * growth > left:
-            stopped = (f"the next round (theta {theta:.3g}) was predicted to take {last * growth:.3g} s, "
-                       f"more than the {left:.3g} s left")
+        left = None if max_work is None else max_work - tests.work()
+        if best is not None and left is not None and last * growth > left:
+            stopped = (f"the next round (theta {theta:.3g}) was predicted to take {last * growth:,.0f} units of "
+                       f"work, more than the {left:,} left of the budget")
             break
         monitor.begin("bounded", theta, None)
-        t0 = guard.seconds
+        w0 = tests.work()
         try:
-            roots, negated = tests.run(guard, theta)
-        except (Stopped, LimitHit) as e:
+            roots, negated = tests.run(guard, theta, max_work)
+        except Stopped as e:
             steps.append(_stopped_step(tests, theta))
             stopped = str(e)
             break
+        except LimitHit as e:
+            steps.append(_stopped_step(tests, theta))
+            roots_, theta_ = best if best is not None else ([UNKNOWN] * spec.n_classes, THETA0)
+            return _unsafe(tests, monitor,
+                           BoundedBuild(out, roots_, False, theta_, tuple(steps), safety_message(e), stats))
         steps.append((theta, None, None))
-        monitor.report()
-        spent = guard.seconds - t0
+        spent = tests.work() - w0
         growth = max(2.0, spent / last) if last > 0 else SHRINK
         last = spent
         best = (_class_roots(out, roots, negated), theta)
         if not tests.unknown_states():
-            return BoundedBuild(out, best[0], True, theta, tuple(steps), "", stats)
+            return _done(tests, monitor, BoundedBuild(out, best[0], True, theta, tuple(steps), "", stats))
         theta /= SHRINK
     roots_, theta_ = best if best is not None else ([UNKNOWN] * spec.n_classes, THETA0)
+    return _done(tests, monitor, BoundedBuild(out, roots_, False, theta_, tuple(steps), stopped, stats))
+
+
+def _done(tests: Tests, monitor: Monitor, built: BoundedBuild) -> BoundedBuild:
+    """``built`` with the work counted, after the last progress report."""
+    built.stats["work"] = tests.work()
     monitor.report()
-    return BoundedBuild(out, roots_, False, theta_, tuple(steps), stopped, stats)
+    return built
+
+
+def _unsafe(tests: Tests, monitor: Monitor, built: BoundedBuild) -> BoundedBuild:
+    """``built``, stopped by a safety limit: not reproducible."""
+    built.reproducible = False
+    return _done(tests, monitor, built)
+
+
+def safety_message(e: LimitHit) -> str:
+    """What a result stopped by the safety limit ``e`` says."""
+    return (f"a safety limit stopped the construction, so this diagram depends on the machine's speed and load "
+            f"and is not reproducible (the schedule replays it): {e}")
 
 
 def _stopped_step(tests: Tests, theta: float) -> Step:
@@ -173,6 +213,7 @@ def _replay(tests: Tests, out: EnsembleDiagram, guard: Guard, monitor: Monitor,
         finally:
             if test is not None:
                 tests.runs[test][0].cap = None
+    tests.stats["work"] = tests.work()
     if best is None:
         return BoundedBuild(out, [UNKNOWN] * tests.spec.n_classes, False, THETA0, tuple(schedule), stopped,
                             tests.stats)

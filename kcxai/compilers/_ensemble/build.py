@@ -95,9 +95,11 @@ class Tests:
     @classmethod
     def prepare(cls, spec: AdditiveTrees, out: EnsembleDiagram, guard: Guard | None, stats: dict[str, Any],
                 values: Sequence[int | None] | None = None, bottom_points: int = BOTTOM_POINTS,
-                bottom: bool | None = None, monitor: Callable[[Threshold], None] | None = None) -> "Tests":
+                bottom: bool | None = None, monitor: Callable[[Threshold], None] | None = None,
+                max_work: int | None = None) -> "Tests":
         """Every test's trees as diagrams, followed down through the levels with a value in ``values`` (a
-        conditioned construction; ``None``: none)."""
+        conditioned construction; ``None``: none). Building them stops
+        (:class:`~kcxai.compilers._ensemble.progress.Stopped`) once their work reaches ``max_work``."""
         order = out.order
         level_of = [0] * spec.space.n_features
         for lv, f in enumerate(order):
@@ -113,8 +115,11 @@ class Tests:
         if guard is not None:
             guard.set_size(lambda: len(out) + sum(len(th.src.level) for th, _, _ in runs))
         fixed = {order[lv]: v for lv, v in enumerate(values) if v is not None} if values is not None else None
+        spent = 0
         for c, d in pairs:
-            src, roots, s0 = _sources(spec, c, d, out, level_of, guard, fixed)
+            cap = None if max_work is None else max_work - spent
+            src, roots, s0 = _sources(spec, c, d, out, level_of, guard, fixed, cap)
+            spent += src.work
             stats["source_nodes"] = stats.get("source_nodes", 0) + len(src.level)
             if values is not None:
                 roots, reached = src.descend(roots, values)
@@ -124,15 +129,30 @@ class Tests:
             runs.append((th, roots, s0))
         return cls(spec, out, pairs, runs, stats)
 
-    def run(self, guard: Guard | None, theta: float = 0.0) -> tuple[list[int], list[bool]]:
+    def run(self, guard: Guard | None, theta: float = 0.0, max_work: int | None = None) -> tuple[list[int], list[bool]]:
         """One pass over every test (exact with ``theta = 0``, else a bounded round): per class its root and
-        whether it is negated. :attr:`current` is the test running (when a limit or a monitor stops it)."""
+        whether it is negated. :attr:`current` is the test running (when a limit or a monitor stops it). The
+        pass stops (:class:`~kcxai.compilers._ensemble.progress.Stopped`) at the first state at which
+        :meth:`work` reaches ``max_work``."""
         nodes = []
         for j, (th, roots, s0) in enumerate(self.runs):
             self.current = j
-            nodes.append(th.run(roots, s0, theta))
+            th.work_cap = None if max_work is None else th.work + max_work - self.work()
+            try:
+                nodes.append(th.run(roots, s0, theta))
+            finally:
+                th.work_cap = None
         self.stats["states"] = sum(self.stats["states_by_level"])
         return self.classes(nodes, guard)
+
+    def work(self) -> int:
+        """The work counted so far (the trees' diagrams and every pass of every test), in the units of
+        :mod:`kcxai.compilers._ensemble.threshold` ("Work")."""
+        return sum(th.src.work + th.work for th, _, _ in self.runs)
+
+    def size(self) -> int:
+        """Nodes of the diagram and of the trees' diagrams."""
+        return len(self.out) + sum(len(th.src.level) for th, _, _ in self.runs)
 
     def unknown_states(self) -> int:
         """States sent to UNKNOWN by the last pass of every test."""
@@ -175,12 +195,14 @@ class Tests:
 
 
 def _sources(spec: AdditiveTrees, c: int, d: int, out: EnsembleDiagram, level_of: Sequence[int],
-             guard: Guard | None, fixed: Mapping[int, int] | None = None) -> tuple[Sources, list[int], int]:
+             guard: Guard | None, fixed: Mapping[int, int] | None = None,
+             work_cap: int | None = None) -> tuple[Sources, list[int], int]:
     """The trees of ``score_c >= score_d`` (restricted to ``x_f = fixed[f]``) as a sealed :class:`Sources`, their
     root residuals (trees that are leaves and constant trees go to the partial sum) and the starting partial
     sum."""
     diffs, s0 = scaled_differences(spec, c, d)
     src = Sources(out.sizes, level_of, guard)
+    src.work_cap = work_cap
     roots = []
     for tree, values in zip(spec.trees, diffs):
         if len(set(values)) == 1:
@@ -191,6 +213,7 @@ def _sources(spec: AdditiveTrees, c: int, d: int, out: EnsembleDiagram, level_of
             s0 += src.lo[r]
         else:
             roots.append(r)
+    src.work_cap = None
     return src, src.seal(roots), s0
 
 

@@ -6,6 +6,10 @@ the diagram is built over the free features only. Such a diagram is much smaller
 and it answers exactly every query whose fixed set contains ``S`` (the instance's values there). Built
 with one more feature ``i`` placed just below ``S`` in the order, it also answers ``S \\ {i}``: what a
 deletion loop asks next.
+
+Whether it fits is decided from counted nodes (the diagram's and the trees' own, checked every 1,024 states
+and at the end), never from the clock, so a query gets the same answer on any machine; ``max_seconds``
+and ``max_memory`` are safety limits only.
 """
 
 from __future__ import annotations
@@ -16,7 +20,8 @@ from typing import Any
 
 from kcxai.arithmetic import Weight
 from kcxai.compilers._ensemble.build import BuiltEnsemble, compile_additive, conditioned_order
-from kcxai.compilers._limits import DEFAULT_MAX_MEMORY, DEFAULT_MAX_NODES, Guard
+from kcxai.compilers._ensemble.threshold import Threshold
+from kcxai.compilers._limits import DEFAULT_MAX_MEMORY, DEFAULT_MAX_NODES, Guard, LimitHit
 from kcxai.compilers._tables.diagram import diagram_oracle
 from kcxai._types import Point
 
@@ -65,7 +70,9 @@ def conditioned_counts(model: Any, point: Point, label: int, fixed: Iterable[int
     Raises
     ------
     CompilationLimitError
-        If the conditioned compilation does not fit the limits.
+        If the conditioned compilation does not fit the limits: more than ``max_nodes`` nodes (counted
+        at every 1,024th state and at the end: the same on every machine), or the safety limits
+        ``max_seconds`` and ``max_memory``.
 
     Examples
     --------
@@ -79,14 +86,17 @@ def conditioned_counts(model: Any, point: Point, label: int, fixed: Iterable[int
     """
     fixed = frozenset(fixed)
     space = model.space
-    guard = Guard("conditioned ensemble", max_nodes, max_seconds, max_memory)
+    guard = Guard("conditioned ensemble", None, max_seconds, max_memory)  # nodes: counted below, not polled
     guard.phase = "building the conditioned ensemble's diagram"
     spec = model.additive_trees()
     cond = sorted(fixed - {free}) if free is not None else sorted(fixed)
     order = conditioned_order(spec, cond + ([free] if free is not None and free in fixed else []))
     counts: dict[str, Any] = {}
-    diagram, roots, negated = compile_additive(spec, order, guard, counts, fixed={f: point[f] for f in cond})
+    diagram, roots, negated = compile_additive(spec, order, guard, counts, fixed={f: point[f] for f in cond},
+                                               monitor=None if max_nodes is None else _NodeCount(max_nodes))
     guard.set_size(None)
+    if max_nodes is not None and len(diagram) + counts.get("source_nodes", 0) > max_nodes:
+        raise _NodeCount(max_nodes).hit(len(diagram) + counts.get("source_nodes", 0))
     built = BuiltEnsemble(tuple(order), diagram, roots, negated, guard.seconds, counts)
     table = built.table(space)
     oracle = diagram_oracle("obdd", space, table)
@@ -99,3 +109,19 @@ def conditioned_counts(model: Any, point: Point, label: int, fixed: Iterable[int
         consistent_freed = dist.consistent_weight(point, fixed - {free})
     return ConditionedCounts(fixed, disagree, dist.consistent_weight(point, fixed), freed, disagree_freed,
                              consistent_freed, table.n_nodes, guard.seconds)
+
+
+class _NodeCount:
+    """A construction's monitor stopping it once the diagram and the running test's trees pass ``max_nodes``."""
+
+    def __init__(self, max_nodes: int) -> None:
+        self.max_nodes = max_nodes
+
+    def __call__(self, th: Threshold) -> None:
+        nodes = len(th.out) + len(th.src.level)
+        if nodes > self.max_nodes:
+            raise self.hit(nodes)
+
+    def hit(self, nodes: int) -> LimitHit:
+        return LimitHit(f"Compiling the conditioned ensemble exceeded max_nodes={self.max_nodes:,}: {nodes:,} nodes "
+                        f"(counted, the same on every machine).", "max_nodes")

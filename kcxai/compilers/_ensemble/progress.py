@@ -2,15 +2,17 @@
 
 Every state of the construction carries its path mass (:mod:`.threshold`), and every branch that ends
 (decided by the interval test, found in a cache, or built) adds it to the mass decided. The fraction
-of the mass decided grows to 1 as the pass ends, so ``seconds / done`` extrapolates the pass's time. It
-overestimates (later branches find more in the caches: GradientBoosting 100x3 on adult predicted 43 s
-after 7 s and took 32 s), which is the safe side for stopping a pass that would not fit.
+of the mass decided grows to 1 as the pass ends, so ``work / done`` extrapolates the pass's work (counted
+as in :mod:`.threshold`, "Work"). It overestimates (later branches find more in the caches:
+GradientBoosting 100x3 on adult predicted 43 s after 7 s and took 32 s), which is the safe side for
+stopping a pass that would not fit.
 
 :class:`Monitor` is called by the construction every 1,024 states: it reports :class:`Progress` to a
-callback (a progress bar), stops the exact pass when its prediction exceeds the budget, and stops a
-pass at a given number of states (to replay a recorded schedule). The exact pass is stopped when its
-prediction exceeds the budget by a margin that shrinks from 2x (at :data:`PREDICT_AFTER` of the budget)
-to none (at the end): early predictions are the least reliable.
+callback (a progress bar), stops the exact pass when its predicted work exceeds the budget, and stops a
+pass whose diagram has grown past ``max_nodes``. The exact pass is stopped when its prediction exceeds the
+budget by a margin that shrinks from 2x (at :data:`PREDICT_AFTER` of the budget) to none (at the end):
+early predictions are the least reliable. Every decision is taken from counted work and nodes, at counted
+states, so it is the same whatever the clock says; only the progress reports read the clock.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from kcxai.compilers._limits import Guard
 
 __all__ = ["Progress", "Monitor", "Stopped", "PREDICT_AFTER"]
 
-#: The exact pass is judged once this fraction of its budget has passed (earlier predictions swing).
+#: The exact pass is judged once this fraction of its work budget is spent (earlier predictions swing).
 PREDICT_AFTER = 0.05
 
 
@@ -50,6 +52,8 @@ class Progress:
         Diagram nodes made so far.
     states : int
         States expanded so far.
+    work : int
+        Work counted so far (:mod:`.threshold`, "Work"): what the budget of a bounded construction is set in.
     """
 
     phase: str
@@ -59,6 +63,7 @@ class Progress:
     theta: float
     nodes: int
     states: int
+    work: int = 0
 
 
 class Monitor:
@@ -67,28 +72,34 @@ class Monitor:
     Parameters
     ----------
     guard : Guard
-        Its clock (``seconds``) is the compilation's.
+        Its clock (``seconds``) is the compilation's (progress reports only).
     callback : callable or None
         Given a :class:`Progress` at most every ``every`` seconds.
     every : float
+    max_nodes : int or None
+        Nodes of the diagram and the trees' diagrams at which a pass is stopped.
     """
 
-    def __init__(self, guard: Guard, callback: Callable[[Progress], None] | None, every: float = 0.25) -> None:
+    def __init__(self, guard: Guard, callback: Callable[[Progress], None] | None, every: float = 0.25,
+                 max_nodes: int | None = None) -> None:
         self.guard = guard
         self.callback = callback
         self.every = every
+        self.max_nodes = max_nodes
         self.tests: Tests | None = None
         self.phase = "exact"
         self.theta = 0.0
-        self.budget: float | None = None
+        self.budget: int | None = None
         self.started = 0.0
+        self.started_work = 0
         self._next = 0.0
 
-    def begin(self, phase: str, theta: float, budget: float | None) -> None:
-        """A new pass: ``budget`` seconds (from now) within which the exact pass must be predicted to end
+    def begin(self, phase: str, theta: float, budget: int | None) -> None:
+        """A new pass: ``budget`` units of work (from now) within which the exact pass must be predicted to end
         (``None``: no prediction)."""
         self.phase, self.theta, self.budget = phase, theta, budget
         self.started = self.guard.seconds
+        self.started_work = self.tests.work() if self.tests is not None else 0
 
     def progress(self, th: Threshold | None = None) -> Progress:
         """The progress now (``th``: the running test)."""
@@ -101,7 +112,8 @@ class Monitor:
         predicted = spent / done if done > 0 else math.inf
         nodes = len(tests.out) if tests is not None else 0
         states = sum(tests.stats.get("states_by_level", ())) if tests is not None else 0
-        return Progress(self.phase, done, seconds, predicted, self.theta, nodes, states)
+        work = tests.work() if tests is not None else 0
+        return Progress(self.phase, done, seconds, predicted, self.theta, nodes, states, work)
 
     def report(self, th: Threshold | None = None) -> None:
         """Give the callback the progress now."""
@@ -110,17 +122,19 @@ class Monitor:
             self._next = self.guard.seconds + self.every
 
     def __call__(self, th: Threshold) -> None:
-        if self.budget is None and self.callback is None:
-            return
-        now = self.guard.seconds
-        spent = now - self.started
-        if self.budget is not None and spent >= PREDICT_AFTER * self.budget:
-            p = self.progress(th)
-            if p.predicted_seconds > self.budget * (2 - spent / self.budget):  # the margin shrinks to none
-                tests = self.tests
-                index = tests.index(th) if tests is not None else 0
-                raise Stopped(index, th.ticks, f"the exact pass was predicted to take {p.predicted_seconds:.3g} s "
-                                               f"({p.done:.2%} of the mass decided in {spent:.3g} s), "
-                                               f"more than its {self.budget:.3g} s")
-        if self.callback is not None and now >= self._next:
+        tests = self.tests
+        if tests is not None and self.max_nodes is not None and tests.size() > self.max_nodes:
+            raise Stopped(tests.index(th), th.ticks, f"the diagrams reached max_nodes={self.max_nodes:,} "
+                                                     f"({tests.size():,} nodes)")
+        if self.budget is not None and tests is not None:
+            spent = tests.work() - self.started_work
+            if spent >= PREDICT_AFTER * self.budget:
+                done = tests.done(tests.index(th), th)
+                predicted = spent / done if done > 0 else math.inf
+                if predicted > self.budget * (2 - spent / self.budget):  # the margin shrinks to none
+                    raise Stopped(tests.index(th), th.ticks,
+                                  f"the exact pass was predicted to take {predicted:,.0f} units of work "
+                                  f"({done:.2%} of the mass decided in {spent:,}), more than its "
+                                  f"{self.budget:,}")
+        if self.callback is not None and self.guard.seconds >= self._next:
             self.report(th)

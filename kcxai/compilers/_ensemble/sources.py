@@ -17,11 +17,19 @@ from typing import Any
 
 import numpy as np
 
+from kcxai.compilers._ensemble.progress import Stopped
 from kcxai.compilers._limits import Guard
 from kcxai.compilers._tables.base import recursion
 from kcxai.functions import AdditiveTrees
 
-__all__ = ["Sources", "Residuals", "scaled_differences"]
+__all__ = ["Sources", "Residuals", "scaled_differences", "SOURCE_WORK", "MASK_WORK"]
+
+#: Units of work (:mod:`kcxai.compilers._ensemble.threshold`, "Work") of one value of a feature looked at
+#: while the trees' diagrams are built.
+SOURCE_WORK = 6
+#: Units of work of one test of a tree path read into the table of allowed values (one numpy row operation,
+#: about 5 µs whatever the number of values: measured on the default RandomForest behind adult's pipeline).
+MASK_WORK = 64
 
 #: A state's residual trees: node numbers of the shared source table, sorted (hence by level).
 Residuals = tuple[int, ...]
@@ -54,6 +62,10 @@ class Sources:
         self.start: list[int] = []
         #: after :meth:`seal`, per node its child for each value of its level's feature
         self.vchild: list[tuple[int, ...]] = []
+        #: work counted so far (units of :mod:`kcxai.compilers._ensemble.threshold`'s "Work": :data:`SOURCE_WORK`
+        #: per value of a feature looked at), and the work at which building stops (``None``: no limit)
+        self.work = 0
+        self.work_cap: int | None = None
 
     def leaf(self, value: int) -> int:
         key = ("leaf", value)
@@ -118,6 +130,7 @@ class Sources:
                     child = seen[c] = build(j + 1, c)
                 by[child] = by.get(child, 0) | 1 << value
             got = memo[key] = self.make(levels[j], by)
+            self._count(SOURCE_WORK * len(cols))
             if self.guard is not None:
                 self.guard.tick()
             return got
@@ -143,6 +156,7 @@ class Sources:
                 if table is None:
                     table = tables[lv] = np.ones((n, self.sizes[lv]), dtype=bool)
                 table[k] &= _bits(mask, self.sizes[lv])
+                self._count(MASK_WORK)
             if self.guard is not None:
                 self.guard.step()
         out: dict[int, list[int]] = {}
@@ -150,6 +164,12 @@ class Sources:
             packed = np.packbits(table, axis=0, bitorder="little")  # (ceil(n / 8), values)
             out[lv] = [int.from_bytes(packed[:, v].tobytes(), "little") for v in range(table.shape[1])]
         return out
+
+    def _count(self, work: int) -> None:
+        """Count ``work``; stop (:class:`~kcxai.compilers._ensemble.progress.Stopped`) at :attr:`work_cap`."""
+        self.work += work
+        if self.work_cap is not None and self.work >= self.work_cap:
+            raise Stopped(-1, 0, f"building the trees' diagrams took the whole work budget ({self.work_cap:,} units)")
 
     def seal(self, roots: Sequence[int]) -> list[int]:
         """Number the nodes by level (terminals last); returns ``roots`` renumbered."""
@@ -165,6 +185,7 @@ class Sources:
         self.start = [bisect_left(self.level, lv) for lv in range(self.n_levels + 2)]
         self._unique.clear()
         self.vchild = [self._children(u) for u in range(n)]
+        self.work += SOURCE_WORK * sum(self.sizes[lv] for lv in self.level if lv < self.n_levels)
         return [new[r] for r in roots]
 
     def _children(self, u: int) -> tuple[int, ...]:
