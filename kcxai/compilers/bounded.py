@@ -70,7 +70,8 @@ from kcxai._params import NONE, POSITIVE_INT, Range, check
 from kcxai.compilers._ensemble import ensemble_order, is_additive
 from kcxai.compilers._ensemble.bounded import BoundedBuild, compile_bounded, safety_message
 from kcxai.compilers._ensemble.diagram import FALSE, TRUE, UNKNOWN, EnsembleDiagram
-from kcxai.compilers._ensemble.progress import Progress, Stopped
+from kcxai.compilers._ensemble.progress import Progress
+from kcxai.compilers._ensemble.stopped import Stopped
 from kcxai.compilers._limits import DEFAULT_MAX_MEMORY, DEFAULT_MAX_NODES, Guard, LimitHit, advice
 from kcxai.compilers._orders import OrderSpec, check_order, feature_order
 from kcxai.compilers._tables.bounds import DiagramBoundsOracle

@@ -21,7 +21,7 @@ import kcxai
 from kcxai.compilers import _limits, bounded
 from kcxai.compilers._ensemble import ensemble_order
 from kcxai.compilers._ensemble.bounded import compile_bounded
-from kcxai.compilers._ensemble.progress import Stopped
+from kcxai.compilers._ensemble.stopped import Stopped
 from kcxai.compilers._ensemble.threshold import BRANCH_WORK
 from kcxai.compilers._limits import Guard
 from kcxai.models import RandomForest

@@ -36,7 +36,8 @@ from typing import Any
 
 from kcxai.compilers._ensemble.build import Tests
 from kcxai.compilers._ensemble.diagram import UNKNOWN, EnsembleDiagram
-from kcxai.compilers._ensemble.progress import Monitor, Progress, Stopped
+from kcxai.compilers._ensemble.progress import Monitor, Progress
+from kcxai.compilers._ensemble.stopped import Stopped
 from kcxai.compilers._limits import Guard, LimitHit
 from kcxai.functions import AdditiveTrees
 

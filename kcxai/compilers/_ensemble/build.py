@@ -99,7 +99,7 @@ class Tests:
                 max_work: int | None = None) -> "Tests":
         """Every test's trees as diagrams, followed down through the levels with a value in ``values`` (a
         conditioned construction; ``None``: none). Building them stops
-        (:class:`~kcxai.compilers._ensemble.progress.Stopped`) once their work reaches ``max_work``."""
+        (:class:`~kcxai.compilers._ensemble.stopped.Stopped`) once their work reaches ``max_work``."""
         order = out.order
         level_of = [0] * spec.space.n_features
         for lv, f in enumerate(order):
@@ -132,7 +132,7 @@ class Tests:
     def run(self, guard: Guard | None, theta: float = 0.0, max_work: int | None = None) -> tuple[list[int], list[bool]]:
         """One pass over every test (exact with ``theta = 0``, else a bounded round): per class its root and
         whether it is negated. :attr:`current` is the test running (when a limit or a monitor stops it). The
-        pass stops (:class:`~kcxai.compilers._ensemble.progress.Stopped`) at the first state at which
+        pass stops (:class:`~kcxai.compilers._ensemble.stopped.Stopped`) at the first state at which
         :meth:`work` reaches ``max_work``."""
         nodes = []
         for j, (th, roots, s0) in enumerate(self.runs):

@@ -22,10 +22,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from kcxai.compilers._ensemble.build import Tests
-from kcxai.compilers._ensemble.threshold import Stopped, Threshold
+from kcxai.compilers._ensemble.stopped import Stopped
+from kcxai.compilers._ensemble.threshold import Threshold
 from kcxai.compilers._limits import Guard
 
-__all__ = ["Progress", "Monitor", "Stopped", "PREDICT_AFTER"]
+__all__ = ["Progress", "Monitor", "PREDICT_AFTER"]
 
 #: The exact pass is judged once this fraction of its work budget is spent (earlier predictions swing).
 PREDICT_AFTER = 0.05

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from kcxai.compilers._ensemble.progress import Stopped
+from kcxai.compilers._ensemble.stopped import Stopped
 from kcxai.compilers._limits import Guard
 from kcxai.compilers._tables.base import recursion
 from kcxai.functions import AdditiveTrees
@@ -166,7 +166,7 @@ class Sources:
         return out
 
     def _count(self, work: int) -> None:
-        """Count ``work``; stop (:class:`~kcxai.compilers._ensemble.progress.Stopped`) at :attr:`work_cap`."""
+        """Count ``work``; stop (:class:`~kcxai.compilers._ensemble.stopped.Stopped`) at :attr:`work_cap`."""
         self.work += work
         if self.work_cap is not None and self.work >= self.work_cap:
             raise Stopped(-1, 0, f"building the trees' diagrams took the whole work budget ({self.work_cap:,} units)")

@@ -55,10 +55,11 @@ from typing import Any
 from kcxai.compilers._ensemble.bottom import BOTTOM_POINTS, Bottom, cut_level
 from kcxai.compilers._ensemble.diagram import FALSE, TRUE, UNKNOWN, EnsembleDiagram
 from kcxai.compilers._ensemble.sources import Residuals, Sources
+from kcxai.compilers._ensemble.stopped import Stopped
 from kcxai.compilers._limits import Guard
 from kcxai.compilers._tables.base import recursion
 
-__all__ = ["Entry", "Threshold", "Stopped", "PROBE_STATES", "BRANCH_WORK"]
+__all__ = ["Entry", "Threshold", "PROBE_STATES", "BRANCH_WORK"]
 
 _INF = math.inf
 
@@ -66,15 +67,6 @@ _INF = math.inf
 PROBE_STATES = 16384
 #: Units of work (see "Work" in the module docstring) of one branch of a state expanded.
 BRANCH_WORK = 64
-
-
-class Stopped(Exception):
-    """A pass stopped early, by its monitor (:class:`~kcxai.compilers._ensemble.progress.Monitor`) or at a
-    recorded number of states: test ``test`` of the construction, after ``ticks`` states of it."""
-
-    def __init__(self, test: int, ticks: int, why: str) -> None:
-        super().__init__(why)
-        self.test, self.ticks, self.why = test, ticks, why
 
 
 class Entry:
