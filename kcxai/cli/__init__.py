@@ -29,16 +29,13 @@ from kcxai.cli._experiment import add_subparser as _add_experiment
 from kcxai.cli._explain_csv import _read_csv
 from kcxai.cli._explain_csv import add_subparser as _add_explain_csv
 from kcxai.cli._instance import parse_features, parse_instance
-from kcxai.datasets import load_dataset, reference_tree, running_example_tree
+from kcxai.cli._models import BUNDLED, load_cli_model
+from kcxai.datasets import load_dataset
 from kcxai.engines import LANGUAGES
 from kcxai.engines._registry import languages_markdown
 from kcxai.explain._methods import METHODS, resolve_method
-from kcxai.models import Classifier, DecisionTree, load_model
 
 __all__ = ["main", "parse_instance"]
-
-#: Models shipped with kcxai that ``MODEL`` can name as ``bundled:<name>``.
-BUNDLED = ("running_example", "SKL14", "IAI12", "IAI14")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -56,27 +53,6 @@ def _one_line(message: str) -> str:
 
 
 # -- shared helpers ---------------------------------------------------------------
-
-
-def _load_model(model: str, map_file: str | None) -> Classifier:
-    """A kcxai model from a JSON file, a ``.dt`` + ``.map`` pair or ``bundled:<name>``."""
-    if model.startswith("bundled:"):
-        name = model[len("bundled:"):]
-        if map_file is not None:
-            raise InvalidInputError(f"MODEL {model!r} is bundled: it takes no MAP file. Got {map_file!r}.")
-        if name == "running_example":
-            return running_example_tree()
-        if name in BUNDLED:
-            return reference_tree(name)
-        raise InvalidInputError(
-            f"Unknown bundled model {name!r}; the bundled models are {['bundled:' + b for b in BUNDLED]}.")
-    if map_file is not None:
-        return DecisionTree.from_dt(model, map_file)
-    if model.lower().endswith(".dt"):
-        raise InvalidInputError(
-            f"MODEL {model!r} looks like a .dt tree: give its .map file as the second argument "
-            f"(kcxai ... {model} {model[:-3]}.map).")
-    return load_model(model)  # file and format errors are KcxaiErrors naming the path
 
 
 def _plain(x: Any) -> Any:
@@ -209,7 +185,7 @@ def _add_demo(sub: Any) -> None:
 
 def _explain(args: argparse.Namespace) -> int:
 
-    model = _load_model(args.model, args.map)
+    model = load_cli_model(args.model, args.map)
     space = model.space
     instance = parse_instance(space, args.instance, values=args.values)
     m, bound = resolve_method(args.method, delta=args.delta, precision=args.precision)
@@ -280,7 +256,7 @@ def _add_explain(sub: Any) -> None:
 
 
 def _score(args: argparse.Namespace) -> int:
-    model = _load_model(args.model, args.map)
+    model = load_cli_model(args.model, args.map)
     explainer = kcxai.Explainer(model, language=args.language, fit_budget=fit_budget_of(args))
     rows = None
     if args.data is not None:
@@ -321,7 +297,7 @@ def _add_score(sub: Any) -> None:
 
 
 def _compile(args: argparse.Namespace) -> int:
-    model = _load_model(args.model, args.map)
+    model = load_cli_model(args.model, args.map)
     rows = []
     for language in args.language:
         c = kcxai.compile_model(model, language)

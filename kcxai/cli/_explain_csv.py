@@ -34,6 +34,7 @@ from typing import IO, Any
 import kcxai
 from kcxai._errors import InvalidInputError, MissingDependencyError, WorkerError
 from kcxai._files import atomic_writer
+from kcxai.cli._models import load_cli_model
 from kcxai.cli._args import add_fit_budget_arg, add_method_args, fit_budget_of, positive_int
 from kcxai.explain._methods import resolve_method
 from kcxai.explanation_set import FRAME_COLUMNS
@@ -378,14 +379,13 @@ def _done(out: str, kind: str) -> tuple[set[str], set[int]]:
 
 def explain_csv(args: argparse.Namespace) -> int:
     """Run ``kcxai explain-csv`` (see :func:`add_subparser`)."""
-    from kcxai.cli import _load_model  # kcxai.cli imports this module: the model loader is read when run
 
     kind = output_format(args.out)  # an unsupported name, or Parquet without pyarrow: refused before any work
     if args.resume and kind not in RESUMABLE:
         raise InvalidInputError(f"'--resume' needs a .csv or .jsonl --out (rows appended as they are written). "
                                 f"Got {args.out!r} ({kind}) instead.")
     m, bound = resolve_method(args.method, delta=args.delta, precision=args.precision)  # before reading DATA
-    model = _load_model(args.model, None)
+    model = load_cli_model(args.model, None)
     pieces = read_pieces(args.data, args.chunk_rows, args.id)
     explainer = kcxai.Explainer(model, language=args.language, fit_budget=fit_budget_of(args))
     options = {} if args.max_seconds is None else {"max_seconds": args.max_seconds}
