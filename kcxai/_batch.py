@@ -311,8 +311,9 @@ class _Source:
 
 class _Joblib:
     """Chunks sent to the active joblib backend's workers, the job with each, as one stream: joblib dispatches
-    :data:`WINDOW_PER_WORKER` chunks a worker ahead (``pre_dispatch``) and the next chunk as soon as one
-    returns, so no worker waits for the slowest chunk of a round, and the chunks are read a window ahead at most."""
+    :data:`WINDOW_PER_WORKER` chunks a worker at the start (``pre_dispatch``) and the next chunk as soon as one
+    returns, so no worker waits for the slowest chunk of a round; the chunks are read about one chunk a worker
+    beyond that window (joblib's own queue)."""
 
     def __init__(self, job: Job, parallel: Any, workers: int, packed: bool) -> None:
         import joblib  # loaded when workers are asked for
@@ -348,12 +349,13 @@ class _Joblib:
         except KcxaiError:
             raise
         except Exception as err:  # the pool itself failed (a worker process killed): which chunk is not said
-            raise _failed(k, [row for c in sent for row in c], err, self.where, chunks=max(1, len(sent))) from err
+            pending = list(sent)  # joblib's thread may still add one chunk: a copy, not the deque it changes
+            raise _failed(k, [row for c in pending for row in c], err, self.where, chunks=max(1, len(pending))) from err
         finally:
             close = getattr(results, "close", None)
             if close is not None:  # a stream left early: joblib stops dispatching its chunks
-                with warnings.catch_warnings():  # its count of the tasks done and not read: the caller's choice
-                    warnings.filterwarnings("ignore", message=r".*tasks .*not used", category=UserWarning)
+                with warnings.catch_warnings():  # its count of the tasks done and not read, or cancelled: the
+                    warnings.filterwarnings("ignore", category=UserWarning, module=r"joblib\.")  # caller's choice
                     close()
         source.raise_error()
 

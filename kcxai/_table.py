@@ -108,8 +108,11 @@ class ColumnReader:
         """:data:`~kcxai.MISSING`, or the error for a missing cell in row ``rid``."""
         if self.missing:
             return MISSING
-        raise InvalidInputError(f"Column {self.column!r} has a missing value (NaN/None) in row {rid!r}; "
-                                f"{self.if_missing}.")
+        raise self._missing_error(rid)
+
+    def _missing_error(self, rid: Any) -> InvalidInputError:
+        return InvalidInputError(f"Column {self.column!r} has a missing value (NaN/None) in row {rid!r}; "
+                                 f"{self.if_missing}.")
 
     def _categories_at_once(self, cells: Sequence[Any], ids: Sequence[Any]) -> list[Any] | None:
         """The domain values of a category column's cells, each distinct cell looked up once (``pd.factorize``);
@@ -142,8 +145,8 @@ class ColumnReader:
         if wrong.any():  # the first bad row, in row order, gets the cell-by-cell path's error
             k = int(np.argmax(wrong))
             x = _py(cells[k])
-            if is_missing(x) or x is MISSING:
-                return [self._missing_cell(ids[k])]
+            if is_missing(x) or x is MISSING:  # only an error here: the column has no missing value
+                raise self._missing_error(ids[k])
             raise InvalidInputError(
                 f"Column {self.column!r} has the unknown category {x!r} in row {ids[k]!r}; the model knows "
                 f"{_shown(self.categories)}.{' ' + self.if_unknown if self.if_unknown else ''}")

@@ -187,7 +187,8 @@ class CnfBuilder:
 
     def value_in(self, feature: int, mask: int) -> int:
         key = (feature, mask)
-        got = self._lits.get(key)
+        # True and 1.0 hash like 1: only plain ints may be looked up; others are checked (and refused) below
+        got = self._lits.get(key) if type(feature) is int and type(mask) is int else None
         if got is None:
             got = self._lits[key] = encoded_literal(self.enc, feature, mask, false=FALSE, cube=self._cube,
                                                     either=self.disj, negate=self.neg)

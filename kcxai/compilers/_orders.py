@@ -92,7 +92,8 @@ class ProbeBuilder:
 
     def value_in(self, feature: int, mask: int) -> int:
         key = (feature, mask)
-        got = self._lits.get(key)
+        # True and 1.0 hash like 1: only plain ints may be looked up; others are checked (and refused) below
+        got = self._lits.get(key) if type(feature) is int and type(mask) is int else None
         if got is None:
             check_literal(self.space, feature, mask)
             got = self._lits[key] = self._new(feature, ())

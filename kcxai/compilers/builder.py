@@ -180,7 +180,8 @@ class DiagramBuilder(Generic[H]):
 
     def value_in(self, feature: int, mask: int) -> H:
         key = (feature, mask)
-        got = self._lits.get(key)
+        # True and 1.0 hash like 1: only plain ints may be looked up; others are checked (and refused) below
+        got = self._lits.get(key) if type(feature) is int and type(mask) is int else None
         if got is None:
             got = self._lits[key] = encoded_literal(self.enc, feature, mask, false=self.false(), cube=self._cube,
                                                     either=_or, negate=_invert)

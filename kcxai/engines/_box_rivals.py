@@ -92,8 +92,9 @@ class Rival:
 
     def float_limit(self, base: int) -> float:
         """The largest float sum of :attr:`value_table`'s values (a guide: a descent or a sweep) that may still
-        leave ``base`` plus the exact sum at most :attr:`threshold`; a sum above it holds no counterexample.
-        Half a unit above the exact limit (int64 sums rounded to floats), plus :attr:`slack`."""
+        leave ``base`` plus the exact sum at most :attr:`threshold`: half a unit above the exact limit, plus
+        :attr:`slack`. A guide, not a proof (int64 sums near 2**62 round by more than that); every point it
+        lets through is checked exactly."""
         return self.to_float(self.threshold - base) + (self.slack or 0.0) + 0.5
 
     def exact_total(self, ranks: IntArray) -> int:

@@ -13,9 +13,7 @@ Boxes are evaluated and split in batches (:class:`BoxBatch`: the boxes of a batc
 numpy arrays, their rows grouped by box), depth first, the batch width doubling from 1 to
 :attr:`BoxSearch.WIDTH` as a search grows long. Counterexamples are also guessed by steepest descent on
 the margin (:mod:`kcxai.engines._box_descent`): from the instance, and from seeded random points of the
-root box as a search grows long. (A point of the root box voted by its leaves was tried before the first
-split until 2026-11-28: once the engine guessed from earlier counterexamples, it found 2 of 42 on adult
-and cost 10% of the time; ``docs/results.md``.)
+root box as a search grows long.
 """
 
 from __future__ import annotations

@@ -277,8 +277,10 @@ class EnsembleBox:
         self._witness = None
         return False
 
-    def _found(self, witness: Point, earlier: list[Point], keep: int = EARLIER) -> bool:
-        """Answer ``True`` with ``witness``, kept as the newest of ``earlier`` (at most ``keep``)."""
+    def _found(self, witness: Point, earlier: list[Point], keep: int | None = None) -> bool:
+        """Answer ``True`` with ``witness``, kept as the newest of ``earlier`` (at most ``keep``, default
+        :attr:`EARLIER`)."""
+        keep = self.EARLIER if keep is None else keep
         self._witness = witness
         if witness in earlier:
             earlier.remove(witness)
@@ -397,9 +399,11 @@ class EnsembleBox:
         return {i for i in features if found[i] != point[i]}
 
     def restart(self) -> None:
-        """Forget the regions proven by the last explanation's queries (the :class:`DecisionEngine` protocol):
-        they carve later searches' root boxes and so choose their counterexamples, which must depend on one
-        explanation's own queries only; and restart the SAT solver asked first, asked again."""
+        """Forget what the last explanation's queries found (the :class:`DecisionEngine` protocol): the regions
+        they proved (which carve later searches' root boxes) and their counterexamples (tried first by later
+        queries and box queries), since both choose the counterexamples returned, which must depend on one
+        explanation's own queries only; and restart the SAT solver asked first, asked again. The per-feature
+        leaf columns (:meth:`meets_range`'s) stay: they depend on the model only."""
         self._proven = None
         self._earlier = None
         self._box_earlier = {}

@@ -125,3 +125,7 @@ def test_every_builder_refuses_the_same_literals(which: int, feature: object, ma
     builder = _builders(space)[which]
     with pytest.raises(InvalidInputError, match=f"value_in: {named} must be"):
         builder.value_in(feature, mask)  # type: ignore[attr-defined]
+    warm = _builders(space)[which]  # a builder that already holds the literals these keys hash like: no cached bypass
+    warm.value_in(0, 1), warm.value_in(1, 1), warm.value_in(0, 0)  # type: ignore[attr-defined]
+    with pytest.raises(InvalidInputError, match=f"value_in: {named} must be"):
+        warm.value_in(feature, mask)  # type: ignore[attr-defined]
