@@ -249,8 +249,10 @@ class Prover:
         self.proof = Proof()
         #: Boxes the branch and bound may still evaluate for this query's tests (:attr:`RefineBudget.query_boxes`).
         self.boxes_left = self.budget.query_boxes
-        #: Per fixed set, the tightest proven bounds on its weight found so far (equal once counted).
-        self._known: dict[frozenset[int], tuple[Weight, Weight]] = {}
+        #: Per fixed set, the tightest proven bounds on its weight found so far (equal once counted); all the
+        #: features fixed leave the instance alone, which gets its own class.
+        zero, everything = self.space.arith.zero, frozenset(range(self.space.n_features))
+        self._known: dict[frozenset[int], tuple[Weight, Weight]] = {everything: (zero, zero)}
         #: Fixed sets whose conditioned compile did not fit: a subset of one is not tried (fixing fewer
         #: features leaves more of every tree).
         self._too_big: list[frozenset[int]] = []
@@ -281,17 +283,13 @@ class Prover:
         why = "box none"
         if self.model is not None and self.boxes_left > 0:
             c = time.process_time()
-            box = box_bounds_of(self.model).decide(
-                point_box(self.space, self.point, test.fixed), self.label, test.limit, deadline=self.deadline,
-                max_boxes=min(self.budget.box_boxes, self.boxes_left))
+            lower, upper, stopped = self._box(test, lower, upper)
             self.proof.cpu["box"] += time.process_time() - c
-            self.boxes_left -= box.boxes
-            lower, upper = self._tighten(test.fixed, box.lower, box.upper)
             got = decides(lower, upper, test.limit)
             if got is not None:
                 self._proven("box", test, lower, upper)
                 return got
-            why = f"box {box.stopped}"
+            why = f"box {stopped}"
         skipped = any(test.fixed <= big for big in self._too_big)
         c = time.process_time()
         exact = self.conditioned(test.fixed)
@@ -302,6 +300,49 @@ class Prover:
         why += ", conditioned skipped" if skipped else ", conditioned limit"
         self.proof.missed[why] = self.proof.missed.get(why, 0) + 1
         return self._sampled(test, lower, upper)
+
+    def _box(self, test: Threshold, lower: Weight, upper: Weight) -> tuple[Weight, Weight, str]:
+        """The branch and bound on ``test`` within the budgets: the bounds on ``W(test.fixed)`` it reached
+        (met with ``[lower, upper]``) and why it stopped.
+
+        Where a one-larger set ``S = T + {i}`` already has proven bounds (the deletion loop's current set,
+        when ``T`` frees ``i``), only the rest of ``T``'s cell is searched, the box ``x_T = v_T, x_i != v_i``:
+        ``W(T) = W(S) + W(rest)``, the two cells being disjoint. If that does not decide the test (the bounds
+        of ``S`` too wide), the rest of the budget searches ``T``'s whole cell."""
+        fixed, bb = test.fixed, box_bounds_of(self.model)
+        budget = min(self.budget.box_boxes, self.boxes_left)
+        parent = self._parent(fixed)
+        stopped = "none"
+        if parent is not None:
+            feature, (a, b) = parent
+            box = list(point_box(self.space, self.point, fixed))
+            box[feature] &= ~(1 << self.point[feature])
+            rest = bb.decide(tuple(box), self.label, test.limit, deadline=self.deadline, max_boxes=budget,
+                             plus=(a, b))
+            budget -= rest.boxes
+            self.boxes_left -= rest.boxes
+            lower, upper = self._tighten(fixed, max(lower, a + rest.lower), min(upper, b + rest.upper))
+            stopped = rest.stopped
+            if decides(lower, upper, test.limit) is not None or a == b or budget <= 0:
+                return lower, upper, stopped
+        whole = bb.decide(point_box(self.space, self.point, fixed), self.label, test.limit, deadline=self.deadline,
+                          max_boxes=budget)
+        self.boxes_left -= whole.boxes
+        lower, upper = self._tighten(fixed, whole.lower, whole.upper)
+        return lower, upper, whole.stopped
+
+    def _parent(self, fixed: frozenset[int]) -> tuple[int, tuple[Weight, Weight]] | None:
+        """A feature ``i`` outside ``fixed`` (with more than one value) and the proven bounds of ``fixed + {i}``,
+        the narrowest known; ``None`` if no such set has bounds yet."""
+        best: tuple[int, tuple[Weight, Weight]] | None = None
+        sizes = self.space.domain_sizes
+        for i in range(self.space.n_features):
+            if i in fixed or sizes[i] < 2:
+                continue
+            known = self._known.get(fixed | {i})
+            if known is not None and (best is None or known[1] - known[0] < best[1][1] - best[1][0]):
+                best = (i, known)
+        return best
 
     def _interval(self, fixed: frozenset[int], interval: tuple[Weight, Weight] | None) -> tuple[Weight, Weight]:
         """The tightest bounds known on ``W(fixed)``: ``interval`` (the oracle's, asked if not given and not
