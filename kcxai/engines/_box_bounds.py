@@ -289,31 +289,18 @@ class BoxBounds:
         return self._run(box, label, lambda lower, upper: upper - lower <= margin, "margin", deadline, max_boxes)
 
     def decide(self, box: Box, label: int, threshold: Weight | Probability, *, deadline: Deadline | None = None,
-               max_boxes: int | None = None, plus: tuple[Weight, Weight] | None = None) -> WeightBounds:
+               max_boxes: int | None = None) -> WeightBounds:
         """Bounds on the weight of ``{x in box : kappa(x) != label}``, refined until they decide whether it is at
         most ``threshold`` (:meth:`WeightBounds.decides`), the deadline or the box limit.
 
         ``threshold`` is a weight (of ``space.total_weight``): ``delta * space.total_weight`` for the I-delta
-        test, ``(1 - precision) * self.box_weight(box)`` for a precision bound. ``plus = (a, b)``: bounds on a
-        weight ``V`` (of points outside the box) that the test adds, ``V + W <= threshold``; the search stops
-        once ``[a + lower, b + upper]`` decides it (the result still bounds ``W`` alone). Other parameters as
+        test, ``(1 - precision) * self.box_weight(box)`` for a precision bound. Other parameters as
         :meth:`bounds`.
-
-        >>> import kcxai
-        >>> from kcxai.models import RandomForest
-        >>> space = kcxai.FeatureSpace([kcxai.Feature.categorical(n, [0, 1]) for n in "ab"])
-        >>> trees = [kcxai.DecisionTree(space, [0, 1], kcxai.Split(n, {0: kcxai.Leaf(0), 1: kcxai.Leaf(1)}))
-        ...          for n in "ab"]
-        >>> engine = BoxBounds(RandomForest(space, [0, 1], trees))
-        >>> got = engine.decide((0b11, 0b11), 0, 1, plus=(1, 1))    # W = 1 (a = b = 1 gets class 1): 1 + 1 > 1
-        >>> got.lower, got.upper, decides(1 + got.lower, 1 + got.upper, 1)
-        (1, 1, False)
         """
         check("threshold", threshold, _THRESHOLD)
         box, label = self._check_query(box, label, deadline, max_boxes)
-        a, b = (0, 0) if plus is None else plus
-        return self._run(box, label, lambda lower, upper: decides(a + lower, b + upper, threshold) is not None,
-                         "decided", deadline, max_boxes)
+        return self._run(box, label, lambda lower, upper: decides(lower, upper, threshold) is not None, "decided",
+                         deadline, max_boxes)
 
     def _run(self, box: Box, label: int, stop: Any, stopped: str, deadline: Deadline | None,
              max_boxes: int | None) -> WeightBounds:

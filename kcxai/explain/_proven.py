@@ -83,7 +83,11 @@ class RefineBudget:
         Boxes it may evaluate for all the tests of one query together (an explanation's deletion loop):
         once spent, the remaining tests go to the conditioned compile and then to sampling.
     conditioned_nodes : int
-        Nodes the conditioned exact compile may build (step 3).
+        Nodes the conditioned exact compile may build to decide a test (step 3): small, since on the adult
+        pipelines a compile rarely fits where the branch and bound did not decide, and a failed one is costly.
+    count_nodes : int
+        Nodes it may build where an exact count is needed (a result's own weight; the methods that need
+        exact counts).
     conditioned_seconds : float
         Its safety limit in wall-clock seconds.
     final_boxes : int
@@ -91,9 +95,10 @@ class RefineBudget:
         not be counted (what the result prints), beyond what its tests proved.
     """
 
-    box_boxes: int = 40_000
-    query_boxes: int = 200_000
-    conditioned_nodes: int = 20_000
+    box_boxes: int = 60_000
+    query_boxes: int = 240_000
+    conditioned_nodes: int = 2_000
+    count_nodes: int = 20_000
     conditioned_seconds: float = 2.0
     final_boxes: int = 40_000
 
@@ -255,7 +260,7 @@ class Prover:
         self._known: dict[frozenset[int], tuple[Weight, Weight]] = {everything: (zero, zero)}
         #: Fixed sets whose conditioned compile did not fit: a subset of one is not tried (fixing fewer
         #: features leaves more of every tree).
-        self._too_big: list[frozenset[int]] = []
+        self._too_big: list[tuple[frozenset[int], int]] = []  # with the node budget that did not suffice
         self._sampler: SamplingOracle | None = None
         #: The tests decided so far, by (fixed set, limit).
         self._decided: dict[tuple[frozenset[int], object], bool] = {}
@@ -290,7 +295,7 @@ class Prover:
                 self._proven("box", test, lower, upper)
                 return got
             why = f"box {stopped}"
-        skipped = any(test.fixed <= big for big in self._too_big)
+        skipped = self._skips(test.fixed, self.budget.conditioned_nodes)
         c = time.process_time()
         exact = self.conditioned(test.fixed)
         self.proof.cpu["conditioned"] += time.process_time() - c
@@ -303,46 +308,13 @@ class Prover:
 
     def _box(self, test: Threshold, lower: Weight, upper: Weight) -> tuple[Weight, Weight, str]:
         """The branch and bound on ``test`` within the budgets: the bounds on ``W(test.fixed)`` it reached
-        (met with ``[lower, upper]``) and why it stopped.
-
-        Where a one-larger set ``S = T + {i}`` already has proven bounds (the deletion loop's current set,
-        when ``T`` frees ``i``), only the rest of ``T``'s cell is searched, the box ``x_T = v_T, x_i != v_i``:
-        ``W(T) = W(S) + W(rest)``, the two cells being disjoint. If that does not decide the test (the bounds
-        of ``S`` too wide), the rest of the budget searches ``T``'s whole cell."""
-        fixed, bb = test.fixed, box_bounds_of(self.model)
-        budget = min(self.budget.box_boxes, self.boxes_left)
-        parent = self._parent(fixed)
-        stopped = "none"
-        if parent is not None:
-            feature, (a, b) = parent
-            box = list(point_box(self.space, self.point, fixed))
-            box[feature] &= ~(1 << self.point[feature])
-            rest = bb.decide(tuple(box), self.label, test.limit, deadline=self.deadline, max_boxes=budget,
-                             plus=(a, b))
-            budget -= rest.boxes
-            self.boxes_left -= rest.boxes
-            lower, upper = self._tighten(fixed, max(lower, a + rest.lower), min(upper, b + rest.upper))
-            stopped = rest.stopped
-            if decides(lower, upper, test.limit) is not None or a == b or budget <= 0:
-                return lower, upper, stopped
-        whole = bb.decide(point_box(self.space, self.point, fixed), self.label, test.limit, deadline=self.deadline,
-                          max_boxes=budget)
-        self.boxes_left -= whole.boxes
-        lower, upper = self._tighten(fixed, whole.lower, whole.upper)
-        return lower, upper, whole.stopped
-
-    def _parent(self, fixed: frozenset[int]) -> tuple[int, tuple[Weight, Weight]] | None:
-        """A feature ``i`` outside ``fixed`` (with more than one value) and the proven bounds of ``fixed + {i}``,
-        the narrowest known; ``None`` if no such set has bounds yet."""
-        best: tuple[int, tuple[Weight, Weight]] | None = None
-        sizes = self.space.domain_sizes
-        for i in range(self.space.n_features):
-            if i in fixed or sizes[i] < 2:
-                continue
-            known = self._known.get(fixed | {i})
-            if known is not None and (best is None or known[1] - known[0] < best[1][1] - best[1][0]):
-                best = (i, known)
-        return best
+        (met with ``[lower, upper]``) and why it stopped."""
+        box = box_bounds_of(self.model).decide(
+            point_box(self.space, self.point, test.fixed), self.label, test.limit, deadline=self.deadline,
+            max_boxes=min(self.budget.box_boxes, self.boxes_left))
+        self.boxes_left -= box.boxes
+        lower, upper = self._tighten(test.fixed, max(lower, box.lower), min(upper, box.upper))
+        return lower, upper, box.stopped
 
     def _interval(self, fixed: frozenset[int], interval: tuple[Weight, Weight] | None) -> tuple[Weight, Weight]:
         """The tightest bounds known on ``W(fixed)``: ``interval`` (the oracle's, asked if not given and not
@@ -362,20 +334,27 @@ class Prover:
         self._known[fixed] = (lower, upper)
         return lower, upper
 
-    def conditioned(self, fixed: frozenset[int]) -> Weight | None:
-        """The exact ``W(fixed)`` from the conditioned compile within the budget, or ``None`` (kept per set)."""
+    def _skips(self, fixed: frozenset[int], nodes: int) -> bool:
+        """Whether a superset of ``fixed`` did not compile within ``nodes`` or more."""
+        return any(fixed <= big and nodes <= tried for big, tried in self._too_big)
+
+    def conditioned(self, fixed: frozenset[int], nodes: int | None = None) -> Weight | None:
+        """The exact ``W(fixed)`` from the conditioned compile within ``nodes`` (default
+        :attr:`RefineBudget.conditioned_nodes`), or ``None`` (a failure is kept: a subset is not tried again
+        within as many nodes or fewer)."""
         known = self._known.get(fixed)
         if known is not None and known[0] == known[1]:
             return known[0]
-        if self.model is None or any(fixed <= big for big in self._too_big):
+        nodes = self.budget.conditioned_nodes if nodes is None else nodes
+        if self.model is None or self._skips(fixed, nodes):
             return None
         self.deadline.check()
         try:
             got = conditioned_counts(self.model, self.point, self.label, fixed,
                                      max_seconds=self.budget.conditioned_seconds,
-                                     max_nodes=self.budget.conditioned_nodes).disagree
+                                     max_nodes=nodes).disagree
         except (CompilationLimitError, MemoryError):
-            self._too_big.append(fixed)
+            self._too_big.append((fixed, nodes))
             return None
         self._known[fixed] = (got, got)
         return got
@@ -429,12 +408,12 @@ class Prover:
     def bounds(self, fixed: frozenset[int], interval: tuple[Weight, Weight] | None = None) -> tuple[Weight, Weight]:
         """The tightest bounds on ``W(fixed)`` within the budgets (equal where it could be counted): the
         bounds known (``interval``, the oracle's, if the caller has it, met with what the tests proved),
-        else the conditioned compile, else the branch and bound towards exact within
-        :attr:`RefineBudget.final_boxes` boxes."""
+        else the conditioned compile within :attr:`RefineBudget.count_nodes`, else the branch and bound
+        towards exact within :attr:`RefineBudget.final_boxes` boxes."""
         lower, upper = self._interval(fixed, interval)
         if lower == upper:
             return lower, upper
-        exact = self.conditioned(fixed)
+        exact = self.conditioned(fixed, self.budget.count_nodes)
         if exact is not None:
             return exact, exact
         if self.model is not None:

@@ -36,9 +36,9 @@ from tests._support.strategies import EXACT_KINDS, points
 BUDGETS = {
     "all": RefineBudget(),
     "conditioned": RefineBudget(box_boxes=1),
-    "box": RefineBudget(conditioned_nodes=1),
-    "pool": RefineBudget(box_boxes=3, query_boxes=7, conditioned_nodes=1, final_boxes=1),
-    "none": RefineBudget(conditioned_nodes=1, box_boxes=1, final_boxes=1),
+    "box": RefineBudget(conditioned_nodes=1, count_nodes=1),
+    "pool": RefineBudget(box_boxes=3, query_boxes=7, conditioned_nodes=1, count_nodes=1, final_boxes=1),
+    "none": RefineBudget(conditioned_nodes=1, count_nodes=1, box_boxes=1, final_boxes=1),
 }
 #: The budgets under which a test may be left undecided (no conditioned compile).
 UNDECIDED = ("box", "pool", "none")
@@ -99,9 +99,10 @@ def test_every_decision_from_bounds_is_the_exact_decision(budget, data):
 @pytest.mark.parametrize("budget", ["box", "pool"])
 @SETTINGS
 @given(data=st.data())
-def test_a_deletion_chain_decided_from_its_parents_bounds_is_exact(budget, data):
-    """Tests on ``S - {i}`` after ``S`` (a deletion loop's order) search only ``S``'s complement in the cell
-    when ``S`` has proven bounds: every decision still equals the exact one, every kept interval holds it."""
+def test_a_deletion_chain_decided_with_the_bounds_kept_is_exact(budget, data):
+    """Tests on ``S - {i}`` after ``S`` (a deletion loop's order), each set's bounds kept and met with what
+    later refinements prove, within one query's pool of boxes: every decision equals the exact one, every
+    kept interval holds the exact weight."""
     model = data.draw(_models())
     space = model.space
     oracle = _bounded(model, data.draw(st.sampled_from(THETAS))).oracle
