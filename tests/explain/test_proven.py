@@ -11,6 +11,7 @@ step in turn.
 
 from __future__ import annotations
 
+import functools
 from fractions import Fraction
 
 import pytest
@@ -210,13 +211,15 @@ def _check_method(name, budget, data):
     assert (got.interval is None) == (got.decided == "exact")
 
 
+@functools.cache
 def _pressured_forest():
-    """A small scikit-learn forest on breast_cancer, through the front door (a fitted product distribution)."""
+    """A small scikit-learn forest on breast_cancer, through the front door (a fitted product distribution);
+    fitted once per process (the tests only read it; the model keeps its branch and bound's tables)."""
     from sklearn.datasets import load_breast_cancer
     from sklearn.ensemble import RandomForestClassifier
     X, y = load_breast_cancer(return_X_y=True, as_frame=True)
     est = RandomForestClassifier(n_estimators=8, max_depth=4, random_state=0).fit(X, y)
-    explainer = kcxai.Explainer(est, X)
+    explainer = kcxai.Explainer(est, X, probe=ProbeBudget(max_seconds=0.05), fit_budget=2, progress=False)
     return explainer, explainer.model_, explainer.instances(X.iloc[:3])
 
 
