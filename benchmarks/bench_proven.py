@@ -18,6 +18,10 @@ GradientBoosting, HistGradientBoosting and XGBoost).
     python benchmarks/bench_proven.py [--part front|sklearn|both] [--rows 10] [--budget 30] [--models Boost]
     python benchmarks/bench_proven.py --smoke      # tiny models, no exact probe, a few rows (a test runs it)
 
+``--why`` runs the rows once more through a query on the bounded form and prints where the tests went:
+how many each step decided (the interval, the branch and bound, the conditioned compile, sampling), why
+each sampled test was not decided, and the CPU seconds of each refinement.
+
 Figures are CPU seconds (``time.process_time``) in one process on a shared machine; the load average is
 printed beside them.
 """
@@ -31,12 +35,15 @@ import statistics
 import time
 from collections.abc import Sequence
 from fractions import Fraction
-from typing import Any
+from typing import Any, cast
 
 import kcxai
 from kcxai._deadline import Deadline
 from kcxai.engines.choose import PROBE, ProbeBudget
-from kcxai.explain._proven import Prover, Threshold
+from kcxai.explain._methods import METHODS
+from kcxai.explain._proven import Proof, Prover, Threshold
+from kcxai.explain._query import Query
+from kcxai.explain.cdrs import local_deletion
 from kcxai.experiments._ensemble_models import front_door_estimators
 
 PRECISION = Fraction(95, 100)
@@ -77,6 +84,29 @@ def _overturned(explainer: Any, rows: list[Any], sampled: list[Any]) -> tuple[in
     return wrong, unknown
 
 
+def _why(explainer: Any, rows: list[Any]) -> str:
+    """Where the tests of ``local_cdrs`` went, run again through a query on the bounded form: per step, the
+    tests it decided; why each sampled test was not decided; CPU seconds per refinement."""
+    choice = explainer._choices.get("bounds")
+    if explainer.compiled_ is not None or choice is None or choice.compiled is None:
+        return "exact form: no test refined"
+    by: dict[str, int] = {}
+    missed: dict[str, int] = {}
+    cpu: dict[str, float] = {}
+    for row in rows:
+        with Query(choice.compiled.oracle, explainer.model_, row, method=METHODS["local_cdrs"],
+                   answers=("bounds",)) as q:
+            local_deletion(q, PRECISION)
+            proof = cast(Proof, q.proof)  # a bounds oracle's query has a prover
+        for table, got in ((by, proof.by), (missed, proof.missed), (cpu, proof.cpu)):
+            for key, value in got.items():
+                table[key] = table.get(key, 0) + value
+    steps = ", ".join(f"{k} {v}" for k, v in by.items())
+    whys = "; ".join(f"{k}: {v}" for k, v in sorted(missed.items(), key=lambda kv: -kv[1])) or "none"
+    seconds = ", ".join(f"{k} {v:.2f} s" for k, v in cpu.items())
+    return f"tests by step: {steps}; sampled because: {whys}; CPU in refinements: {seconds}"
+
+
 def run_model(name: str, pipe: Any, X_train: Any, X_rows: Any, args: argparse.Namespace) -> dict[str, Any]:
     w, c = time.perf_counter(), time.process_time()
     probe = ProbeBudget(max_seconds=args.probe_seconds)
@@ -113,6 +143,8 @@ def run_model(name: str, pipe: Any, X_train: Any, X_rows: Any, args: argparse.Na
           f"{decided['exact']}, proven {decided['proven']}, sampled {decided['sampled']}, failed {failed}; CPU per row "
           f"median "
           f"{statistics.median(cpu):.2f} s, max {max(cpu):.2f} s [{_load()}]", flush=True)
+    if args.why:
+        print(f"{'':30} {_why(explainer, rows)} [{_load()}]", flush=True)
     sampler = kcxai.Explainer(explainer.model_, language="sampling")
     s_cpu, s_sets = [], []
     for row in rows:  # the imported model reads instances, not the pipeline's columns
@@ -175,10 +207,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--models", action="append", help="only the models whose name contains this")
     parser.add_argument("--probe-seconds", type=float, default=None,
                         help="the exact probe's budget (default the Explainer's, 3 s; --smoke skips it)")
+    parser.add_argument("--why", action="store_true",
+                        help="run the rows again through a query on the bounded form and print where its tests went")
     parser.add_argument("--smoke", action="store_true")
     args = parser.parse_args(argv)
     args.probe_seconds = args.probe_seconds or (1e-4 if args.smoke else PROBE.max_seconds)
     args.rows = args.rows or (2 if args.smoke else 10)
+    args.why = args.why or args.smoke
     args.budget = args.budget or (2.0 if args.smoke else 30.0)
     if args.part in ("front", "both"):
         front(args)

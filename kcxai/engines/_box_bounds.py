@@ -66,7 +66,7 @@ from kcxai.engines._box_bounds_tables import LeafTable, PairValues, pair_values
 from kcxai.functions import AdditiveTrees
 from kcxai.oracle import Box
 
-__all__ = ["BoxBounds", "WeightBounds", "STOPS"]
+__all__ = ["BoxBounds", "WeightBounds", "STOPS", "decides"]
 
 #: Why a query stopped (:attr:`WeightBounds.stopped`): no box left open (the bounds are equal); the bounds
 #: within the margin asked (:meth:`BoxBounds.bounds`); the threshold decided (:meth:`BoxBounds.decide`); the
@@ -77,6 +77,20 @@ _MARGIN = Range(numbers.Real, 0)
 _THRESHOLD = Range(numbers.Real, description="a real number")
 _MAX_BOXES = (NONE, POSITIVE_INT)
 _DEADLINE = (NONE, Instance(Deadline, name="a Deadline"))
+
+
+def decides(lower: Weight, upper: Weight, threshold: Weight | Probability) -> bool | None:
+    """Whether ``W <= threshold`` for every ``W`` in ``[lower, upper]``: ``True`` (``upper <= threshold``),
+    ``False`` (``lower > threshold``), or ``None`` when the threshold lies in ``[lower, upper)``.
+
+    >>> decides(2, 3, 3), decides(2, 3, 1), decides(2, 3, 2)
+    (True, False, None)
+    """
+    if upper <= threshold:
+        return True
+    if lower > threshold:
+        return False
+    return None
 
 
 @dataclass(frozen=True)
@@ -144,12 +158,8 @@ class WeightBounds:
 
     def decides(self, threshold: Weight | Probability) -> bool | None:
         """Whether ``W <= threshold`` (a weight), as far as the bounds tell: ``True``, ``False``, or ``None``
-        when the threshold lies in ``[lower, upper)``."""
-        if self.upper <= threshold:
-            return True
-        if self.lower > threshold:
-            return False
-        return None
+        when the threshold lies in ``[lower, upper)`` (:func:`decides`)."""
+        return decides(self.lower, self.upper, threshold)
 
     def probabilities(self) -> tuple[Probability, Probability]:
         """The bounds as probabilities of the whole space: ``lower / total_weight``, ``upper / total_weight``
@@ -289,7 +299,7 @@ class BoxBounds:
         """
         check("threshold", threshold, _THRESHOLD)
         box, label = self._check_query(box, label, deadline, max_boxes)
-        return self._run(box, label, lambda lower, upper: lower > threshold or upper <= threshold, "decided",
+        return self._run(box, label, lambda lower, upper: decides(lower, upper, threshold) is not None, "decided",
                          deadline, max_boxes)
 
     def _run(self, box: Box, label: int, stop: Any, stopped: str, deadline: Deadline | None,

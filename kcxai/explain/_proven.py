@@ -8,12 +8,14 @@ decides each test:
 
 1. from the interval, when it lies wholly on one side of ``t`` (``upper <= t``: holds; ``lower > t``:
    fails): proven, and exact when the bounds are equal;
-2. else from the exact counts of the ensemble conditioned on the instance's values of ``S``
+2. else from the branch and bound over boxes of the free features
+   (:class:`~kcxai.engines._box_bounds.BoxBounds`), until the interval decides ``t``, within
+   :attr:`RefineBudget.box_boxes` boxes for the test and :attr:`RefineBudget.query_boxes` for all the
+   tests of the query (measured on the adult pipelines, it decides every test the conditioned compile
+   decides at a tenth to a hundredth of the CPU: see ``docs/results.md``);
+3. else from the exact counts of the ensemble conditioned on the instance's values of ``S``
    (:func:`~kcxai.compilers._ensemble.conditioned.conditioned_counts`: fixing features collapses trees),
    within :attr:`RefineBudget.conditioned_nodes` (not tried for a subset of a set whose compile did not fit);
-3. else from the branch and bound over boxes of the free features
-   (:class:`~kcxai.engines._box_bounds.BoxBounds`), until the interval decides ``t``, within
-   :attr:`RefineBudget.box_boxes` boxes;
 4. only then, for a method that accepts certified estimates (``min_idrs``, ``local_cdrs``), by
    certified sampling of that one query (:meth:`~kcxai.engines.sampling.SamplingOracle.certify`, its
    stream seeded from the row, the set and the seed): marked ``sampled``. A method that needs exact
@@ -23,17 +25,20 @@ decides each test:
 The budgets are counted in nodes and boxes, not seconds, so that the same row gets the same answer
 whatever the machine's load (the conditioned compile also has a safety limit in seconds,
 :attr:`RefineBudget.conditioned_seconds`, which only a machine far slower than usual reaches). Nothing
-outlives the query but the model's box-bounds tables, which hold no state between queries.
+outlives the query but the model's box-bounds tables, which hold no state between queries. Within a
+query, the tightest bounds proven on each fixed set are kept, so that a set asked again (a deletion
+loop's result, whose interval the result prints) starts from them rather than from the oracle's.
 
 The :class:`Proof` of a query says how its decisions were taken: how many by each step, the widest
 interval a proven decision used (on the measure the method bounds: the error, or the precision), and
-the bounds that certified the sampled ones. An explanation carries it (``decided``: ``"exact"``,
-``"proven"`` or ``"sampled"``).
+the bounds that certified the sampled ones, and why each sampled test was not decided
+(:attr:`Proof.missed`). An explanation carries it (``decided``: ``"exact"``, ``"proven"`` or ``"sampled"``).
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -44,7 +49,7 @@ from kcxai._errors import CompilationLimitError, NotProvenError
 from kcxai.arithmetic import Bound, Probability, Weight
 from kcxai.compilers._ensemble import is_additive
 from kcxai.compilers._ensemble.conditioned import conditioned_counts
-from kcxai.engines._box_bounds import BoxBounds
+from kcxai.engines._box_bounds import BoxBounds, decides
 from kcxai.engines.choose import cached_compiled
 from kcxai.oracle import BoundsOracle, point_box
 from kcxai.space import FeatureSpace
@@ -66,21 +71,36 @@ EXACT_ADVICE = ("a larger fit budget makes the model's form exact (Explainer(...
 
 @dataclass(frozen=True)
 class RefineBudget:
-    """The budgets of the refinements of one relevance test (declared once: :data:`REFINE`).
+    """The budgets of the refinements of one query's relevance tests (declared once: :data:`REFINE`).
+
+    Counted in work (boxes, nodes), not seconds, so that an answer does not depend on the machine's load.
 
     Attributes
     ----------
+    box_boxes : int
+        Boxes the branch and bound may evaluate for one test (step 2).
+    query_boxes : int
+        Boxes it may evaluate for all the tests of one query together (an explanation's deletion loop):
+        once spent, the remaining tests go to the conditioned compile and then to sampling.
     conditioned_nodes : int
-        Nodes the conditioned exact compile may build (step 2).
+        Nodes the conditioned exact compile may build to decide a test (step 3): small, since on the adult
+        pipelines a compile rarely fits where the branch and bound did not decide, and a failed one is costly.
+    count_nodes : int
+        Nodes it may build where an exact count is needed (a result's own weight; the methods that need
+        exact counts).
     conditioned_seconds : float
         Its safety limit in wall-clock seconds.
-    box_boxes : int
-        Boxes the branch and bound may evaluate (step 3).
+    final_boxes : int
+        Boxes the branch and bound may evaluate to tighten the bounds of a result's own set when it could
+        not be counted (what the result prints), beyond what its tests proved.
     """
 
-    conditioned_nodes: int = 20_000
+    box_boxes: int = 60_000
+    query_boxes: int = 240_000
+    conditioned_nodes: int = 2_000
+    count_nodes: int = 20_000
     conditioned_seconds: float = 2.0
-    box_boxes: int = 4_000
+    final_boxes: int = 40_000
 
 
 #: The refinement budgets every query uses.
@@ -147,14 +167,21 @@ class Proof:
         ``"sampled"``.
     widest : tuple or None
         The widest interval (on the measure tested) a proven decision used.
-    certified : list of float
-        Per sampled decision that held, the bound it certified on the measure (the lower confidence
-        bound of the precision, or the upper one of the error rate given the cell).
+    missed : dict of str to int
+        Per reason, the sampled decisions the refinements did not decide: the branch and bound's stop
+        (``"box max_boxes"``, ``"box deadline"``, or ``"box none"`` when the query's boxes were spent),
+        then ``"conditioned limit"`` or ``"conditioned skipped"`` (a superset's compile did not fit),
+        joined by ``", "``.
+    cpu : dict of str to float
+        CPU seconds spent in each refinement (``"box"``, ``"conditioned"``): what a benchmark reports; no
+        answer reads it.
     """
 
-    by: dict[str, int] = field(default_factory=lambda: dict.fromkeys(("exact", "bounds", "conditioned", "box",
+    by: dict[str, int] = field(default_factory=lambda: dict.fromkeys(("exact", "bounds", "box", "conditioned",
                                                                         "sampled"), 0))
     widest: tuple[Probability, Probability] | None = None
+    missed: dict[str, int] = field(default_factory=dict)
+    cpu: dict[str, float] = field(default_factory=lambda: {"box": 0.0, "conditioned": 0.0})
 
     @property
     def sampled(self) -> int:
@@ -207,10 +234,14 @@ class Prover:
         The method's name, for errors.
     budget : RefineBudget, optional
         Default :data:`REFINE` (read when the prover is made).
+    certified : dict, optional
+        Where a sampled decision found relevant keeps the rate bound it certified, per fixed set (the
+        query's store, :attr:`kcxai.explain._query.Query.certified`); a new one if not given.
     """
 
     def __init__(self, oracle: BoundsOracle, model: Any, point: Point, label: int, deadline: Deadline, *,
-                 sample: bool, what: str, budget: RefineBudget | None = None) -> None:
+                 sample: bool, what: str, budget: RefineBudget | None = None,
+                 certified: dict[frozenset[int], float] | None = None) -> None:
         self.oracle = oracle
         self.space: FeatureSpace = oracle.space
         self.model = model if model is not None and is_additive(model) else None
@@ -221,15 +252,20 @@ class Prover:
         self.what = what
         self.budget = REFINE if budget is None else budget
         self.proof = Proof()
-        self._exact: dict[frozenset[int], Weight | None] = {}
+        #: Boxes the branch and bound may still evaluate for this query's tests (:attr:`RefineBudget.query_boxes`).
+        self.boxes_left = self.budget.query_boxes
+        #: Per fixed set, the tightest proven bounds on its weight found so far (equal once counted); all the
+        #: features fixed leave the instance alone, which gets its own class.
+        zero, everything = self.space.arith.zero, frozenset(range(self.space.n_features))
+        self._known: dict[frozenset[int], tuple[Weight, Weight]] = {everything: (zero, zero)}
         #: Fixed sets whose conditioned compile did not fit: a subset of one is not tried (fixing fewer
         #: features leaves more of every tree).
-        self._too_big: list[frozenset[int]] = []
+        self._too_big: list[tuple[frozenset[int], int]] = []  # with the node budget that did not suffice
         self._sampler: SamplingOracle | None = None
         #: The tests decided so far, by (fixed set, limit).
         self._decided: dict[tuple[frozenset[int], object], bool] = {}
         #: Per fixed set a sampled decision found relevant: the rate bound it certified.
-        self.certified: dict[frozenset[int], float] = {}
+        self.certified: dict[frozenset[int], float] = {} if certified is None else certified
 
     # -- the steps ------------------------------------------------------------------------------------------
 
@@ -244,41 +280,83 @@ class Prover:
         return known
 
     def _decide(self, test: Threshold, interval: tuple[Weight, Weight] | None) -> bool:
-        lower, upper = interval if interval is not None else self.oracle.disagree_bounds(
-            self.point, self.label, test.fixed)
-        got = _side(lower, upper, test.limit)
+        lower, upper = self._interval(test.fixed, interval)
+        got = decides(lower, upper, test.limit)
         if got is not None:
             self._proven("exact" if lower == upper else "bounds", test, lower, upper)
             return got
+        why = "box none"
+        if self.model is not None and self.boxes_left > 0:
+            c = time.process_time()
+            lower, upper, stopped = self._box(test, lower, upper)
+            self.proof.cpu["box"] += time.process_time() - c
+            got = decides(lower, upper, test.limit)
+            if got is not None:
+                self._proven("box", test, lower, upper)
+                return got
+            why = f"box {stopped}"
+        skipped = self._skips(test.fixed, self.budget.conditioned_nodes)
+        c = time.process_time()
         exact = self.conditioned(test.fixed)
+        self.proof.cpu["conditioned"] += time.process_time() - c
         if exact is not None:
             self.proof.by["conditioned"] += 1
             return bool(exact <= test.limit)
-        if self.model is not None:
-            box = box_bounds_of(self.model).decide(
-                point_box(self.space, self.point, test.fixed), self.label, test.limit, deadline=self.deadline,
-                max_boxes=self.budget.box_boxes)
-            got = box.decides(test.limit)
-            if got is not None:
-                self._proven("box", test, max(lower, box.lower), min(upper, box.upper))
-                return got
-            lower, upper = max(lower, box.lower), min(upper, box.upper)
+        why += ", conditioned skipped" if skipped else ", conditioned limit"
+        self.proof.missed[why] = self.proof.missed.get(why, 0) + 1
         return self._sampled(test, lower, upper)
 
-    def conditioned(self, fixed: frozenset[int]) -> Weight | None:
-        """The exact ``W(fixed)`` from the conditioned compile within the budget, or ``None`` (kept per set)."""
-        if fixed in self._exact:
-            return self._exact[fixed]
-        got: Weight | None = None
-        if self.model is not None and not any(fixed <= big for big in self._too_big):
-            self.deadline.check()
-            try:
-                got = conditioned_counts(self.model, self.point, self.label, fixed,
-                                         max_seconds=self.budget.conditioned_seconds,
-                                         max_nodes=self.budget.conditioned_nodes).disagree
-            except (CompilationLimitError, MemoryError):
-                self._too_big.append(fixed)
-        self._exact[fixed] = got
+    def _box(self, test: Threshold, lower: Weight, upper: Weight) -> tuple[Weight, Weight, str]:
+        """The branch and bound on ``test`` within the budgets: the bounds on ``W(test.fixed)`` it reached
+        (met with ``[lower, upper]``) and why it stopped."""
+        box = box_bounds_of(self.model).decide(
+            point_box(self.space, self.point, test.fixed), self.label, test.limit, deadline=self.deadline,
+            max_boxes=min(self.budget.box_boxes, self.boxes_left))
+        self.boxes_left -= box.boxes
+        lower, upper = self._tighten(test.fixed, max(lower, box.lower), min(upper, box.upper))
+        return lower, upper, box.stopped
+
+    def _interval(self, fixed: frozenset[int], interval: tuple[Weight, Weight] | None) -> tuple[Weight, Weight]:
+        """The tightest bounds known on ``W(fixed)``: ``interval`` (the oracle's, asked if not given and not
+        known yet) met with what earlier refinements proved."""
+        if interval is None:
+            known = self._known.get(fixed)
+            if known is not None:
+                return known
+            interval = self.oracle.disagree_bounds(self.point, self.label, fixed)
+        return self._tighten(fixed, *interval)
+
+    def _tighten(self, fixed: frozenset[int], lower: Weight, upper: Weight) -> tuple[Weight, Weight]:
+        """Keep ``[lower, upper]`` met with the bounds known on ``W(fixed)``; return the meet."""
+        known = self._known.get(fixed)
+        if known is not None:
+            lower, upper = max(lower, known[0]), min(upper, known[1])
+        self._known[fixed] = (lower, upper)
+        return lower, upper
+
+    def _skips(self, fixed: frozenset[int], nodes: int) -> bool:
+        """Whether a superset of ``fixed`` did not compile within ``nodes`` or more."""
+        return any(fixed <= big and nodes <= tried for big, tried in self._too_big)
+
+    def conditioned(self, fixed: frozenset[int], nodes: int | None = None) -> Weight | None:
+        """The exact ``W(fixed)`` from the conditioned compile within ``nodes`` (default
+        :attr:`RefineBudget.conditioned_nodes`), or ``None`` (a failure is kept: a subset is not tried again
+        within as many nodes or fewer)."""
+        known = self._known.get(fixed)
+        if known is not None and known[0] == known[1]:
+            return known[0]
+        nodes = self.budget.conditioned_nodes if nodes is None else nodes
+        if self.model is None or self._skips(fixed, nodes):
+            return None
+        self.deadline.check()
+        try:
+            got = conditioned_counts(self.model, self.point, self.label, fixed,
+                                     max_seconds=self.budget.conditioned_seconds,
+                                     max_nodes=nodes).disagree
+        except (CompilationLimitError, MemoryError):
+            self._too_big.append((fixed, nodes))
+            return None
+        self._known[fixed] = (got, got)
         return got
 
     def _proven(self, how: str, test: Threshold, lower: Weight, upper: Weight) -> None:
@@ -292,8 +370,9 @@ class Prover:
             raise NotProvenError(
                 f"{self.what} needs this relevance test decided exactly: {test.measure} of the set "
                 f"{sorted(test.fixed)} lies in [{float(lo):.6g}, {float(hi):.6g}], which straddles its bound "
-                f"{float(test.value):.6g}, and neither the conditioned compile ({self.budget.conditioned_nodes:,} "
-                f"nodes) nor the branch and bound ({self.budget.box_boxes:,} boxes) decided it; {EXACT_ADVICE}.")
+                f"{float(test.value):.6g}, and neither the branch and bound ({self.budget.box_boxes:,} boxes a "
+                f"test, {self.budget.query_boxes:,} a query) nor the conditioned compile "
+                f"({self.budget.conditioned_nodes:,} nodes) decided it; {EXACT_ADVICE}.")
         sampler = self.sampler()
         self.proof.by["sampled"] += 1
         if test.measure == "precision":
@@ -314,11 +393,11 @@ class Prover:
 
     # -- measures ---------------------------------------------------------------------------------------------
 
-    def weight(self, fixed: Iterable[int]) -> Weight:
+    def weight(self, fixed: Iterable[int], interval: tuple[Weight, Weight] | None = None) -> Weight:
         """The exact ``W(fixed)`` (equal bounds, the conditioned compile, or the branch and bound to the end
-        within its budget), or :class:`~kcxai.NotProvenError`."""
+        within its budget), or :class:`~kcxai.NotProvenError`. ``interval``: the oracle's, if the caller has it."""
         fixed = frozenset(fixed)
-        lower, upper = self.bounds(fixed)
+        lower, upper = self.bounds(fixed, interval)
         if lower == upper:
             return lower
         raise NotProvenError(
@@ -326,25 +405,19 @@ class Prover:
             f"to lie in [{lower}, {upper}] (of {self.space.total_weight}) within the refinement budgets; "
             f"{EXACT_ADVICE}.")
 
-    def bounds(self, fixed: frozenset[int]) -> tuple[Weight, Weight]:
-        """The tightest bounds on ``W(fixed)`` within the budgets (equal where it could be counted)."""
-        lower, upper = self.oracle.disagree_bounds(self.point, self.label, fixed)
+    def bounds(self, fixed: frozenset[int], interval: tuple[Weight, Weight] | None = None) -> tuple[Weight, Weight]:
+        """The tightest bounds on ``W(fixed)`` within the budgets (equal where it could be counted): the
+        bounds known (``interval``, the oracle's, if the caller has it, met with what the tests proved),
+        else the conditioned compile within :attr:`RefineBudget.count_nodes`, else the branch and bound
+        towards exact within :attr:`RefineBudget.final_boxes` boxes."""
+        lower, upper = self._interval(fixed, interval)
         if lower == upper:
             return lower, upper
-        exact = self.conditioned(fixed)
+        exact = self.conditioned(fixed, self.budget.count_nodes)
         if exact is not None:
             return exact, exact
         if self.model is not None:
             box = box_bounds_of(self.model).bounds(point_box(self.space, self.point, fixed), self.label,
-                                                   deadline=self.deadline, max_boxes=self.budget.box_boxes)
-            lower, upper = max(lower, box.lower), min(upper, box.upper)
+                                                   deadline=self.deadline, max_boxes=self.budget.final_boxes)
+            lower, upper = self._tighten(fixed, box.lower, box.upper)
         return lower, upper
-
-
-def _side(lower: Weight, upper: Weight, limit: Any) -> bool | None:
-    """``True`` if the whole interval is ``<= limit``, ``False`` if it is all above, ``None`` if it straddles."""
-    if upper <= limit:
-        return True
-    if lower > limit:
-        return False
-    return None

@@ -157,7 +157,7 @@ class Query:
     """
 
     __slots__ = ("oracle", "model", "space", "instance", "point", "label", "calls", "t0", "confidence",
-                 "answers", "deadline", "what", "method", "_box_decider", "prover", "_certified", "_final")
+                 "answers", "deadline", "what", "method", "_box_decider", "prover", "certified", "_final")
 
     def __init__(self, oracle: Oracle, model: Classifier | None, instance: InstanceLike, *,
                  method: Method | None = None, what: str | None = None,
@@ -181,13 +181,15 @@ class Query:
         self.deadline = Deadline(max_seconds, what=self.what, advice=advice, queries=lambda: self.calls,
                                  queries_are=_QUERIES_ARE[self.answers], started=self.t0)
         self._box_decider: BoxDecisionOracle | None = None
+        #: Per fixed set, the rate bound a sampled decision that found it relevant certified (a sampling
+        #: session's, or the prover's over a bounds oracle).
+        self.certified: dict[frozenset[int], float] = {}
         #: Over a bounds oracle, what decides each relevance test (:mod:`kcxai.explain._proven`).
         self.prover: Prover | None = None
         if self.answers == "bounds":
             self.prover = Prover(cast(BoundsOracle, oracle), model, self.point, self.label, self.deadline,
-                                 sample=method is not None and method.estimates, what=self.what)
-        #: Per fixed set of a sampling session: the rate bound the decision freeing its last feature certified.
-        self._certified: dict[frozenset[int], float] = {}
+                                 sample=method is not None and method.estimates, what=self.what,
+                                 certified=self.certified)
         #: Per fixed set: the bounds on its weight that :meth:`final_weight` could not make exact.
         self._final: dict[frozenset[int], tuple[Weight, Weight]] = {}
 
@@ -230,26 +232,26 @@ class Query:
             return self.prover.weight(fixed)
         return oracle.disagree_weight(self.point, self.label, frozenset(fixed))
 
-    def result_weight(self, session: OracleSession) -> Weight | None:
-        """The weight of a deletion loop's result (its session's set): :meth:`final_weight` over a bounds oracle,
-        else the session's own (counted, estimated, or the proved zero of a decision engine)."""
-        if self.prover is not None:
-            return self.final_weight(session.fixed)
-        return session.weight()
-
-    def final_weight(self, fixed: Iterable[int]) -> Weight | None:
-        """The weight of a result's fixed set: exact where it can be (counted, or over a bounds oracle refined
-        within the budgets); ``None`` with the bounds kept for the result where it cannot."""
+    def final_weight(self, fixed: Iterable[int], session: OracleSession | None = None) -> Weight | None:
+        """The weight of a result's fixed set (``session``'s, if a deletion loop ends with it): exact where it
+        can be; over a bounds oracle refined within the budgets, ``None`` with the bounds kept for the result
+        where it cannot; else the session's own (counted, estimated, or the proved zero of a decision
+        engine), or counted afresh."""
         fixed = frozenset(fixed)
-        if self.prover is None:
+        if self.prover is not None:
+            self.deadline.check()
+            self.calls += 1
+            known = session.bounds() if isinstance(session, ProvenSession) else None
+            lower, upper = self.prover.bounds(fixed, known)
+            if lower == upper:
+                return lower
+            self._final[fixed] = (lower, upper)
+            return None
+        if session is not None:
+            return session.weight()
+        if self.answers == "counts":
             return self.disagree_weight(fixed)
-        self.deadline.check()
-        self.calls += 1
-        lower, upper = self.prover.bounds(fixed)
-        if lower == upper:
-            return lower
-        self._final[fixed] = (lower, upper)
-        return None
+        return self.session(fixed).weight()
 
     def decide(self, fixed: Iterable[int]) -> Decision:
         """Whether ``fixed`` is sufficient (error 0), with the engine's core or counterexample where it has one."""
@@ -438,9 +440,7 @@ class Query:
     def certified_measure(self, fixed: frozenset[int], precision: bool) -> Probability | None:
         """What the sampled decision that freed the last feature of ``fixed`` certified, on the measure the
         method bounds: the lower confidence bound of the precision, or the upper one of the error."""
-        rate = self._certified.get(fixed)
-        if rate is None and self.prover is not None:
-            rate = self.prover.certified.get(fixed)
+        rate = self.certified.get(fixed)
         if rate is None:
             return None
         if precision:
@@ -451,7 +451,7 @@ class Query:
     def remember_certified(self, fixed: frozenset[int], rate: float | None) -> None:
         """Keep the rate bound a sampling session certified for ``fixed`` (see :meth:`certified_measure`)."""
         if rate is not None:
-            self._certified[fixed] = rate
+            self.certified[fixed] = rate
 
 
 class PrecisionTest:

@@ -128,17 +128,19 @@ class ProvenSession:
     def fixed(self) -> frozenset[int]:
         return self._s.fixed
 
+    def bounds(self) -> tuple[Weight, Weight]:
+        """The oracle's bounds on the weight of the current set."""
+        return self._s.bounds()
+
     def weight(self) -> Weight:
         """The exact weight of the current set (refined; :class:`~kcxai.NotProvenError` if it cannot be)."""
         self._q.calls += 1
-        lower, upper = self._s.bounds()
-        return lower if lower == upper else self._prover.weight(self._s.fixed)
+        return self._prover.weight(self._s.fixed, self._s.bounds())
 
     def weight_if_freed(self, feature: int) -> Weight:
         self._q.deadline.check()
         self._q.calls += 1
-        lower, upper = self._s.bounds_if_freed(feature)
-        return lower if lower == upper else self._prover.weight(self._s.fixed - {feature})
+        return self._prover.weight(self._s.fixed - {feature}, self._s.bounds_if_freed(feature))
 
     def holds_if_freed(self, feature: int, bound: Bound) -> bool:
         q = self._q

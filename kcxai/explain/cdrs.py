@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from kcxai._deadline import DEFAULT_SEARCH_SECONDS, Deadline
 from kcxai._errors import NotRelevantError
-from kcxai.arithmetic import Probability, Weight
+from kcxai.arithmetic import Probability
 from kcxai.explain._door import explain_with
 from kcxai.explain._query import Query, check_features, check_start, prepare
 from kcxai.explain._methods import METHODS
@@ -61,14 +61,6 @@ def _local(q: Query, test: PrecisionTest, fixed: set[int], order: FeaturesLike |
                 fixed.discard(i)
                 changed = True
     return fixed
-
-
-def _final_weight(q: Query, fixed: set[int] | frozenset[int]) -> Weight | None:
-    """The disagreeing weight of the result: counted, estimated (sampling) or proved zero (decisions); over a
-    bounds oracle, exact where the refinements can count it, else ``None`` (the result carries its bounds)."""
-    if q.counts:
-        return q.final_weight(fixed)
-    return q.session(fixed).weight()
 
 
 def _local_tree(engine: TreePrecision, fixed: frozenset[int], deadline: Deadline) -> frozenset[int]:
@@ -149,7 +141,7 @@ def local_deletion(q: Query, precision: Probability, *, order: FeaturesLike | No
     """Deletion passes with the precision test on a query (the ``local_cdrs`` method): see :func:`local_cdrs`."""
     test = PrecisionTest(q, precision)
     fixed = _local(q, test, _start(q, test, start), order)
-    return q.explanation(fixed, weight=_final_weight(q, fixed), precision_bound=test.delta)
+    return q.explanation(fixed, weight=q.final_weight(fixed), precision_bound=test.delta)
 
 
 def min_cdrs(obj: Explainable, instance: InstanceLike, precision: ProbabilityLike, *,

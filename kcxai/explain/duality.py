@@ -379,7 +379,7 @@ def _marco(q: Query, bound: Bound, delta: Probability, limit: int | None, max_se
                         if session.holds_if_freed(i, bound):
                             session.free(i)
                             seed.discard(i)
-                    weight: Weight | None = q.result_weight(session)
+                    weight: Weight | None = q.final_weight(seed, session)
                     solver.add_clause([-(i + 1) for i in sorted(seed)])
                     e = q.explanation(seed, weight=weight, delta=delta)
                 else:

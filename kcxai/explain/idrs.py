@@ -92,7 +92,7 @@ def deletion(q: Query, delta: Probability, *, order: FeaturesLike | None = None,
             session.free(i)
             fixed.discard(i)
             freed = True
-    final = q.result_weight(session) if freed else weight
+    final = q.final_weight(fixed, session) if freed else weight
     return q.explanation(fixed, weight=final, delta=delta)
 
 
