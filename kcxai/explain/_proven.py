@@ -89,7 +89,9 @@ class RefineBudget:
         Nodes it may build where an exact count is needed (a result's own weight; the methods that need
         exact counts).
     conditioned_seconds : float
-        Its safety limit in wall-clock seconds.
+        Its safety limit in wall-clock seconds: far above what the node budgets take (at most a few seconds
+        under load), so that the clock, which would make the answer depend on the machine, stops nothing
+        but a runaway compile.
     final_boxes : int
         Boxes the branch and bound may evaluate to tighten the bounds of a result's own set when it could
         not be counted (what the result prints), beyond what its tests proved.
@@ -99,7 +101,7 @@ class RefineBudget:
     query_boxes: int = 240_000
     conditioned_nodes: int = 2_000
     count_nodes: int = 20_000
-    conditioned_seconds: float = 2.0
+    conditioned_seconds: float = 60.0
     final_boxes: int = 40_000
 
 
@@ -170,8 +172,10 @@ class Proof:
     missed : dict of str to int
         Per reason, the sampled decisions the refinements did not decide: the branch and bound's stop
         (``"box max_boxes"``, ``"box deadline"``, or ``"box none"`` when the query's boxes were spent),
-        then ``"conditioned limit"`` or ``"conditioned skipped"`` (a superset's compile did not fit),
-        joined by ``", "``.
+        then ``"conditioned limit"``, ``"conditioned clock"`` (its safety limit in seconds) or
+        ``"conditioned skipped"`` (a superset's compile did not fit), joined by ``", "``. A reason naming the
+        clock (``"box deadline"``, ``"conditioned clock"``) is one the machine's speed decided: the only
+        decisions that another run may take otherwise.
     cpu : dict of str to float
         CPU seconds spent in each refinement (``"box"``, ``"conditioned"``): what a benchmark reports; no
         answer reads it.
@@ -261,6 +265,7 @@ class Prover:
         #: Fixed sets whose conditioned compile did not fit: a subset of one is not tried (fixing fewer
         #: features leaves more of every tree).
         self._too_big: list[tuple[frozenset[int], int]] = []  # with the node budget that did not suffice
+        self._stop = "limit"  # why the last conditioned compile failed: its node/memory limit, or the clock
         self._sampler: SamplingOracle | None = None
         #: The tests decided so far, by (fixed set, limit).
         self._decided: dict[tuple[frozenset[int], object], bool] = {}
@@ -302,7 +307,7 @@ class Prover:
         if exact is not None:
             self.proof.by["conditioned"] += 1
             return bool(exact <= test.limit)
-        why += ", conditioned skipped" if skipped else ", conditioned limit"
+        why += ", conditioned skipped" if skipped else f", conditioned {self._stop}"
         self.proof.missed[why] = self.proof.missed.get(why, 0) + 1
         return self._sampled(test, lower, upper)
 
@@ -353,8 +358,9 @@ class Prover:
             got = conditioned_counts(self.model, self.point, self.label, fixed,
                                      max_seconds=self.budget.conditioned_seconds,
                                      max_nodes=nodes).disagree
-        except (CompilationLimitError, MemoryError):
+        except (CompilationLimitError, MemoryError) as e:
             self._too_big.append((fixed, nodes))
+            self._stop = "clock" if getattr(e, "limit", None) == "max_seconds" else "limit"
             return None
         self._known[fixed] = (got, got)
         return got

@@ -381,3 +381,22 @@ def test_each_budget_reaches_its_refinement_and_says_why_a_test_was_sampled(budg
         assert any(why.startswith("box none") for why in missed)
     if budget == "all":
         assert not missed
+
+
+def test_a_conditioned_compile_stopped_by_the_clock_says_so(monkeypatch):
+    """The conditioned compile's safety limit in seconds is the one clock in a decision: a test it sent to
+    sampling says "conditioned clock", not the node limit's "conditioned limit"."""
+    from kcxai.compilers._limits import LimitHit
+
+    def stopped(*args, **kwargs):
+        raise LimitHit("Compiling to 'conditioned ensemble' exceeded max_seconds=60", "max_seconds")
+
+    monkeypatch.setattr(_proven, "REFINE", BUDGETS["conditioned"])
+    monkeypatch.setattr(_proven, "conditioned_counts", stopped)
+    _, model, rows = _pressured_forest()
+    compiled = _bounded(model, 0.5)
+    with Query(compiled.oracle, model, rows[0], method=METHODS_TABLE["local_cdrs"], answers=("bounds",)) as q:
+        local_deletion(q, Fraction(95, 100))
+    assert q.proof.by["conditioned"] == 0 and q.proof.sampled > 0
+    assert all(why.endswith("conditioned clock") or why.endswith("conditioned skipped") for why in q.proof.missed)
+    assert any(why.endswith("conditioned clock") for why in q.proof.missed)
