@@ -24,14 +24,15 @@ from __future__ import annotations
 
 import functools
 import inspect
+import math
 import numbers
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar, Union
+from typing import Any, TypeVar, Union, cast
 
 from kcxai._errors import InvalidInputError, InvalidTypeError
 
-__all__ = ["Instance", "Range", "Options", "NONE", "Rule", "Rules", "check", "validate_params",
-           "POSITIVE_INT", "NON_NEGATIVE_INT", "INT", "BOOL", "PROBABILITY", "OPEN_PROBABILITY"]
+__all__ = ["Instance", "Range", "Options", "NONE", "Rule", "Rules", "check", "validate_params", "check_fit_budget",
+           "DEFAULT_FIT_BUDGET", "POSITIVE_INT", "NON_NEGATIVE_INT", "INT", "BOOL", "PROBABILITY", "OPEN_PROBABILITY"]
 
 T = TypeVar("T")
 F = TypeVar("F", bound=Callable[..., Any])
@@ -257,3 +258,27 @@ def validate_params(**table: Rules) -> Callable[[F], F]:
         return checked  # type: ignore[return-value]
 
     return decorate
+
+
+#: The default ``fit_budget`` of the :class:`~kcxai.Explainer`, in seconds of counted work (see its docstring).
+DEFAULT_FIT_BUDGET = 30.0
+
+_BUDGET = Range(numbers.Real, 0, closed="neither", description="a positive number of seconds")
+
+
+def check_fit_budget(fit_budget: object) -> float:
+    """``fit_budget`` as a float, or a :class:`~kcxai.KcxaiError` naming it (the one rule of the Explainer's
+    ``fit_budget`` and the command line's ``--fit-budget``): a finite positive number of seconds of work.
+
+    >>> check_fit_budget(2)
+    2.0
+    >>> check_fit_budget(0)
+    Traceback (most recent call last):
+    ...
+    kcxai._errors.InvalidInputError: 'fit_budget' must be a positive number of seconds. Got 0 instead.
+    """
+    check("fit_budget", fit_budget, _BUDGET)
+    value = float(cast(float, fit_budget))
+    if not math.isfinite(value):
+        raise InvalidInputError(f"'fit_budget' must be a finite positive number of seconds. Got {fit_budget!r}.")
+    return value

@@ -13,8 +13,6 @@ compiled forms it keeps; the methods and what answers them are declared once, in
 from __future__ import annotations
 
 import dataclasses
-import math
-import numbers
 import sys
 from collections import deque
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
@@ -25,7 +23,7 @@ import numpy as np
 from kcxai._batch import (ON_ERROR, SERIAL_CHUNK, Done, Job, check_n_jobs, chunks_of, progress_bar, run, stream_chunk,
                           session)
 from kcxai._errors import InvalidInputError, InvalidTypeError, KcxaiError
-from kcxai._params import NONE, BOOL, Options, Range, check
+from kcxai._params import BOOL, DEFAULT_FIT_BUDGET, NONE, Options, check, check_fit_budget
 from kcxai._table import Table, TableReader
 from kcxai._types import IdRow, InstanceLike, MethodOptions, ProbabilityLike, RowId, Values
 from kcxai.data import DataLike
@@ -45,30 +43,6 @@ if TYPE_CHECKING:  # pragma: no cover
 from kcxai.models.imports.route import import_model
 
 __all__ = ["Explainer"]
-
-
-#: The default ``fit_budget`` of the :class:`Explainer`, in seconds of counted work (see its docstring).
-DEFAULT_FIT_BUDGET = 30.0
-
-_BUDGET = Range(numbers.Real, 0, closed="neither", description="a positive number of seconds")
-
-
-def check_fit_budget(fit_budget: object) -> float:
-    """``fit_budget`` as a float, or a :class:`~kcxai.KcxaiError` naming it (the one rule of the Explainer's
-    ``fit_budget`` and the command line's ``--fit-budget``): a finite positive number of seconds of work.
-
-    >>> check_fit_budget(2)
-    2.0
-    >>> check_fit_budget(0)
-    Traceback (most recent call last):
-    ...
-    kcxai._errors.InvalidInputError: 'fit_budget' must be a positive number of seconds. Got 0 instead.
-    """
-    check("fit_budget", fit_budget, _BUDGET)
-    value = float(cast(float, fit_budget))
-    if not math.isfinite(value):
-        raise InvalidInputError(f"'fit_budget' must be a finite positive number of seconds. Got {fit_budget!r}.")
-    return value
 
 
 class Explainer:

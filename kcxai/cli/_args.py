@@ -17,7 +17,7 @@ from fractions import Fraction
 from kcxai._errors import KcxaiError, ModelFormatError
 from kcxai._untrusted import parse_exact
 from kcxai.explain._methods import DEFAULT_METHOD, DEFAULT_PRECISION, METHODS
-from kcxai.explainer import DEFAULT_FIT_BUDGET, check_fit_budget
+from kcxai._params import DEFAULT_FIT_BUDGET, check_fit_budget
 
 __all__ = ["positive_int", "nonnegative_int", "seed", "delta", "delta_float", "positive_seconds",
            "seconds_or_none", "unit_float", "output_dir", "fit_budget", "add_fit_budget_arg", "fit_budget_of"]
@@ -123,7 +123,7 @@ def seconds_or_none(text: str) -> float:
 
 def fit_budget(text: str) -> float:
     """``--fit-budget``: read as the :class:`~kcxai.Explainer`'s ``fit_budget``, under its one rule
-    (:func:`kcxai.explainer.check_fit_budget`: a finite positive number of seconds of work).
+    (:func:`kcxai._params.check_fit_budget`: a finite positive number of seconds of work).
 
     >>> fit_budget("2.5")
     2.5

@@ -60,26 +60,28 @@ def _brute(model):
     return kcxai.compile_model(model, "brute").oracle
 
 
+def _drawn_prover(data, budget):
+    """A drawn model's space, bounded and brute-force oracles, a drawn point, its class, and the prover of
+    that point under ``BUDGETS[budget]``."""
+    model = data.draw(_models())
+    space = model.space
+    oracle = _bounded(model, data.draw(st.sampled_from(THETAS))).oracle
+    p = data.draw(points(space))
+    label = model.predict_point(p)
+    prover = Prover(oracle, model, p, label, NO_LIMIT, sample=False, what="test", budget=BUDGETS[budget])
+    return space, oracle, _brute(model), p, label, prover
+
+
 @pytest.mark.parametrize("budget", sorted(BUDGETS))
 @SETTINGS
 @given(data=st.data())
 def test_every_decision_from_bounds_is_the_exact_decision(budget, data):
-    model = data.draw(_models())
-    space = model.space
-    oracle = _bounded(model, data.draw(st.sampled_from(THETAS))).oracle
-    brute = _brute(model)
-    p = data.draw(points(space))
-    label = model.predict_point(p)
-    prover = Prover(oracle, model, p, label, NO_LIMIT, sample=False, what="test", budget=BUDGETS[budget])
+    space, oracle, brute, p, label, prover = _drawn_prover(data, budget)
     for _ in range(4):
         fixed = frozenset(data.draw(st.sets(st.integers(0, space.n_features - 1))))
         want = brute.disagree_weight(p, label, fixed)
-        if data.draw(st.booleans()):
-            value = data.draw(st.fractions(0, 1, max_denominator=20))
-            test = Threshold.error(space, p, fixed, value)
-        else:
-            value = data.draw(st.fractions(0, 1, max_denominator=20))
-            test = Threshold.precision(space, p, fixed, value)
+        make = Threshold.error if data.draw(st.booleans()) else Threshold.precision
+        test = make(space, p, fixed, data.draw(st.fractions(0, 1, max_denominator=20)))
         before = dict(prover.proof.by)
         try:
             got = prover.decide(test)
@@ -104,13 +106,7 @@ def test_a_deletion_chain_decided_with_the_bounds_kept_is_exact(budget, data):
     """Tests on ``S - {i}`` after ``S`` (a deletion loop's order), each set's bounds kept and met with what
     later refinements prove, within one query's pool of boxes: every decision equals the exact one, every
     kept interval holds the exact weight."""
-    model = data.draw(_models())
-    space = model.space
-    oracle = _bounded(model, data.draw(st.sampled_from(THETAS))).oracle
-    brute = _brute(model)
-    p = data.draw(points(space))
-    label = model.predict_point(p)
-    prover = Prover(oracle, model, p, label, NO_LIMIT, sample=False, what="test", budget=BUDGETS[budget])
+    space, oracle, brute, p, label, prover = _drawn_prover(data, budget)
     fixed = frozenset(range(space.n_features))
     for i in data.draw(st.permutations(range(space.n_features))):
         fixed = fixed - {i}
