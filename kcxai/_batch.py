@@ -440,8 +440,14 @@ def session(job: Job, n_jobs: int | None, *, packed: bool = True, direct: bool =
         return
     workers = workers_of(n_jobs)
     pre_dispatch = WINDOW_PER_WORKER * workers
-    with joblib.Parallel(n_jobs=n_jobs, return_as="generator", pre_dispatch=pre_dispatch, batch_size=1) as parallel:
-        yield _Joblib(job, parallel, workers, packed)
+    with warnings.catch_warnings():
+        # loky restarts a worker whose memory grew by 300 MB after its first task (a second compiled form, say
+        # a bounded one, is that large) and warns that it stopped with jobs queued: they run on the new worker,
+        # with the same answers, so the warning only alarms
+        warnings.filterwarnings("ignore", message="A worker stopped while some jobs were given", category=UserWarning)
+        with joblib.Parallel(n_jobs=n_jobs, return_as="generator", pre_dispatch=pre_dispatch,
+                             batch_size=1) as parallel:
+            yield _Joblib(job, parallel, workers, packed)
 
 
 def chunks_of(rows: Sequence[IdRow], size: int) -> list[Chunk]:
