@@ -71,7 +71,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from kcxai.distribution import ProductWeights
     from kcxai.models.tree import TreePath
 
-__all__ = ["CountingOracle", "OracleSession", "SessionBase", "GenericSession", "Bound", "PathOracle",
+__all__ = ["AnswersFor", "CountingOracle", "OracleSession", "SessionBase", "GenericSession", "Bound", "PathOracle",
            "ApproximateOracle", "DecisionOracle", "has_paths", "answers_of", "ANSWERS", "Point", "Decision",
            "describe_answers", "Box", "BoxOracle", "has_boxes", "full_box", "point_box", "box_weight", "BoundsOracle",
            "BoundsSession"]
@@ -134,14 +134,14 @@ class OracleSession(Protocol):
 
 
 @runtime_checkable
-class CountingOracle(Protocol):
-    """Conditioning and (weighted) model counting on a compiled classifier.
+class AnswersFor(Protocol):
+    """What every oracle, counting, deciding or bounding, says of the model it answers for.
 
     Attributes
     ----------
     language : str
-        The knowledge-compilation language answering (``"dt"``, ``"sdd"``,
-        ``"obdd"``, ``"brute"``, ...). It is recorded in every explanation.
+        The language or engine answering, by its name in the registry (``"dt"``, ``"sdd"``, ``"obdd"``,
+        ``"sat"``, ``"bounded"``, ...). It is recorded in every explanation.
     space : FeatureSpace
         The feature space and distribution the weights refer to.
     n_classes : int
@@ -153,8 +153,14 @@ class CountingOracle(Protocol):
     n_classes: int
 
     def predict_point(self, point: Point) -> int:
-        """The class index the compiled classifier gives a point."""
+        """The class index the model gives a point."""
         ...
+
+
+@runtime_checkable
+class CountingOracle(AnswersFor, Protocol):
+    """Conditioning and (weighted) model counting on a compiled classifier (its attributes:
+    :class:`AnswersFor`)."""
 
     def disagree_weight(self, point: Point, label: int, fixed: frozenset[int]) -> Weight:
         """Weight of ``{x : kappa(x) != label and x_fixed = point_fixed}``."""
@@ -303,7 +309,7 @@ class ApproximateOracle(Protocol):
 
 
 @runtime_checkable
-class DecisionOracle(Protocol):
+class DecisionOracle(AnswersFor, Protocol):
     """An engine that decides sufficiency without counting (delta = 0 only).
 
     ``S`` is *sufficient* for ``(v, c)`` when every point ``x`` with
@@ -311,23 +317,9 @@ class DecisionOracle(Protocol):
     every point of the space (the I-0-relevant sets, whose subset-minimal
     members are the abductive explanations). The deletion loops only need this
     decision at delta = 0, so an engine that decides it (a SAT solver, a branch
-    and bound) explains models whose compiled forms do not fit in memory.
-
-    Attributes
-    ----------
-    language : str
-        The engine's name in the language registry (``"sat"``, ``"search"``).
-    space : FeatureSpace
-    n_classes : int
+    and bound) explains models whose compiled forms do not fit in memory. Its attributes:
+    :class:`AnswersFor` (``language``: ``"sat"``, ``"search"``, ...).
     """
-
-    language: str
-    space: FeatureSpace
-    n_classes: int
-
-    def predict_point(self, point: Point) -> int:
-        """The class index the model gives a point."""
-        ...
 
     def decide(self, point: Point, label: int, fixed: frozenset[int], deadline: "Deadline | None") -> "Decision":
         """Whether ``fixed`` is sufficient for ``(point, label)``, with what the engine learnt.
@@ -433,28 +425,15 @@ class BoundsSession(Protocol):
 
 
 @runtime_checkable
-class BoundsOracle(Protocol):
+class BoundsOracle(AnswersFor, Protocol):
     """Exact lower and upper bounds on every ``disagree_weight`` (the ``bounded`` language).
 
     ``lower <= disagree_weight(v, c, S) <= upper``, both exact (``int`` in exact spaces, relative to
     ``space.total_weight``): ``lower`` is the weight of the points of the cell proven to get another
     class, ``upper - lower`` the weight of those the compiled form leaves undecided. Where the whole
-    interval lies on one side of a bound, the relevance decision is the exact one.
-
-    Attributes
-    ----------
-    language : str
-    space : FeatureSpace
-    n_classes : int
+    interval lies on one side of a bound, the relevance decision is the exact one. Its attributes:
+    :class:`AnswersFor`.
     """
-
-    language: str
-    space: FeatureSpace
-    n_classes: int
-
-    def predict_point(self, point: Point) -> int:
-        """The class index the model gives a point."""
-        ...
 
     def disagree_bounds(self, point: Point, label: int, fixed: frozenset[int]) -> tuple[Weight, Weight]:
         """``(lower, upper)`` bounds on the weight of ``{x : kappa(x) != label and x_fixed = point_fixed}``."""
