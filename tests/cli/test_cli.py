@@ -328,6 +328,8 @@ def test_demo(capsys):
     assert code == 0
     assert out.startswith("adult: ") and out.count("sufficient reason (AXp, delta = 0): IF ") == 6
     assert out.count("rule with precision >= 0.95: IF ") == 6 and out.count("I-delta set (delta = 0.1): IF ") == 6
+    # every measure says how it was decided (a tree's paths: counted exactly)
+    assert out.count("(exact), coverage") == 6 and len(re.findall(r"coverage [0-9.]+% \(exact\)", out)) == 6
     shown = re.findall(r"on data: precision ([0-9.]+) on \d+ matching rows(.*)", out)
     assert len(shown) >= 6
     for p, rest in shown:  # no rule below 0.8 on data without saying why beside it
