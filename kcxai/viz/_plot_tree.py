@@ -133,7 +133,8 @@ class _Measure:
 
     Hinted text is a few percent wider or narrower with the resolution (the same label measured 52-55
     points between 50 and 600 dpi), and much wider at a few pixels a glyph: each text is measured at the
-    figure's resolution and at 144 dpi, and the larger extent, widened by 6%, is kept.
+    figure's resolution, at 50 dpi (a figure shown small, or saved at a low resolution after it was drawn)
+    and at 144 dpi, and the largest extent, widened by 6%, is kept.
     """
 
     _SLACK = 1.06
@@ -143,7 +144,7 @@ class _Measure:
         from matplotlib.backends.backend_agg import FigureCanvasAgg  # matplotlib: optional, loaded to draw
         from matplotlib.figure import Figure
 
-        self._figures = [Figure(dpi=d) for d in sorted({float(dpi), 144.0})]
+        self._figures = [Figure(dpi=d) for d in sorted({float(dpi), 50.0, 144.0})]
         self._renderers = [FigureCanvasAgg(f).get_renderer() for f in self._figures]
         self._cache: dict[tuple[str, float], tuple[float, float]] = {}
 
