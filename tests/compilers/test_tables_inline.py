@@ -162,3 +162,18 @@ def _with_source(body: str) -> Any:
     chosen = {"return [None] * len(a)": list_times, "return a + 1": plus_one, "return 2 * a": twice}[body]
     chosen.__qualname__ = "bad"
     return chosen
+
+
+_FACTOR = vector_type(2)((2, 3))
+
+
+def _scaled(a: Any) -> Any:
+    return a * _FACTOR
+
+
+def test_the_inlined_walk_reads_its_module_globals_live(monkeypatch: pytest.MonkeyPatch) -> None:
+    v = vector_type(2)
+    fast = inline_vectors(_scaled, 2, v)
+    assert fast is not _scaled and fast(v((5, 7))) == (10, 21)
+    monkeypatch.setattr(f"{__name__}._FACTOR", v((1, 1)))
+    assert fast(v((5, 7))) == (5, 7)

@@ -2,15 +2,16 @@
 
 A counting walk is written once, generic in its vectors (:data:`~kcxai.compilers._tables.vectors.V`): a
 Python number when ``K = 1``, whose ``+``, ``-`` and ``*`` run in the interpreter's loop, and a
-:class:`~kcxai.compilers._tables.vectors.WeightVector` otherwise, whose operators are methods. A method
-call costs a Python frame per operation, a tenth of what an operation on a few big integers costs.
-:func:`inline_vectors` compiles the walk again from its own source with every ``a + b``, ``a - b`` and
-``a * b`` written out as the tuple of its ``K`` entries,
+:class:`~kcxai.compilers._tables.vectors.WeightVector` otherwise, whose operators are methods: a Python
+call per operation (what it costs: docs/results.md, "The K = 8 OBDD walk"). :func:`inline_vectors`
+compiles the walk again from its own source with every ``a + b``, ``a - b`` and ``a * b`` written out as
+the tuple of its ``K`` entries,
 
     ((_a := a)[0] * (_b := b)[0], _a[1] * _b[1], ..., _a[K-1] * _b[K-1])
 
 (each operand evaluated once, in the order the operator evaluates it), and its answer returned as the
-walk's vector type. The nodes' values inside the walk are plain tuples (the stores of
+walk's vector type; it reads its module's globals as the walk does. The nodes' values inside the walk are
+plain tuples (the stores of
 :class:`~kcxai.compilers._tables.base.UnitValues` hold them; only walks read them).
 
 The rule a walk follows to be compiled so: **every binary** ``+``, ``-`` **and** ``*`` **in it is an
@@ -26,14 +27,16 @@ import ast
 import functools
 import inspect
 import textwrap
+import types
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 __all__ = ["inline_vectors", "VectorRuleError"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 _OPERATORS = (ast.Add, ast.Sub, ast.Mult)
+_AS_VECTOR = "_as_vector"
 
 
 class VectorRuleError(ValueError):
@@ -43,7 +46,7 @@ class VectorRuleError(ValueError):
 
 class _Inline(ast.NodeTransformer):
     """Rewrites every binary ``+``, ``-``, ``*`` into the tuple of its ``k`` entries, and the outermost function's
-    returned values into the vector type (``_as_vector``)."""
+    returned values into the vector type (by ``_as_vector``, a keyword-only parameter it gains)."""
 
     def __init__(self, k: int, name: str) -> None:
         self.k = k
@@ -53,6 +56,9 @@ class _Inline(ast.NodeTransformer):
 
     def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.AST:
         node.decorator_list = []
+        if not self.depth:
+            node.args.kwonlyargs.append(ast.arg(_AS_VECTOR))
+            node.args.kw_defaults.append(ast.Constant(None))  # (the default is set on the function made)
         self.depth += 1
         self.generic_visit(node)
         self.depth -= 1
@@ -61,7 +67,7 @@ class _Inline(ast.NodeTransformer):
     def visit_Return(self, node: ast.Return) -> ast.AST:
         self.generic_visit(node)
         if self.depth == 1 and node.value is not None:
-            node.value = ast.Call(ast.Name("_as_vector", ast.Load()), [node.value], [])
+            node.value = ast.Call(ast.Name(_AS_VECTOR, ast.Load()), [node.value], [])
         return node
 
     def visit_BinOp(self, node: ast.BinOp) -> ast.AST:
@@ -126,23 +132,22 @@ def inline_vectors(function: F, k: int, vector: type) -> F:
     if function.__code__.co_freevars:  # a closure: its cells cannot be given to the new code
         return function
     try:
-        source = textwrap.dedent(inspect.getsource(function))
+        tree = ast.parse(textwrap.dedent(inspect.getsource(function)))
         filename = inspect.getsourcefile(function) or "<inlined>"
-    except (OSError, TypeError):  # (no source shipped)
+    except (OSError, TypeError, SyntaxError):  # (no source shipped, or not this function's)
         return function
-    tree = ast.parse(source)
+    if len(tree.body) != 1 or not isinstance(tree.body[0], ast.FunctionDef) or tree.body[0].name != function.__name__:
+        return function  # (the file changed since it was imported)
     ast.increment_lineno(tree, function.__code__.co_firstlineno - 1)
     tree = ast.fix_missing_locations(_Inline(k, function.__qualname__).visit(tree))
-    code = compile(tree, filename, "exec", flags=__future__.annotations.compiler_flag, dont_inherit=True)
+    module = compile(tree, filename, "exec", flags=__future__.annotations.compiler_flag, dont_inherit=True)
+    code = next(c for c in module.co_consts if isinstance(c, types.CodeType))
     new = tuple.__new__
 
     def as_vector(r: Any) -> Any:
         return None if r is None else new(vector, r)
 
-    namespace = dict(function.__globals__)
-    namespace["_as_vector"] = as_vector
-    exec(code, namespace)  # noqa: S102 - the function's own source, its + - * rewritten as tuples of entries
-    compiled: F = namespace[function.__name__]
-    compiled.__qualname__ = function.__qualname__
-    compiled.__doc__ = function.__doc__
-    return compiled
+    compiled = types.FunctionType(code, function.__globals__, function.__name__, function.__defaults__)
+    compiled.__kwdefaults__ = {**(function.__kwdefaults__ or {}), _AS_VECTOR: as_vector}
+    functools.update_wrapper(compiled, function)
+    return cast(F, compiled)
