@@ -80,10 +80,10 @@ def test_inlined_walk_counts_as_written_and_per_component(evaluation: str, data:
                 assert session.weight() == reference.weight()
 
 
-def test_past_unrolled_max_the_walk_runs_as_written() -> None:
-    """UNROLLED_MAX + 1 components: generic WeightVectors and the walk as written, counting as the components do
-    one by one."""
-    k = UNROLLED_MAX + 1
+@pytest.mark.parametrize("k", [UNROLLED_MAX, UNROLLED_MAX + 1])
+def test_up_to_unrolled_max_inline_past_it_as_written(k: int) -> None:
+    """UNROLLED_MAX components: the walk inline; one more: generic WeightVectors and the walk as written; both
+    counting as the components do one by one."""
     space = FeatureSpace([Feature.categorical(f"x{i}", [0, 1, 2]) for i in range(3)])
     mix = Mixture(list(range(1, k + 1)), [Product([[1, j + 1, 2], [j + 2, 1, 1], [1, 1, j + 1]]) for j in range(k)])
     tree = kcxai.DecisionTree(space.with_distribution(mix), [0, 1], kcxai.Split("x0", {
@@ -92,7 +92,9 @@ def test_past_unrolled_max_the_walk_runs_as_written() -> None:
     for language in ("obdd", "sdd"):
         table = kcxai.compile_model(tree, language).oracle.table
         counter = counter_for(table, mix.components)
-        assert type(counter.columns.one) is WeightVector and counter.walk_function is type(counter).walk
+        inline = k <= UNROLLED_MAX
+        assert (type(counter.columns.one) is WeightVector) is not inline
+        assert (counter.walk_function is type(counter).walk) is not inline
         for fixed in ([False] * 3, [True, False, False], [False, True, True]):
             got = counter.counts((1,), (1, 0, 2), fixed, counter.new_values())
             singles = [counter_for(table, [c]) for c in mix.components]
