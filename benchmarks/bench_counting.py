@@ -21,9 +21,9 @@ Part 3, compiled diagrams: an adult tree (scikit-learn, ``--diagram-leaves`` lea
 (3 trees of depth 3), compiled to OBDD and SDD, under the uniform distribution, the product and mixtures
 of K = 1, 4, 8, 16 products fitted on the adult rows; ``min_idrs`` at delta 0.01 and ``local_cdrs`` at
 precision 0.95 on the same instances, CPU ms per explanation (median): ``now`` is the compiled model as
-``kcxai.compile_model`` makes it (one walk of the diagram with ``K`` weights per node, from K = 4 or on
-diagrams counted with numpy), ``per comp.`` the same table walked once per component, the components'
-answers summed (the baseline, in this process). Their explanations are checked equal.
+``kcxai.compile_model`` makes it (one walk of the diagram with ``K`` weights per node), ``per comp.`` the
+same table walked once per component, the components' answers summed (the baseline, in this process).
+Their explanations are checked equal.
 
 The machine is shared: the load average is printed beside every figure; the ratios compare runs made
 side by side.

@@ -3,7 +3,7 @@
 OBDD- and SDD-compiled trees (multi-valued features, 2-3 classes), forests and boosted trees, under
 distributions of exactly K product components (K = 1: a product, or a mixture of one), exact and float.
 Every query walks the diagram with a vector of K weights per node, once for all components or once per
-component (as the oracle chooses for K < 4 on diagrams the walk answers); each is run three ways: the walk
+component (the oracle's choice forced both ways); each is run three ways: the walk
 of the reachable nodes only, numpy over whole units only, and both in one session. Counts, sessions, box
 weights and box weights by value are compared with probabilities enumerated from the distribution's
 parameters as given (tests/_support/reference.py); ``min_idrs`` and ``local_cdrs`` with the brute-force
@@ -153,20 +153,20 @@ def test_totals_past_int64_walk_with_python_integers(evaluation: str) -> None:
         assert kcxai.idrs_error(compiled, (1,) * n, ["b5"]) == want
 
 
-def test_components_are_walked_at_once_from_four_or_with_numpy(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The automatic choice: one walk for all components from VECTOR_MIN_COLUMNS of them, or on a diagram counted
-    with numpy; one walk per component below, on diagrams the walk answers."""
+def test_every_mixture_is_walked_at_once_unless_told(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The automatic choice: one walk for all components from VECTOR_MIN_COLUMNS (2) of them, whether the walk or
+    numpy counts; ``at_once=False`` walks each component in turn."""
     for (module, name), value in SHIPPED.items():
         monkeypatch.setattr(module, name, value)
+    assert _diagram.VECTOR_MIN_COLUMNS == 2
     space = FeatureSpace([Feature.categorical(f"x{i}", [0, 1, 2]) for i in range(3)])
     tree = kcxai.DecisionTree(space, [0, 1], kcxai.Split("x0", {0: kcxai.Leaf(0), 1: kcxai.Leaf(1), 2: kcxai.Leaf(1)}))
-    k = _diagram.VECTOR_MIN_COLUMNS
-    assert k == 4
-    for n, walks in ((1, 1), (k - 1, k - 1), (k, 1)):
-        mix = Mixture(list(range(1, n + 1)), [Product([[1, j + 1, 2]] * 3) for j in range(n)])
-        for language in LANGUAGES:
-            assert len(kcxai.compile_model(tree.with_distribution(mix), language).oracle.counters) == walks
-    monkeypatch.setattr(_base, "VECTOR_MIN_NODES", 0)  # every diagram counted with numpy: at once
-    mix = Mixture([1, 2], [Product([[1, 1, 2]] * 3), Product([[1, 3, 2]] * 3)])
-    for language in LANGUAGES:
-        assert len(kcxai.compile_model(tree.with_distribution(mix), language).oracle.counters) == 1
+    for min_nodes in (_base.VECTOR_MIN_NODES, 0):  # the walk, then numpy, counts this diagram
+        monkeypatch.setattr(_base, "VECTOR_MIN_NODES", min_nodes)
+        for n in (1, 2, 3, 5):
+            mix = Mixture(list(range(1, n + 1)), [Product([[1, j + 1, 2]] * 3) for j in range(n)])
+            for language in LANGUAGES:
+                compiled = kcxai.compile_model(tree.with_distribution(mix), language)
+                assert len(compiled.oracle.counters) == 1
+                per = _diagram.DiagramOracle(language, compiled.model.space, compiled.oracle.table, at_once=False)
+                assert len(per.counters) == n

@@ -24,7 +24,7 @@ deletion-loop session asking about freeing a feature recomputes only the units a
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from enum import Enum
 from typing import Final, Generic, Union
@@ -33,7 +33,9 @@ import numpy as np
 
 from kcxai._types import Point
 from kcxai.arithmetic import Weight
+from kcxai.compilers._tables.inline import inline_vectors
 from kcxai.compilers._tables.vectors import (
+    UNROLLED_MAX,
     Array,
     Columns,
     Component,
@@ -123,7 +125,9 @@ class UnitValues(Generic[V]):
     """What the walks computed for one fixed set, per unit: node values (the recursive walk) and whole unit
     arrays (numpy), with the numpy node array they were last copied into (shared by the queries of a session).
 
-    A unit's node values and its array are both for the same fixed set; either may be missing."""
+    A unit's node values and its array are both for the same fixed set; either may be missing. The node values
+    are the walk's own (plain tuples of ``K`` weights where the walk runs with its vector operations inline:
+    :mod:`kcxai.compilers._tables.inline`); only walks read them."""
 
     __slots__ = ("nodes", "arrays", "scratch")
 
@@ -166,6 +170,11 @@ class Counter(Generic[V]):
         #: per feature in some pair, the pairs it is in
         self._members: list[tuple[int, Array]] | None = None
         self._n_pairs = 0
+        #: :meth:`walk` as :meth:`counts` runs it: compiled with its vector operations inline for vectors of up to
+        #: ``UNROLLED_MAX`` components, as written for numbers and longer vectors
+        self.walk_function: Callable[..., V | None] = type(self).walk
+        if isinstance(columns.one, WeightVector) and columns.k <= UNROLLED_MAX:
+            self.walk_function = inline_vectors(type(self).walk, columns.k, type(columns.one))
 
     def factors(self, point: Sequence[int], isfixed: Sequence[bool]) -> list[V]:
         """Per feature, its factor: ``w_k(v_f)`` if fixed, ``Z_k(f)`` if free."""
@@ -191,9 +200,9 @@ class Counter(Generic[V]):
                 len(isfixed) - sum(isfixed) <= RECURSIVE_MAX_FREE:
             fac = self.factors(point, isfixed)
             if self.table.depth + RECURSION_MARGIN <= sys.getrecursionlimit():  # (most diagrams: no limit to raise)
-                return self.walk(labels, point, isfixed, fac, values.nodes, term)
+                return self.walk_function(self, labels, point, isfixed, fac, values.nodes, term)
             with recursion(self.table.depth):
-                return self.walk(labels, point, isfixed, fac, values.nodes, term)
+                return self.walk_function(self, labels, point, isfixed, fac, values.nodes, term)
         return self.columns.from_row(self.array_counts(labels, point, isfixed, values, term))
 
     def weight(self, labels: Sequence[int], point: Sequence[int], isfixed: Sequence[bool],
@@ -241,7 +250,11 @@ class Counter(Generic[V]):
 
     def walk(self, labels: Sequence[int], point: Sequence[int], isfixed: Sequence[bool], fac: Sequence[V],
              stores: list[dict[int, V | None]], terminals: Mapping[int, V | None]) -> V | None:  # pragma: no cover
-        """:meth:`counts` by a walk of the reachable nodes (``stores[u]``: unit ``u``'s node values)."""
+        """:meth:`counts` by a walk of the reachable nodes (``stores[u]``: unit ``u``'s node values).
+
+        Every binary ``+``, ``-`` and ``*`` of a walk is an operation on vectors: :meth:`counts` runs the walk
+        compiled with them written out entry by entry (:func:`~kcxai.compilers._tables.inline.inline_vectors`).
+        """
         raise NotImplementedError
 
     # -- numpy ---------------------------------------------------------------------------------

@@ -17,11 +17,11 @@ from kcxai.space import FeatureSpace
 
 __all__ = ["DiagramOracle", "DiagramSession", "check_partition", "diagram_oracle", "VECTOR_MIN_COLUMNS"]
 
-#: Mixtures of at least this many components are walked once for all of them; fewer are walked once per
-#: component (a walk with vectors of 2 or 3 weights pays more per node than 2 or 3 walks with numbers), except
-#: on diagrams counted with numpy, whose units take every component at once (docs/results.md, "One counting
-#: walk").
-VECTOR_MIN_COLUMNS = 4
+#: Mixtures of at least this many components are walked once for all of them; fewer (one) once per component.
+#: With the walks' vector operations inline (:mod:`kcxai.compilers._tables.inline`) a walk with vectors of 2
+#: or 3 weights costs less than 2 or 3 walks with numbers (docs/results.md, "The K = 8 OBDD walk, inline");
+#: diagrams counted with numpy take every component at once whatever their number.
+VECTOR_MIN_COLUMNS = 2
 
 
 def together(table: Table, components: Sequence[Component]) -> bool:

@@ -150,6 +150,9 @@ class LevelCounter(Counter[V]):
             tuple((mw(f, m), c, table.lev[c], p) for (m, c), p in zip(edges[n], table.edge_pairs[n])) if f >= 0 else ()
             for n, f in enumerate(feature)]
         self.order_units = list(range(table.n_levels - 1, -1, -1))
+        #: per skip pair, the features of the levels strictly between; and no pair's product known yet
+        self.pair_features = self.pair_members()
+        self.no_skips: list[V | None] = [None] * len(self.pair_features)
         self._pair_bounds: list[tuple[Array, Array]] = []
         self._level_units: list[_LevelUnits[V]] = []
 
@@ -157,10 +160,9 @@ class LevelCounter(Counter[V]):
              stores: list[dict[int, V | None]], terminals: Mapping[int, V | None]) -> V | None:
         t = self.t
         lev, feature, vchild, value_spans, wedges = t.lev, t.feature, t.vchild, t.value_spans, self.wedges
-        pair_levels = t.pair_levels
-        lfac = [fac[f] for f in t.order]
+        pair_features = self.pair_features
         one = self.columns.one
-        skips: list[V | None] = [None] * len(pair_levels)
+        skips: list[V | None] = self.no_skips.copy()
         # per level its store, and the terminals' values at level n_levels (never written)
         units = list(stores)
         units.append(dict(terminals))
@@ -168,10 +170,9 @@ class LevelCounter(Counter[V]):
         def skip(p: int) -> V:  # the product of the factors of the levels strictly between pair p's
             r = skips[p]
             if r is None:
-                a, b = pair_levels[p]
                 r = one
-                for j in range(a + 1, b):
-                    r = r * lfac[j]
+                for f in pair_features[p]:
+                    r = r * fac[f]
                 skips[p] = r
             return r
 

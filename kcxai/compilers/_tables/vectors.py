@@ -11,7 +11,9 @@ A vector (of type :data:`V`) is a plain Python number when ``K = 1``, and a :cla
 otherwise; the walks are written once with ``+``, ``-``,
 ``*`` and the arithmetic's division (``div``: exact ``//`` or ``/``), which mean the same on both. So a
 product distribution is counted with Python numbers, exactly as fast as a walk written for numbers, and
-a mixture in one walk whatever ``K``. Exact weights are Python integers of any size; float weights are
+a mixture in one walk whatever ``K``. The diagrams' recursive walks run compiled from their own source
+with the vector operations written out entry by entry (:mod:`kcxai.compilers._tables.inline`): no
+method call per operation. Exact weights are Python integers of any size; float weights are
 Python floats.
 
 The walks over whole units at once (numpy over the nodes of an OBDD level or an SDD vtree node) use

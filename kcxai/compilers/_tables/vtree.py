@@ -167,13 +167,15 @@ class VtreeCounter(Counter[V]):
                                   for n, kind in enumerate(table.kind)]
         self.order_units = list(range(len(table.vnodes)))  # the vtree's nodes are numbered children first
         self._units: list[_VtreeUnits[V]] = []
+        #: no smoothing pair's product known yet
+        self.no_smooth: list[V | None] = [None] * len(table.pair_feats)
 
     def walk(self, labels: Sequence[int], point: Sequence[int], isfixed: Sequence[bool], fac: Sequence[V],
              stores: list[dict[int, V | None]], terminals: Mapping[int, V | None]) -> V | None:
         t = self.t
         kind, elems, home, pair_feats, leaf_w, leaf = t.kind, t.elems, t.home, t.pair_feats, self.leaf_w, t.leaf
         one = self.columns.one
-        smooth: list[V | None] = [None] * len(pair_feats)
+        smooth: list[V | None] = self.no_smooth.copy()
 
         def sm(k: int) -> V:  # the product of the factors of the features of smoothing pair k
             r = smooth[k]
