@@ -79,7 +79,12 @@ class Explainer:
         Passed to :func:`kcxai.compile_model` with ``language``.
     probe : ProbeBudget, optional
         The limits within which an exact counting language must compile to be chosen (default
-        :data:`kcxai.engines.choose.PROBE`: 3 s and 1 GiB).
+        :data:`kcxai.engines.choose.PROBE`: 3 s and 1 GiB). For a tree ensemble the seconds are *counted
+        work* (:attr:`ProbeBudget.max_seconds <kcxai.engines.choose.ProbeBudget>`: the construction stops at
+        ``work_budget(max_seconds)`` units, never by the clock), so whether it is answered exactly is the same
+        on any machine and under any load; the wall clock only stops a runaway (10 times the budget, at least
+        10 s), and ``language_reason_`` then says the refusal is not reproducible. For other models (compiled
+        through dd) they are wall-clock seconds.
     fit_budget : float, default 30
         The work a tree ensemble that does not compile within the probe may spend compiling to its
         ``bounded`` form (:mod:`kcxai.compilers.bounded`), in seconds of this library's reference rate:
