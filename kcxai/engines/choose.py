@@ -25,6 +25,7 @@ again) are kept by the model itself, in a small bounded cache guarded by a lock
 
 from __future__ import annotations
 
+import math
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
@@ -32,7 +33,7 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from kcxai._errors import CompilationLimitError, InvalidInputError, InvalidTypeError, UnknownLanguageError
-from kcxai._params import Options, check
+from kcxai._params import POSITIVE_INT, POSITIVE_SECONDS, Options, check
 from kcxai.compilers._ensemble import is_additive
 from kcxai.compilers.bounded import BUILD_SHARE, WORK_PER_SECOND, safety_seconds, work_budget
 from kcxai.compilers.compiled import CompiledModel
@@ -84,6 +85,21 @@ class ProbeBudget:
     max_seconds: float = 3.0
     max_memory: int = 1 << 30
     bounded_seconds: float = 10.0
+
+    def __post_init__(self) -> None:
+        """Each limit checked when the budget is made, named in the error (a budget of 0 or below is refused).
+
+        >>> ProbeBudget(max_seconds=0)
+        Traceback (most recent call last):
+        ...
+        kcxai._errors.InvalidInputError: 'max_seconds' must be a positive number of seconds. Got 0 instead.
+        """
+        for name in ("max_seconds", "bounded_seconds"):
+            value = getattr(self, name)
+            check(name, value, POSITIVE_SECONDS)
+            if not math.isfinite(value):
+                raise InvalidInputError(f"'{name}' must be a finite positive number of seconds. Got {value!r} instead.")
+        check("max_memory", self.max_memory, POSITIVE_INT)
 
     def options(self, language: str, model: object = None) -> dict[str, float | int]:
         """The compile options that enforce the budget in ``language`` for ``model`` (none for ``dt``, which

@@ -86,3 +86,12 @@ def test_max_work_is_checked(options, message):
 def test_max_work_on_a_model_built_through_dd_is_refused():
     with pytest.raises(kcxai.InvalidInputError, match="'max_work' applies to tree ensembles"):
         kcxai.compile_model(kcxai.datasets.running_example_tree(), "obdd", max_work=10)
+
+
+@pytest.mark.parametrize("options, name", [({"max_seconds": 0}, "max_seconds"), ({"max_seconds": -1}, "max_seconds"),
+                                           ({"max_seconds": float("inf")}, "max_seconds"),
+                                           ({"bounded_seconds": 0}, "bounded_seconds"),
+                                           ({"max_memory": 0}, "max_memory"), ({"max_seconds": "3"}, "max_seconds")])
+def test_a_probe_budget_of_zero_or_below_names_the_argument(options, name):
+    with pytest.raises(kcxai.KcxaiError, match=f"'{name}' must be"):
+        ProbeBudget(**options)
