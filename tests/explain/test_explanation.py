@@ -179,3 +179,8 @@ def test_the_command_line_prints_and_writes_why(monkeypatch, tmp_path, capsys):
     n_sampled = sum(e.decided == "sampled" for e in want)
     assert frame["missed"].notna().sum() == n_sampled
     assert f"{n_sampled} of 2 rows sampled some decisions" in capsys.readouterr().err
+
+
+def test_the_explainer_says_which_options_would_prove_more():
+    reason = _explainer().language_reason_
+    assert "fit_budget=" in reason and "probe=ProbeBudget(max_seconds=60)" in reason and "'missed'" in reason
