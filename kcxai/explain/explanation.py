@@ -27,17 +27,16 @@ MISSED_LIMITS: dict[str, tuple[str, str, bool]] = {
     "box deadline": ("the row's time limit, during the branch and bound", "max_seconds", True),
     "conditioned limit": ("the conditioned exact compile's node limit", "fit_budget", False),
     "conditioned clock": ("the conditioned exact compile's safety limit in seconds", "fit_budget", True),
-    "conditioned skipped": ("the conditioned exact compile's node limit, on a larger set", "fit_budget", False),
+    "conditioned skipped": ("the conditioned exact compile's node limit (met on a larger set)", "fit_budget", False),
     "sampling": ("no exact or bounded form within the probe", "probe", False),
 }
 
 #: How each option is given at each door, and what raising it changes.
 _OPTIONS = {
-    "fit_budget": "fit_budget= (--fit-budget): a larger bounded form leaves less mass unknown, so fewer tests "
-                  "straddle their bound, and an exact one leaves none",
-    "max_seconds": "max_seconds= (--max-seconds): the row's time limit",
-    "probe": "probe=ProbeBudget(max_seconds=...) or language='obdd' with compile_options={'max_seconds': ...} "
-             "(--language obdd): an exact form counts every test",
+    "fit_budget": "fit_budget= (--fit-budget; less mass left unknown, fewer tests to refine)",
+    "max_seconds": "max_seconds= (--max-seconds)",
+    "probe": "probe=ProbeBudget(max_seconds=...) or language='obdd' (--language obdd; an exact form counts every "
+             "test)",
 }
 
 
@@ -70,7 +69,7 @@ def format_missed(missed: Missed) -> str:
     >>> said = format_missed((("box max_boxes, conditioned limit", 3),))
     >>> said.split("; to raise")[0]
     'not proven: 3 at box max_boxes, conditioned limit'
-    >>> "fit_budget= (--fit-budget)" in said, "clock" in said
+    >>> "fit_budget= (--fit-budget" in said, "clock" in said
     (True, False)
     """
     if not missed:
