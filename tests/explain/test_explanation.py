@@ -41,7 +41,9 @@ def _pipeline():
     return pipe.fit(X, y), X
 
 
+@functools.cache
 def _explainer():
+    """The pipeline's Explainer with no exact form (the bounded one), built once (the tests only explain)."""
     pipe, X = _pipeline()
     return kcxai.Explainer(pipe, X, probe=REFUSED, fit_budget=2, progress=False)
 
@@ -157,12 +159,12 @@ def test_the_command_line_prints_and_writes_why(monkeypatch, tmp_path, capsys):
     explainer, model, rows = _bounded_model()
     path = tmp_path / "forest.json"
     model.save(str(path))
-    same = kcxai.Explainer(model, probe=REFUSED, fit_budget=2, progress=False)  # what the command line builds
+    same = kcxai.Explainer(model, probe=REFUSED, fit_budget=0.5, progress=False)  # what the command line builds
     want = [same.explain_one(row, method="local_cdrs", precision=0.95) for row in rows]
     assert any(e.decided == "sampled" for e in want)
     for row, e in zip(rows, want):
         argv = ["explain", str(path), "--instance", json.dumps([float(v) for v in row]), "--method", "local_cdrs",
-                "--precision", "0.95", "--fit-budget", "2"]
+                "--precision", "0.95", "--fit-budget", "0.5"]
         assert main(argv + ["--json"]) == 0
         d = json.loads(capsys.readouterr().out)
         assert (d["decided"], d["missed"], d["missed_options"]) == (e.decided, dict(e.missed),
@@ -173,7 +175,7 @@ def test_the_command_line_prints_and_writes_why(monkeypatch, tmp_path, capsys):
     data, out = tmp_path / "rows.csv", tmp_path / "out.csv"
     _pipeline()[1].iloc[:2].to_csv(data, index=False)
     assert main(["explain-csv", str(path), str(data), "--out", str(out), "--method", "local_cdrs",
-                 "--precision", "0.95", "--fit-budget", "2"]) == 0
+                 "--precision", "0.95", "--fit-budget", "0.5"]) == 0
     import pandas as pd
     frame = pd.read_csv(out)
     n_sampled = sum(e.decided == "sampled" for e in want)
