@@ -32,6 +32,7 @@ from typing import Any, TypeVar, Union, cast
 from kcxai._errors import InvalidInputError, InvalidTypeError
 
 __all__ = ["Instance", "Range", "Options", "NONE", "Rule", "Rules", "check", "validate_params", "check_fit_budget",
+           "POSITIVE_SECONDS",
            "DEFAULT_FIT_BUDGET", "POSITIVE_INT", "NON_NEGATIVE_INT", "INT", "BOOL", "PROBABILITY", "OPEN_PROBABILITY"]
 
 T = TypeVar("T")
@@ -263,7 +264,9 @@ def validate_params(**table: Rules) -> Callable[[F], F]:
 #: The default ``fit_budget`` of the :class:`~kcxai.Explainer`, in seconds of counted work (see its docstring).
 DEFAULT_FIT_BUDGET = 30.0
 
-_BUDGET = Range(numbers.Real, 0, closed="neither", description="a positive number of seconds")
+#: A budget in seconds (of work, or of the clock): the fit budget, the exact probe's.
+POSITIVE_SECONDS = Range(numbers.Real, 0, closed="neither", description="a positive number of seconds")
+_BUDGET = POSITIVE_SECONDS
 
 
 def check_fit_budget(fit_budget: object) -> float:

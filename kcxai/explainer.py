@@ -79,7 +79,9 @@ class Explainer:
         Passed to :func:`kcxai.compile_model` with ``language``.
     probe : ProbeBudget, optional
         The limits within which an exact counting language must compile to be chosen (default
-        :data:`kcxai.engines.choose.PROBE`: 3 s and 1 GiB).
+        :data:`kcxai.engines.choose.PROBE`: 3 s and 1 GiB). A tree ensemble's seconds are counted work
+        (:class:`~kcxai.engines.choose.ProbeBudget`), so whether it is exact is the same on any machine, under
+        any load (a wall-clock safety net stops a runaway, and then says so); other models' are wall clock.
     fit_budget : float, default 30
         The work a tree ensemble that does not compile within the probe may spend compiling to its
         ``bounded`` form (:mod:`kcxai.compilers.bounded`), in seconds of this library's reference rate:
@@ -197,15 +199,18 @@ class Explainer:
             self.language_reason_ = (
                 f"no exact form within the probe ({counts.reason}); {bounds.reason}. "
                 + ("Every answer is counted exactly." if exact else
-                   "Results say how they were decided (exact, proven, or sampled with its confidence); "
-                   f"fit_budget={_more(self.fit_budget_)} leaves less undecided")
+                   "Results say how they were decided (exact, proven, or sampled with its confidence, and then "
+                   "why in 'missed'); "
+                   f"fit_budget={_more(self.fit_budget_)} leaves less undecided, and a larger exact probe "
+                   f"(probe=ProbeBudget(max_seconds={_more(self.probe_.max_seconds)})) may count every answer")
                 + "; delta = 0 methods use the decision engine.")
             return
         m, value = resolve_method(DEFAULT_METHOD)
         choice = self._engine(m, value)
         self.language_ = choice.language or ""
         self.language_reason_ = (f"no exact form ({counts.reason}); {bounds.reason}; {m.name} is answered by "
-                                 f"{choice.language}: {choice.reason}")
+                                 f"{choice.language}: {choice.reason}; a larger exact probe (probe=ProbeBudget("
+                                 f"max_seconds={_more(self.probe_.max_seconds)})) may count every answer")
 
     # -- engines ----------------------------------------------------------------------
 

@@ -9,7 +9,7 @@ from fractions import Fraction
 from typing import Any, NamedTuple, Union, cast, overload
 
 from kcxai._errors import KcxaiError
-from kcxai.explain.explanation import Condition, Explanation, RowFailure
+from kcxai.explain.explanation import Condition, Explanation, Missed, RowFailure, missed_options
 from kcxai.space import FeatureSpace, Probability
 
 __all__ = ["ExplanationSet", "RowFailure", "Row", "PackedRow", "pack", "Unpacker", "FRAME_COLUMNS"]
@@ -43,8 +43,8 @@ class PackedRow(NamedTuple):
     confidence: float | None
     conditions: tuple[tuple[int, tuple[int, ...]], ...] | None  # (feature, value numbers) if widened
     instance: tuple[Any, ...] | None  # None: the row's own instance
-    #: how it was decided: (decided, interval, sampled, error_bounds, certified), intervals as number pairs
-    proof: tuple[Any, ...] = ("exact", None, 0, None, None)
+    #: how it was decided: (decided, interval, sampled, error_bounds, certified, missed), intervals as number pairs
+    proof: tuple[Any, ...] = ("exact", None, 0, None, None, ())
 
 
 def _num(p: Probability | None) -> _Number:
@@ -114,7 +114,7 @@ class Unpacker:
     def __call__(self, row: PackedRow, instance: tuple[Any, ...]) -> Explanation:
         names, values, literals, conds = self.parts(row.features, row.value_indices, row.conditions)
         delta, error, precision, coverage, bound = map(_frac, row.numbers)
-        decided, interval, sampled, error_bounds, certified = row.proof
+        decided, interval, sampled, error_bounds, certified, missed = row.proof
         return Explanation(
             features=row.features, names=names, values=values, literals=literals, prediction=row.prediction,
             delta=delta, error=error, precision=precision, language=row.language, oracle_calls=row.oracle_calls,
@@ -122,7 +122,7 @@ class Unpacker:
             instance=instance if row.instance is None else row.instance, coverage=coverage,
             distribution=row.distribution, confidence=row.confidence, precision_bound=bound, conditions=conds,
             decided=decided, interval=_unpair(interval), sampled=sampled, error_bounds=_unpair(error_bounds),
-            certified=certified)
+            certified=certified, missed=missed)
 
 
 def pack(e: Explanation, instance: tuple[Any, ...], unpacker: Unpacker) -> "PackedRow | Explanation":
@@ -140,7 +140,7 @@ def pack(e: Explanation, instance: tuple[Any, ...], unpacker: Unpacker) -> "Pack
                                                                        e.precision_bound))),
                      e.language, e.oracle_calls, e.seconds, e.kind, e.method, e.distribution, e.confidence, conds,
                      None if e.instance == instance else e.instance,
-                     (e.decided, _pair(e.interval), e.sampled, _pair(e.error_bounds), e.certified))
+                     (e.decided, _pair(e.interval), e.sampled, _pair(e.error_bounds), e.certified, e.missed))
 
 
 class Lazy:
@@ -161,7 +161,8 @@ class Lazy:
 FRAME_COLUMNS = ("id", "prediction", "method", "delta", "precision_bound", "bounds", "size", "features", "rule",
                  "error", "precision", "coverage", "error_exact", "precision_exact", "coverage_exact", "distribution",
                  "language", "approximate", "confidence", "decided", "sampled", "interval_low", "interval_high",
-                 "error_low", "error_high", "certified", "oracle_calls", "seconds", "failure")
+                 "error_low", "error_high", "certified", "missed", "missed_options", "oracle_calls", "seconds",
+                 "failure")
 
 
 def _float(p: Probability | None) -> float | None:
@@ -170,6 +171,11 @@ def _float(p: Probability | None) -> float | None:
 
 def _exact(p: Probability | None) -> str | None:
     return str(p) if isinstance(p, Fraction) else None
+
+
+def _missed(missed: Missed) -> str | None:
+    """``"box max_boxes, conditioned limit: 3; sampling: 12"``: a frame's ``missed`` cell (``None`` if empty)."""
+    return "; ".join(f"{reason}: {n}" for reason, n in missed) or None
 
 
 class ExplanationSet(Sequence[Row]):
@@ -283,7 +289,8 @@ class ExplanationSet(Sequence[Row]):
                 "interval_high": _float(row.interval[1]) if row.interval else None,
                 "error_low": _float(row.error_bounds[0]) if row.error_bounds else None,
                 "error_high": _float(row.error_bounds[1]) if row.error_bounds else None,
-                "certified": _float(row.certified), "oracle_calls": row.oracle_calls,
+                "certified": _float(row.certified), "missed": _missed(row.missed),
+                "missed_options": ", ".join(missed_options(row.missed)) or None, "oracle_calls": row.oracle_calls,
                 "seconds": row.seconds, "failure": None})
         return out
 
@@ -304,7 +311,10 @@ class ExplanationSet(Sequence[Row]):
         interval a proven decision used, on the measure bounded), ``error_low`` / ``error_high`` (proven
         bounds on an error that could not be counted exactly), ``certified`` (what a sampled result's last
         freeing decision certified: the lower confidence bound of the precision, or the upper one of the
-        error; what the result claims, where ``precision`` is an estimate), ``oracle_calls``, ``seconds``,
+        error; what the result claims, where ``precision`` is an estimate), ``missed`` (why a sampled
+        result's sampled tests were not proven, ``"reason: how many"`` joined by ``"; "``, see
+        :attr:`Explanation.missed`) and ``missed_options`` (the options that raise those limits:
+        ``fit_budget``, ``max_seconds``, ``probe``), ``oracle_calls``, ``seconds``,
         and ``failure`` (``None``, or the error of a row that
         could not be explained).
         """

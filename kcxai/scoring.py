@@ -126,7 +126,9 @@ class RuleScore:
         which = "" if self.class_source == "rule" else " (the majority class: the rule names none)"
         if self.precision is None and self.precision_bounds is not None:
             lo, hi = self.precision_bounds
-            prec = f"in [{float(lo):.6g}, {float(hi):.6g}] (proven bounds, by branch and bound)"
+            prec = (f"in [{float(lo):.6g}, {float(hi):.6g}] (proven bounds: the branch and bound stopped at its "
+                    f"{SCORE_BOXES:,} boxes; an exact form counts it: a larger probe=ProbeBudget(max_seconds=...), "
+                    "or language='obdd')")
         else:
             prec = format_probability(self.precision)
         how = "exact" if self.decided == "exact" else "proven; the coverage exact"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from fractions import Fraction
 from typing import Any
 
@@ -183,3 +184,38 @@ def test_every_set_of_values_prints_a_literal_that_reads_back(feature: Any) -> N
         literal = feature.set_literal(ks)
         assert parse_rule(space, [0, 1], f"IF z = 1 AND {literal} THEN class = 0") == ((0b10, mask), 0), literal
         assert parse_rule(space, [0, 1], {feature.name: literal})[0] == (0b11, mask), literal
+
+
+def test_an_ensemble_with_no_exact_form_is_scored_with_a_proven_interval_through_every_door(tmp_path, capsys):
+    """Issue 28 item 5: a forest the exact probe refuses (its counted work is past the budget, the same on any
+    machine) is scored, not refused: the coverage exact, the precision in a proven interval, through the
+    Explainer, the functional API and the command line alike."""
+    from sklearn.datasets import load_breast_cancer
+    from sklearn.ensemble import RandomForestClassifier
+    from kcxai.cli import main
+    from kcxai.engines.choose import PROBE, choose
+
+    X, y = load_breast_cancer(return_X_y=True, as_frame=True)
+    est = RandomForestClassifier(n_estimators=8, max_depth=4, random_state=0).fit(X, y)
+    model = kcxai.from_sklearn(est, X)
+    assert choose(model, "counts").compiled is None and f"max_work={PROBE.max_work():,}" in choose(
+        model, "counts").reason
+    rule = "IF worst radius > 17.74 AND worst concave points >= 0.15555 THEN class = 0"
+    want = kcxai.score_rule(model, rule)  # the functional door
+    assert want.decided in ("exact", "proven") and want.language == "box_bounds"
+    lo, hi = want.precision_bounds
+    assert lo <= hi and (want.precision is None) == (lo != hi)
+    explainer = kcxai.Explainer(model, fit_budget=0.2, progress=False)  # scoring uses no bounded form: a small one
+    got = explainer.score(rule)
+    assert (got.coverage, got.precision_bounds, got.decided) == (want.coverage, want.precision_bounds, want.decided)
+    path = tmp_path / "forest.json"
+    model.save(str(path))
+    assert main(["score", str(path), "--rule", rule, "--fit-budget", "0.2", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert (d["decided"], d["precision_low"], d["precision_high"]) == (want.decided, float(lo), float(hi))
+    assert d["coverage_exact"] == str(want.coverage)
+    assert main(["score", str(path), "--rule", rule, "--fit-budget", "0.2"]) == 0
+    shown = capsys.readouterr().out
+    assert ("proven bounds" in shown) == (want.decided == "proven")
+    if want.decided == "proven":  # why it is not exact, and what would make it so
+        assert f"{kcxai.scoring.SCORE_BOXES:,} boxes" in shown and "probe=ProbeBudget" in shown

@@ -141,8 +141,8 @@ def _demo_measures(e: Any, method: str) -> str:
     if method == "min_idrs":
         return (f"bounds Pr(class differs and these features agree) <= {float(e.delta):g}: error "
                 f"{float(e.error):.5f}; precision {float(e.precision):.4f}, coverage {float(e.coverage):.3%} "
-                f"({e.decided})")
-    return f"precision {float(e.precision):.4f} ({e.decided}), coverage {float(e.coverage):.3%}"
+                f"({e.how_decided()})")
+    return f"precision {float(e.precision):.4f} ({e.how_decided()}), coverage {float(e.coverage):.3%}"
 
 
 def _demo_on_data(held: Any, e: Any, method: str, base: dict[Any, float]) -> str:

@@ -37,6 +37,7 @@ from kcxai._files import atomic_writer
 from kcxai.cli._models import load_cli_model
 from kcxai.cli._args import add_fit_budget_arg, add_method_args, fit_budget_of, positive_int
 from kcxai.explain._methods import resolve_method
+from kcxai.explain.explanation import missed_options
 from kcxai.explanation_set import FRAME_COLUMNS
 
 __all__ = ["OUTPUT_FORMATS", "add_subparser", "explain_csv", "output_format", "read_pieces", "Piece",
@@ -388,16 +389,18 @@ def explain_csv(args: argparse.Namespace) -> int:
     model = load_cli_model(args.model, None)
     pieces = read_pieces(args.data, args.chunk_rows, args.id)
     explainer = kcxai.Explainer(model, language=args.language, fit_budget=fit_budget_of(args))
-    options = {} if args.max_seconds is None else {"max_seconds": args.max_seconds}
+    limit = {} if args.max_seconds is None else {"max_seconds": args.max_seconds}
     engine = explainer.engine_for(m.name, **{m.bound: bound})
     done_ids, done_lines = _done(args.out, kind) if args.resume else (set(), set())
     writer = _Writer(args.out, kind, bool(args.resume), model.classes)
-    counts = {"explained": 0, "failed": 0, "skipped": 0}
+    counts = {"explained": 0, "failed": 0, "skipped": 0, "sampled": 0}
+    options: dict[str, None] = {}
     ok = False
     try:
         with _cluster(args.scheduler) as n_jobs:
             args.n_jobs = n_jobs or args.n_jobs
-            _run(explainer, pieces, writer, args, m.name, {m.bound: bound, **options}, done_ids, done_lines, counts)
+            _run(explainer, pieces, writer, args, m.name, {m.bound: bound, **limit}, done_ids, done_lines, counts,
+                 options)
         ok = True
     except WorkerError as e:
         raise WorkerError(f"{e} {writer.rows} rows were written to {args.out}; run the same command with --resume "
@@ -407,8 +410,11 @@ def explain_csv(args: argparse.Namespace) -> int:
     failed = f", {counts['failed']} failed (see the 'failure' column)" if counts["failed"] else ""
     skipped = f"; {counts['skipped']} rows already written were kept" if counts["skipped"] else ""
     total = counts["explained"] + counts["failed"]
+    sampled = "" if not counts["sampled"] else (
+        f"; {counts['sampled']} of {total} rows sampled some decisions (the 'missed' column says why; raise "
+        f"{', '.join(options)} to prove more)")
     print(f"explained {counts['explained']} of {total} rows with {m.name} via {engine.language} "
-          f"({engine.reason}){failed}{skipped}; wrote {args.out} ({kind})", file=sys.stderr)
+          f"({engine.reason}){failed}{skipped}{sampled}; wrote {args.out} ({kind})", file=sys.stderr)
     return 0
 
 
@@ -433,8 +439,10 @@ def _cluster(address: str | None) -> Iterator[int | None]:
 
 
 def _run(explainer: Any, pieces: Iterator[Piece], writer: _Writer, args: argparse.Namespace, method: str,
-         bound: dict[str, Any], done_ids: set[str], done_lines: set[int], counts: dict[str, int]) -> None:
-    """Explain the pieces' rows not written yet and write them, each table as soon as it is explained."""
+         bound: dict[str, Any], done_ids: set[str], done_lines: set[int], counts: dict[str, int],
+         options: dict[str, None]) -> None:
+    """Explain the pieces' rows not written yet and write them, each table as soon as it is explained; count the
+    rows with sampled decisions and keep the options that raise the limits they stopped at (``options``)."""
     import pandas as pd  # loaded when a table is read
 
     read: deque[tuple[list[int | None], list[tuple[Any, int, str]]]] = deque()
@@ -463,6 +471,10 @@ def _run(explainer: Any, pieces: Iterator[Piece], writer: _Writer, args: argpars
                                             on_error=args.on_error, **bound):
         lines, bad = read.popleft()
         _write(writer, _table(result, lines, bad, pd), counts)
+        for e in result.explanations:
+            if e.decided == "sampled":
+                counts["sampled"] += 1
+                options.update(dict.fromkeys(missed_options(e.missed)))
     if held:
         _write(writer, _table(None, [], held, pd), counts)
 

@@ -182,15 +182,27 @@ class ObddOptions(DiagramOptions):
         ``False`` never; ``None`` is ``"dynamic"`` with CUDD and ``False`` with autoref.
     backend : "auto", "cudd" or "autoref"
         dd's CUDD bindings or its pure-Python BDD; ``"auto"`` takes CUDD when it imports.
+    max_work : int or None, default None
+        Units of work the ``"ensemble"`` construction may count (:mod:`kcxai.compilers._ensemble.threshold`,
+        "Work"; :data:`kcxai.compilers.bounded.WORK_PER_SECOND` of them take about a second), ``None``: no
+        limit. Unlike ``max_seconds`` it stops the construction at the same point on every machine, under any
+        load (the exact probe's budget, :class:`kcxai.engines.choose.ProbeBudget`). The ``"builder"``
+        construction counts no work: it needs ``None``.
     """
 
     language: ClassVar[str] = "obdd"
 
     reorder: Union[bool, str, None] = None
     backend: str = "auto"
+    max_work: Union[int, None] = None
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        _positive_int("max_work", self.max_work)
+        if self.max_work is not None and (self.construction == "builder" or self.builder_only()):
+            raise InvalidInputError(
+                f"'max_work'={self.max_work!r} applies to construction='ensemble' (a tree ensemble's diagram built "
+                "feature by feature, which counts its work); the 'builder' construction counts none. Leave it unset.")
         if not (self.reorder is None or isinstance(self.reorder, bool) or self.reorder == "dynamic"):
             raise InvalidInputError(f"'reorder' must be None, True, False or 'dynamic'. Got {self.reorder!r} instead.")
         if not isinstance(self.backend, str) or self.backend not in BACKENDS:

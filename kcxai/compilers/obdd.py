@@ -35,6 +35,10 @@ max_nodes : int or None, default 2,000,000
 max_seconds : float or None, default 300
     Limit on the whole compilation's wall-clock time (order probe, building,
     sifting, export).
+max_work : int or None, default None
+    With the ``"ensemble"`` construction, a limit on its counted work (the same on every machine, under any
+    load; see :class:`~kcxai.compilers._options.ObddOptions`); the compiled form's ``work`` stat is what it
+    counted.
 max_memory : int or None, default 4 GiB
     Limit on the growth of the process's resident memory, in bytes; CUDD is
     also given twice this as its own memory bound, so that one runaway CUDD
@@ -482,6 +486,9 @@ def compile(model: Classifier, **options: Any) -> CompiledModel:
     guard = Guard("obdd", opts.max_nodes, opts.max_seconds, opts.max_memory, advice(model, "obdd"))
     if opts.uses_ensemble(model):
         return _compile_ensemble(model, opts, guard)
+    if opts.max_work is not None:
+        raise InvalidInputError(f"'max_work' applies to tree ensembles (their diagram built feature by feature counts "
+                                f"its work); {type(model).__name__} is built through dd. Leave it unset.")
     built = _run(model, opts, guard, export=True)
     space = model.space
     guard.phase = "building the counting table"
@@ -522,4 +529,5 @@ def _compile_ensemble(model: Classifier, opts: ObddOptions, guard: Guard) -> Com
         memory_bytes=guard.peak_memory(), construction="ensemble", sifting=False, sifting_while_building=False)
     return CompiledModel(model=model, oracle=oracle, language="obdd",
                          backend="kcxai", stats=CompileStats.from_mapping(
-                             {**stats.to_dict(), "states": built.states}, size_unit="OBDD nodes"))
+                             {**stats.to_dict(), "states": built.states, "work": built.work},
+                             size_unit="OBDD nodes"))

@@ -7,7 +7,9 @@ order of preference, and each kind is given by the registry (:mod:`kcxai.engines
 1. **exact counts**: the first language of :data:`~kcxai.engines.NATIVE_PREFERENCE` that takes
    the model (a decision tree answers from its own paths; anything else is compiled to an OBDD),
    within the *probe budget* :data:`PROBE` (a few seconds and 1 GiB: a compilation that does not
-   fit in it would take minutes or gigabytes, so it is abandoned and the next kind of answer used);
+   fit in it would take minutes or gigabytes, so it is abandoned and the next kind of answer used).
+   A tree ensemble's probe counts work, not seconds (:meth:`ProbeBudget.options`), so that the same
+   model gets the same choice on any machine, under any load;
 2. **delta = 0 decisions**: the decision engine of a tree ensemble
    (:func:`~kcxai.engines._registry.decision_engine`: SAT for hard voting, branch and bound otherwise);
 3. **certified estimates**: the ``sampling`` language (marked approximate, with its confidence).
@@ -23,6 +25,7 @@ again) are kept by the model itself, in a small bounded cache guarded by a lock
 
 from __future__ import annotations
 
+import math
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
@@ -30,7 +33,9 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from kcxai._errors import CompilationLimitError, InvalidInputError, InvalidTypeError, UnknownLanguageError
-from kcxai._params import Options, check
+from kcxai._params import POSITIVE_INT, POSITIVE_SECONDS, Options, check
+from kcxai.compilers._ensemble import is_additive
+from kcxai.compilers.bounded import BUILD_SHARE, WORK_PER_SECOND, safety_seconds, work_budget
 from kcxai.compilers.compiled import CompiledModel
 from kcxai.compilers.language import Language
 from kcxai.engines._decision import engine_oracle, is_decision_engine, is_ensemble
@@ -59,9 +64,17 @@ class ProbeBudget:
     Attributes
     ----------
     max_seconds : float
-        Wall-clock limit of the probe compilation.
+        The probe's budget. A tree ensemble (a model with ``additive_trees()``, whose OBDD is built feature by
+        feature) gets it as *counted work*: :func:`~kcxai.compilers.bounded.work_budget` of it, the ``obdd``
+        language's ``max_work`` (:data:`~kcxai.compilers.bounded.WORK_PER_SECOND` units per second, about a
+        second on the machine it was measured on): whether it compiles exactly is then the same on every
+        machine, under any load, in every run. The wall clock only stops a runaway, at
+        :func:`~kcxai.compilers.bounded.safety_seconds` of it (10 times, at least 10 s); a probe that the clock
+        or ``max_memory`` stopped is refused with a reason that says the refusal is not reproducible. Any
+        other model is compiled through dd, whose work is not counted: ``max_seconds`` is then its wall-clock
+        limit.
     max_memory : int
-        Limit on the growth of resident memory during it, in bytes.
+        Limit on the growth of resident memory during it, in bytes (a safety limit, as the clock's).
     bounded_seconds : float
         The budget of a tree ensemble's ``bounded`` form (exact where it fits, exact bounds elsewhere),
         built when the exact probe fails: the *fit budget* (the :class:`~kcxai.Explainer`'s ``fit_budget``),
@@ -73,12 +86,45 @@ class ProbeBudget:
     max_memory: int = 1 << 30
     bounded_seconds: float = 10.0
 
-    def options(self, language: str) -> dict[str, float | int]:
-        """The compile options that enforce the budget in ``language`` (none for ``dt``, which compiles nothing)."""
+    def __post_init__(self) -> None:
+        """Each limit checked when the budget is made, named in the error (a budget of 0 or below is refused).
+
+        >>> ProbeBudget(max_seconds=0)
+        Traceback (most recent call last):
+        ...
+        kcxai._errors.InvalidInputError: 'max_seconds' must be a positive number of seconds. Got 0 instead.
+        """
+        for name in ("max_seconds", "bounded_seconds"):
+            value = getattr(self, name)
+            check(name, value, POSITIVE_SECONDS)
+            if not math.isfinite(value):
+                raise InvalidInputError(f"'{name}' must be a finite positive number of seconds. Got {value!r} instead.")
+        check("max_memory", self.max_memory, POSITIVE_INT)
+
+    def options(self, language: str, model: object = None) -> dict[str, float | int]:
+        """The compile options that enforce the budget in ``language`` for ``model`` (none for ``dt``, which
+        compiles nothing): for a tree ensemble's OBDD, ``max_work`` with the wall-clock safety limit.
+
+        >>> import kcxai
+        >>> tree = kcxai.datasets.running_example_tree()
+        >>> forest = kcxai.models.RandomForest(tree.space, tree.classes, [tree])
+        >>> PROBE.options("obdd", forest) == {"max_work": work_budget(3.0), "max_seconds": 30.0,
+        ...                                   "max_memory": 1 << 30}
+        True
+        >>> PROBE.options("obdd", tree)
+        {'max_seconds': 3.0, 'max_memory': 1073741824}
+        """
         names = LANGUAGES[language].option_names()
         if language == "bounded":
             return {"max_seconds": self.bounded_seconds, "max_memory": 4 * self.max_memory}
+        if "max_work" in names and is_additive(model):
+            return {"max_work": self.max_work(), "max_seconds": safety_seconds(self.max_seconds),
+                    "max_memory": self.max_memory}
         return {k: v for k, v in (("max_seconds", self.max_seconds), ("max_memory", self.max_memory)) if k in names}
+
+    def max_work(self) -> int:
+        """The work a tree ensemble's exact probe may count (:func:`~kcxai.compilers.bounded.work_budget`)."""
+        return max(1, work_budget(self.max_seconds))
 
     def __str__(self) -> str:
         return f"{self.max_seconds:g} s, {self.max_memory / (1 << 30):g} GiB"
@@ -162,6 +208,9 @@ def _compiled(model: Classifier, language: str, options: Mapping[str, object],
             got = _compile(LANGUAGES[language], model, {**options, **(watch or {})})
         except CompilationLimitError as err:
             got = f"did not compile within {_limits(options)}: {str(err).split('. ')[0]}"
+            if "max_work" in options and getattr(err, "limit", None) in ("max_seconds", "max_memory"):
+                got += (" (a safety limit, not the counted work, stopped it: this refusal depends on the machine's "
+                        "speed and load, and another run may compile it)")
         cache.put(key, got)
     return got
 
@@ -175,8 +224,12 @@ def cached_compiled(model: Classifier, language: str, **options: object) -> Comp
 
 
 def _limits(options: Mapping[str, object]) -> str:
-    secs, mem = options.get("max_seconds"), options.get("max_memory")
-    parts = ([f"{secs:g} s"] if isinstance(secs, (int, float)) else []) + (
+    secs, mem, work = options.get("max_seconds"), options.get("max_memory"), options.get("max_work")
+    if isinstance(work, int):  # the clock is then a safety limit only
+        secs = None
+    counted = [f"{work / (BUILD_SHARE * WORK_PER_SECOND):.3g} s of counted work ({work:,} units)"] if isinstance(
+        work, int) else []
+    parts = counted + ([f"{secs:g} s"] if isinstance(secs, (int, float)) else []) + (
         [f"{mem / (1 << 30):g} GiB"] if isinstance(mem, int) else [])
     return "the probe budget (" + ", ".join(parts) + ")" if parts else "its limits"
 
@@ -212,11 +265,12 @@ def choose(model: Classifier, answers: str, *, probe: ProbeBudget | None = None,
             if not lang.is_available():
                 reasons.append(f"{name!r} is not installed ({lang.install})")
                 continue
-            got = _compiled(model, name, probe.options(name))
+            options = probe.options(name, model)
+            got = _compiled(model, name, options)
             if isinstance(got, CompiledModel):
                 how = ("the decision tree's own paths (nothing to compile)" if name == "dt" else
                        f"compiled to {name} in {got.stats.compile_seconds:.3g} s ({got.stats.size:,} "
-                       f"{got.stats.size_unit}) within the probe budget ({probe})")
+                       f"{got.stats.size_unit}) within {_limits(options)}")
                 return Choice("counts", name, how, got)
             reasons.append(f"{name} {got}")
         return Choice("counts", None, "; ".join(reasons) or "no exact counting language takes it")

@@ -39,7 +39,7 @@ from kcxai.explain._methods import DEFAULT_ORDER, Method
 from kcxai.explain._progression import deletion_order
 from kcxai.explain._sessions import CountingSession, DecisionSession, ProvenSession, unanswered
 from kcxai.explain._proven import Proof, Prover, Threshold
-from kcxai.explain.explanation import Explanation, format_probability
+from kcxai.explain.explanation import Explanation, Missed, format_probability
 from kcxai.models.classifier import Classifier
 from kcxai.oracle import (Box, BoundsOracle, BoxDecisionOracle, BoxOracle, CountingOracle, Decision,
                           DecisionOracle, Oracle, OracleSession, PathOracle, Point, answers_of,
@@ -116,7 +116,7 @@ def build_explanation(space: FeatureSpace, point: Point, features: Iterable[int]
                       confidence: float | None = None, literal: Callable[[int, int], str] | None = None,
                       decided: str = "exact", interval: tuple[Probability, Probability] | None = None,
                       sampled: int = 0, error_bounds: tuple[Probability, Probability] | None = None,
-                      certified: Probability | None = None) -> Explanation:
+                      certified: Probability | None = None, missed: Missed = ()) -> Explanation:
     """The one constructor of :class:`~kcxai.Explanation` results (the per-row explainers and the batch runner).
 
     ``literal(i, value_index)``, if given, prints feature ``i``'s literal (a batch caches them).
@@ -130,7 +130,7 @@ def build_explanation(space: FeatureSpace, point: Point, features: Iterable[int]
         error=error, precision=precision, language=language, oracle_calls=calls, seconds=seconds, kind=kind,
         method=method, instance=instance, coverage=coverage, distribution=describe(space.distribution),
         confidence=confidence, precision_bound=precision_bound, decided=decided, interval=interval, sampled=sampled,
-        error_bounds=error_bounds, certified=certified)
+        error_bounds=error_bounds, certified=certified, missed=missed)
 
 
 class Query:
@@ -417,7 +417,7 @@ class Query:
             coverage=self.coverage_of(fixed), delta=delta, precision_bound=precision_bound,
             confidence=self.sample_confidence(sampled),
             decided=decided, interval=interval, sampled=sampled, error_bounds=error_bounds,
-            certified=self.certified_measure(fixed, precision_bound is not None))
+            certified=self.certified_measure(fixed, precision_bound is not None), missed=self.missed())
 
     def decided(self) -> tuple[str, tuple[Probability, Probability] | None, int]:
         """How this query's relevance tests were decided: ``"exact"``, ``"proven"`` or ``"sampled"``, the
@@ -428,6 +428,14 @@ class Query:
         if proof is None:
             return "exact", None, 0
         return proof.decided, proof.widest, proof.sampled
+
+    def missed(self) -> Missed:
+        """Why this query's sampled tests were not proven (:attr:`Proof.missed`, sorted); ``"sampling"`` for
+        every call of a sampling oracle."""
+        if self.answers == "estimates":
+            return (("sampling", self.calls),) if self.calls else ()
+        proof = self.proof
+        return () if proof is None else tuple(sorted(proof.missed.items()))
 
     def sample_confidence(self, sampled: int) -> float | None:
         """The confidence of the sampled decisions (``None`` when none was sampled)."""

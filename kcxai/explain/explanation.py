@@ -10,7 +10,77 @@ from typing import Any
 from kcxai.arithmetic import Probability
 from kcxai._types import Values
 
-__all__ = ["Explanation", "Condition", "RowFailure", "format_probability", "under"]
+__all__ = ["Explanation", "Condition", "RowFailure", "format_probability", "under", "MISSED_LIMITS", "Missed",
+           "missed_limits", "missed_options", "format_missed"]
+
+#: Why sampled relevance tests were not proven: ``(reason, how many tests)`` pairs, sorted by reason
+#: (:attr:`Explanation.missed`).
+Missed = tuple[tuple[str, int], ...]
+
+#: Per step of a reason (:attr:`kcxai.explain._proven.Proof.missed` joins the branch and bound's stop and the
+#: conditioned compile's with ``", "``; ``"sampling"``: the model was answered by certified sampling alone),
+#: the limit it stopped at, the option that raises it, and whether the clock decided it (then another run,
+#: on a faster or quieter machine, may prove what this one sampled).
+MISSED_LIMITS: dict[str, tuple[str, str, bool]] = {
+    "box max_boxes": ("the branch and bound's boxes for one test", "fit_budget", False),
+    "box none": ("the branch and bound's boxes for the row's tests", "fit_budget", False),
+    "box deadline": ("the row's time limit, during the branch and bound", "max_seconds", True),
+    "conditioned limit": ("the conditioned exact compile's node limit", "fit_budget", False),
+    "conditioned clock": ("the conditioned exact compile's safety limit in seconds", "fit_budget", True),
+    "conditioned skipped": ("the conditioned exact compile's node limit (met on a larger set)", "fit_budget", False),
+    "sampling": ("no exact or bounded form within the probe", "probe", False),
+}
+
+#: How each option is given at each door, and what raising it changes.
+_OPTIONS = {
+    "fit_budget": "fit_budget= (--fit-budget; less mass left unknown, fewer tests to refine)",
+    "max_seconds": "max_seconds= (--max-seconds)",
+    "probe": "probe=ProbeBudget(max_seconds=...) or language='obdd' (--language obdd; an exact form counts every "
+             "test)",
+}
+
+
+def missed_limits(missed: Missed) -> list[tuple[str, str, bool]]:
+    """The limits a result's sampled tests stopped at (:data:`MISSED_LIMITS`), each once, in order.
+
+    >>> missed_limits((("box max_boxes, conditioned limit", 2),))[0][:2]
+    ("the branch and bound's boxes for one test", 'fit_budget')
+    """
+    out: dict[str, tuple[str, str, bool]] = {}
+    for reason, _ in missed:
+        for step in reason.split(", "):
+            out.setdefault(step, MISSED_LIMITS.get(step, (step, "fit_budget", False)))
+    return list(out.values())
+
+
+def missed_options(missed: Missed) -> tuple[str, ...]:
+    """The options that raise the limits of ``missed``, each once (``fit_budget``, ``max_seconds``, ``probe``).
+
+    >>> missed_options((("box deadline, conditioned skipped", 1), ("box max_boxes, conditioned limit", 3)))
+    ('max_seconds', 'fit_budget')
+    """
+    return tuple(dict.fromkeys(option for _, option, _ in missed_limits(missed)))
+
+
+def format_missed(missed: Missed) -> str:
+    """Why the sampled tests were not proven, in one line: how many stopped at each reason, the limits to raise
+    and the options that raise them, and whether the clock decided any.
+
+    >>> said = format_missed((("box max_boxes, conditioned limit", 3),))
+    >>> said.split("; to raise")[0]
+    'not proven: 3 at box max_boxes, conditioned limit'
+    >>> "fit_budget= (--fit-budget" in said, "clock" in said
+    (True, False)
+    """
+    if not missed:
+        return ""
+    limits = missed_limits(missed)
+    counted = "; ".join(f"{n} at {reason}" for reason, n in missed)
+    options = "; ".join(f"{', '.join(lim for lim, o, _ in limits if o == opt)}, with {_OPTIONS[opt]}"
+                        for opt in missed_options(missed))
+    clock = ("; the clock stopped some (another run may prove them)" if any(c for _, _, c in limits) else "")
+    return f"not proven: {counted}; to raise: {options}{clock}"
+
 
 def format_probability(p: Probability | None) -> str:
     """``7/512 (~0.01367)`` for exact values, ``0.01367`` for floats, ``not computed`` for ``None``."""
@@ -144,6 +214,13 @@ class Explanation:
         For a sampled result, what the decision that freed its last feature certified (with the
         confidence): the lower confidence bound of the precision (precision-bounded methods), or the
         upper one of the error. This, not the estimate, is what the result claims.
+    missed : tuple of (str, int)
+        For a sampled result, why its sampled tests were not proven: ``(reason, how many tests)``, sorted by
+        reason. A reason names where each refinement stopped (:attr:`kcxai.explain._proven.Proof.missed`:
+        ``"box max_boxes, conditioned limit"``, ``"box deadline, conditioned skipped"``, ...), or is
+        ``"sampling"`` when the model was answered by certified sampling alone. :data:`MISSED_LIMITS` says
+        which limit each step stopped at and which option raises it (:func:`missed_options`); printed by
+        :meth:`how_decided`. Empty for exact and proven results.
 
     Examples
     --------
@@ -182,6 +259,7 @@ class Explanation:
     sampled: int = 0
     error_bounds: tuple[Probability, Probability] | None = None
     certified: Probability | None = None
+    missed: Missed = ()
 
     def __len__(self) -> int:
         return len(self.features)
@@ -229,6 +307,7 @@ class Explanation:
             "error_low": None if self.error_bounds is None else float(self.error_bounds[0]),
             "error_high": None if self.error_bounds is None else float(self.error_bounds[1]),
             "certified": None if self.certified is None else float(self.certified),
+            "missed": dict(self.missed), "missed_options": list(missed_options(self.missed)),
         }
         estimated = ("error", "precision") if self.approximate else ()  # sampled: no exact value to show
         for key in ("delta", "precision_bound", "error", "precision", "coverage"):
@@ -251,11 +330,13 @@ class Explanation:
 
     def how_decided(self) -> str:
         """How the relevance tests were decided, as printed: ``exact``, ``proven (widest interval ...)`` or
-        ``sampled (N decisions, confidence c)``."""
+        ``sampled (N decisions, confidence c; not proven: ...)`` with why they were not proven and the options
+        that raise those limits (:func:`format_missed`)."""
         if self.decided == "sampled":
             conf = "" if self.confidence is None else (
                 f", each freeing one certified with confidence {self.confidence:g}")
-            return f"sampled ({self.sampled} decisions sampled{conf})"
+            why = format_missed(self.missed)
+            return f"sampled ({self.sampled} decisions sampled{conf}{'; ' + why if why else ''})"
         if self.decided == "proven":
             on = "error" if self.precision_bound is None else "precision"
             shown = "" if self.interval is None else (

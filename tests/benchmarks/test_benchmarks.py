@@ -153,6 +153,7 @@ PRINTS: dict[str, Callable[[str], None]] = {
     "bench_functional.py": _prints("same sets: True", "speed-up over the baseline", "load average",
                                    "kcxai.ensemble_axp(model, x) in a loop", "fewer values first (the default)"),
     "bench_front_door.py": _prints("RandomForest 5x3", "axp via", "0 rows with a completion predicted otherwise"),
+    "bench_probe.py": _prints("RandomForest 3x2", "counted: exact", "| clock: ", "load average at the end"),
     "bench_ensembles.py": _ensemble_sets_checked,
     "bench_soft_voting.py": _prints("soft before", "soft after", "same before and after 3/3", "wrong 0 of 3 checked",
                                     "load average at the end"),

@@ -168,7 +168,7 @@ def test_options_are_frozen_and_typed():
         o.reorder = True
     assert SddOptions.names() == ("order", "encoding", "max_nodes", "max_seconds", "max_memory", "construction",
                                   "vtree")
-    assert set(ObddOptions.names()) - set(SddOptions.names()) == {"reorder", "backend"}
+    assert set(ObddOptions.names()) - set(SddOptions.names()) == {"reorder", "backend", "max_work"}
 
 
 @pytest.mark.parametrize("language, stats_cls", [("sdd", SddStats), ("obdd", ObddStats)])

@@ -14,6 +14,7 @@ from typing import Any
 from kcxai.compilers._ensemble.bottom import BOTTOM_POINTS
 from kcxai.compilers._ensemble.diagram import TRUE, EnsembleDiagram
 from kcxai.compilers._ensemble.sources import Sources, scaled_differences
+from kcxai.compilers._ensemble.stopped import Stopped
 from kcxai.compilers._ensemble.threshold import Threshold
 from kcxai.compilers._limits import Guard, LimitHit
 from kcxai.compilers._orders import feature_order
@@ -220,7 +221,8 @@ def _sources(spec: AdditiveTrees, c: int, d: int, out: EnsembleDiagram, level_of
 def compile_additive(spec: AdditiveTrees, order: Sequence[int], guard: Guard | None = None,
                      stats: dict[str, Any] | None = None, *, fixed: Mapping[int, int] | None = None,
                      monitor: Callable[[Threshold], None] | None = None, bottom_points: int = BOTTOM_POINTS,
-                     bottom: bool | None = None) -> tuple[EnsembleDiagram, list[int], list[bool]]:
+                     bottom: bool | None = None, max_work: int | None = None
+                     ) -> tuple[EnsembleDiagram, list[int], list[bool]]:
     """The diagram of every class of ``spec`` in ``order``: ``(diagram, roots, negated)``.
 
     Class ``c``'s function is node ``roots[c]``, complemented when ``negated[c]`` (two classes share one
@@ -234,7 +236,8 @@ def compile_additive(spec: AdditiveTrees, order: Sequence[int], guard: Guard | N
     counting with them fixed to these values gives the conditioned counts. ``monitor`` is called with the
     running :class:`~kcxai.compilers._ensemble.threshold.Threshold` every 1,024 states (it may raise to stop).
     ``bottom_points`` and ``bottom`` set the vectors below a cut level (see
-    :class:`~kcxai.compilers._ensemble.threshold.Threshold`).
+    :class:`~kcxai.compilers._ensemble.threshold.Threshold`). ``max_work``: the construction stops
+    (:class:`~kcxai.compilers._ensemble.stopped.Stopped`) once its counted work (:meth:`Tests.work`) reaches it.
 
     Examples
     --------
@@ -255,8 +258,9 @@ def compile_additive(spec: AdditiveTrees, order: Sequence[int], guard: Guard | N
         values = [fixed.get(f) for f in order]
         if any(v is not None for v in values[len(fixed):]):
             raise ValueError("internal error: the fixed features must come first in the order")
-    tests = Tests.prepare(spec, out, guard, stats, values, bottom_points, bottom, monitor)
-    roots, negated = tests.run(guard)
+    tests = Tests.prepare(spec, out, guard, stats, values, bottom_points, bottom, monitor, max_work)
+    roots, negated = tests.run(guard, 0.0, max_work)
+    stats["work"] = tests.work()
     if guard is not None:
         guard.set_size(lambda: len(out))
     return out, roots, negated
@@ -277,6 +281,8 @@ class BuiltEnsemble:
         Residual tuples expanded (the construction's work, see the module docstring).
     source_nodes : int
         Nodes of the trees' own diagrams.
+    work : int
+        The work counted (:meth:`Tests.work`).
     """
 
     def __init__(self, order: tuple[int, ...], diagram: EnsembleDiagram, roots: list[int], negated: list[bool],
@@ -285,6 +291,7 @@ class BuiltEnsemble:
         self.seconds = seconds
         self.states = counts.get("states", 0)
         self.source_nodes = counts.get("source_nodes", 0)
+        self.work = counts.get("work", 0)
 
     def table(self, space: FeatureSpace) -> LevelTable:
         """The counting table of the class functions (negated roots materialised in float spaces, whose
@@ -305,9 +312,17 @@ def with_progress(e: LimitHit, order: Sequence[int], counts: dict[str, Any]) -> 
     return e
 
 
+def _past_work(guard: Guard, max_work: int | None, why: str) -> LimitHit:
+    shown = "None" if max_work is None else f"{max_work:,}"
+    return LimitHit(f"Compiling to {guard.language!r} exceeded max_work={shown} units of counted work while "
+                    f"{guard.phase} ({why}; {guard.seconds:.1f} s). Raise 'max_work'{guard.advice}.", "max_work")
+
+
 def build_ensemble(model: Any, opts: Any, guard: Guard) -> BuiltEnsemble:
     """The ``"ensemble"`` construction of ``model`` (with ``additive_trees()``) under ``opts``'s ``order``
-    (``"auto"``: :func:`ensemble_order`) and ``guard``'s limits."""
+    (``"auto"``: :func:`ensemble_order`) and ``guard``'s limits, and ``opts.max_work`` if it has one: a
+    construction whose counted work is past it is refused (:class:`~kcxai.compilers._limits.LimitHit`,
+    ``limit`` ``"max_work"``), wherever it was when it passed it."""
     spec = model.additive_trees()
     if opts.order == "auto":
         order = ensemble_order(spec)
@@ -315,12 +330,17 @@ def build_ensemble(model: Any, opts: Any, guard: Guard) -> BuiltEnsemble:
         order = feature_order(model, opts.order, guard)
     guard.phase = "building the ensemble's diagram feature by feature"
     counts: dict[str, Any] = {}
+    max_work = getattr(opts, "max_work", None)
     try:
-        diagram, roots, negated = compile_additive(spec, order, guard, counts)
+        diagram, roots, negated = compile_additive(spec, order, guard, counts, max_work=max_work)
     except MemoryError:
         raise with_progress(guard.out_of_memory("Python failed to allocate"), order, counts) from None
     except LimitHit as e:
         raise with_progress(e, order, counts) from None
+    except Stopped as e:  # the counted work reached max_work: the same on every machine
+        raise with_progress(_past_work(guard, max_work, e.why), order, counts) from None
+    if max_work is not None and counts["work"] > max_work:  # past it between two checks: refused all the same
+        raise with_progress(_past_work(guard, max_work, f"it counted {counts['work']:,} units"), order, counts)
     guard.set_size(None)
     diagram.seal()
     guard.check(diagram.reachable(roots))
