@@ -201,16 +201,19 @@ class Explainer:
                 + ("Every answer is counted exactly." if exact else
                    "Results say how they were decided (exact, proven, or sampled with its confidence, and then "
                    "why in 'missed'); "
-                   f"fit_budget={_more(self.fit_budget_)} leaves less undecided, and a larger exact probe "
-                   f"(probe=ProbeBudget(max_seconds={_more(self.probe_.max_seconds)})) may count every answer")
+                   f"fit_budget={_more(self.fit_budget_)} leaves less undecided"
+                   + (f", and a larger exact probe (probe=ProbeBudget(max_seconds={_more(self.probe_.max_seconds)}))"
+                      " may count every answer" if counts.limited else ""))
                 + "; delta = 0 methods use the decision engine.")
             return
         m, value = resolve_method(DEFAULT_METHOD)
         choice = self._engine(m, value)
         self.language_ = choice.language or ""
         self.language_reason_ = (f"no exact form ({counts.reason}); {bounds.reason}; {m.name} is answered by "
-                                 f"{choice.language}: {choice.reason}; a larger exact probe (probe=ProbeBudget("
-                                 f"max_seconds={_more(self.probe_.max_seconds)})) may count every answer")
+                                 f"{choice.language}: {choice.reason}"
+                                 + (f"; a larger exact probe (probe=ProbeBudget(max_seconds="
+                                    f"{_more(self.probe_.max_seconds)})) may count every answer"
+                                    if counts.limited else ""))
 
     # -- engines ----------------------------------------------------------------------
 

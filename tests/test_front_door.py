@@ -117,11 +117,11 @@ def test_the_choice_is_made_once_per_model_and_says_why() -> None:
     model = _forest(3)
     c1 = choose(model, "counts", probe=NO_TIME)
     assert c1.compiled is None and c1.language is None and "probe budget (" in c1.reason
-    assert "s of counted work (1 units), 1 GiB)" in c1.reason and "max_work=1 " in c1.reason
+    assert "s of counted work (1 unit), 1 GiB)" in c1.reason and "max_work=1 " in c1.reason
     assert choose(model, "counts", probe=NO_TIME).reason == c1.reason  # the failed probe is remembered
     ok = choose(model, "counts")
     assert ok.language == "obdd"
-    assert "within the probe budget (3 s of counted work (30,599,999 units), 1 GiB)" in ok.reason
+    assert "within the probe budget (3 s of counted work (30,600,000 units), 1 GiB)" in ok.reason
     assert choose(model, "counts").compiled is ok.compiled  # kept by the model
     copy = model.with_distribution([[1, 2]] * model.space.n_features)
     assert choose(copy, "counts").compiled is not ok.compiled  # a changed copy has its own engines

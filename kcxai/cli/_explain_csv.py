@@ -411,8 +411,8 @@ def explain_csv(args: argparse.Namespace) -> int:
     skipped = f"; {counts['skipped']} rows already written were kept" if counts["skipped"] else ""
     total = counts["explained"] + counts["failed"]
     sampled = "" if not counts["sampled"] else (
-        f"; {counts['sampled']} of {total} rows sampled some decisions (the 'missed' column says why; raise "
-        f"{', '.join(options)} to prove more)")
+        f"; {counts['sampled']} of {total} rows sampled some decisions (the 'missed' column says why; "
+        f"{', '.join(options)} would prove more)")
     print(f"explained {counts['explained']} of {total} rows with {m.name} via {engine.language} "
           f"({engine.reason}){failed}{skipped}{sampled}; wrote {args.out} ({kind})", file=sys.stderr)
     return 0

@@ -140,10 +140,10 @@ def _checked_schedule(schedule: Any) -> tuple[tuple[float, int | None, int | Non
 def work_budget(max_seconds: float) -> int:
     """The work units the construction may use for a budget of ``max_seconds`` (see the module docstring).
 
-    >>> work_budget(30.0) == int(BUILD_SHARE * 30.0 * WORK_PER_SECOND)
+    >>> work_budget(30.0) == round(BUILD_SHARE * 30.0 * WORK_PER_SECOND)
     True
     """
-    return int(BUILD_SHARE * max_seconds * WORK_PER_SECOND)
+    return round(BUILD_SHARE * max_seconds * WORK_PER_SECOND)
 
 
 def safety_seconds(max_seconds: float) -> float:

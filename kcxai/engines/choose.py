@@ -148,12 +148,16 @@ class Choice:
         One sentence: what was tried and what happened.
     compiled : CompiledModel or None
         Its compiled form, when it was built.
+    limited : bool
+        Whether a language that takes the model was refused by a limit (a larger budget may compile it), not
+        for another reason (not installed, not taking the model).
     """
 
     answers: str
     language: str | None
     reason: str
     compiled: CompiledModel | None = None
+    limited: bool = False
 
 
 class EngineCache:
@@ -227,8 +231,8 @@ def _limits(options: Mapping[str, object]) -> str:
     secs, mem, work = options.get("max_seconds"), options.get("max_memory"), options.get("max_work")
     if isinstance(work, int):  # the clock is then a safety limit only
         secs = None
-    counted = [f"{work / (BUILD_SHARE * WORK_PER_SECOND):.3g} s of counted work ({work:,} units)"] if isinstance(
-        work, int) else []
+    counted = [f"{work / (BUILD_SHARE * WORK_PER_SECOND):.3g} s of counted work ({work:,} "
+               f"unit{'' if work == 1 else 's'})"] if isinstance(work, int) else []
     parts = counted + ([f"{secs:g} s"] if isinstance(secs, (int, float)) else []) + (
         [f"{mem / (1 << 30):g} GiB"] if isinstance(mem, int) else [])
     return "the probe budget (" + ", ".join(parts) + ")" if parts else "its limits"
@@ -257,7 +261,7 @@ def choose(model: Classifier, answers: str, *, probe: ProbeBudget | None = None,
     if language is not None and get_language(language).answers != answers:
         raise InvalidInputError(f"The {language!r} language gives {LANGUAGES[language].answers}, not {answers}.")
     if answers == "counts":
-        reasons = []
+        reasons, limited = [], False
         for name in (NATIVE_PREFERENCE if language is None else (language,)):
             lang = LANGUAGES[name]
             if not lang.takes(model):
@@ -273,7 +277,8 @@ def choose(model: Classifier, answers: str, *, probe: ProbeBudget | None = None,
                        f"{got.stats.size_unit}) within {_limits(options)}")
                 return Choice("counts", name, how, got)
             reasons.append(f"{name} {got}")
-        return Choice("counts", None, "; ".join(reasons) or "no exact counting language takes it")
+            limited = True
+        return Choice("counts", None, "; ".join(reasons) or "no exact counting language takes it", limited=limited)
     if answers == "decisions":
         engine = decision_engine(model) if language is None else language
         if engine is None or not LANGUAGES[engine].takes(model):

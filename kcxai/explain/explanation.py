@@ -19,24 +19,28 @@ Missed = tuple[tuple[str, int], ...]
 
 #: Per step of a reason (:attr:`kcxai.explain._proven.Proof.missed` joins the branch and bound's stop and the
 #: conditioned compile's with ``", "``; ``"sampling"``: the model was answered by certified sampling alone),
-#: the limit it stopped at, the option that raises it, and whether the clock decided it (then another run,
-#: on a faster or quieter machine, may prove what this one sampled).
+#: the limit it stopped at, the option that helps, and whether the clock decided it (then another run, on a
+#: faster or quieter machine, may prove what this one sampled). The refinement limits
+#: (:data:`kcxai.explain._proven.REFINE`) are fixed: ``fit_budget`` does not raise them, it leaves less mass
+#: unknown so that fewer tests need refining.
 MISSED_LIMITS: dict[str, tuple[str, str, bool]] = {
     "box max_boxes": ("the branch and bound's boxes for one test", "fit_budget", False),
-    "box none": ("the branch and bound's boxes for the row's tests", "fit_budget", False),
+    "box max_rows": ("the branch and bound's rows read for one test", "fit_budget", False),
+    "box none": ("the branch and bound's boxes or rows for the row's tests", "fit_budget", False),
     "box deadline": ("the row's time limit, during the branch and bound", "max_seconds", True),
     "conditioned limit": ("the conditioned exact compile's node limit", "fit_budget", False),
     "conditioned clock": ("the conditioned exact compile's safety limit in seconds", "fit_budget", True),
-    "conditioned skipped": ("the conditioned exact compile's node limit (met on a larger set)", "fit_budget", False),
+    "conditioned skipped": ("the conditioned exact compile's node limit, met on a larger set", "fit_budget", False),
     "sampling": ("no exact or bounded form within the probe", "probe", False),
 }
 
-#: How each option is given at each door, and what raising it changes.
+#: What each option does about those limits, and how it is given at each door.
 _OPTIONS = {
-    "fit_budget": "fit_budget= (--fit-budget; less mass left unknown, fewer tests to refine)",
-    "max_seconds": "max_seconds= (--max-seconds)",
-    "probe": "probe=ProbeBudget(max_seconds=...) or language='obdd' (--language obdd; an exact form counts every "
-             "test)",
+    "fit_budget": "fewer such tests with a larger fit_budget= (--fit-budget; less mass left unknown, so fewer "
+                  "tests need refining)",
+    "max_seconds": "more time with a larger max_seconds= (--max-seconds)",
+    "probe": "every test counted with a larger probe=ProbeBudget(max_seconds=...) or language='obdd' "
+             "(--language obdd)",
 }
 
 
@@ -63,11 +67,11 @@ def missed_options(missed: Missed) -> tuple[str, ...]:
 
 
 def format_missed(missed: Missed) -> str:
-    """Why the sampled tests were not proven, in one line: how many stopped at each reason, the limits to raise
-    and the options that raise them, and whether the clock decided any.
+    """Why the sampled tests were not proven, in one line: how many stopped at each reason, the limits they
+    stopped at, what each option does about them, and whether the clock decided any.
 
     >>> said = format_missed((("box max_boxes, conditioned limit", 3),))
-    >>> said.split("; to raise")[0]
+    >>> said.split("; stopped at")[0]
     'not proven: 3 at box max_boxes, conditioned limit'
     >>> "fit_budget= (--fit-budget" in said, "clock" in said
     (True, False)
@@ -76,10 +80,10 @@ def format_missed(missed: Missed) -> str:
         return ""
     limits = missed_limits(missed)
     counted = "; ".join(f"{n} at {reason}" for reason, n in missed)
-    options = "; ".join(f"{', '.join(lim for lim, o, _ in limits if o == opt)}, with {_OPTIONS[opt]}"
-                        for opt in missed_options(missed))
+    stopped = ", ".join(lim for lim, _, _ in limits)
+    options = "; ".join(_OPTIONS[opt] for opt in missed_options(missed))
     clock = ("; the clock stopped some (another run may prove them)" if any(c for _, _, c in limits) else "")
-    return f"not proven: {counted}; to raise: {options}{clock}"
+    return f"not proven: {counted}; stopped at: {stopped}; {options}{clock}"
 
 
 def format_probability(p: Probability | None) -> str:

@@ -184,7 +184,7 @@ def test_the_safety_limit_stops_a_runaway_and_says_the_result_is_not_reproducibl
 def test_the_safety_limit_is_a_multiple_of_the_budget_with_a_floor():
     assert bounded.safety_seconds(100.0) == bounded.SAFETY * 100.0
     assert bounded.safety_seconds(1e-3) == bounded.SAFETY_FLOOR
-    assert bounded.work_budget(2.0) == int(bounded.BUILD_SHARE * 2.0 * bounded.WORK_PER_SECOND)
+    assert bounded.work_budget(2.0) == round(bounded.BUILD_SHARE * 2.0 * bounded.WORK_PER_SECOND)
 
 
 def test_a_replayed_schedule_gives_the_budgeted_diagram():

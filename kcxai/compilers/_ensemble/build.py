@@ -314,7 +314,7 @@ def with_progress(e: LimitHit, order: Sequence[int], counts: dict[str, Any]) -> 
 
 def _past_work(guard: Guard, max_work: int | None, why: str) -> LimitHit:
     shown = "None" if max_work is None else f"{max_work:,}"
-    return LimitHit(f"Compiling to {guard.language!r} exceeded max_work={shown} units of counted work while "
+    return LimitHit(f"Compiling to {guard.language!r} reached max_work={shown} units of counted work while "
                     f"{guard.phase} ({why}; {guard.seconds:.1f} s). Raise 'max_work'{guard.advice}.", "max_work")
 
 
@@ -339,7 +339,7 @@ def build_ensemble(model: Any, opts: Any, guard: Guard) -> BuiltEnsemble:
         raise with_progress(e, order, counts) from None
     except Stopped as e:  # the counted work reached max_work: the same on every machine
         raise with_progress(_past_work(guard, max_work, e.why), order, counts) from None
-    if max_work is not None and counts["work"] > max_work:  # past it between two checks: refused all the same
+    if max_work is not None and counts["work"] >= max_work:  # reached between two checks: refused all the same
         raise with_progress(_past_work(guard, max_work, f"it counted {counts['work']:,} units"), order, counts)
     guard.set_size(None)
     diagram.seal()
