@@ -10,6 +10,8 @@ each operand evaluated once and in order, the answer in the vector type, the rul
 
 from __future__ import annotations
 
+import importlib
+import linecache
 from typing import Any
 
 import pytest
@@ -148,6 +150,36 @@ def test_a_visible_non_vector_operation_is_refused(body: str) -> None:
     assert inline_vectors(namespace["bad"], 2, vector_type(2)) is namespace["bad"]
     with pytest.raises(VectorRuleError, match=r"bad: every binary \+, - and \* must be an operation on vectors"):
         inline_vectors(_with_source(body), 2, vector_type(2))
+
+
+def _accumulate(a: Any, b: Any) -> Any:
+    a += b
+    return a
+
+
+def _negate(a: Any) -> Any:
+    return -a
+
+
+@pytest.mark.parametrize("function, said", [(_accumulate, "write a \\+= b as a = a \\+ b"),
+                                            (_negate, "cannot be negated")])
+def test_operations_the_rewriting_does_not_write_out_are_refused(function: Any, said: str) -> None:
+    with pytest.raises(VectorRuleError, match=said):
+        inline_vectors(function, 2, vector_type(2))
+
+
+def test_a_source_edited_since_import_is_not_compiled(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "edited_walk.py"
+    path.write_text("def walk(a, b):\n    return a * b\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = importlib.import_module("edited_walk")
+    v = vector_type(2)
+    assert inline_vectors(module.walk, 2, v) is not module.walk  # (its source is what runs)
+    path.write_text("def walk(a, b):\n    return a + b\n")  # the same name, another body
+    linecache.checkcache(str(path))
+    inline_vectors.cache_clear()
+    assert inline_vectors(module.walk, 2, v) is module.walk  # runs as written: a * b, not the file's a + b
+    assert module.walk(v((2, 3)), v((5, 7))) == (10, 21)
 
 
 def _with_source(body: str) -> Any:

@@ -41,7 +41,8 @@ _AS_VECTOR = "_as_vector"
 
 class VectorRuleError(ValueError):
     """A function given to :func:`inline_vectors` has a ``+``, ``-`` or ``*`` that is visibly not an operation on
-    vectors (an operand is a constant or a list display)."""
+    vectors (an operand is a constant or a list display), or one the rewriting does not write out (an augmented
+    assignment ``a += b``, a negation ``-a``)."""
 
 
 class _Inline(ast.NodeTransformer):
@@ -70,15 +71,26 @@ class _Inline(ast.NodeTransformer):
             node.value = ast.Call(ast.Name(_AS_VECTOR, ast.Load()), [node.value], [])
         return node
 
+    def _refuse(self, node: ast.expr | ast.stmt, what: str) -> None:
+        raise VectorRuleError(f"{self.name}: {what}; line {node.lineno} has {ast.unparse(node)!r}")
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> ast.AST:
+        if isinstance(node.op, _OPERATORS):  # (on plain tuples, += would concatenate)
+            self._refuse(node, "write a += b as a = a + b, so that it is written out entry by entry")
+        return self.generic_visit(node)
+
+    def visit_UnaryOp(self, node: ast.UnaryOp) -> ast.AST:
+        if isinstance(node.op, ast.USub):  # (a plain tuple has no negation)
+            self._refuse(node, "a vector cannot be negated entry by entry here; subtract it instead")
+        return self.generic_visit(node)
+
     def visit_BinOp(self, node: ast.BinOp) -> ast.AST:
         self.generic_visit(node)
         if not isinstance(node.op, _OPERATORS):
             return node
         for side in (node.left, node.right):
             if isinstance(side, (ast.Constant, ast.List, ast.ListComp, ast.JoinedStr)):
-                raise VectorRuleError(
-                    f"{self.name}: every binary +, - and * must be an operation on vectors; line {node.lineno} has "
-                    f"{ast.unparse(node)!r}")
+                self._refuse(node, "every binary +, - and * must be an operation on vectors")
         self.n_ops += 1
         a, b = f"_vector_a{self.n_ops}", f"_vector_b{self.n_ops}"
 
@@ -139,9 +151,10 @@ def inline_vectors(function: F, k: int, vector: type) -> F:
     if len(tree.body) != 1 or not isinstance(tree.body[0], ast.FunctionDef) or tree.body[0].name != function.__name__:
         return function  # (the file changed since it was imported)
     ast.increment_lineno(tree, function.__code__.co_firstlineno - 1)
+    if not _same_code(_function_code(tree, filename), function.__code__):
+        return function  # (the source read is not what runs: the file changed since it was imported)
     tree = ast.fix_missing_locations(_Inline(k, function.__qualname__).visit(tree))
-    module = compile(tree, filename, "exec", flags=__future__.annotations.compiler_flag, dont_inherit=True)
-    code = next(c for c in module.co_consts if isinstance(c, types.CodeType))
+    code = _function_code(tree, filename)
     new = tuple.__new__
 
     def as_vector(r: Any) -> Any:
@@ -151,3 +164,21 @@ def inline_vectors(function: F, k: int, vector: type) -> F:
     compiled.__kwdefaults__ = {**(function.__kwdefaults__ or {}), _AS_VECTOR: as_vector}
     functools.update_wrapper(compiled, function)
     return cast(F, compiled)
+
+
+def _function_code(tree: ast.Module, filename: str) -> types.CodeType:
+    """The code object of the one function ``tree`` defines, compiled as the package's modules are."""
+    module = compile(tree, filename, "exec", flags=__future__.annotations.compiler_flag, dont_inherit=True)
+    return next(c for c in module.co_consts if isinstance(c, types.CodeType))
+
+
+def _same_code(a: types.CodeType, b: types.CodeType) -> bool:
+    """Whether two code objects run the same instructions on the same constants and names (line numbers aside),
+    their nested functions' included."""
+    if (a.co_code, a.co_names, a.co_varnames) != (b.co_code, b.co_names, b.co_varnames):
+        return False
+    nested_a = [c for c in a.co_consts if isinstance(c, types.CodeType)]
+    nested_b = [c for c in b.co_consts if isinstance(c, types.CodeType)]
+    plain_a = [c for c in a.co_consts if not isinstance(c, types.CodeType)]
+    plain_b = [c for c in b.co_consts if not isinstance(c, types.CodeType)]
+    return plain_a == plain_b and len(nested_a) == len(nested_b) and all(map(_same_code, nested_a, nested_b))
