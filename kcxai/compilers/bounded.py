@@ -211,7 +211,8 @@ def _build(spec: Any, order: Sequence[int], soft: Guard, opts: BoundedOptions, m
         return compile_bounded(spec, order, soft, max_work=max_work, max_nodes=opts.max_nodes,
                                progress=opts.progress, schedule=opts.schedule)
     except Stopped as e:  # the work budget ran out while the trees' diagrams were built
-        return _nothing(spec, order, f"the trees' diagrams did not fit: {e}", True, {"work": max_work})
+        return _nothing(spec, order, f"the trees' diagrams did not fit: {e}", True,
+                        {"work": max_work if e.work is None else e.work})
     except LimitHit as e:
         return _nothing(spec, order, f"the trees' diagrams did not fit: {safety_message(e)}", False)
     except MemoryError:
