@@ -205,8 +205,9 @@ def bounds_oracle(model: Any, built: BoundedBuild, order: Sequence[int]) -> Diag
 
 
 def _build(spec: Any, order: Sequence[int], soft: Guard, opts: BoundedOptions, max_work: int) -> BoundedBuild:
-    """The bounded construction; if even the trees' diagrams do not fit the budget, the diagram that decides
-    nothing (every class UNKNOWN everywhere)."""
+    """The bounded construction; if even the trees' diagrams do not fit the budget (or are predicted not to,
+    from their paths' tests or the pace of the trees begun: step 0 of :mod:`kcxai.compilers._ensemble.bounded`),
+    the diagram that decides nothing (every class UNKNOWN everywhere), with the work actually spent."""
     try:
         return compile_bounded(spec, order, soft, max_work=max_work, max_nodes=opts.max_nodes,
                                progress=opts.progress, schedule=opts.schedule)
