@@ -252,7 +252,7 @@ class Sources:
 #: stays theirs) and the pair: a conditioned compile asks for them on every query, and on the default
 #: RandomForest behind adult's pipeline (356,052 leaves with rational scores) they take 8 s.
 _SCALED: "OrderedDict[tuple[int, int, int], tuple[Any, Any, tuple[list[list[int]], int]]]" = OrderedDict()
-_SCALED_KEEP = 8
+_SCALED_KEEP = 4
 _SCALED_LOCK = threading.Lock()
 
 
