@@ -205,13 +205,15 @@ def bounds_oracle(model: Any, built: BoundedBuild, order: Sequence[int]) -> Diag
 
 
 def _build(spec: Any, order: Sequence[int], soft: Guard, opts: BoundedOptions, max_work: int) -> BoundedBuild:
-    """The bounded construction; if even the trees' diagrams do not fit the budget, the diagram that decides
-    nothing (every class UNKNOWN everywhere)."""
+    """The bounded construction; if even the trees' diagrams do not fit the budget (or are predicted not to,
+    from their paths' tests or the pace of the trees begun: step 0 of :mod:`kcxai.compilers._ensemble.bounded`),
+    the diagram that decides nothing (every class UNKNOWN everywhere), with the work actually spent."""
     try:
         return compile_bounded(spec, order, soft, max_work=max_work, max_nodes=opts.max_nodes,
                                progress=opts.progress, schedule=opts.schedule)
     except Stopped as e:  # the work budget ran out while the trees' diagrams were built
-        return _nothing(spec, order, f"the trees' diagrams did not fit: {e}", True, {"work": max_work})
+        return _nothing(spec, order, f"the trees' diagrams did not fit: {e}", True,
+                        {"work": max_work if e.work is None else e.work})
     except LimitHit as e:
         return _nothing(spec, order, f"the trees' diagrams did not fit: {safety_message(e)}", False)
     except MemoryError:

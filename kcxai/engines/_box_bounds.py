@@ -8,10 +8,10 @@ random forests, boosted trees), a *box* (:data:`kcxai.oracle.Box`: a set of valu
 
 from below and above, exactly (Python ints in exact spaces, as ``space.total_weight``), and refines the
 bounds until they are within a margin (:meth:`BoxBounds.bounds`) or decide a threshold
-(:meth:`BoxBounds.decide`: is ``W <= t``?), or until a deadline or a number of boxes. The instance's own
-cells ``x_S = v_S`` are the box with one value on each feature of ``S``; a user's rule is any box. Every
-relevance test of the paper's definitions is such a threshold: ``W <= delta * total`` (I-delta) or
-``W <= (1 - p) * weight(box)`` (C-delta, precision ``p``).
+(:meth:`BoxBounds.decide`: is ``W <= t``?), or until a deadline, a number of boxes or a number of rows (leaves
+met by the boxes evaluated). The instance's own cells ``x_S = v_S`` are the box with one value on each
+feature of ``S``; a user's rule is any box. Every relevance test of the paper's definitions is such a
+threshold: ``W <= delta * total`` (I-delta) or ``W <= (1 - p) * weight(box)`` (C-delta, precision ``p``).
 
 The method. For each rival class ``d`` the margin ``score_c - score_d`` is a sum over trees. Over a box it lies
 between the sum, over the trees, of the least and of the greatest margin of the tree's leaves that meet the
@@ -70,8 +70,8 @@ __all__ = ["BoxBounds", "WeightBounds", "STOPS", "decides"]
 
 #: Why a query stopped (:attr:`WeightBounds.stopped`): no box left open (the bounds are equal); the bounds
 #: within the margin asked (:meth:`BoxBounds.bounds`); the threshold decided (:meth:`BoxBounds.decide`); the
-#: box limit; the deadline.
-STOPS = ("exact", "margin", "decided", "max_boxes", "deadline")
+#: box limit; the row limit; the deadline.
+STOPS = ("exact", "margin", "decided", "max_boxes", "max_rows", "deadline")
 
 _MARGIN = Range(numbers.Real, 0)
 _THRESHOLD = Range(numbers.Real, description="a real number")
@@ -120,6 +120,9 @@ class WeightBounds:
         Why the search stopped (one of :data:`STOPS`).
     seconds : float
         Wall-clock seconds the query took.
+    rows : int
+        Rows evaluated: per box evaluated, the leaves of its undecided trees that meet it (what the search's
+        work is counted in, ``max_rows``).
 
     Examples
     --------
@@ -145,6 +148,7 @@ class WeightBounds:
     boxes: int
     stopped: str
     seconds: float
+    rows: int = 0
 
     @property
     def undecided(self) -> Weight:
@@ -174,7 +178,7 @@ class WeightBounds:
         return {"lower": self.lower, "upper": self.upper, "box_weight": self.box_weight,
                 "total_weight": self.total_weight, "lower_probability": low, "upper_probability": high,
                 "label": self.label, "distribution": self.distribution, "boxes": self.boxes,
-                "stopped": self.stopped, "seconds": self.seconds}
+                "stopped": self.stopped, "seconds": self.seconds, "rows": self.rows}
 
     def __str__(self) -> str:
         low, high = self.probabilities()
@@ -263,7 +267,7 @@ class BoxBounds:
         return sum((c * w for (c, _), w in zip(comps, component_weights(self.space, box))), self.space.arith.zero)
 
     def bounds(self, box: Box, label: int, *, margin: Weight | Probability = 0, deadline: Deadline | None = None,
-               max_boxes: int | None = None) -> WeightBounds:
+               max_boxes: int | None = None, max_rows: int | None = None) -> WeightBounds:
         """Bounds on the weight of ``{x in box : kappa(x) != label}``, refined until ``upper - lower <= margin``.
 
         Parameters
@@ -279,44 +283,49 @@ class BoxBounds:
             Stop once it has passed (the bounds reached are returned, never an error).
         max_boxes : positive int, optional
             Stop before evaluating more boxes than this (the first, the query's box, always is).
+        max_rows : positive int, optional
+            Stop once this many rows were evaluated (:attr:`WeightBounds.rows`; the last batch may pass it):
+            work counted the same on every machine, and near the CPU time whatever the trees' sizes.
 
         Returns
         -------
         WeightBounds
         """
         check("margin", margin, _MARGIN)
-        box, label = self._check_query(box, label, deadline, max_boxes)
-        return self._run(box, label, lambda lower, upper: upper - lower <= margin, "margin", deadline, max_boxes)
+        box, label = self._check_query(box, label, deadline, max_boxes, max_rows)
+        return self._run(box, label, lambda lower, upper: upper - lower <= margin, "margin", deadline, max_boxes,
+                         max_rows)
 
     def decide(self, box: Box, label: int, threshold: Weight | Probability, *, deadline: Deadline | None = None,
-               max_boxes: int | None = None) -> WeightBounds:
+               max_boxes: int | None = None, max_rows: int | None = None) -> WeightBounds:
         """Bounds on the weight of ``{x in box : kappa(x) != label}``, refined until they decide whether it is at
-        most ``threshold`` (:meth:`WeightBounds.decides`), the deadline or the box limit.
+        most ``threshold`` (:meth:`WeightBounds.decides`), the deadline or the box or row limit.
 
         ``threshold`` is a weight (of ``space.total_weight``): ``delta * space.total_weight`` for the I-delta
         test, ``(1 - precision) * self.box_weight(box)`` for a precision bound. Other parameters as
         :meth:`bounds`.
         """
         check("threshold", threshold, _THRESHOLD)
-        box, label = self._check_query(box, label, deadline, max_boxes)
+        box, label = self._check_query(box, label, deadline, max_boxes, max_rows)
         return self._run(box, label, lambda lower, upper: decides(lower, upper, threshold) is not None, "decided",
-                         deadline, max_boxes)
+                         deadline, max_boxes, max_rows)
 
     def _run(self, box: Box, label: int, stop: Any, stopped: str, deadline: Deadline | None,
-             max_boxes: int | None) -> WeightBounds:
+             max_boxes: int | None, max_rows: int | None) -> WeightBounds:
         started = time.perf_counter()
         q = Query(self, box, label)
-        lower, upper, boxes, why = search(q, stop, deadline, max_boxes)
+        lower, upper, boxes, why, rows = search(q, stop, deadline, max_boxes, max_rows)
         if why == SearchEnd.STOPPED:
             why = stopped
         return WeightBounds(lower, upper, q.total_weight, self.space.total_weight, label,
-                            self.space.distribution.kind, boxes, why, time.perf_counter() - started)
+                            self.space.distribution.kind, boxes, why, time.perf_counter() - started, rows)
 
     # -- arguments -------------------------------------------------------------
 
-    def _check_query(self, box: Any, label: Any, deadline: Any, max_boxes: Any) -> tuple[Box, int]:
+    def _check_query(self, box: Any, label: Any, deadline: Any, max_boxes: Any, max_rows: Any) -> tuple[Box, int]:
         check("deadline", deadline, _DEADLINE)
         check("max_boxes", max_boxes, _MAX_BOXES)
+        check("max_rows", max_rows, _MAX_BOXES)
         check("label", label, Range(numbers.Integral, 0, self.n_classes - 1))
         return self._check_box(box), int(label)
 

@@ -11,7 +11,8 @@ decides each test:
 2. else from the branch and bound over boxes of the free features
    (:class:`~kcxai.engines._box_bounds.BoxBounds`), until the interval decides ``t``, within
    :attr:`RefineBudget.box_boxes` boxes for the test and :attr:`RefineBudget.query_boxes` for all the
-   tests of the query (measured on the adult pipelines, it decides every test the conditioned compile
+   tests of the query, and as many rows (leaves met by the boxes evaluated, :attr:`RefineBudget.box_rows`)
+   (measured on the adult pipelines, it decides every test the conditioned compile
    decides at a tenth to a hundredth of the CPU: see ``docs/results.md``);
 3. else from the exact counts of the ensemble conditioned on the instance's values of ``S``
    (:func:`~kcxai.compilers._ensemble.conditioned.conditioned_counts`: fixing features collapses trees),
@@ -95,6 +96,12 @@ class RefineBudget:
     final_boxes : int
         Boxes the branch and bound may evaluate to tighten the bounds of a result's own set when it could
         not be counted (what the result prints), beyond what its tests proved.
+    box_rows, query_rows, final_rows : int
+        The same three budgets in rows (:attr:`~kcxai.engines._box_bounds.WeightBounds.rows`: per box
+        evaluated, the leaves of its undecided trees that meet it), whichever limit comes first. A box of
+        GradientBoosting 100x3 on adult reads 85 rows on average (14.9 M rows in 176,279 boxes, one row's
+        tests), so these stop its searches after about twice its box budgets; a box of the default
+        RandomForest reads thousands, and without them one row's tests took 88 s of CPU.
     """
 
     box_boxes: int = 60_000
@@ -103,6 +110,9 @@ class RefineBudget:
     count_nodes: int = 20_000
     conditioned_seconds: float = 60.0
     final_boxes: int = 40_000
+    box_rows: int = 10_000_000
+    query_rows: int = 40_000_000
+    final_rows: int = 7_000_000
 
 
 #: The refinement budgets every query uses.
@@ -171,7 +181,8 @@ class Proof:
         The widest interval (on the measure tested) a proven decision used.
     missed : dict of str to int
         Per reason, the sampled decisions the refinements did not decide: the branch and bound's stop
-        (``"box max_boxes"``, ``"box deadline"``, or ``"box none"`` when the query's boxes were spent),
+        (``"box max_boxes"``, ``"box max_rows"``, ``"box deadline"``, or ``"box none"`` when the query's boxes
+        or rows were spent),
         then ``"conditioned limit"``, ``"conditioned clock"`` (its safety limit in seconds) or
         ``"conditioned skipped"`` (a superset's compile did not fit), joined by ``", "``. A reason naming the
         clock (``"box deadline"``, ``"conditioned clock"``) is one the machine's speed decided: the only
@@ -256,8 +267,10 @@ class Prover:
         self.what = what
         self.budget = REFINE if budget is None else budget
         self.proof = Proof()
-        #: Boxes the branch and bound may still evaluate for this query's tests (:attr:`RefineBudget.query_boxes`).
+        #: Boxes and rows the branch and bound may still evaluate for this query's tests
+        #: (:attr:`RefineBudget.query_boxes`, :attr:`RefineBudget.query_rows`).
         self.boxes_left = self.budget.query_boxes
+        self.rows_left = self.budget.query_rows
         #: Per fixed set, the tightest proven bounds on its weight found so far (equal once counted); all the
         #: features fixed leave the instance alone, which gets its own class.
         zero, everything = self.space.arith.zero, frozenset(range(self.space.n_features))
@@ -291,7 +304,7 @@ class Prover:
             self._proven("exact" if lower == upper else "bounds", test, lower, upper)
             return got
         why = "box none"
-        if self.model is not None and self.boxes_left > 0:
+        if self.model is not None and self.boxes_left > 0 and self.rows_left > 0:
             c = time.process_time()
             lower, upper, stopped = self._box(test, lower, upper)
             self.proof.cpu["box"] += time.process_time() - c
@@ -316,8 +329,9 @@ class Prover:
         (met with ``[lower, upper]``) and why it stopped."""
         box = box_bounds_of(self.model).decide(
             point_box(self.space, self.point, test.fixed), self.label, test.limit, deadline=self.deadline,
-            max_boxes=min(self.budget.box_boxes, self.boxes_left))
+            max_boxes=min(self.budget.box_boxes, self.boxes_left), max_rows=min(self.budget.box_rows, self.rows_left))
         self.boxes_left -= box.boxes
+        self.rows_left -= box.rows
         lower, upper = self._tighten(test.fixed, max(lower, box.lower), min(upper, box.upper))
         return lower, upper, box.stopped
 
@@ -424,6 +438,7 @@ class Prover:
             return exact, exact
         if self.model is not None:
             box = box_bounds_of(self.model).bounds(point_box(self.space, self.point, fixed), self.label,
-                                                   deadline=self.deadline, max_boxes=self.budget.final_boxes)
+                                                   deadline=self.deadline, max_boxes=self.budget.final_boxes,
+                                                   max_rows=self.budget.final_rows)
             lower, upper = self._tighten(fixed, box.lower, box.upper)
         return lower, upper

@@ -112,7 +112,7 @@ def _bounded_model():
 def test_the_clock_reasons_reach_the_result_and_say_so(monkeypatch):
     """The branch and bound stopped by the row's deadline, the conditioned compile by its safety limit in
     seconds: each reported by the step itself (forced here), and named in the result with its option."""
-    def at_deadline(self, box, label, threshold, *, deadline=None, max_boxes=None):
+    def at_deadline(self, box, label, threshold, *, deadline=None, max_boxes=None, **limits):
         space = self.space
         return WeightBounds(0, space.total_weight, space.total_weight, space.total_weight, label,
                             space.distribution.kind, 1, "deadline", 0.0)

@@ -4,6 +4,11 @@ The budget is counted work (:mod:`.threshold`, "Work"), never the clock: every d
 from the work counted at a counted state, so the same model, order and budget make the same diagram on any
 machine and under any load.
 
+0. **The trees' own diagrams** are built first. A budget below the work their paths' tests alone count
+   (:func:`~.sources.source_work_floor`) is refused before any work, and their construction stops once the
+   pace of the trees begun points past :data:`~.sources.PREDICT_FACTOR` times the budget: then
+   :class:`~.stopped.Stopped` carries the work spent, and the language keeps the diagram that decides nothing
+   (the default RandomForest behind adult's one-hot pipeline: after 2% of a 30 s budget, not all of it).
 1. **The exact pass** runs first, with its work predicted from the mass it decides (:mod:`.progress`).
    If it ends within the budget, the diagram is exact.
 2. If it is predicted not to fit (after :data:`~.progress.PREDICT_AFTER` of the budget), or uses the

@@ -13,9 +13,9 @@ from typing import Any
 
 from kcxai.compilers._ensemble.bottom import BOTTOM_POINTS
 from kcxai.compilers._ensemble.diagram import TRUE, EnsembleDiagram
-from kcxai.compilers._ensemble.sources import Sources, scaled_differences
-from kcxai.compilers._ensemble.stopped import Stopped
+from kcxai.compilers._ensemble.sources import Sources, scaled_differences, source_work_floor
 from kcxai.compilers._ensemble.threshold import Threshold
+from kcxai.compilers._ensemble.stopped import Stopped
 from kcxai.compilers._limits import Guard, LimitHit
 from kcxai.compilers._orders import feature_order
 from kcxai.compilers._tables.level import LevelTable
@@ -97,10 +97,14 @@ class Tests:
     def prepare(cls, spec: AdditiveTrees, out: EnsembleDiagram, guard: Guard | None, stats: dict[str, Any],
                 values: Sequence[int | None] | None = None, bottom_points: int = BOTTOM_POINTS,
                 bottom: bool | None = None, monitor: Callable[[Threshold], None] | None = None,
-                max_work: int | None = None) -> "Tests":
+                max_work: int | None = None, max_nodes: int | None = None) -> "Tests":
         """Every test's trees as diagrams, followed down through the levels with a value in ``values`` (a
         conditioned construction; ``None``: none). Building them stops
-        (:class:`~kcxai.compilers._ensemble.stopped.Stopped`) once their work reaches ``max_work``."""
+        (:class:`~kcxai.compilers._ensemble.stopped.Stopped`) once their work reaches ``max_work``, and does
+        not start when it is sure to (:func:`~.sources.source_work_floor` at least ``max_work``, unconditioned):
+        then the exception's ``ticks`` is 0 and no work was spent. Building them stops with a ``max_nodes``
+        :class:`~kcxai.compilers._limits.LimitHit` once the diagram and the trees' diagrams pass ``max_nodes``
+        nodes (``None``: no limit), which a construction ending within ``max_nodes`` never reaches."""
         order = out.order
         level_of = [0] * spec.space.n_features
         for lv, f in enumerate(order):
@@ -116,10 +120,20 @@ class Tests:
         if guard is not None:
             guard.set_size(lambda: len(out) + sum(len(th.src.level) for th, _, _ in runs))
         fixed = {order[lv]: v for lv, v in enumerate(values) if v is not None} if values is not None else None
+        if max_work is not None and not fixed:
+            floor = source_work_floor(spec, pairs)
+            if floor >= max_work:
+                raise Stopped(-1, 0, f"building the trees' diagrams takes at least {floor:,} units of work (the "
+                                     f"tests of their paths), not less than the budget ({max_work:,} units): not "
+                                     f"started", work=0)
         spent = 0
         for c, d in pairs:
             cap = None if max_work is None else max_work - spent
-            src, roots, s0 = _sources(spec, c, d, out, level_of, guard, fixed, cap)
+            nodes = None if max_nodes is None else max_nodes - len(out) - stats.get("source_nodes", 0)
+            try:
+                src, roots, s0 = _sources(spec, c, d, out, level_of, guard, fixed, cap, nodes)
+            except Stopped as e:  # the work counted: this test's and the earlier tests'
+                raise Stopped(e.test, e.ticks, e.why, None if e.work is None else e.work + spent) from None
             spent += src.work
             stats["source_nodes"] = stats.get("source_nodes", 0) + len(src.level)
             if values is not None:
@@ -197,32 +211,33 @@ class Tests:
 
 def _sources(spec: AdditiveTrees, c: int, d: int, out: EnsembleDiagram, level_of: Sequence[int],
              guard: Guard | None, fixed: Mapping[int, int] | None = None,
-             work_cap: int | None = None) -> tuple[Sources, list[int], int]:
+             work_cap: int | None = None, node_cap: int | None = None) -> tuple[Sources, list[int], int]:
     """The trees of ``score_c >= score_d`` (restricted to ``x_f = fixed[f]``) as a sealed :class:`Sources`, their
     root residuals (trees that are leaves and constant trees go to the partial sum) and the starting partial
-    sum."""
+    sum; building them stops at ``work_cap`` units of work and past ``node_cap`` nodes, and (unconditioned)
+    once the work spent predicts that the trees will not fit ``work_cap`` (:attr:`.sources.Sources.trees`)."""
     diffs, s0 = scaled_differences(spec, c, d)
     src = Sources(out.sizes, level_of, guard)
-    src.work_cap = work_cap
+    src.work_cap, src.node_cap = work_cap, node_cap
+    live = [(tree, values) for tree, values in zip(spec.trees, diffs) if len(set(values)) > 1]
+    s0 += sum(values[0] for values in diffs if len(set(values)) == 1)
+    src.trees = (0, len(live)) if work_cap is not None and not fixed else None
     roots = []
-    for tree, values in zip(spec.trees, diffs):
-        if len(set(values)) == 1:
-            s0 += values[0]
-            continue
+    for tree, values in live:
         r = src.add_tree(tree.paths, values, fixed)
         if src.level[r] == src.n_levels:
             s0 += src.lo[r]
         else:
             roots.append(r)
-    src.work_cap = None
+    src.work_cap = src.node_cap = src.trees = None
     return src, src.seal(roots), s0
 
 
 def compile_additive(spec: AdditiveTrees, order: Sequence[int], guard: Guard | None = None,
                      stats: dict[str, Any] | None = None, *, fixed: Mapping[int, int] | None = None,
                      monitor: Callable[[Threshold], None] | None = None, bottom_points: int = BOTTOM_POINTS,
-                     bottom: bool | None = None, max_work: int | None = None
-                     ) -> tuple[EnsembleDiagram, list[int], list[bool]]:
+                     bottom: bool | None = None, max_work: int | None = None, max_source_nodes: int | None = None,
+                     max_source_work: int | None = None) -> tuple[EnsembleDiagram, list[int], list[bool]]:
     """The diagram of every class of ``spec`` in ``order``: ``(diagram, roots, negated)``.
 
     Class ``c``'s function is node ``roots[c]``, complemented when ``negated[c]`` (two classes share one
@@ -236,8 +251,11 @@ def compile_additive(spec: AdditiveTrees, order: Sequence[int], guard: Guard | N
     counting with them fixed to these values gives the conditioned counts. ``monitor`` is called with the
     running :class:`~kcxai.compilers._ensemble.threshold.Threshold` every 1,024 states (it may raise to stop).
     ``bottom_points`` and ``bottom`` set the vectors below a cut level (see
-    :class:`~kcxai.compilers._ensemble.threshold.Threshold`). ``max_work``: the construction stops
+    :class:`~kcxai.compilers._ensemble.threshold.Threshold`). ``max_work``: the whole construction stops
     (:class:`~kcxai.compilers._ensemble.stopped.Stopped`) once its counted work (:meth:`Tests.work`) reaches it.
+    ``max_source_nodes`` stops the trees' diagrams (a ``max_nodes`` :class:`~kcxai.compilers._limits.LimitHit`)
+    once they and the diagram pass that many nodes, ``max_source_work`` once they take that much work
+    (:class:`~kcxai.compilers._ensemble.stopped.Stopped`).
 
     Examples
     --------
@@ -258,7 +276,9 @@ def compile_additive(spec: AdditiveTrees, order: Sequence[int], guard: Guard | N
         values = [fixed.get(f) for f in order]
         if any(v is not None for v in values[len(fixed):]):
             raise ValueError("internal error: the fixed features must come first in the order")
-    tests = Tests.prepare(spec, out, guard, stats, values, bottom_points, bottom, monitor, max_work)
+    tests = Tests.prepare(spec, out, guard, stats, values, bottom_points, bottom, monitor,
+                          max_work=max_source_work if max_work is None else min(max_work, max_source_work or max_work),
+                          max_nodes=max_source_nodes)
     roots, negated = tests.run(guard, 0.0, max_work)
     stats["work"] = tests.work()
     if guard is not None:
@@ -314,7 +334,7 @@ def with_progress(e: LimitHit, order: Sequence[int], counts: dict[str, Any]) -> 
 
 def _past_work(guard: Guard, max_work: int | None, why: str) -> LimitHit:
     shown = "None" if max_work is None else f"{max_work:,}"
-    return LimitHit(f"Compiling to {guard.language!r} reached max_work={shown} units of counted work while "
+    return LimitHit(f"Compiling to {guard.language!r} stopped within max_work={shown} units of counted work while "
                     f"{guard.phase} ({why}; {guard.seconds:.1f} s). Raise 'max_work'{guard.advice}.", "max_work")
 
 
@@ -337,7 +357,7 @@ def build_ensemble(model: Any, opts: Any, guard: Guard) -> BuiltEnsemble:
         raise with_progress(guard.out_of_memory("Python failed to allocate"), order, counts) from None
     except LimitHit as e:
         raise with_progress(e, order, counts) from None
-    except Stopped as e:  # the counted work reached max_work: the same on every machine
+    except Stopped as e:  # stopped by the counted work (reached or predicted): the same on every machine
         raise with_progress(_past_work(guard, max_work, e.why), order, counts) from None
     if max_work is not None and counts["work"] >= max_work:  # reached between two checks: refused all the same
         raise with_progress(_past_work(guard, max_work, f"it counted {counts['work']:,} units"), order, counts)

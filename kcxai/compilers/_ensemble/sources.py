@@ -10,7 +10,9 @@ of it once the features above a level are fixed) is a canonical node.
 from __future__ import annotations
 
 import math
+import threading
 from bisect import bisect_left
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from fractions import Fraction
 from typing import Any
@@ -18,11 +20,12 @@ from typing import Any
 import numpy as np
 
 from kcxai.compilers._ensemble.stopped import Stopped
-from kcxai.compilers._limits import Guard
+from kcxai.compilers._limits import Guard, LimitHit
 from kcxai.compilers._tables.base import recursion
 from kcxai.functions import AdditiveTrees
 
-__all__ = ["Sources", "Residuals", "scaled_differences", "SOURCE_WORK", "MASK_WORK"]
+__all__ = ["Sources", "Residuals", "scaled_differences", "source_work_floor", "SOURCE_WORK", "MASK_WORK",
+           "PREDICT_FACTOR"]
 
 #: Units of work (:mod:`kcxai.compilers._ensemble.threshold`, "Work") of one value of a feature looked at
 #: while the trees' diagrams are built.
@@ -30,6 +33,10 @@ SOURCE_WORK = 6
 #: Units of work of one test of a tree path read into the table of allowed values (one numpy row operation,
 #: about 5 µs whatever the number of values: measured on the default RandomForest behind adult's pipeline).
 MASK_WORK = 64
+
+#: How far past the work budget the pace of the trees' diagrams must point before their construction is
+#: stopped as one that will not fit (:meth:`Sources._count`): a margin for trees of unequal sizes.
+PREDICT_FACTOR = 2
 
 #: A state's residual trees: node numbers of the shared source table, sorted (hence by level).
 Residuals = tuple[int, ...]
@@ -66,6 +73,11 @@ class Sources:
         #: per value of a feature looked at), and the work at which building stops (``None``: no limit)
         self.work = 0
         self.work_cap: int | None = None
+        #: the nodes (leaves included) past which building stops with a ``max_nodes`` limit (``None``: no limit)
+        self.node_cap: int | None = None
+        #: ``(built, total)``: the trees built so far of those to build, when the work spent is to predict
+        #: whether they fit :attr:`work_cap` (``None``: no prediction; see :meth:`_count`)
+        self.trees: tuple[int, int] | None = None
 
     def leaf(self, value: int) -> int:
         key = ("leaf", value)
@@ -90,6 +102,9 @@ class Sources:
             self.part.append(edges)
             self.lo.append(min(self.lo[c] for _, c in edges))
             self.hi.append(max(self.hi[c] for _, c in edges))
+            if self.node_cap is not None and len(self.level) > self.node_cap:
+                raise LimitHit(f"Building the trees' diagrams passed the nodes that max_nodes left for them "
+                               f"({max(self.node_cap, 0):,}; counted, the same on every machine).", "max_nodes")
         return got
 
     def add_tree(self, paths: Sequence[Any], values: Sequence[int], fixed: Mapping[int, int] | None = None) -> int:
@@ -136,7 +151,10 @@ class Sources:
             return got
 
         with recursion(len(levels) + 10):
-            return build(0, (1 << len(paths)) - 1)
+            root = build(0, (1 << len(paths)) - 1)
+        if self.trees is not None:
+            self.trees = (self.trees[0] + 1, self.trees[1])
+        return root
 
     def _allowed(self, paths: Sequence[Any], fixed: Mapping[int, int]) -> dict[int, list[int]]:
         """Per level whose feature (not ``fixed``) some path restricts: per value, the bitset of the paths that
@@ -166,10 +184,26 @@ class Sources:
         return out
 
     def _count(self, work: int) -> None:
-        """Count ``work``; stop (:class:`~kcxai.compilers._ensemble.stopped.Stopped`) at :attr:`work_cap`."""
+        """Count ``work``; stop (:class:`~kcxai.compilers._ensemble.stopped.Stopped`) at :attr:`work_cap`, or
+        when :attr:`trees` is set and the work so far, per tree begun, times the trees to build reaches
+        :data:`PREDICT_FACTOR` times :attr:`work_cap` (the rest predicted not to fit; a tree begun counts as
+        whole, so a prediction never comes before the pace is clear): the default RandomForest behind adult's
+        one-hot pipeline, whose first tree alone needs more than a 60 s budget, stops after 2% of it. The
+        prediction can be wrong: an ensemble whose first trees are much larger than the rest can be stopped
+        although it would fit (it is then answered by the bounded form; the stop is counted, so the same on
+        every machine)."""
         self.work += work
-        if self.work_cap is not None and self.work >= self.work_cap:
-            raise Stopped(-1, 0, f"building the trees' diagrams took the whole work budget ({self.work_cap:,} units)")
+        cap = self.work_cap
+        if cap is None:
+            return
+        if self.work >= cap:
+            raise Stopped(-1, 0, f"building the trees' diagrams took the whole work budget ({cap:,} units)",
+                          work=self.work)
+        if self.trees is not None and self.work * self.trees[1] >= PREDICT_FACTOR * cap * (self.trees[0] + 1):
+            begun, total = self.trees[0] + 1, self.trees[1]
+            raise Stopped(-1, 0, f"building the trees' diagrams was predicted to take more than the work budget "
+                                 f"({cap:,} units): {self.work:,} units for {begun} of {total} trees",
+                          work=self.work)
 
     def seal(self, roots: Sequence[int]) -> list[int]:
         """Number the nodes by level (terminals last); returns ``roots`` renumbered."""
@@ -217,8 +251,32 @@ class Sources:
         return left, reached
 
 
+#: The last few :func:`scaled_differences`, by the identity of the scores (kept with them, so that the identity
+#: stays theirs) and the pair: a conditioned compile asks for them on every query, and on the default
+#: RandomForest behind adult's pipeline (356,052 leaves with rational scores) they take 8 s.
+_SCALED: "OrderedDict[tuple[int, int, int], tuple[Any, Any, tuple[list[list[int]], int]]]" = OrderedDict()
+_SCALED_KEEP = 4
+_SCALED_LOCK = threading.Lock()
+
+
 def scaled_differences(spec: AdditiveTrees, c: int, d: int) -> tuple[list[list[int]], int]:
-    """Per tree, per leaf, ``score_c - score_d`` and the base difference, scaled to integers by one factor."""
+    """Per tree, per leaf, ``score_c - score_d`` and the base difference, scaled to integers by one factor
+    (computed once for the same scores and base, and shared: read only)."""
+    key = (id(spec.scores), c, d)
+    with _SCALED_LOCK:
+        got = _SCALED.get(key)
+        if got is not None and got[0] is spec.scores and got[1] == spec.base:
+            _SCALED.move_to_end(key)
+            return got[2]
+    out = _scaled_differences(spec, c, d)
+    with _SCALED_LOCK:
+        _SCALED[key] = (spec.scores, spec.base, out)
+        while len(_SCALED) > _SCALED_KEEP:
+            _SCALED.popitem(last=False)
+    return out
+
+
+def _scaled_differences(spec: AdditiveTrees, c: int, d: int) -> tuple[list[list[int]], int]:
     diffs = [[row[c] - row[d] for row in tree] for tree in spec.scores]
     base = spec.base[c] - spec.base[d]
     scale = 1
@@ -227,3 +285,32 @@ def scaled_differences(spec: AdditiveTrees, c: int, d: int) -> tuple[list[list[i
         scale = scale * q // math.gcd(scale, q)
     return [[int(x * scale) for x in row] for row in diffs], int(base * scale)
 
+
+
+def source_work_floor(spec: AdditiveTrees, pairs: Sequence[tuple[int, int]]) -> int:
+    """A lower bound on the work of the trees' diagrams of the tests ``pairs`` (unconditioned): the
+    :data:`MASK_WORK` units that :meth:`Sources.add_tree` counts for every test of every path of every tree that
+    is not constant in the pair, before it builds a node (the nodes' :data:`SOURCE_WORK` comes on top).
+
+    Counted from the paths alone (no table built), so that a budget these diagrams cannot fit is known
+    before any of it is spent: the default RandomForest behind adult's one-hot pipeline needs more than
+    a 30 s budget for its paths' tests alone.
+
+    Examples
+    --------
+    >>> import kcxai
+    >>> from kcxai.models import RandomForest
+    >>> space = kcxai.FeatureSpace([kcxai.Feature.categorical(n, [0, 1]) for n in "ab"])
+    >>> Leaf, Split = kcxai.Leaf, kcxai.Split
+    >>> t = kcxai.DecisionTree(space, [0, 1], Split("a", {0: Leaf(0), 1: Split("b", {0: Leaf(0), 1: Leaf(1)})}))
+    >>> source_work_floor(RandomForest(space, [0, 1], [t]).additive_trees(), [(0, 1)]) == MASK_WORK * (1 + 2 + 2)
+    True
+    """
+    tests = [sum(len(path.masks) for path in tree.paths) for tree in spec.trees]
+    floor = 0
+    for c, d in pairs:
+        for tree, n_tests in zip(spec.scores, tests):
+            first = tree[0][c] - tree[0][d]
+            if any(row[c] - row[d] != first for row in tree):
+                floor += MASK_WORK * n_tests
+    return floor
