@@ -50,4 +50,4 @@ def explain_with(m: Method, obj: Explainable, instance: InstanceLike, bound: Pro
     answers = m.answers(zero_bound(bound, argument=m.bound))
     with prepare(obj, instance, method=m, answers=answers, max_seconds=max_seconds) as q:
         e = m.run(q, q.delta(bound, argument=m.bound), **options)
-        return widen(q, e) if inflate else e
+        return widen(q, e, found_here=True) if inflate else e

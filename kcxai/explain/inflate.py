@@ -188,13 +188,26 @@ def inflate(obj: Explainable, explanation: Explanation, *, order: FeaturesLike |
 _ENSEMBLE_LANGUAGES = ("sat", "search", "portfolio")
 
 
-def widen(q: Query, explanation: Explanation, order: FeaturesLike | None = None) -> Explanation:
-    """:func:`inflate` on a query (the explainers' ``inflate=True``): its calls and time added to the result."""
+#: The boxes the branch and bound may expand while widening one ensemble AXp (all its queries together);
+#: past them the widening keeps the box proven so far (see the module docstring).
+WIDEN_BOXES: int | None = 20_000
+#: What one box query counts against that budget besides the boxes it expands (its fixed cost: selecting
+#: the leaves that meet the box and evaluating the root box), in boxes.
+QUERY_BOXES = 16
+
+
+def widen(q: Query, explanation: Explanation, order: FeaturesLike | None = None,
+          max_boxes: int | None = None, *, found_here: bool = False) -> Explanation:
+    """:func:`inflate` on a query (the explainers' ``inflate=True``): its calls and time added to the result;
+    ``max_boxes`` (default :data:`WIDEN_BOXES`) bounds the branch and bound's boxes for an ensemble AXp.
+    ``found_here``: the explanation was found on ``q`` (its sufficiency is not decided again)."""
     e = _check_explanation(explanation)
     _check_prediction(q, e)
     t0, calls = time.perf_counter(), q.calls
+    maximal = True
     if e.language in _ENSEMBLE_LANGUAGES or q.answers == "decisions":
-        box, disagree, consistent = _widen_sufficient(q, e, order)
+        box, disagree, consistent, maximal = _widen_sufficient(
+            q, e, order, WIDEN_BOXES if max_boxes is None else max_boxes, found_here)
     else:
         box, disagree, consistent = _widen_counted(q, e, order)
     return widened_explanation(e, q.space, box, disagree, consistent, q.calls - calls, time.perf_counter() - t0)
@@ -230,36 +243,69 @@ def _widen_counted(q: Query, e: Explanation, order: FeaturesLike | None) -> tupl
     return tuple(box), weights[0], weights[1]
 
 
-def _widen_sufficient(q: Query, e: Explanation, order: FeaturesLike | None) -> tuple[Box, Weight, Weight]:
-    """Widening an AXp over box decisions (see the module docstring): the box, 0 and its weight."""
+def _widen_sufficient(q: Query, e: Explanation, order: FeaturesLike | None, max_boxes: int | None,
+                      found_here: bool = False) -> tuple[Box, Weight, Weight, bool]:
+    """Widening an AXp over box decisions (see the module docstring): the box, 0, its weight, and whether
+    the widening is maximal (``False``: ``max_boxes`` were spent first, and the box is what was proven).
+    An AXp not ``found_here`` (on ``q``) is first decided sufficient, outside the budget."""
     if e.delta != 0:
         raise InvalidInputError(f"An ensemble explanation ({e.language}) is an AXp (delta = 0). Got delta {e.delta}.")
     space = q.space
     sizes = [f.size for f in space.features]
     lo = [q.point[f] if f in e.features else 0 for f in range(len(sizes))]
     hi = [q.point[f] if f in e.features else sizes[f] - 1 for f in range(len(sizes))]
-    if not q.box_sufficient(_ranges(lo, hi)):
+    if not found_here and not q.box_sufficient(_ranges(lo, hi)).sufficient:
         raise InvalidInputError(f"'explanation' ({e.method}) is not sufficient for 'obj': nothing to widen from.")
+    budget = _Budget(max_boxes)
     for f in widening_order(space, e.features, order):
         for end, step, stop in ((hi, 1, sizes[f] - 1), (lo, -1, 0)):
             # sufficiency is monotone in the box: the farthest end that keeps it, by bisection between the
-            # end known to hold (``good``) and the first value known to fail (``bad``, past the domain at first).
-            # The box up to ``good`` is proven, so only the slab of values between ``good`` and the new end is
-            # asked: the box up to the new end is the two together.
-            good, bad = end[f], stop + step
-            while good != bad - step:
-                mid = (good + bad) // 2 if step > 0 else -((-good - bad) // 2)
+            # end known to hold (``good``) and the first value known to fail (``bad``, past the domain at first),
+            # the whole rest of the domain asked first (one query where it holds). The box up to ``good`` is
+            # proven, so only the slab of values between ``good`` and the new end is asked: the box up to the
+            # new end is the two together.
+            good, bad, mid = end[f], stop + step, stop
+            while good != bad - step and budget.left():
                 slab_lo, slab_hi = list(lo), list(hi)
                 slab_lo[f], slab_hi[f] = (good + 1, mid) if step > 0 else (mid, good - 1)
-                if q.box_sufficient(_ranges(slab_lo, slab_hi)):
+                if budget.sufficient(q, _ranges(slab_lo, slab_hi)):
                     good = mid
-                else:
+                else:  # a counterexample, or undecided within the boxes left: not widened past ``good``
                     bad = mid
+                mid = (good + bad) // 2 if step > 0 else -((-good - bad) // 2)
             end[f] = good
     box = _ranges(lo, hi)
     dist = space.distribution
     weight = sum((c * box_weight(pw, box) for c, pw in dist.components), dist.arith.zero)
-    return box, dist.arith.zero, weight
+    return box, dist.arith.zero, weight, budget.maximal
+
+
+class _Budget:
+    """The work a widening may still do, in boxes of the branch and bound (``None``: no bound): each box
+    query counts its boxes and :data:`QUERY_BOXES` more; once none are left, no query is asked and the
+    widening keeps the box proven so far (not :attr:`maximal`). Counted in boxes, not seconds, so that the
+    same explanation widens to the same box on any machine and under any load."""
+
+    def __init__(self, max_boxes: int | None) -> None:
+        self._left = max_boxes
+        #: Whether every end was decided (``False``: some end stopped at the budget, undecided).
+        self.maximal = True
+
+    def left(self) -> bool:
+        """Whether a query may still be asked (else the widening stops, not maximal)."""
+        if self._left is not None and self._left <= 0:
+            self.maximal = False
+            return False
+        return True
+
+    def sufficient(self, q: Query, box: Box) -> bool:
+        """Whether ``box`` was proven sufficient within the boxes left (undecided: ``False``)."""
+        decision = q.box_sufficient(box, self._left)
+        if self._left is not None:
+            self._left -= decision.boxes + QUERY_BOXES
+        if decision.sufficient is None:
+            self.maximal = False
+        return bool(decision.sufficient)
 
 
 def _ranges(lo: Sequence[int], hi: Sequence[int]) -> Box:
