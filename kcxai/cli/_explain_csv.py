@@ -35,7 +35,7 @@ import kcxai
 from kcxai._errors import InvalidInputError, MissingDependencyError, WorkerError
 from kcxai._files import atomic_writer
 from kcxai.cli._models import load_cli_model
-from kcxai.cli._args import add_fit_budget_arg, add_method_args, fit_budget_of, positive_int
+from kcxai.cli._args import add_fit_budget_arg, add_method_args, fit_budget_of, method_options, positive_int
 from kcxai.explain._methods import resolve_method
 from kcxai.explanation_set import FRAME_COLUMNS
 
@@ -388,7 +388,7 @@ def explain_csv(args: argparse.Namespace) -> int:
     model = load_cli_model(args.model, None)
     pieces = read_pieces(args.data, args.chunk_rows, args.id)
     explainer = kcxai.Explainer(model, language=args.language, fit_budget=fit_budget_of(args))
-    options = {} if args.max_seconds is None else {"max_seconds": args.max_seconds}
+    options = method_options(args)
     engine = explainer.engine_for(m.name, **{m.bound: bound})
     done_ids, done_lines = _done(args.out, kind) if args.resume else (set(), set())
     writer = _Writer(args.out, kind, bool(args.resume), model.classes)

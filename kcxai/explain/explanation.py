@@ -144,6 +144,14 @@ class Explanation:
         For a sampled result, what the decision that freed its last feature certified (with the
         confidence): the lower confidence bound of the precision (precision-bounded methods), or the
         upper one of the error. This, not the estimate, is what the result claims.
+    widening : {"maximal", "box budget"}, optional
+        For a widened set (:attr:`conditions`): ``"maximal"`` when no condition can take one more value;
+        ``"box budget"`` when widening an ensemble AXp spent its budget of boxes first
+        (:data:`~kcxai.explain.inflate.WIDEN_BOXES`): every point of the box is still proven to get the
+        class, but some condition might be wider. ``None``: not widened.
+    unwidened_coverage : Fraction or float, optional
+        For a widened set, the coverage of the set before widening (each feature fixed to the
+        instance's cell), exact, under the same distribution.
 
     Examples
     --------
@@ -182,6 +190,8 @@ class Explanation:
     sampled: int = 0
     error_bounds: tuple[Probability, Probability] | None = None
     certified: Probability | None = None
+    widening: str | None = None
+    unwidened_coverage: Probability | None = None
 
     def __len__(self) -> int:
         return len(self.features)
@@ -229,9 +239,11 @@ class Explanation:
             "error_low": None if self.error_bounds is None else float(self.error_bounds[0]),
             "error_high": None if self.error_bounds is None else float(self.error_bounds[1]),
             "certified": None if self.certified is None else float(self.certified),
+            "widening": self.widening,
+            "unwidened_coverage": None if self.unwidened_coverage is None else float(self.unwidened_coverage),
         }
         estimated = ("error", "precision") if self.approximate else ()  # sampled: no exact value to show
-        for key in ("delta", "precision_bound", "error", "precision", "coverage"):
+        for key in ("delta", "precision_bound", "error", "precision", "coverage", "unwidened_coverage"):
             v = getattr(self, key)
             if isinstance(v, Fraction) and key not in estimated:
                 d[key + "_exact"] = str(v)
@@ -285,8 +297,11 @@ class Explanation:
         elif self.delta is not None and self.error is not None:
             err = f"{err} {'<=' if self.error <= self.delta else '>'} delta {format_probability(self.delta)}"
         cov = "" if self.coverage is None else f", coverage {fmt(self.coverage)}"
+        if self.conditions is not None and self.unwidened_coverage is not None:
+            cov += f" (unwidened {fmt(self.unwidened_coverage)})"
         how = self.how_decided()
-        widened = "" if self.conditions is None else "; of the widened conditions"
+        widened = "" if self.conditions is None else "; of the widened conditions" + (
+            ", widening stopped at its box budget: proven, maybe not maximal" if self.widening == "box budget" else "")
         if self.kind == "dual":
             cov = "" if self.coverage is None else f", coverage of the fixed rest {fmt(self.coverage)}"
             if self.error is None:

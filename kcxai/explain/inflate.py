@@ -190,7 +190,7 @@ _ENSEMBLE_LANGUAGES = ("sat", "search", "portfolio")
 
 #: The boxes the branch and bound may expand while widening one ensemble AXp (all its queries together);
 #: past them the widening keeps the box proven so far (see the module docstring).
-WIDEN_BOXES: int | None = 20_000
+WIDEN_BOXES: int | None = 4_000
 #: What one box query counts against that budget besides the boxes it expands (its fixed cost: selecting
 #: the leaves that meet the box and evaluating the root box), in boxes.
 QUERY_BOXES = 16
@@ -210,7 +210,8 @@ def widen(q: Query, explanation: Explanation, order: FeaturesLike | None = None,
             q, e, order, WIDEN_BOXES if max_boxes is None else max_boxes, found_here)
     else:
         box, disagree, consistent = _widen_counted(q, e, order)
-    return widened_explanation(e, q.space, box, disagree, consistent, q.calls - calls, time.perf_counter() - t0)
+    return widened_explanation(e, q.space, box, disagree, consistent, q.calls - calls, time.perf_counter() - t0,
+                               maximal)
 
 
 def _widen_counted(q: Query, e: Explanation, order: FeaturesLike | None) -> tuple[Box, Weight, Weight]:
@@ -447,8 +448,10 @@ def box_of(space: FeatureSpace, explanation: Explanation) -> Box:
 
 
 def widened_explanation(e: Explanation, space: FeatureSpace, box: Box, disagree: Weight, consistent: Weight,
-                        calls: int, seconds: float) -> Explanation:
-    """``e`` with the conditions of ``box``, their exact weights under the distribution, and the work added."""
+                        calls: int, seconds: float, maximal: bool = True) -> Explanation:
+    """``e`` with the conditions of ``box``, their exact weights under the distribution, and the work added
+    (``maximal``: whether the widening ended with every condition as wide as it goes, see
+    :attr:`~kcxai.Explanation.widening`)."""
     conds = conditions_of(space, box)
     point = space.encode(e.instance, argument="explanation.instance")
     feats = tuple(c.feature for c in conds)
@@ -457,4 +460,5 @@ def widened_explanation(e: Explanation, space: FeatureSpace, box: Box, disagree:
         values=tuple(space.features[f].values[point[f]] for f in feats), literals=tuple(c.literal for c in conds),
         error=space.probability(disagree), precision=space.arith.complement(disagree, consistent),
         coverage=space.probability(consistent), oracle_calls=e.oracle_calls + calls, seconds=e.seconds + seconds,
-        conditions=conds)
+        conditions=conds, widening="maximal" if maximal else "box budget",
+        unwidened_coverage=e.coverage if e.conditions is None else e.unwidened_coverage)
