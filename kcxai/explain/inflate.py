@@ -16,15 +16,23 @@ Every weight comes from the oracle's box counts (:class:`~kcxai.oracle.BoxOracle
 rule's error, precision and coverage are exact, under the model's distribution. Widening is a run of
 queries on one :class:`~kcxai.explain._query.Query` (``q.box_weights_by_value``, ``q.box_weights``,
 ``q.box_sufficient``), under its time limit and call counter: the explainers' ``inflate=True`` widens
-on the query that found the set, :func:`inflate` on a query of its own.
+on the query that found the set, :func:`inflate` on a query of its own. AXps are widened by default
+(``inflate=None``: :meth:`~kcxai.explain._methods.Method.widens_by_default`); ``inflate=False`` keeps the
+paper's set, each feature fixed to the instance's cell.
 
 Tree ensembles (delta = 0). The decision engines decide sufficiency without counting. The branch and
 bound (:class:`~kcxai.engines._ensemble_box.EnsembleBox`) decides it for any box of value ranges, so each
 condition of an ensemble AXp grows up, then down, to the farthest value at which no point of the box gets
 another class (``q.box_sufficient``), found by bisection (sufficiency is monotone in the box: a
-logarithmic number of decisions per end instead of one per value); as the box up to the end known to
+logarithmic number of decisions per end instead of one per value), the whole rest of the domain asked
+first (one query where it holds); as the box up to the end known to
 hold is proven, each step asks only the slab of new values (the box up to the new end is the two
-together), a much smaller search. An AXp found by SAT is widened by
+together), a much smaller search. The branch and bound expands at most :data:`WIDEN_BOXES` boxes for one
+widening (each query also counting :data:`QUERY_BOXES` for its fixed cost): a query that would need more
+is left undecided and its end not moved, and once the boxes are spent no query is asked. The box is then
+still proven to force the prediction, but maybe not maximal: the result says which
+(:attr:`~kcxai.Explanation.widening`, ``"maximal"`` or ``"box budget"``). Counting boxes rather than
+seconds keeps the answer the same on any machine and under any load. An AXp found by SAT is widened by
 the branch and bound of the same model (which the model keeps): the SAT engine fixes a feature to one
 value by assumptions, and a value set would need its encoding to expose "not value k" (the branch and
 bound asks its own SAT solver first where it has one, with ranges as assumptions on the order
@@ -46,7 +54,7 @@ are (a feature is looked at again only after another one changed).
 For the error bound one round suffices: a box's disagreeing weight only grows as it grows, so a
 value refused once stays refused (the second round is skipped). Precision is not monotone in the
 box (a precise value raises it), which is why rounds repeat. The same holds for the ensemble search
-(sufficiency is monotone: one round).
+(sufficiency is monotone: one round), unless its budget of boxes ran out first (``widening`` says so).
 
 References
 ----------
@@ -145,8 +153,10 @@ def inflate(obj: Explainable, explanation: Explanation, *, order: FeaturesLike |
     Explanation
         The same explanation with :attr:`~kcxai.Explanation.conditions` set, its literals and rule
         printing them, and ``error``, ``precision`` and ``coverage`` those of the widened rule, exact,
-        under the model's distribution. A feature whose condition widens to its whole domain is no
-        longer needed and is left out. ``oracle_calls`` and ``seconds`` include the widening.
+        under the model's distribution (``unwidened_coverage``: the set's before). A feature whose
+        condition widens to its whole domain is no longer needed and is left out. ``oracle_calls`` and
+        ``seconds`` include the widening. ``widening`` is ``"maximal"``, or ``"box budget"`` for an ensemble
+        AXp whose widening spent its :data:`WIDEN_BOXES` first (the box proven, maybe not maximal).
 
     Raises
     ------
