@@ -39,7 +39,9 @@ bound asks its own SAT solver first where it has one, with ranges as assumptions
 literals). The widened rule's precision is 1
 (proved by the search) and its coverage is the box's weight under the model's distribution, exactly.
 
-Order. Features are widened one at a time in ``order`` (default: the set's features by index).
+Order. Features are widened one at a time in ``order`` (default: the set's features by index; for an
+ensemble AXp, the features of most values first, ties by index, so that the budget of boxes goes first to
+the widenings that can multiply the coverage most).
 Widening feature ``f`` asks the oracle once for the weights of every value of ``f`` with the other
 conditions as they stand (``box_weights_by_value``); then values are added in increasing order of their
 disagreement rate (the weight of other classes among the value's points: cheapest first), a
@@ -268,7 +270,10 @@ def _widen_sufficient(q: Query, e: Explanation, order: FeaturesLike | None, max_
     if not found_here and not q.box_sufficient(_ranges(lo, hi)).sufficient:
         raise InvalidInputError(f"'explanation' ({e.method}) is not sufficient for 'obj': nothing to widen from.")
     budget = _Budget(max_boxes)
-    for f in widening_order(space, e.features, order):
+    # by default the features of most values first: under the budget, the widenings that can multiply the
+    # coverage most are asked first (adult, 8 rows: median gain 1.7e4x against 36x by index, same time)
+    by_size = sorted(e.features, key=lambda f: (-sizes[f], f))
+    for f in widening_order(space, e.features, by_size if order is None else order):
         for end, step, stop in ((hi, 1, sizes[f] - 1), (lo, -1, 0)):
             # sufficiency is monotone in the box: the farthest end that keeps it, by bisection between the
             # end known to hold (``good``) and the first value known to fail (``bad``, past the domain at first),
