@@ -20,7 +20,7 @@ from kcxai._types import InstanceLike, ProbabilityLike
 from kcxai.explain._methods import Method
 from kcxai.explain._query import prepare, zero_bound
 from kcxai.explain.explanation import Explanation
-from kcxai.explain.inflate import widen
+from kcxai.explain.inflate import can_widen, widen
 from kcxai.typing import Explainable
 
 __all__ = ["explain_with"]
@@ -52,5 +52,5 @@ def explain_with(m: Method, obj: Explainable, instance: InstanceLike, bound: Pro
     with prepare(obj, instance, method=m, answers=answers, max_seconds=max_seconds) as q:
         e = m.run(q, q.delta(bound, argument=m.bound), **options)
         if inflate is None:
-            inflate = m.widens_by_default(bound, q.answers)
+            inflate = m.widens_by_default(bound, q.answers) and can_widen(q)
         return widen(q, e, found_here=True) if inflate else e

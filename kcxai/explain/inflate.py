@@ -200,6 +200,12 @@ def inflate(obj: Explainable, explanation: Explanation, *, order: FeaturesLike |
 _ENSEMBLE_LANGUAGES = ("sat", "search", "portfolio")
 
 
+def can_widen(q: Query) -> bool:
+    """Whether the oracle of ``q`` can widen its explanations: exact counts over boxes, or decisions (a tree
+    ensemble's engine, whose branch and bound decides boxes)."""
+    return q.answers == "decisions" or (q.answers == "counts" and has_boxes(q.oracle))
+
+
 #: The boxes the branch and bound may expand while widening one ensemble AXp (all its queries together);
 #: past them the widening keeps the box proven so far (see the module docstring).
 WIDEN_BOXES: int | None = 4_000
