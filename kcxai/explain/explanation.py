@@ -355,6 +355,9 @@ class Explanation:
             f"<tr><th>precision</th><td>{html.escape(self._shown_precision())}</td></tr>"
             + ("" if self.coverage is None else
                f"<tr><th>coverage</th><td>{html.escape(format_probability(self.coverage))}</td></tr>")
+            + ("" if self.conditions is None or self.unwidened_coverage is None else
+               f"<tr><th>coverage unwidened</th><td>{html.escape(format_probability(self.unwidened_coverage))}"
+               "</td></tr>")
             + f"<tr><th>distribution</th><td>{html.escape(self.distribution)}"
             f"{_UNIFORM_NOTE if self.distribution == 'uniform' else ''}</td></tr>"
             f"<tr><th>decided</th><td>{html.escape(self.how_decided())}</td></tr>"

@@ -313,6 +313,7 @@ def test_axps_of_counting_oracles_are_widened_by_default() -> None:
         assert not cell.inflated and wide.unwidened_coverage == cell.coverage <= wide.coverage
         assert box_of(tree.space, wide) == box_of(tree.space, kcxai.inflate(compiled, cell))
         assert "(unwidened 1/32" in wide.measures() and cell.coverage == Fraction(1, 32)
+        assert "<th>coverage unwidened</th><td>1/32" in wide._repr_html_()
     assert not kcxai.min_idrs(tree, V, Fraction(3, 100)).inflated  # delta > 0: the paper's set unless asked
     assert kcxai.smallest_idrs(tree, V, 0).inflated and not kcxai.smallest_idrs(tree, V, 0, inflate=False).inflated
     with pytest.raises(kcxai.InvalidTypeError, match="inflate"):
