@@ -316,7 +316,7 @@ def test_axps_of_counting_oracles_are_widened_by_default() -> None:
         assert "<th>coverage unwidened</th><td>1/32" in wide._repr_html_()
     assert not kcxai.min_idrs(tree, V, Fraction(3, 100)).inflated  # delta > 0: the paper's set unless asked
     assert kcxai.smallest_idrs(tree, V, 0).inflated and not kcxai.smallest_idrs(tree, V, 0, inflate=False).inflated
-    with pytest.raises(kcxai.InvalidTypeError, match="inflate"):
+    with pytest.raises(kcxai.InvalidTypeError, match="'inflate' must be None or True or False"):
         kcxai.min_idrs(tree, V, 0, inflate="yes")
 
 
