@@ -280,7 +280,7 @@ class Explainer:
         check_options(m, options)
         choice = self._engine(m, value)
         if "inflate" in m.option_names() and "inflate" not in options:
-            options = {**options, "inflate": _inflates(m, choice)}
+            options = {**options, "inflate": m.widens_by_default(value, choice.answers)}
         return Job(cast(CompiledModel, choice.compiled), m.name, value, options, on_error)
 
     def explain_one(self, x: InstanceLike, *, method: str | None = None, delta: ProbabilityLike | None = None,
@@ -338,9 +338,11 @@ class Explainer:
             Passed to the method (``order``, ``start``, ``max_seconds``: the time limit of each row,
             default 60 s, ``None``: none; a row that hits it raises :class:`~kcxai.SearchLimitError`,
             or is reported with ``on_error="report"``). ``inflate``: widen each rule's conditions while
-            its guarantee holds (:func:`kcxai.inflate`); by default on for the precision-bounded methods
-            answered by exact counts (their widest statements kept precision on held-out data, see
-            ``docs/results.md``), off otherwise (the paper's sets fix each feature to the row's cell).
+            its guarantee holds (:func:`kcxai.inflate`); by default on
+            (:meth:`~kcxai.explain._methods.Method.widens_by_default`) for AXps (``"axp"``, ``"smallest_axp"``,
+            ``min_idrs`` at delta = 0) answered by exact counts or a decision engine, and for the
+            precision-bounded methods answered by exact counts; off otherwise (``inflate=False``: the paper's
+            sets, each feature fixed to the row's cell).
 
         Returns
         -------
@@ -597,7 +599,3 @@ def _alternatives(m: Method, forced: str | None) -> str:
         out.insert(0, "another language than the one forced")
     return "; ".join(out)
 
-
-def _inflates(m: Method, choice: Choice) -> bool:
-    """The default of ``inflate``: widen precision-bounded rules when the counts are exact."""
-    return m.bound == "precision" and choice.answers == "counts"

@@ -43,8 +43,9 @@ class PackedRow(NamedTuple):
     confidence: float | None
     conditions: tuple[tuple[int, tuple[int, ...]], ...] | None  # (feature, value numbers) if widened
     instance: tuple[Any, ...] | None  # None: the row's own instance
-    #: how it was decided: (decided, interval, sampled, error_bounds, certified, missed), intervals as number pairs
-    proof: tuple[Any, ...] = ("exact", None, 0, None, None, ())
+    #: how it was decided: (decided, interval, sampled, error_bounds, certified, missed, widening,
+    #: unwidened_coverage), intervals as number pairs
+    proof: tuple[Any, ...] = ("exact", None, 0, None, None, (), None, None)
 
 
 def _num(p: Probability | None) -> _Number:
@@ -114,7 +115,7 @@ class Unpacker:
     def __call__(self, row: PackedRow, instance: tuple[Any, ...]) -> Explanation:
         names, values, literals, conds = self.parts(row.features, row.value_indices, row.conditions)
         delta, error, precision, coverage, bound = map(_frac, row.numbers)
-        decided, interval, sampled, error_bounds, certified, missed = row.proof
+        decided, interval, sampled, error_bounds, certified, missed, widening, unwidened = row.proof
         return Explanation(
             features=row.features, names=names, values=values, literals=literals, prediction=row.prediction,
             delta=delta, error=error, precision=precision, language=row.language, oracle_calls=row.oracle_calls,
@@ -122,7 +123,7 @@ class Unpacker:
             instance=instance if row.instance is None else row.instance, coverage=coverage,
             distribution=row.distribution, confidence=row.confidence, precision_bound=bound, conditions=conds,
             decided=decided, interval=_unpair(interval), sampled=sampled, error_bounds=_unpair(error_bounds),
-            certified=certified, missed=missed)
+            certified=certified, missed=missed, widening=widening, unwidened_coverage=_frac(unwidened))
 
 
 def pack(e: Explanation, instance: tuple[Any, ...], unpacker: Unpacker) -> "PackedRow | Explanation":
@@ -140,7 +141,8 @@ def pack(e: Explanation, instance: tuple[Any, ...], unpacker: Unpacker) -> "Pack
                                                                        e.precision_bound))),
                      e.language, e.oracle_calls, e.seconds, e.kind, e.method, e.distribution, e.confidence, conds,
                      None if e.instance == instance else e.instance,
-                     (e.decided, _pair(e.interval), e.sampled, _pair(e.error_bounds), e.certified, e.missed))
+                     (e.decided, _pair(e.interval), e.sampled, _pair(e.error_bounds), e.certified, e.missed,
+                      e.widening, _num(e.unwidened_coverage)))
 
 
 class Lazy:

@@ -391,9 +391,21 @@ class BoxDecisionOracle(Protocol):
     """A decision engine that also decides the sufficiency of a box of value ranges (the branch and bound):
     what widening an abductive explanation of a tree ensemble needs."""
 
-    def decide_box(self, box: Box, label: int, deadline: "Deadline | None") -> bool:
-        """Whether every point of ``box`` (each mask a run of consecutive values) is classified ``label``."""
+    def decide_box(self, box: Box, label: int, deadline: "Deadline | None", max_boxes: int | None = None
+                   ) -> "BoxDecision":
+        """Whether every point of ``box`` (each mask a run of consecutive values) is classified ``label``, and
+        the boxes of the search that decided it; undecided (``sufficient`` ``None``) when the search would
+        expand more than ``max_boxes`` (``None``: no bound)."""
         ...
+
+
+class BoxDecision(NamedTuple):
+    """What :meth:`BoxDecisionOracle.decide_box` answers."""
+
+    #: Whether every point of the box gets the class; ``None``: undecided within ``max_boxes``.
+    sufficient: bool | None
+    #: The boxes the search expanded to answer.
+    boxes: int
 
 
 def has_box_decisions(obj: object) -> "TypeGuard[BoxDecisionOracle]":

@@ -206,7 +206,7 @@ def test_every_model_constructor_refuses_a_space_that_is_not_one(i):
 
 @pytest.mark.parametrize("call, error, message", [
     (lambda t: kcxai.min_idrs(t, (1,) * 9, 0.1, inflate=1), InvalidTypeError,
-     "'inflate' must be True or False. Got 1 instead."),
+     "'inflate' must be None or True or False. Got 1 instead."),
     (lambda t: kcxai.min_cdrs(t, (1,) * 9, 0.9, max_subsets=0), InvalidInputError,
      "'max_subsets' must be a positive int. Got 0 instead."),
     (lambda t: kcxai.min_cdrs(t, (1,) * 9, 0.9, max_subsets=True), InvalidTypeError,

@@ -24,7 +24,8 @@ import numpy as np
 
 import kcxai
 from kcxai._errors import InvalidInputError, KcxaiError
-from kcxai.cli._args import add_fit_budget_arg, add_method_args, delta_float, fit_budget_of, positive_int, seed
+from kcxai.cli._args import (add_fit_budget_arg, add_method_args, delta_float, fit_budget_of, method_options,
+                             positive_int, seed)
 from kcxai.cli._experiment import add_subparser as _add_experiment
 from kcxai.cli._explain_csv import _read_csv
 from kcxai.cli._explain_csv import add_subparser as _add_explain_csv
@@ -190,15 +191,13 @@ def _explain(args: argparse.Namespace) -> int:
     space = model.space
     instance = parse_instance(space, args.instance, values=args.values)
     m, bound = resolve_method(args.method, delta=args.delta, precision=args.precision)
-    options: dict[str, Any] = {}
+    options: dict[str, Any] = method_options(args)
     if args.order is not None:
         options["order"] = parse_features(space, args.order, "--order")
     if args.start == "path":
         options["start"] = "path"
     elif args.start not in (None, "all"):
         options["start"] = parse_features(space, args.start, "--start")
-    if args.max_seconds is not None:
-        options["max_seconds"] = args.max_seconds
     explainer = kcxai.Explainer(model, language=args.language, fit_budget=fit_budget_of(args))
     e = explainer.explain_one(list(instance), method=m.name, **{m.bound: bound}, **options)
     if args.json:

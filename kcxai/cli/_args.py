@@ -199,3 +199,16 @@ def add_method_args(p: argparse.ArgumentParser) -> None:
                         f"default {float(DEFAULT_PRECISION)}")
     p.add_argument("--max-seconds", type=seconds_or_none, default=None, metavar="SECONDS",
                    help="time limit of each explanation (default 60; 'none': no limit)")
+    p.add_argument("--no-inflate", dest="inflate", action="store_false", default=None,
+                   help="print each set with its features fixed to the row's cells (inflate=False); by default "
+                        "AXps and precision-bounded sets are widened where the engine can (kcxai.inflate)")
+
+
+def method_options(args: argparse.Namespace) -> dict[str, object]:
+    """The options :func:`add_method_args` read that go to the method: ``max_seconds`` and ``inflate`` when given."""
+    options: dict[str, object] = {}
+    if args.max_seconds is not None:
+        options["max_seconds"] = args.max_seconds
+    if args.inflate is not None:
+        options["inflate"] = args.inflate
+    return options

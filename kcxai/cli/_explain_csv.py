@@ -35,7 +35,7 @@ import kcxai
 from kcxai._errors import InvalidInputError, MissingDependencyError, WorkerError
 from kcxai._files import atomic_writer
 from kcxai.cli._models import load_cli_model
-from kcxai.cli._args import add_fit_budget_arg, add_method_args, fit_budget_of, positive_int
+from kcxai.cli._args import add_fit_budget_arg, add_method_args, fit_budget_of, method_options, positive_int
 from kcxai.explain._methods import resolve_method
 from kcxai.explain.explanation import missed_options
 from kcxai.explanation_set import FRAME_COLUMNS
@@ -389,18 +389,18 @@ def explain_csv(args: argparse.Namespace) -> int:
     model = load_cli_model(args.model, None)
     pieces = read_pieces(args.data, args.chunk_rows, args.id)
     explainer = kcxai.Explainer(model, language=args.language, fit_budget=fit_budget_of(args))
-    limit = {} if args.max_seconds is None else {"max_seconds": args.max_seconds}
+    given = method_options(args)  # max_seconds, inflate, as the command line gave them
     engine = explainer.engine_for(m.name, **{m.bound: bound})
     done_ids, done_lines = _done(args.out, kind) if args.resume else (set(), set())
     writer = _Writer(args.out, kind, bool(args.resume), model.classes)
     counts = {"explained": 0, "failed": 0, "skipped": 0, "sampled": 0}
-    options: dict[str, None] = {}
+    to_prove: dict[str, None] = {}  # the options that would prove more of the sampled rows
     ok = False
     try:
         with _cluster(args.scheduler) as n_jobs:
             args.n_jobs = n_jobs or args.n_jobs
-            _run(explainer, pieces, writer, args, m.name, {m.bound: bound, **limit}, done_ids, done_lines, counts,
-                 options)
+            _run(explainer, pieces, writer, args, m.name, {m.bound: bound, **given}, done_ids, done_lines, counts,
+                 to_prove)
         ok = True
     except WorkerError as e:
         raise WorkerError(f"{e} {writer.rows} rows were written to {args.out}; run the same command with --resume "
@@ -412,7 +412,7 @@ def explain_csv(args: argparse.Namespace) -> int:
     total = counts["explained"] + counts["failed"]
     sampled = "" if not counts["sampled"] else (
         f"; {counts['sampled']} of {total} rows sampled some decisions (the 'missed' column says why; "
-        f"{', '.join(options)} would prove more)")
+        f"{', '.join(to_prove)} would prove more)")
     print(f"explained {counts['explained']} of {total} rows with {m.name} via {engine.language} "
           f"({engine.reason}){failed}{skipped}{sampled}; wrote {args.out} ({kind})", file=sys.stderr)
     return 0
@@ -440,9 +440,9 @@ def _cluster(address: str | None) -> Iterator[int | None]:
 
 def _run(explainer: Any, pieces: Iterator[Piece], writer: _Writer, args: argparse.Namespace, method: str,
          bound: dict[str, Any], done_ids: set[str], done_lines: set[int], counts: dict[str, int],
-         options: dict[str, None]) -> None:
+         to_prove: dict[str, None]) -> None:
     """Explain the pieces' rows not written yet and write them, each table as soon as it is explained; count the
-    rows with sampled decisions and keep the options that raise the limits they stopped at (``options``)."""
+    rows with sampled decisions and keep the options that would prove more of them (``to_prove``)."""
     import pandas as pd  # loaded when a table is read
 
     read: deque[tuple[list[int | None], list[tuple[Any, int, str]]]] = deque()
@@ -474,7 +474,7 @@ def _run(explainer: Any, pieces: Iterator[Piece], writer: _Writer, args: argpars
         for e in result.explanations:
             if e.decided == "sampled":
                 counts["sampled"] += 1
-                options.update(dict.fromkeys(missed_options(e.missed)))
+                to_prove.update(dict.fromkeys(missed_options(e.missed)))
     if held:
         _write(writer, _table(None, [], held, pd), counts)
 

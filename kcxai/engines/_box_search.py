@@ -18,8 +18,10 @@ root box as a search grows long.
 
 from __future__ import annotations
 
+import math
 import threading
 from collections.abc import Sequence
+from functools import cached_property
 from typing import Union
 
 import numpy as np
@@ -43,7 +45,7 @@ from kcxai.engines._box_groups import group_starts, most_common, per_box
 from kcxai.engines._box_rivals import Rival
 from kcxai.models.classifier import Classifier
 
-__all__ = ["BoxBatch", "BoxSearch", "Interrupted", "Found"]
+__all__ = ["BoxBatch", "BoxSearch", "Interrupted", "OutOfBoxes", "Found"]
 
 #: What evaluating boxes gives: the open boxes, a counterexample, or ``None`` (no box left open).
 Found = Union["BoxBatch", Point, None]
@@ -52,6 +54,10 @@ Found = Union["BoxBatch", Point, None]
 class Interrupted(Exception):
     """A query stopped by :meth:`~kcxai.engines._ensemble_box.EnsembleBox.interrupt` (the portfolio's other
     engine answered first)."""
+
+
+class OutOfBoxes(Exception):
+    """A search that expanded more than its ``max_boxes`` (:attr:`BoxSearch.max_boxes`) without deciding."""
 
 
 class BoxBatch:
@@ -133,6 +139,10 @@ class BoxSearch:
         Checked once per batch.
     stop : threading.Event, optional
         Set by another thread to stop the search (:class:`Interrupted`).
+    max_boxes : int, optional
+        The boxes the search may expand; past them :class:`OutOfBoxes` (``None``: no bound). The root box
+        is evaluated whatever the bound (it is not expanded). A search so bounded makes no descents from
+        random points (:meth:`restarts`): they are work its count of boxes would not see.
 
     Attributes
     ----------
@@ -152,30 +162,21 @@ class BoxSearch:
 
     def __init__(self, leaves: LeafTable, model: Classifier, rival: Rival, point: Sequence[int], free: IntArray,
                  selected: BoolArray, label: int, deadline: Deadline | None = None,
-                 stop: threading.Event | None = None) -> None:
+                 stop: threading.Event | None = None, max_boxes: int | None = None) -> None:
         self.leaves, self.model, self.rival, self.label = leaves, model, rival, label
-        self.deadline, self.stop = deadline, stop
+        self.deadline, self.stop, self.max_boxes = deadline, stop, max_boxes
         self.boxes = 0
-        rows = rival.leaf_rows[selected]
+        self._rows = rival.leaf_rows[selected]
         self.point = np.asarray(point, dtype=np.int64)
         self.free = free
-        #: Per row and free feature, the lowest and highest value number its leaf allows.
-        self.leaf_low: Int32Array = (leaves.low[rows][:, free] if len(free)
-                                     else np.zeros((len(rows), 0), dtype=np.int32))
-        self.leaf_high: Int32Array = (leaves.high[rows][:, free] if len(free)
-                                      else np.zeros((len(rows), 0), dtype=np.int32))
-        col = leaves.mask_col[free]
+        self._col = col = leaves.mask_col[free]
         #: Positions (among the free features) of the features of value sets, and each free feature's slot
         #: among them (-1: a feature of ranges).
         self.set_pos: IntArray = np.flatnonzero(col >= 0)
         self.set_slot: IntArray = np.full(len(free), -1, dtype=np.int64)
         self.set_slot[self.set_pos] = np.arange(len(self.set_pos))
-        #: The positions of the features of ranges, and the rows' hulls on them alone.
+        #: The positions of the features of ranges.
         self.range_pos: IntArray = np.flatnonzero(col < 0)
-        self.leaf_low_r: Int32Array = self.leaf_low[:, self.range_pos]
-        self.leaf_high_r: Int32Array = self.leaf_high[:, self.range_pos]
-        #: Per row and free feature of value sets, the set its leaf allows.
-        self.leaf_sets: MaskArray = leaves.masks[rows][:, col[self.set_pos]]
         self.row_tree: IntArray = rival.leaf_tree[selected]
         self.row_rank: IntArray = rival.leaf_rank[selected]
         #: Whether the bounds are float sums (big values, :attr:`Rival.slack`).
@@ -188,8 +189,43 @@ class BoxSearch:
         self.key_width = int(leaves.sizes.max()) + 1 if len(leaves.sizes) else 1
         self._descent: MarginDescent | None = None
         self._root: BoxBatch | None = None
-        self._restart_at = self.RESTART_AFTER
+        self._restart_at = self.RESTART_AFTER if max_boxes is None else math.inf
         self._rng: np.random.Generator | None = None
+
+    # -- the rows' value sets on the free features (built on first use: a query its root box decides
+    # never needs them) --------------------------------------------------------------------------------
+
+    @cached_property
+    def leaf_low(self) -> Int32Array:
+        """Per row and free feature, the lowest value number its leaf allows."""
+        return self._table(self.leaves.low)
+
+    @cached_property
+    def leaf_high(self) -> Int32Array:
+        """Per row and free feature, the highest value number its leaf allows."""
+        return self._table(self.leaves.high)
+
+    def _table(self, table: Int32Array) -> Int32Array:
+        if not len(self.free):
+            return np.zeros((len(self._rows), 0), dtype=np.int32)
+        out: Int32Array = table[self._rows][:, self.free]
+        return out
+
+    @cached_property
+    def leaf_low_r(self) -> Int32Array:
+        """:attr:`leaf_low` on the features of ranges alone."""
+        return self.leaf_low[:, self.range_pos]
+
+    @cached_property
+    def leaf_high_r(self) -> Int32Array:
+        """:attr:`leaf_high` on the features of ranges alone."""
+        return self.leaf_high[:, self.range_pos]
+
+    @cached_property
+    def leaf_sets(self) -> MaskArray:
+        """Per row and free feature of value sets, the set its leaf allows."""
+        out: MaskArray = self.leaves.masks[self._rows][:, self._col[self.set_pos]]
+        return out
 
     def witness(self, free_values: NumberArray) -> Point:
         """The instance with its free features set to ``free_values``."""
@@ -359,6 +395,8 @@ class BoxSearch:
             if stop is not None and stop.is_set():
                 raise Interrupted
             batch = stack.pop()
+            if self.max_boxes is not None and self.boxes + len(batch) > self.max_boxes:
+                raise OutOfBoxes
             self.boxes += len(batch)
             if self.boxes >= self._restart_at:  # a long search: guess again, from random points
                 self._restart_at *= 8

@@ -27,7 +27,7 @@ from kcxai.engines._ensemble_cnf import SOLVERS, EnsembleCnf
 from kcxai.models.boosted import BoostedTrees
 from kcxai.models.classifier import Classifier
 from kcxai.models.forest import RandomForest
-from kcxai.oracle import Box, Decision, Point
+from kcxai.oracle import Box, BoxDecision, Decision, Point
 from kcxai.space import FeatureSpace
 
 
@@ -201,7 +201,8 @@ class BoxEngineOracle(EngineOracle):
 
     engine: "EnsembleBox"
 
-    def decide_box(self, box: Box, label: int, deadline: Deadline | None) -> bool:
+    def decide_box(self, box: Box, label: int, deadline: Deadline | None, max_boxes: int | None = None
+                   ) -> BoxDecision:
         lo, hi = [], []
         for f, mask in enumerate(box):
             low, high = (mask & -mask).bit_length() - 1, mask.bit_length() - 1
@@ -211,7 +212,9 @@ class BoxEngineOracle(EngineOracle):
             hi.append(high)
         with self._lock:
             self._begin(deadline)
-            return not self.engine.changes_in_box(lo, hi, label, deadline)
+            start = self.engine.nodes
+            changes = self.engine.changes_in_box(lo, hi, label, deadline, max_boxes)
+            return BoxDecision(None if changes is None else not changes, self.engine.nodes - start)
 
 
 def engine_oracle(engine: DecisionEngine) -> EngineOracle:

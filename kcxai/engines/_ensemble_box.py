@@ -63,7 +63,7 @@ from kcxai._errors import ProblemTooLargeError
 from kcxai._types import Point
 from kcxai.engines._box_leaves import MASK_BITS, BoolArray, IntArray, LeafTable, needed_bytes
 from kcxai.engines._box_rivals import Rival, rivals_of
-from kcxai.engines._box_search import BoxBatch, BoxSearch, Interrupted
+from kcxai.engines._box_search import BoxBatch, BoxSearch, Interrupted, OutOfBoxes
 from kcxai.engines._ensemble_cnf import EnsembleCnf, ensemble_view
 from kcxai.models.classifier import Classifier
 from kcxai.models.forest import RandomForest
@@ -323,13 +323,15 @@ class EnsembleBox:
         return self._proven[1]
 
     def changes_in_box(self, lo: Sequence[int], hi: Sequence[int], label: int,
-                       deadline: Deadline | None = None) -> bool:
+                       deadline: Deadline | None = None, max_boxes: int | None = None) -> bool | None:
         """Whether some point with ``lo[f] <= x_f <= hi[f]`` (value numbers) for every feature is
         classified other than ``label``: the sufficiency of a box of ranges (what widening an
         explanation's conditions asks). First the counterexamples of earlier box queries (since the last
         :meth:`restart`: widening's bisection asks growing boxes), then the SAT solver where the engine asks
         one first, then the same search as :meth:`changes`, its root box the given ranges and its leaves
-        those whose value sets meet them."""
+        those whose value sets meet them. With ``max_boxes``, the search expands at most that many boxes
+        over all the rivals (the root boxes are evaluated whatever it is) and answers ``None`` (undecided)
+        past them; the boxes it expanded are added to :attr:`nodes` either way."""
         earlier = self._box_earlier.setdefault(label, [])
         for witness in earlier:  # a counterexample of an earlier box query inside this box answers it
             if all(a <= v <= b for v, a, b in zip(witness, lo, hi)):
@@ -345,8 +347,15 @@ class EnsembleBox:
         high = np.asarray(hi, dtype=np.int64)
         fixed = [i for i in range(len(self.sizes)) if low[i] == high[i]]
         meet = self.meets_box(lo, hi)
+        start = self.nodes
         for rival in self.rivals[label]:
-            found = self._search(rival, tuple(int(x) for x in low), fixed, meet, label, deadline, bounds=(low, high))
+            left = None if max_boxes is None else max_boxes - (self.nodes - start)
+            try:
+                found = self._search(rival, tuple(int(x) for x in low), fixed, meet, label, deadline,
+                                     bounds=(low, high), max_boxes=left)
+            except OutOfBoxes:
+                self._witness = None
+                return None
             if found is not None:
                 return self._found(found, earlier, self.BOX_EARLIER)
         self._witness = None
@@ -368,20 +377,20 @@ class EnsembleBox:
 
     def _search(self, rival: Rival, point: Sequence[int], fixed: list[int], meet: BoolArray, label: int,
                 deadline: Deadline | None, bounds: tuple[IntArray, IntArray] | None = None,
-                carve: Sequence[int] = ()) -> Point | None:
-        search = self.searcher(rival, point, fixed, meet, label, deadline)
+                carve: Sequence[int] = (), max_boxes: int | None = None) -> Point | None:
+        search = self.searcher(rival, point, fixed, meet, label, deadline, max_boxes)
         try:
             return search.run(None if bounds is None else (bounds[0][search.free], bounds[1][search.free]), carve)
         finally:
             self.nodes += search.boxes
 
     def searcher(self, rival: Rival, point: Sequence[int], fixed: list[int], meet: BoolArray, label: int,
-                 deadline: Deadline | None) -> BoxSearch:
-        """The search of one query and rival over the leaves ``meet`` selects."""
+                 deadline: Deadline | None, max_boxes: int | None = None) -> BoxSearch:
+        """The search of one query and rival over the leaves ``meet`` selects (at most ``max_boxes`` expanded)."""
         fixed_set = set(fixed)
         free = np.asarray([i for i in range(len(self.sizes)) if i not in fixed_set], dtype=np.int64)
         return BoxSearch(self.leaves, self.model, rival, point, free, meet[rival.leaf_rows], label, deadline,
-                         self._stop)
+                         self._stop, max_boxes)
 
     def core_features(self, point: Sequence[int], fixed: Iterable[int]) -> set[int]:
         """After a negative :meth:`changes`: the SAT solver's core when it answered, else all the fixed features."""

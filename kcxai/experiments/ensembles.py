@@ -278,8 +278,8 @@ def _explain(lang: str, obj: Any, xs: list[list[int]], delta: Fraction, budget: 
                 t1 = time.perf_counter()
                 inside = True
                 # SIGALRM waits for a SAT call to return: the call itself is limited to what is left
-                e = (kcxai.ensemble_axp(obj, x, max_seconds=left) if lang == "sat"
-                     else kcxai.min_idrs(obj, x, delta))
+                e = (kcxai.ensemble_axp(obj, x, max_seconds=left, inflate=False) if lang == "sat"
+                     else kcxai.min_idrs(obj, x, delta, inflate=False))
                 inside = False
                 times.append(time.perf_counter() - t1)
                 sets.append(e.features)

@@ -162,7 +162,7 @@ def _one_language(tree: DecisionTree, lang: str, work: list[tuple[list[int], Fra
     times, cpu, found = [], [], []
     for inst, d in work:
         t1, c1 = time.perf_counter(), time.process_time()
-        found_e = kcxai.min_idrs(compiled, inst, d)
+        found_e = kcxai.min_idrs(compiled, inst, d, inflate=False)
         times.append(time.perf_counter() - t1)
         cpu.append(time.process_time() - c1)
         found.append(found_e.features)

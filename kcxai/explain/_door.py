@@ -7,26 +7,27 @@ call it. The bound is checked exactly before an engine is chosen (the method's a
 decide which engines serve), the engine is the chooser's (:func:`kcxai.engines.choose.oracle_for`),
 the :class:`~kcxai.explain._query.Query` carries the method (errors and the result are named after
 it), and ``inflate=True`` widens the result on the same query (:func:`kcxai.explain.inflate.widen`),
-under the same time limit and call counter.
+under the same time limit and call counter; ``inflate=None`` (the default) widens where the method table
+says (:meth:`~kcxai.explain._methods.Method.widens_by_default`: AXps, on the engine that answered).
 """
 
 from __future__ import annotations
 
 from kcxai._deadline import DEFAULT_SEARCH_SECONDS
 from kcxai._errors import InvalidInputError
-from kcxai._params import BOOL, check
+from kcxai._params import BOOL, NONE, check
 from kcxai._types import InstanceLike, ProbabilityLike
 from kcxai.explain._methods import Method
 from kcxai.explain._query import prepare, zero_bound
 from kcxai.explain.explanation import Explanation
-from kcxai.explain.inflate import widen
+from kcxai.explain.inflate import can_widen, widen
 from kcxai.typing import Explainable
 
 __all__ = ["explain_with"]
 
 
 def explain_with(m: Method, obj: Explainable, instance: InstanceLike, bound: ProbabilityLike | None = None, *,
-                 max_seconds: float | None = DEFAULT_SEARCH_SECONDS, inflate: bool = False,
+                 max_seconds: float | None = DEFAULT_SEARCH_SECONDS, inflate: bool | None = None,
                  **options: object) -> Explanation:
     """Method ``m`` on ``obj`` for ``instance`` at ``bound`` (its ``delta`` or ``precision``; ``None``: its
     fixed value), with the method's ``options``.
@@ -46,8 +47,10 @@ def explain_with(m: Method, obj: Explainable, instance: InstanceLike, bound: Pro
     elif m.fixed is not None and zero_bound(bound, argument=m.bound) != m.fixed:
         raise InvalidInputError(
             f"method={m.name!r} is defined with {m.bound} = {m.fixed}. Got {m.bound}={bound!r} instead.")
-    check("inflate", inflate, BOOL)
+    check("inflate", inflate, (NONE, BOOL))
     answers = m.answers(zero_bound(bound, argument=m.bound))
     with prepare(obj, instance, method=m, answers=answers, max_seconds=max_seconds) as q:
         e = m.run(q, q.delta(bound, argument=m.bound), **options)
-        return widen(q, e) if inflate else e
+        if inflate is None:
+            inflate = m.widens_by_default(bound, q.answers) and can_widen(q)
+        return widen(q, e, found_here=True) if inflate else e

@@ -129,6 +129,21 @@ class Method:
         """Whether ``value`` is the bound at which sufficiency decisions answer (delta 0, precision 1)."""
         return bool(value == (1 if self.bound == "precision" else 0))
 
+    def widens_by_default(self, value: ProbabilityLike, answers: str) -> bool:
+        """The default of ``inflate`` (:func:`kcxai.inflate`) for this method at ``value`` on an engine giving
+        ``answers``: a relevant set is widened when its widened rule keeps exact measures and its guarantee:
+        an AXp (delta = 0) over exact counts or a decision engine (whose box search proves the widened box),
+        a precision-bounded set over exact counts.
+
+        >>> METHODS["axp"].widens_by_default(0, "decisions"), METHODS["min_idrs"].widens_by_default(0.1, "counts")
+        (True, False)
+        """
+        if self.kind != "relevant":
+            return False
+        if self.bound == "precision":
+            return answers == "counts"
+        return self.is_exact_case(value) and answers in ("counts", "decisions")
+
     def answers(self, value: ProbabilityLike) -> tuple[str, ...]:
         """The answers that serve it at ``value``, in order of preference (see :data:`kcxai.oracle.ANSWERS`)."""
         if self.is_exact_case(value):

@@ -41,7 +41,7 @@ from kcxai.explain._sessions import CountingSession, DecisionSession, ProvenSess
 from kcxai.explain._proven import Proof, Prover, Threshold
 from kcxai.explain.explanation import Explanation, Missed, format_probability
 from kcxai.models.classifier import Classifier
-from kcxai.oracle import (Box, BoundsOracle, BoxDecisionOracle, BoxOracle, CountingOracle, Decision,
+from kcxai.oracle import (Box, BoundsOracle, BoxDecision, BoxDecisionOracle, BoxOracle, CountingOracle, Decision,
                           DecisionOracle, Oracle, OracleSession, PathOracle, Point, answers_of,
                           has_box_decisions, has_boxes, has_paths)
 from kcxai.space import FeatureSpace
@@ -327,10 +327,10 @@ class Query:
         self.calls += 1
         return oracle.box_weights_by_value(box, self.label, feature)
 
-    def box_sufficient(self, box: Box) -> bool:
+    def box_sufficient(self, box: Box, max_boxes: int | None = None) -> BoxDecision:
         """Whether every point of ``box`` (a range of values per feature) gets the predicted class: decided
         by the oracle if it decides boxes (the branch and bound), else by the branch and bound of the
-        model (a tree ensemble), which the model keeps."""
+        model (a tree ensemble), which the model keeps; undecided past ``max_boxes`` boxes of its search."""
         decider = self._box_decider
         if decider is None:
             if has_box_decisions(self.oracle):
@@ -345,7 +345,7 @@ class Query:
             self._box_decider = decider
         self.deadline.check()
         self.calls += 1
-        return decider.decide_box(box, self.label, self.deadline)
+        return decider.decide_box(box, self.label, self.deadline, max_boxes)
 
     def start_weight(self, session: OracleSession, bound: Bound, delta: Probability) -> Weight:
         """The weight of a session's start set, or :class:`~kcxai.NotRelevantError` if it breaks ``bound``."""

@@ -51,7 +51,7 @@ def _decided(obj: Explainable, engine: str) -> Explainable:
 
 
 def ensemble_axp(obj: Explainable, instance: InstanceLike, *, order: FeaturesLike | None = None, engine: str = "auto",
-                 max_seconds: float | None = DEFAULT_SEARCH_SECONDS) -> Explanation:
+                 max_seconds: float | None = DEFAULT_SEARCH_SECONDS, inflate: bool | None = None) -> Explanation:
     """A subset-minimal sufficient reason (abductive explanation, AXp) of a tree ensemble's prediction.
 
     :func:`kcxai.min_idrs` at delta = 0 on the ensemble's decision engine: each feature is tried for
@@ -73,13 +73,21 @@ def ensemble_axp(obj: Explainable, instance: InstanceLike, *, order: FeaturesLik
         hard-voting forests and the branch and bound otherwise). The engine is built on the first call
         (under its own limit, :class:`~kcxai.engines._decision.EngineOptions`) and kept by the model.
     max_seconds : float or None, default 60
-        Wall-clock limit of the explanation; ``None``: none. Hitting it raises
+        Wall-clock limit of the explanation (its widening included); ``None``: none. Hitting it raises
         :class:`~kcxai.SearchLimitError`.
+    inflate : bool or None, default None
+        Widen each condition to the farthest values at which the box still forces the prediction
+        (:func:`kcxai.inflate`, proved by the branch and bound, within its budget of boxes
+        :data:`~kcxai.explain.inflate.WIDEN_BOXES`). ``None`` (the default) and ``True`` widen; ``False``
+        gives the AXp with each feature fixed to the instance's cell.
 
     Returns
     -------
     Explanation
-        ``method="axp"``, ``kind="relevant"``, ``error`` 0, ``precision`` 1, ``language`` the engine's.
+        ``method="axp"``, ``kind="relevant"``, ``error`` 0, ``precision`` 1, ``language`` the engine's;
+        widened, :attr:`~kcxai.Explanation.conditions` and ``coverage`` are the widened rule's (exact, under
+        the model's distribution), and :attr:`~kcxai.Explanation.widening` says whether the widening is
+        maximal or stopped at its budget.
 
     References
     ----------
@@ -95,11 +103,12 @@ def ensemble_axp(obj: Explainable, instance: InstanceLike, *, order: FeaturesLik
     >>> space = FeatureSpace([Feature.categorical(n, [0, 1]) for n in ("a", "b", "c")])
     >>> trees = [DecisionTree(space, [0, 1], Split(n, {0: Leaf(0), 1: Leaf(1)})) for n in ("a", "b", "c")]
     >>> forest = RandomForest(space, [0, 1], trees, voting="hard")
-    >>> e = kcxai.ensemble_axp(forest, [1, 1, 0])
+    >>> e = kcxai.ensemble_axp(forest, [1, 1, 0], inflate=False)
     >>> e.names, e.error, e.language
     (('a', 'b'), Fraction(0, 1), 'sat')
     """
-    return explain_with(METHODS["axp"], _decided(obj, engine), instance, order=order, max_seconds=max_seconds)
+    return explain_with(METHODS["axp"], _decided(obj, engine), instance, order=order, max_seconds=max_seconds,
+                        inflate=inflate)
 
 
 def ensemble_cxp(obj: Explainable, instance: InstanceLike, *, order: FeaturesLike | None = None, engine: str = "auto",
@@ -130,11 +139,13 @@ def ensemble_cxp(obj: Explainable, instance: InstanceLike, *, order: FeaturesLik
 
 
 def smallest_ensemble_axp(obj: Explainable, instance: InstanceLike, *, engine: str = "auto",
-                          max_seconds: float | None = DEFAULT_SEARCH_SECONDS) -> Explanation:
+                          max_seconds: float | None = DEFAULT_SEARCH_SECONDS, inflate: bool | None = None
+                          ) -> Explanation:
     """A cardinality-minimal sufficient reason (smallest AXp): :func:`kcxai.smallest_idrs` at delta = 0.
 
     Hitting-set duality with the CXps; worst case exponential in the number of features.
     ``max_seconds`` (default 60, ``None``: none) limits the call (:class:`~kcxai.SearchLimitError`).
+    ``inflate`` as in :func:`ensemble_axp` (widened by default, ``False``: the instance's cells).
 
     Examples
     --------
@@ -146,7 +157,8 @@ def smallest_ensemble_axp(obj: Explainable, instance: InstanceLike, *, engine: s
     >>> len(kcxai.smallest_ensemble_axp(RandomForest(space, [0, 1], trees), [1, 1, 1]))
     2
     """
-    return explain_with(METHODS["smallest_axp"], _decided(obj, engine), instance, max_seconds=max_seconds)
+    return explain_with(METHODS["smallest_axp"], _decided(obj, engine), instance, max_seconds=max_seconds,
+                        inflate=inflate)
 
 
 def smallest_ensemble_cxp(obj: Explainable, instance: InstanceLike, *, engine: str = "auto",

@@ -225,6 +225,14 @@ class Explanation:
         ``"sampling"`` when the model was answered by certified sampling alone. :data:`MISSED_LIMITS` says
         which limit each step stopped at and which option raises it (:func:`missed_options`); printed by
         :meth:`how_decided`. Empty for exact and proven results.
+    widening : {"maximal", "box budget"}, optional
+        For a widened set (:attr:`conditions`): ``"maximal"`` when no condition can take one more value;
+        ``"box budget"`` when widening an ensemble AXp spent its budget of boxes first
+        (:data:`~kcxai.explain.inflate.WIDEN_BOXES`): every point of the box is still proven to get the
+        class, but some condition might be wider. ``None``: not widened.
+    unwidened_coverage : Fraction or float, optional
+        For a widened set, the coverage of the set before widening (each feature fixed to the
+        instance's cell), exact, under the same distribution.
 
     Examples
     --------
@@ -264,6 +272,8 @@ class Explanation:
     error_bounds: tuple[Probability, Probability] | None = None
     certified: Probability | None = None
     missed: Missed = ()
+    widening: str | None = None
+    unwidened_coverage: Probability | None = None
 
     def __len__(self) -> int:
         return len(self.features)
@@ -312,9 +322,11 @@ class Explanation:
             "error_high": None if self.error_bounds is None else float(self.error_bounds[1]),
             "certified": None if self.certified is None else float(self.certified),
             "missed": dict(self.missed), "missed_options": list(missed_options(self.missed)),
+            "widening": self.widening,
+            "unwidened_coverage": None if self.unwidened_coverage is None else float(self.unwidened_coverage),
         }
         estimated = ("error", "precision") if self.approximate else ()  # sampled: no exact value to show
-        for key in ("delta", "precision_bound", "error", "precision", "coverage"):
+        for key in ("delta", "precision_bound", "error", "precision", "coverage", "unwidened_coverage"):
             v = getattr(self, key)
             if isinstance(v, Fraction) and key not in estimated:
                 d[key + "_exact"] = str(v)
@@ -370,8 +382,11 @@ class Explanation:
         elif self.delta is not None and self.error is not None:
             err = f"{err} {'<=' if self.error <= self.delta else '>'} delta {format_probability(self.delta)}"
         cov = "" if self.coverage is None else f", coverage {fmt(self.coverage)}"
+        if self.conditions is not None and self.unwidened_coverage is not None:
+            cov += f" (unwidened {fmt(self.unwidened_coverage)})"
         how = self.how_decided()
-        widened = "" if self.conditions is None else "; of the widened conditions"
+        widened = "" if self.conditions is None else "; of the widened conditions" + (
+            ", widening stopped at its box budget: proven, maybe not maximal" if self.widening == "box budget" else "")
         if self.kind == "dual":
             cov = "" if self.coverage is None else f", coverage of the fixed rest {fmt(self.coverage)}"
             if self.error is None:
@@ -425,6 +440,9 @@ class Explanation:
             f"<tr><th>precision</th><td>{html.escape(self._shown_precision())}</td></tr>"
             + ("" if self.coverage is None else
                f"<tr><th>coverage</th><td>{html.escape(format_probability(self.coverage))}</td></tr>")
+            + ("" if self.conditions is None or self.unwidened_coverage is None else
+               f"<tr><th>coverage unwidened</th><td>{html.escape(format_probability(self.unwidened_coverage))}"
+               "</td></tr>")
             + f"<tr><th>distribution</th><td>{html.escape(self.distribution)}"
             f"{_UNIFORM_NOTE if self.distribution == 'uniform' else ''}</td></tr>"
             f"<tr><th>decided</th><td>{html.escape(self.how_decided())}</td></tr>"

@@ -14,7 +14,7 @@ __all__ = ["min_idrs", "idrs_error", "is_idrs", "precision", "is_min_idrs"]
 
 def min_idrs(obj: Explainable, instance: InstanceLike, delta: ProbabilityLike, *, order: FeaturesLike | None = None,
              start: FeaturesLike | None = None,
-             max_seconds: float | None = DEFAULT_SEARCH_SECONDS, inflate: bool = False) -> Explanation:
+             max_seconds: float | None = DEFAULT_SEARCH_SECONDS, inflate: bool | None = None) -> Explanation:
     """A subset-minimal I-delta-relevant set (Algorithm 1 of Izza et al. 2021, see References).
 
     ``S`` is I-delta-relevant when ``Pr(kappa(x) != c and x_S = v_S) <= delta``
@@ -45,9 +45,11 @@ def min_idrs(obj: Explainable, instance: InstanceLike, delta: ProbabilityLike, *
     max_seconds : float or None, default 60
         Wall-clock limit of the call (each SAT call of a decision engine is interrupted at it); hitting
         it raises :class:`~kcxai.SearchLimitError`. ``None``: none.
-    inflate : bool, default False
+    inflate : bool or None, default None
         Widen each condition of the set found to a maximal set of values that keeps the error within
-        ``delta`` (:func:`kcxai.inflate`; exact oracles and the ensemble engines).
+        ``delta`` (:func:`kcxai.inflate`; exact oracles and the ensemble engines). ``None``: widen an AXp
+        (``delta`` 0) where the engine that answered can (exact counts, or a decision engine), and no
+        other set; ``False``: the paper's set, each feature fixed to the instance's cell.
 
     Returns
     -------
@@ -72,6 +74,12 @@ def min_idrs(obj: Explainable, instance: InstanceLike, delta: ProbabilityLike, *
     (('x1', 'x9'), Fraction(7, 512))
     >>> print(e.rule())
     IF x1 = 1 AND x9 = 1 THEN class = 1
+
+    An AXp (delta = 0) is widened by default; ``inflate=False`` gives the paper's set:
+
+    >>> axp = kcxai.min_idrs(tree, v, 0)
+    >>> axp.inflated, kcxai.min_idrs(tree, v, 0, inflate=False).inflated
+    (True, False)
     """
     return explain_with(METHODS["min_idrs"], obj, instance, delta, order=order, start=start,
                         max_seconds=max_seconds, inflate=inflate)

@@ -171,7 +171,7 @@ def _smallest_idrs(q: Query, bound: Bound) -> tuple[frozenset[int], Weight | Non
 
 
 def smallest_idrs(obj: Explainable, instance: InstanceLike, delta: ProbabilityLike, *,
-                  max_seconds: float | None = DEFAULT_SEARCH_SECONDS, inflate: bool = False) -> Explanation:
+                  max_seconds: float | None = DEFAULT_SEARCH_SECONDS, inflate: bool | None = None) -> Explanation:
     """A cardinality-minimum I-delta-relevant set, for any oracle model.
 
     Among all sets ``S`` with ``Pr(kappa(x) != c and x_S = v_S) <= delta``
@@ -192,8 +192,9 @@ def smallest_idrs(obj: Explainable, instance: InstanceLike, delta: ProbabilityLi
     max_seconds : float or None, default 60
         Wall-clock limit of the search (after any compilation, which has its own limits); ``None``:
         none. Hitting it raises :class:`~kcxai.SearchLimitError`.
-    inflate : bool, default False
+    inflate : bool or None, default None
         Widen the conditions of the set found while its error stays within ``delta`` (:func:`kcxai.inflate`).
+        ``None``: widen an AXp (``delta`` 0) where the engine can, as :func:`min_idrs` does.
 
     Returns
     -------

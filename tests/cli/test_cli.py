@@ -107,6 +107,21 @@ def test_explain_delta_zero_from_all_features_is_the_other_axp(capsys):
     assert d["names"] == ["x1", "x2", "x3", "x8", "x9"] and d["error_exact"] == "0"
 
 
+def test_explain_axps_are_widened_unless_no_inflate(capsys):
+    tree = kcxai.datasets.running_example_tree()
+    code, out, _ = run(capsys, "explain", "bundled:running_example", "-i", V_TEXT, "--method", "axp", "--json")
+    wide = json.loads(out)
+    code2, out2, _ = run(capsys, "explain", "bundled:running_example", "-i", V_TEXT, "--method", "axp", "--json",
+                         "--no-inflate")
+    cell = json.loads(out2)
+    assert code == code2 == 0
+    assert wide["widening"] == "maximal" and wide["conditions"] is not None
+    assert wide["unwidened_coverage_exact"] == cell["coverage_exact"] and cell["conditions"] is None
+    assert wide["conditions"] == [c.to_dict() for c in kcxai.min_idrs(tree, V, 0).conditions]
+    code3, _, err = run(capsys, "explain", "bundled:running_example", "-i", V_TEXT, "--method", "cxp", "--no-inflate")
+    assert code3 != 0 and "inflate" in err
+
+
 def test_explain_start_set(capsys):
     code, out, _ = run(capsys, "explain", "bundled:running_example", "-i", V_TEXT, "--delta", "0.05",
                        "--start", "x1,x2,x3,x4,x9", "--order", "x9,x4", "--json")

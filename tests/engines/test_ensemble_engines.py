@@ -402,7 +402,10 @@ def _check_against_enumeration(data: Any, model: Any, engine: EnsembleBox) -> No
         if any(c != bf.label for c in inside):
             w = engine.model_point()
             assert model.predict_point(w) != bf.label and all(lo[i] <= w[i] <= hi[i] for i in range(n))
-        assert _is_axp(bf, set(kcxai.ensemble_axp(engine, instance_of(model.space, point)).features))
+        bounded = engine.changes_in_box(lo, hi, bf.label, max_boxes=data.draw(st.integers(0, 8)))
+        assert bounded in (None, any(c != bf.label for c in inside))  # undecided past its boxes, else right
+        axp = kcxai.ensemble_axp(engine, instance_of(model.space, point), inflate=False)
+        assert _is_axp(bf, set(axp.features)) and not axp.inflated
 
 
 @settings(max_examples=80, deadline=None)
@@ -683,3 +686,25 @@ def test_box_queries_reuse_counterexamples_within_one_explanation(data: Any, mod
     assert shared.changes_in_box(lo, hi, label) == expected == changes(lo, hi)
     assert (shared.model_point() if expected else None) == witness
     assert shared.nodes - before == fresh.nodes
+
+
+def test_a_box_query_out_of_boxes_is_undecided_never_wrong() -> None:
+    """``changes_in_box(..., max_boxes=1)`` on a hard-voting forest (no SAT solver asked first): each answer is
+    ``None`` or the enumerated one, and some are ``None``; without a bound every answer is decided."""
+    from sklearn.ensemble import RandomForestClassifier
+
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 6, size=(300, 3))
+    y = (X[:, 0] + 2 * X[:, 1] - X[:, 2] + rng.integers(-2, 3, size=300) > 4).astype(int)
+    forest = RandomForest.from_sklearn(RandomForestClassifier(n_estimators=6, max_depth=4, random_state=0).fit(X, y),
+                                       voting="hard")
+    engine = EnsembleBox(forest)
+    table = {p: forest.predict_point(p) for p in itertools.product(range(6), repeat=3)}
+    answers = []
+    for lo in itertools.product(range(0, 6, 2), repeat=3):
+        for label in (0, 1):
+            truth = any(c != label for p, c in table.items() if all(a <= v for a, v in zip(lo, p)))
+            answers.append(engine.changes_in_box(lo, (5, 5, 5), label, max_boxes=1))
+            assert answers[-1] in (None, truth)
+            assert engine.changes_in_box(lo, (5, 5, 5), label) == truth
+    assert None in answers

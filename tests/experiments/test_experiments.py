@@ -338,7 +338,7 @@ def test_the_default_is_the_papers_setting(quick_run):
     tree = train_tree(data).tree
     for r in recs[::9]:
         e = kcxai.min_idrs(tree, data.X[r["row"]].tolist(), Fraction(r["delta"]).limit_denominator(100),
-                           start="path")
+                           start="path", inflate=False)
         assert Fraction(r["coverage_exact_fraction"]) == e.coverage == Fraction(1, np.prod(
             [data.domain_sizes[f] for f in e.features], dtype=object))
 
@@ -370,7 +370,7 @@ def test_held_out_matches_evaluate_on_data():
     for row in explained_instances(data.n_rows)[:5]:
         x = data.X[row]
         for delta in (0, Fraction(5, 100)):
-            e = kcxai.min_idrs(trained.tree, x.tolist(), delta, start="path")
+            e = kcxai.min_idrs(trained.tree, x.tolist(), delta, start="path", inflate=False)
             m = kcxai.evaluate_on_data(trained.tree, e, data.X[data.test])
             assert held.measure(x, e.features, e.prediction) == (m.matching, m.agreeing)
 

@@ -44,10 +44,12 @@ def test_a_loop_of_functional_calls_builds_the_engine_once(monkeypatch: pytest.M
     forest = _forest()
     compiles = _counting_compiles(monkeypatch)
     rows = [[1, 1, 0, 2], [0, 2, 2, 1], [2, 0, 1, 1], [1, 1, 1, 1]]
-    sets = [kcxai.ensemble_axp(forest, x).features for x in rows]
+    sets = [kcxai.ensemble_axp(forest, x, inflate=False).features for x in rows]
     assert compiles == ["sat"]  # the chooser's engine for a small hard-voting forest, built once
     assert [kcxai.is_ensemble_axp(forest, x, s) for x, s in zip(rows, sets)] == [True] * 4
     assert compiles == ["sat"]
+    assert [kcxai.ensemble_axp(forest, x).features for x in rows] == sets  # widened by the box search,
+    assert compiles == ["sat", "search"]  # built once too
     kcxai.ensemble_axp(forest, rows[0], engine="search")
     kcxai.smallest_ensemble_cxp(forest, rows[0], engine="search")
     assert compiles == ["sat", "search"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import sys
 from fractions import Fraction
 from typing import Any
 
@@ -166,7 +167,7 @@ def test_widened_rules_read_in_the_features_units() -> None:
     tree = kcxai.DecisionTree(space, [0, 1], kcxai.Split("job", {
         "c": kcxai.Leaf(1), ("a", "b"): kcxai.Split("age", {iv: kcxai.Leaf(int(k in (1, 2)))
                                                            for k, iv in enumerate(space.features[0].values)})}))
-    e = kcxai.min_idrs(tree, [45, "a"], 0)
+    e = kcxai.min_idrs(tree, [45, "a"], 0, inflate=False)
     wide = kcxai.inflate(tree, e)
     assert wide.rule() == "IF age in (30, 50] THEN class = 1"
     assert kcxai.evaluate_on_data(tree, wide, [[35, "b"], [55, "a"], [31, "c"]]).matching == 2
@@ -246,7 +247,135 @@ def test_a_pipeline_explanation_widens_to_labelled_categories_and_original_units
     encode = ColumnTransformer([("coded", OneHotEncoder(), ["workclass"])], remainder="passthrough")
     pipe = make_pipeline(encode, DecisionTreeClassifier(max_depth=4, random_state=0)).fit(X, y)
     explainer = kcxai.Explainer(pipe, X, distribution="product")
-    e = explainer.explain_one(pd.DataFrame({"workclass": ["Private"], "age": [50]}), method="axp")
+    e = explainer.explain_one(pd.DataFrame({"workclass": ["Private"], "age": [50]}), method="axp", inflate=False)
     wide = kcxai.inflate(explainer.compiled_, e)
     assert "workclass in {Private, Self-emp}" in wide.rule() and "age > 37.5" in wide.rule()
     assert wide.precision == 1 and wide.coverage > e.coverage
+
+
+# -- widened by default (issue 32): AXps, through every door --------------------------------------------------
+
+_INFLATE = sys.modules["kcxai.explain.inflate"]  # the module (kcxai.explain.inflate is also the function's name)
+
+
+def _sufficient_by_table(model: Any, box: tuple[int, ...], label: int) -> bool:
+    return all(model.predict_point(p) == label for p in itertools.product(*map(range, model.space.domain_sizes))
+               if all(m >> k & 1 for m, k in zip(box, p)))
+
+
+@settings(max_examples=20, deadline=None)
+@given(data=st.data(), model=ENSEMBLES, engine=ENGINES)
+def test_ensemble_axps_are_widened_by_default_and_opt_out_gives_the_cells(data: Any, model: Any, engine: str) -> None:
+    point = data.draw(points(model.space))
+    x = instance_of(model.space, point)
+    wide = kcxai.ensemble_axp(model, x, engine=engine)
+    cell = kcxai.ensemble_axp(model, x, engine=engine, inflate=False)
+    label = model.predict_point(point)
+    box = box_of(model.space, wide)
+    assert wide.inflated and not cell.inflated and cell.widening is None
+    assert wide.features == cell.features  # an AXp is subset-minimal: no condition widens to the whole domain
+    assert _sufficient_by_table(model, box, label) and wide.error == 0 and wide.precision == 1
+    assert ref.close(wide.coverage, _weights(model, box, label)[1])
+    assert wide.unwidened_coverage == cell.coverage and wide.coverage >= cell.coverage
+    assert wide.widening in ("maximal", "box budget")
+    if wide.widening == "maximal":  # the same box as widening the cells afterwards
+        assert box == box_of(model.space, kcxai.inflate(model, cell))
+
+
+@settings(max_examples=20, deadline=None)
+@given(data=st.data(), model=ENSEMBLES, budget=st.integers(0, 12))
+def test_a_widening_out_of_boxes_keeps_a_proven_box(data: Any, model: Any, budget: int) -> None:
+    point = data.draw(points(model.space))
+    x = instance_of(model.space, point)
+    label = model.predict_point(point)
+    cell = kcxai.ensemble_axp(model, x, engine="search", inflate=False)
+    full = kcxai.inflate(model, cell)
+    original = _INFLATE.WIDEN_BOXES
+    _INFLATE.WIDEN_BOXES = budget
+    try:
+        small = kcxai.inflate(model, cell)
+    finally:
+        _INFLATE.WIDEN_BOXES = original
+    box, big = box_of(model.space, small), box_of(model.space, full)
+    assert _sufficient_by_table(model, box, label)
+    assert all(m & ~b == 0 for m, b in zip(box, big))  # inside the maximal box
+    assert small.widening == "maximal" or (small.widening == "box budget" and "box budget" in small.measures())
+    if small.widening == "maximal":
+        assert box == big
+
+
+def test_axps_of_counting_oracles_are_widened_by_default() -> None:
+    tree = kcxai.datasets.running_example_tree()
+    for language in EXACT:
+        compiled = kcxai.compile_model(tree, language)
+        wide, cell = kcxai.min_idrs(compiled, V, 0), kcxai.min_idrs(compiled, V, 0, inflate=False)
+        assert wide.inflated and wide.widening == "maximal" and kcxai.is_inflated(compiled, wide)
+        assert not cell.inflated and wide.unwidened_coverage == cell.coverage <= wide.coverage
+        assert box_of(tree.space, wide) == box_of(tree.space, kcxai.inflate(compiled, cell))
+        assert "(unwidened 1/32" in wide.measures() and cell.coverage == Fraction(1, 32)
+        assert "<th>coverage unwidened</th><td>1/32" in wide._repr_html_()
+    assert not kcxai.min_idrs(tree, V, Fraction(3, 100)).inflated  # delta > 0: the paper's set unless asked
+    assert kcxai.smallest_idrs(tree, V, 0).inflated and not kcxai.smallest_idrs(tree, V, 0, inflate=False).inflated
+    with pytest.raises(kcxai.InvalidTypeError, match="'inflate' must be None or True or False"):
+        kcxai.min_idrs(tree, V, 0, inflate="yes")
+
+
+def test_the_explainer_widens_axps_by_default_serial_and_in_parallel() -> None:
+    forest = _small_forest()
+    rows = [list(p) for p in itertools.islice(itertools.product(*map(range, forest.space.domain_sizes)), 0, None, 7)]
+    explainer = kcxai.Explainer(forest)
+    serial = explainer.explain(rows, method="axp")
+    parallel = kcxai.Explainer(forest).explain(rows, method="axp", n_jobs=2)
+    cells = explainer.explain(rows, method="axp", inflate=False)
+    assert all(e.inflated for e in serial) and not any(e.inflated for e in cells)
+    assert [e.conditions for e in serial] == [e.conditions for e in parallel]
+    assert [e.features for e in serial] == [e.features for e in cells]
+    for e, c, x in zip(serial, cells, rows):
+        label = forest.predict_point(forest.space.encode(x))
+        assert _sufficient_by_table(forest, box_of(forest.space, e), label) and e.coverage >= c.coverage
+
+
+def test_widening_on_a_shared_engine_gives_a_fresh_engines_answers() -> None:
+    forest = _small_forest()
+    rows = [list(p) for p in itertools.islice(itertools.product(*map(range, forest.space.domain_sizes)), 0, None, 5)]
+    shared = kcxai.compile_model(forest, "search")
+    first = [kcxai.ensemble_axp(shared, x) for x in rows]
+    again = [kcxai.ensemble_axp(shared, x) for x in reversed(rows)][::-1]
+    fresh = [kcxai.ensemble_axp(kcxai.compile_model(forest, "search"), x) for x in rows]
+    assert [e.conditions for e in first] == [e.conditions for e in again] == [e.conditions for e in fresh]
+
+
+def test_budgets_of_boxes_stop_widenings_at_proven_boxes() -> None:
+    """A hard-voting forest (no SAT solver asked first: the boxes decide) widened under budgets of 1 to 60
+    boxes: every box forces the class (enumeration), lies inside the maximal one, and some stop at the budget."""
+    forest = _small_forest("hard")
+    table = {p: forest.predict_point(p) for p in itertools.product(*map(range, forest.space.domain_sizes))}
+    stopped = 0
+    original = _INFLATE.WIDEN_BOXES
+    try:
+        for k, p in enumerate(list(table)[::11]):
+            x = instance_of(forest.space, p)
+            cell = kcxai.ensemble_axp(forest, x, engine="search", inflate=False)
+            _INFLATE.WIDEN_BOXES = None
+            big = box_of(forest.space, kcxai.inflate(forest, cell))
+            _INFLATE.WIDEN_BOXES = 1 + k % 60
+            small = kcxai.inflate(forest, cell)
+            box = box_of(forest.space, small)
+            assert all(c == table[p] for q, c in table.items() if all(m >> v & 1 for m, v in zip(box, q)))
+            assert all(m & ~b == 0 for m, b in zip(box, big))
+            stopped += small.widening == "box budget"
+            assert small.widening == "box budget" or box == big
+    finally:
+        _INFLATE.WIDEN_BOXES = original
+    assert stopped
+
+
+def _small_forest(voting: str = "soft") -> Any:
+    """A forest of 6 trees over 3 numeric features of 6 values, fitted by scikit-learn."""
+    from sklearn.ensemble import RandomForestClassifier
+
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 6, size=(300, 3))
+    y = (X[:, 0] + 2 * X[:, 1] - X[:, 2] + rng.integers(-2, 3, size=300) > 4).astype(int)
+    rf = RandomForestClassifier(n_estimators=6, max_depth=4, random_state=0).fit(X, y)
+    return kcxai.models.RandomForest.from_sklearn(rf, voting=voting)

@@ -196,7 +196,7 @@ def test_explanation_html():
     space = kcxai.FeatureSpace([kcxai.Feature.numeric("age", [30]), kcxai.Feature.categorical("<b>", ["a&b", "c"])])
     tree = kcxai.DecisionTree(space, ["no", "yes"], kcxai.Split.threshold(
         "age", 30, kcxai.Leaf("no"), kcxai.Split("<b>", {"a&b": kcxai.Leaf("yes"), "c": kcxai.Leaf("no")})))
-    e = kcxai.min_idrs(tree, [40, "a&b"], 0)
+    e = kcxai.min_idrs(tree, [40, "a&b"], 0, inflate=False)
     html = e._repr_html_()
     assert "<code>age &gt; 30</code>" in html and "<code>&lt;b&gt; = a&amp;b</code>" in html
     assert "<b>yes</b>" in html and "(2 features)" in html
