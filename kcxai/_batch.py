@@ -48,7 +48,7 @@ from kcxai.explain._methods import METHODS, Method
 from kcxai.explain._query import build_explanation, check_delta
 from kcxai.explain.explanation import Explanation
 from kcxai.explanation_set import Lazy, PackedRow, Row, RowFailure, Unpacker, pack
-from kcxai.oracle import BatchRow, has_batch
+from kcxai.oracle import BatchRow, answers_of, has_batch
 
 __all__ = ["Job", "run", "ON_ERROR", "check_n_jobs", "check_on_error", "explain_chunk", "Done", "session", "Session",
            "rows_per_chunk", "stream_chunk", "chunks_of", "workers_of", "progress_bar", "MAX_CHUNK", "SERIAL_CHUNK",
@@ -149,8 +149,10 @@ def _batched(job: Job, method: Method, rows: Sequence[IdRow]) -> list[Row] | Non
     Algorithm 1 in its default form and the oracle has one that applies; else ``None``."""
     oracle = job.compiled.oracle
     start = job.options.get("start")
-    default_form = (not set(job.options) - {"start", "max_seconds", "inflate"}
-                    and job.options.get("inflate") is not True
+    inflate = job.options.get("inflate")
+    if inflate is None:  # the door's default (the hook answers unwidened sets)
+        inflate = method.widens_by_default(job.bound, answers_of(oracle))
+    default_form = (not set(job.options) - {"start", "max_seconds", "inflate"} and not inflate
                     and (start is None or (isinstance(start, str) and start == "path")))
     if not method.batch or not default_form or not has_batch(oracle) or not rows:
         return None

@@ -278,9 +278,7 @@ class Explainer:
              options: MethodOptions, on_error: str) -> Job:
         m, value = resolve_method(method, delta=delta, precision=precision)  # names and bounds, before any work
         check_options(m, options)
-        choice = self._engine(m, value)
-        if "inflate" in m.option_names() and "inflate" not in options:
-            options = {**options, "inflate": m.widens_by_default(value, choice.answers)}
+        choice = self._engine(m, value)  # (inflate not given: the door widens where the method table says)
         return Job(cast(CompiledModel, choice.compiled), m.name, value, options, on_error)
 
     def explain_one(self, x: InstanceLike, *, method: str | None = None, delta: ProbabilityLike | None = None,

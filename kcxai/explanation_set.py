@@ -163,8 +163,8 @@ class Lazy:
 FRAME_COLUMNS = ("id", "prediction", "method", "delta", "precision_bound", "bounds", "size", "features", "rule",
                  "error", "precision", "coverage", "error_exact", "precision_exact", "coverage_exact", "distribution",
                  "language", "approximate", "confidence", "decided", "sampled", "interval_low", "interval_high",
-                 "error_low", "error_high", "certified", "missed", "missed_options", "oracle_calls", "seconds",
-                 "failure")
+                 "error_low", "error_high", "certified", "missed", "missed_options", "widening", "unwidened_coverage",
+                 "oracle_calls", "seconds", "failure")
 
 
 def _float(p: Probability | None) -> float | None:
@@ -292,7 +292,8 @@ class ExplanationSet(Sequence[Row]):
                 "error_low": _float(row.error_bounds[0]) if row.error_bounds else None,
                 "error_high": _float(row.error_bounds[1]) if row.error_bounds else None,
                 "certified": _float(row.certified), "missed": _missed(row.missed),
-                "missed_options": ", ".join(missed_options(row.missed)) or None, "oracle_calls": row.oracle_calls,
+                "missed_options": ", ".join(missed_options(row.missed)) or None, "widening": row.widening,
+                "unwidened_coverage": _float(row.unwidened_coverage), "oracle_calls": row.oracle_calls,
                 "seconds": row.seconds, "failure": None})
         return out
 
@@ -315,8 +316,10 @@ class ExplanationSet(Sequence[Row]):
         freeing decision certified: the lower confidence bound of the precision, or the upper one of the
         error; what the result claims, where ``precision`` is an estimate), ``missed`` (why a sampled
         result's sampled tests were not proven, ``"reason: how many"`` joined by ``"; "``, see
-        :attr:`Explanation.missed`) and ``missed_options`` (the options that raise those limits:
-        ``fit_budget``, ``max_seconds``, ``probe``), ``oracle_calls``, ``seconds``,
+        :attr:`Explanation.missed`) and ``missed_options`` (the options that would prove more of them:
+        ``fit_budget``, ``max_seconds``, ``probe``), ``widening`` (how a widened set's widening ended, or why
+        a set widened by default was not: :attr:`Explanation.widening`) and ``unwidened_coverage`` (the
+        coverage before widening), ``oracle_calls``, ``seconds``,
         and ``failure`` (``None``, or the error of a row that
         could not be explained).
         """

@@ -8,13 +8,17 @@ decide which engines serve), the engine is the chooser's (:func:`kcxai.engines.c
 the :class:`~kcxai.explain._query.Query` carries the method (errors and the result are named after
 it), and ``inflate=True`` widens the result on the same query (:func:`kcxai.explain.inflate.widen`),
 under the same time limit and call counter; ``inflate=None`` (the default) widens where the method table
-says (:meth:`~kcxai.explain._methods.Method.widens_by_default`: AXps, on the engine that answered).
+says (:meth:`~kcxai.explain._methods.Method.widens_by_default`: AXps, on the engine that answered), and if
+the row's time limit stops that widening (or its engine is too large to build), returns the set found,
+unwidened, with :attr:`~kcxai.Explanation.widening` saying why (``"time limit"``, ``"too large"``).
 """
 
 from __future__ import annotations
 
+import dataclasses
+
 from kcxai._deadline import DEFAULT_SEARCH_SECONDS
-from kcxai._errors import InvalidInputError
+from kcxai._errors import InvalidInputError, ProblemTooLargeError, SearchLimitError
 from kcxai._params import BOOL, NONE, check
 from kcxai._types import InstanceLike, ProbabilityLike
 from kcxai.explain._methods import Method
@@ -51,6 +55,13 @@ def explain_with(m: Method, obj: Explainable, instance: InstanceLike, bound: Pro
     answers = m.answers(zero_bound(bound, argument=m.bound))
     with prepare(obj, instance, method=m, answers=answers, max_seconds=max_seconds) as q:
         e = m.run(q, q.delta(bound, argument=m.bound), **options)
-        if inflate is None:
-            inflate = m.widens_by_default(bound, q.answers) and can_widen(q)
-        return widen(q, e, found_here=True) if inflate else e
+        if inflate is not None:
+            return widen(q, e, found_here=True) if inflate else e
+        if not (m.widens_by_default(bound, q.answers) and can_widen(q)):
+            return e
+        try:
+            return widen(q, e, found_here=True)
+        except ProblemTooLargeError as err:  # the row's time limit, or a widening engine too large to build
+            # widening by default must not turn a set found into an error: the set, marked not widened
+            why = "time limit" if isinstance(err, SearchLimitError) else "too large"
+            return dataclasses.replace(e, widening=why)

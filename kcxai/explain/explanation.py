@@ -99,6 +99,13 @@ def format_probability(p: Probability | None) -> str:
     return f"{p:.6g}"
 
 
+#: What :meth:`Explanation.measures` says of a widening that did not end maximal.
+_WIDENING_SAID = {
+    "box budget": ", widening stopped at its box budget: proven, maybe not maximal",
+    "time limit": "; not widened: the row's time limit stopped its widening",
+    "too large": "; not widened: its widening engine was too large to build",
+}
+
 _UNIFORM_NOTE = " (every value of a feature equally likely, not fitted to data)"
 
 
@@ -225,11 +232,14 @@ class Explanation:
         ``"sampling"`` when the model was answered by certified sampling alone. :data:`MISSED_LIMITS` says
         which limit each step stopped at and which option raises it (:func:`missed_options`); printed by
         :meth:`how_decided`. Empty for exact and proven results.
-    widening : {"maximal", "box budget"}, optional
+    widening : {"maximal", "box budget", "time limit", "too large"}, optional
         For a widened set (:attr:`conditions`): ``"maximal"`` when no condition can take one more value;
         ``"box budget"`` when widening an ensemble AXp spent its budget of boxes first
         (:data:`~kcxai.explain.inflate.WIDEN_BOXES`): every point of the box is still proven to get the
-        class, but some condition might be wider. ``None``: not widened.
+        class, but some condition might be wider. ``"time limit"`` or ``"too large"``: widening by default
+        was stopped by the row's time limit (which depends on the machine) or its engine was too large to
+        build, and the set is returned as found, not widened (:attr:`conditions` is ``None``). ``None``: not
+        widened.
     unwidened_coverage : Fraction or float, optional
         For a widened set, the coverage of the set before widening (each feature fixed to the
         instance's cell), exact, under the same distribution.
@@ -385,8 +395,8 @@ class Explanation:
         if self.conditions is not None and self.unwidened_coverage is not None:
             cov += f" (unwidened {fmt(self.unwidened_coverage)})"
         how = self.how_decided()
-        widened = "" if self.conditions is None else "; of the widened conditions" + (
-            ", widening stopped at its box budget: proven, maybe not maximal" if self.widening == "box budget" else "")
+        widened = _WIDENING_SAID.get(self.widening or "", "") if self.conditions is None else (
+            "; of the widened conditions" + _WIDENING_SAID.get(self.widening or "", ""))
         if self.kind == "dual":
             cov = "" if self.coverage is None else f", coverage of the fixed rest {fmt(self.coverage)}"
             if self.error is None:

@@ -11,11 +11,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import kcxai
-from kcxai import InvalidTypeError, SearchLimitError
+from kcxai import InvalidTypeError, ProblemTooLargeError, SearchLimitError
 from kcxai.engines import choose as chooser
 from kcxai.engines._decision import is_decision_engine
 from kcxai.engines._ensemble_box import EnsembleBox
 from kcxai.engines._ensemble_cnf import EnsembleCnf
+from kcxai.explain import _door as door
 from kcxai.explain._methods import DEFAULT_ORDER, METHODS
 from kcxai.explain._progression import deletion_order
 from kcxai.oracle import BatchOracle, has_batch
@@ -157,6 +158,27 @@ def test_widening_runs_on_the_method_s_query() -> None:
     assert widened.conditions is not None and widened.precision == 1
     with pytest.raises(SearchLimitError, match=r"^smallest_idrs stopped"):
         kcxai.smallest_idrs(forest, x, 0, inflate=True, max_seconds=1e-9)
+
+
+@pytest.mark.parametrize("error, said", [(SearchLimitError, "time limit"), (ProblemTooLargeError, "too large")])
+def test_widening_by_default_never_turns_a_set_found_into_an_error(monkeypatch: pytest.MonkeyPatch, error: Any,
+                                                                   said: str) -> None:
+    """The row's time limit (or an engine too large) stopping the default widening returns the AXp found,
+    unwidened and marked; asked for explicitly (inflate=True), the limit is the caller's error."""
+    forest, x = _forest(), [1, 1, 0, 2]
+    plain = kcxai.ensemble_axp(forest, x, inflate=False)
+
+    def stopped(*args: Any, **kwargs: Any) -> Any:
+        raise error("stopped")
+
+    monkeypatch.setattr(door, "widen", stopped)
+    got = kcxai.ensemble_axp(forest, x)
+    assert got.features == plain.features and got.conditions is None and got.widening == said
+    through = kcxai.Explainer(forest).explain_one(x, method="axp")  # the Explainer's door: the same default
+    assert through.features == plain.features and through.widening == said
+    assert f"not widened: {'the row' if said == 'time limit' else 'its widening engine'}" in str(got)
+    with pytest.raises(error):
+        kcxai.ensemble_axp(forest, x, inflate=True)
 
 
 def test_the_tree_batch_is_the_dt_oracle_s_hook() -> None:
