@@ -13,7 +13,8 @@ most of the rule's points (the majority under the distribution; ties go to the c
 
 A tree ensemble that has no exact form (it does not compile within the probe budget, or it was compiled
 to the ``bounded`` language) is scored by the branch and bound over boxes
-(:class:`~kcxai.engines._box_bounds.BoxBounds`) within :data:`SCORE_BOXES` boxes: the coverage is exact
+(:class:`~kcxai.engines._box_bounds.BoxBounds`) within :data:`SCORE_BOXES` boxes and :data:`SCORE_ROWS` leaf
+rows read: the coverage is exact
 (it does not depend on the model), the precision a proven interval (:attr:`RuleScore.precision_bounds`,
 :attr:`RuleScore.decided` ``"proven"``), exact where the search ends.
 
@@ -46,10 +47,13 @@ from kcxai.explain.inflate import _box_oracle, conditions_of
 from kcxai.space import FeatureSpace
 from kcxai.typing import Explainable
 
-__all__ = ["RuleScore", "score_rule", "score_rule_bounds", "parse_rule", "SCORE_BOXES"]
+__all__ = ["RuleScore", "score_rule", "score_rule_bounds", "parse_rule", "SCORE_BOXES", "SCORE_ROWS"]
 
 #: Boxes the branch and bound may evaluate to bound a rule's precision on a tree ensemble with no exact form.
 SCORE_BOXES = 100_000
+#: The leaf rows (a box's trees' leaves read) the branch and bound may read scoring one rule: a forest's box
+#: reads hundreds, so boxes alone do not bound the time.
+SCORE_ROWS = 40_000_000
 
 
 @dataclass(frozen=True)
@@ -127,8 +131,8 @@ class RuleScore:
         if self.precision is None and self.precision_bounds is not None:
             lo, hi = self.precision_bounds
             prec = (f"in [{float(lo):.6g}, {float(hi):.6g}] (proven bounds: the branch and bound stopped at its "
-                    f"{SCORE_BOXES:,} boxes; an exact form counts it: a larger probe=ProbeBudget(max_seconds=...), "
-                    "or language='obdd')")
+                    f"{SCORE_BOXES:,} boxes or {SCORE_ROWS:,} leaf rows; an exact form counts it: a larger "
+                    "probe=ProbeBudget(max_seconds=...), or language='obdd')")
         else:
             prec = format_probability(self.precision)
         how = "exact" if self.decided == "exact" else "proven; the coverage exact"
@@ -241,10 +245,12 @@ def score_rule_bounds(model: Any, rule: Mapping[str, Any] | str, *, rows: DataLi
     source_of_class = "rule"
     if label is None:  # the class most of the rule's points get, by proven lower bounds on their weight
         source_of_class = "majority"
-        agree = [consistent - engine.bounds(box, c, max_boxes=max(1, SCORE_BOXES // len(classes))).upper
+        share = len(classes)
+        agree = [consistent - engine.bounds(box, c, max_boxes=max(1, SCORE_BOXES // share),
+                                            max_rows=max(1, SCORE_ROWS // share)).upper
                  for c in range(len(classes))]
         label = max(range(len(classes)), key=lambda c: (agree[c], -c))
-    got = engine.bounds(box, label, max_boxes=SCORE_BOXES)
+    got = engine.bounds(box, label, max_boxes=SCORE_BOXES, max_rows=SCORE_ROWS)
     arith = space.arith
     lo_p, hi_p = arith.complement(got.upper, consistent), arith.complement(got.lower, consistent)
     exact = got.lower == got.upper
