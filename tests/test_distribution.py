@@ -180,7 +180,9 @@ def test_evaluate_on_data_counts_matching_rows(tree, data):
     X = [[space.features[i].values[k] if not space.features[i].is_numeric else _inside(space.features[i], k)
           for i, k in enumerate(r)] for r in rows]
     m = kcxai.evaluate_on_data(tree, e, X)
-    match = [r for r in rows if all(r[i] == v[i] for i in e.features)]
+    allowed = ({c.feature: set(c.values) for c in e.conditions} if e.conditions is not None  # widened (delta 0)
+               else {i: {v[i]} for i in e.features})
+    match = [r for r in rows if all(r[i] in vals for i, vals in allowed.items())]
     agree = [r for r in match if tree.predict_point(r) == tree.predict_point(v)]
     assert (m.rows, m.matching, m.agreeing) == (len(rows), len(match), len(agree))
     assert m.precision == (None if not match else Fraction(len(agree), len(match)))
