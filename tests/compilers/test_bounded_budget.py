@@ -202,3 +202,36 @@ def test_max_nodes_stops_a_pass_at_a_counted_state_whatever_the_clock(monkeypatc
     _clocked(monkeypatch, lambda: start + 1e4 * (real() - start))
     got = kcxai.compile_model(model, "bounded", max_seconds=1.0, max_nodes=300)
     assert _fingerprint(got) == want and got.stats["reproducible"]
+
+
+def _three_classes(n_trees: int = 6, seed: int = 5) -> RandomForest:
+    """A hard-voting forest over three classes: its class functions are conjunctions of pairwise tests."""
+    rng = random.Random(seed)
+    space = kcxai.FeatureSpace([kcxai.Feature.categorical(f"x{i}", list(range(3))) for i in range(5)])
+    trees = []
+    for _ in range(n_trees):
+        a, b = rng.sample(range(5), 2)
+        sub = {v: kcxai.Split(f"x{b}", {w: kcxai.Leaf(rng.randrange(3)) for w in range(3)}) for v in range(3)}
+        trees.append(kcxai.DecisionTree(space, [0, 1, 2], kcxai.Split(f"x{a}", sub)))
+    return RandomForest(space, [0, 1, 2], trees, voting="hard")
+
+
+def test_the_class_conjunctions_are_counted_work_and_stop_at_the_budget():
+    """More than two classes: the conjunctions making each class function from its pairwise tests count against
+    ``max_work`` (CONJ_WORK a step); a budget that the tests fit but the conjunctions do not stops there, the
+    same way every time, and its replay gives the same diagram."""
+    from kcxai.compilers._ensemble.diagram import CONJ_WORK
+
+    spec = _three_classes().additive_trees()
+    order = ensemble_order(spec)
+    whole = compile_bounded(spec, order, Guard("bounded", None, None), max_work=10**9)
+    steps = whole.diagram.and_steps
+    assert whole.exact and steps > 1
+    before = whole.stats["work"] - CONJ_WORK * steps  # the trees' diagrams and the tests' passes
+    short = compile_bounded(spec, order, Guard("bounded", None, None), max_work=before + CONJ_WORK)
+    assert not short.exact and "class functions" in short.stopped
+    assert short.stats["work"] <= before + CONJ_WORK + _overshoot_bound(spec, before + CONJ_WORK)  # (a round after)
+    again = compile_bounded(spec, order, Guard("bounded", None, None), max_work=before + CONJ_WORK)
+    assert (again.schedule, again.stats["work"]) == (short.schedule, short.stats["work"])
+    replayed = compile_bounded(spec, order, Guard("bounded", None, None), schedule=short.schedule)
+    assert replayed.exact == short.exact and replayed.theta == short.theta

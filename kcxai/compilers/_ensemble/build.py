@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kcxai.compilers._ensemble.bottom import BOTTOM_POINTS
-from kcxai.compilers._ensemble.diagram import TRUE, EnsembleDiagram
+from kcxai.compilers._ensemble.diagram import CONJ_WORK, TRUE, EnsembleDiagram
 from kcxai.compilers._ensemble.sources import Sources, scaled_differences, source_work_floor
 from kcxai.compilers._ensemble.threshold import Threshold
 from kcxai.compilers._ensemble.stopped import Stopped
@@ -158,12 +158,18 @@ class Tests:
             finally:
                 th.work_cap = None
         self.stats["states"] = sum(self.stats["states_by_level"])
-        return self.classes(nodes, guard)
+        out = self.out
+        out.and_cap = None if max_work is None else out.and_steps + max(0, max_work - self.work()) // CONJ_WORK
+        try:
+            return self.classes(nodes, guard)
+        finally:
+            out.and_cap = None
 
     def work(self) -> int:
-        """The work counted so far (the trees' diagrams and every pass of every test), in the units of
+        """The work counted so far (the trees' diagrams, every pass of every test, and the conjunctions that
+        make the class functions of more than two classes), in the units of
         :mod:`kcxai.compilers._ensemble.threshold` ("Work")."""
-        return sum(th.src.work + th.work for th, _, _ in self.runs)
+        return sum(th.src.work + th.work for th, _, _ in self.runs) + CONJ_WORK * self.out.and_steps
 
     def size(self) -> int:
         """Nodes of the diagram and of the trees' diagrams."""

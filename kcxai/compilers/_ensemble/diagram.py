@@ -20,12 +20,18 @@ from collections.abc import Sequence
 from typing import Any
 
 from kcxai.compilers._encoding import Encoding
+from kcxai.compilers._ensemble.stopped import Stopped
 from kcxai.compilers._limits import Guard
 from kcxai.compilers._tables.base import FALSE, TRUE
 from kcxai.compilers._tables.level import LevelTable
 from kcxai.space import FeatureSpace
 
-__all__ = ["EnsembleDiagram", "obdd_nodes", "FALSE", "TRUE", "UNKNOWN"]
+__all__ = ["EnsembleDiagram", "obdd_nodes", "FALSE", "TRUE", "UNKNOWN", "CONJ_WORK"]
+
+#: The work units of one step of :meth:`EnsembleDiagram.conj` (a pair of nodes not met before), in the units
+#: of :mod:`kcxai.compilers._ensemble.threshold` ("Work"): the class functions of a model with more than two
+#: classes are conjunctions of their pairwise tests, and on ten classes they can cost more than the tests.
+CONJ_WORK = 64
 
 #: The third terminal of a three-valued diagram.
 UNKNOWN = 2
@@ -64,6 +70,10 @@ class EnsembleDiagram:
             self._neg[UNKNOWN] = UNKNOWN
         self._and: dict[tuple[int, int], int] = {}
         self._settled: dict[tuple[int, int], int] = {}
+        #: steps of :meth:`conj` made (pairs of nodes not met before), and the number at which it stops
+        #: (:class:`~kcxai.compilers._ensemble.stopped.Stopped`; ``None``: never)
+        self.and_steps = 0
+        self.and_cap: int | None = None
 
     def __len__(self) -> int:
         return len(self.level)
@@ -111,6 +121,10 @@ class EnsembleDiagram:
         got = self._and.get(key)
         if got is not None:
             return got
+        self.and_steps += 1
+        if self.and_cap is not None and self.and_steps >= self.and_cap:
+            raise Stopped(-1, 0, "making the class functions from the pairwise tests used the whole work budget "
+                                 "left")
         if guard is not None:
             guard.tick()
         lu, lv = self.level[u], self.level[v]
