@@ -146,6 +146,8 @@ def compile_bounded(spec: AdditiveTrees, order: Sequence[int], guard: Guard, *, 
     theta, last, growth = THETA0, 0, SHRINK
     while True:
         left = None if max_work is None else max_work - tests.work()
+        if left is not None and left <= 0:  # the exact pass (or the last round) used the budget: no round starts
+            break
         if best is not None and left is not None and last * growth > left:
             stopped = (f"the next round (theta {theta:.3g}) was predicted to take {last * growth:,.0f} units of "
                        f"work, more than the {left:,} left of the budget")
