@@ -32,7 +32,7 @@ from typing import Any, TypeVar, Union, cast
 from kcxai._errors import InvalidInputError, InvalidTypeError
 
 __all__ = ["Instance", "Range", "Options", "NONE", "Rule", "Rules", "check", "validate_params", "check_fit_budget",
-           "POSITIVE_SECONDS",
+           "POSITIVE_SECONDS", "check_seconds",
            "DEFAULT_FIT_BUDGET", "POSITIVE_INT", "NON_NEGATIVE_INT", "INT", "BOOL", "PROBABILITY", "OPEN_PROBABILITY"]
 
 T = TypeVar("T")
@@ -266,7 +266,24 @@ DEFAULT_FIT_BUDGET = 30.0
 
 #: A budget in seconds (of work, or of the clock): the fit budget, the exact probe's.
 POSITIVE_SECONDS = Range(numbers.Real, 0, closed="neither", description="a positive number of seconds")
-_BUDGET = POSITIVE_SECONDS
+
+
+def check_seconds(name: str, value: object) -> float:
+    """``value`` as a float, or a :class:`~kcxai.KcxaiError` naming ``name``: a finite positive number of seconds
+    (the rule of every budget: the fit budget, the probe's).
+
+    >>> check_seconds("max_seconds", 3)
+    3.0
+    >>> check_seconds("max_seconds", float("inf"))
+    Traceback (most recent call last):
+    ...
+    kcxai._errors.InvalidInputError: 'max_seconds' must be a finite positive number of seconds. Got inf.
+    """
+    check(name, value, POSITIVE_SECONDS)
+    seconds = float(cast(float, value))
+    if not math.isfinite(seconds):
+        raise InvalidInputError(f"'{name}' must be a finite positive number of seconds. Got {value!r}.")
+    return seconds
 
 
 def check_fit_budget(fit_budget: object) -> float:
@@ -280,8 +297,4 @@ def check_fit_budget(fit_budget: object) -> float:
     ...
     kcxai._errors.InvalidInputError: 'fit_budget' must be a positive number of seconds. Got 0 instead.
     """
-    check("fit_budget", fit_budget, _BUDGET)
-    value = float(cast(float, fit_budget))
-    if not math.isfinite(value):
-        raise InvalidInputError(f"'fit_budget' must be a finite positive number of seconds. Got {fit_budget!r}.")
-    return value
+    return check_seconds("fit_budget", fit_budget)

@@ -25,7 +25,6 @@ again) are kept by the model itself, in a small bounded cache guarded by a lock
 
 from __future__ import annotations
 
-import math
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
@@ -33,7 +32,7 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from kcxai._errors import CompilationLimitError, InvalidInputError, InvalidTypeError, UnknownLanguageError
-from kcxai._params import POSITIVE_INT, POSITIVE_SECONDS, Options, check
+from kcxai._params import POSITIVE_INT, Options, check, check_seconds
 from kcxai.compilers._ensemble import is_additive
 from kcxai.compilers.bounded import BUILD_SHARE, WORK_PER_SECOND, safety_seconds, work_budget
 from kcxai.compilers.compiled import CompiledModel
@@ -95,10 +94,7 @@ class ProbeBudget:
         kcxai._errors.InvalidInputError: 'max_seconds' must be a positive number of seconds. Got 0 instead.
         """
         for name in ("max_seconds", "bounded_seconds"):
-            value = getattr(self, name)
-            check(name, value, POSITIVE_SECONDS)
-            if not math.isfinite(value):
-                raise InvalidInputError(f"'{name}' must be a finite positive number of seconds. Got {value!r} instead.")
+            check_seconds(name, getattr(self, name))
         check("max_memory", self.max_memory, POSITIVE_INT)
 
     def options(self, language: str, model: object = None) -> dict[str, float | int]:
@@ -125,9 +121,6 @@ class ProbeBudget:
     def max_work(self) -> int:
         """The work a tree ensemble's exact probe may count (:func:`~kcxai.compilers.bounded.work_budget`)."""
         return max(1, work_budget(self.max_seconds))
-
-    def __str__(self) -> str:
-        return f"{self.max_seconds:g} s, {self.max_memory / (1 << 30):g} GiB"
 
 
 #: The default probe budget.
